@@ -1,0 +1,212 @@
+//! `ArrayBuilder`: create arrays with the defaults users expect.
+
+use super::{Array, Element};
+use crate::codec::Codec;
+use crate::error::{Error, NodeKind};
+use crate::format::{self, ZarrFormat};
+use crate::metadata::{
+    ArrayMetadata, ChunkGrid, ChunkKeyEncoding, DataType, ExtensionObject, FillValue, JsonMap,
+    NodeMetadata,
+};
+use crate::node::NodePath;
+use crate::store::Store;
+use std::sync::Arc;
+
+/// Builds a new array: `Array::builder(shape, data_type, chunk_shape)`, then
+/// options, then [`ArrayBuilder::create`].
+///
+/// Defaults: codecs `bytes` (little endian) + `zstd` (level 0, as
+/// zarr-python), fill value zero of the data type, chunk key encoding
+/// `default` with `/`, final v3, chunks equal to the fill value not stored.
+#[derive(Clone, Debug)]
+pub struct ArrayBuilder {
+    shape: Vec<u64>,
+    data_type: DataType,
+    chunk_shape: Vec<u64>,
+    fill_value: Option<FillValue>,
+    codecs: Option<Vec<ExtensionObject>>,
+    chunk_key_encoding: ChunkKeyEncoding,
+    dimension_names: Option<Vec<Option<String>>>,
+    attributes: JsonMap,
+    write_empty_chunks: bool,
+    overwrite: bool,
+    format: ZarrFormat,
+}
+
+impl ArrayBuilder {
+    /// A builder; see [`Array::builder`].
+    #[must_use]
+    pub fn new(shape: &[u64], data_type: DataType, chunk_shape: &[u64]) -> Self {
+        Self {
+            shape: shape.to_vec(),
+            data_type,
+            chunk_shape: chunk_shape.to_vec(),
+            fill_value: None,
+            codecs: None,
+            chunk_key_encoding: ChunkKeyEncoding::default(),
+            dimension_names: None,
+            attributes: JsonMap::new(),
+            write_empty_chunks: false,
+            overwrite: false,
+            format: ZarrFormat::V3,
+        }
+    }
+
+    /// Sets the fill value from one element of a matching Rust type.
+    ///
+    /// The type is checked against the data type in [`ArrayBuilder::create`].
+    #[must_use]
+    pub fn fill_value<T: Element>(mut self, value: T) -> Self {
+        let bytes = T::as_bytes(std::slice::from_ref(&value)).into_owned();
+        self.fill_value = Some(FillValue::new(if T::is_compatible(&self.data_type) {
+            bytes
+        } else {
+            // An impossible length, so `create` reports the mismatch.
+            Vec::new()
+        }));
+        self
+    }
+
+    /// Sets the fill value from the bytes of one element (native byte order).
+    #[must_use]
+    pub fn fill_value_bytes(mut self, value: FillValue) -> Self {
+        self.fill_value = Some(value);
+        self
+    }
+
+    /// Replaces the whole codec chain.
+    #[must_use]
+    pub fn codecs(mut self, codecs: Vec<Codec>) -> Self {
+        self.codecs = Some(codecs.iter().map(Codec::metadata).collect());
+        self
+    }
+
+    /// Replaces the whole codec chain with codecs given as metadata.
+    #[must_use]
+    pub fn codecs_metadata(mut self, codecs: Vec<ExtensionObject>) -> Self {
+        self.codecs = Some(codecs);
+        self
+    }
+
+    /// Sets the chunk key encoding.
+    #[must_use]
+    pub fn chunk_key_encoding(mut self, encoding: ChunkKeyEncoding) -> Self {
+        self.chunk_key_encoding = encoding;
+        self
+    }
+
+    /// Names the dimensions.
+    #[must_use]
+    pub fn dimension_names<S: Into<String>>(mut self, names: impl IntoIterator<Item = S>) -> Self {
+        self.dimension_names = Some(names.into_iter().map(|n| Some(n.into())).collect());
+        self
+    }
+
+    /// Names some dimensions (`None` for an unnamed one).
+    #[must_use]
+    pub fn dimension_names_opt(mut self, names: Vec<Option<String>>) -> Self {
+        self.dimension_names = Some(names);
+        self
+    }
+
+    /// Sets the user attributes.
+    #[must_use]
+    pub fn attributes(mut self, attributes: JsonMap) -> Self {
+        self.attributes = attributes;
+        self
+    }
+
+    /// Whether chunks equal to the fill value everywhere are stored.
+    #[must_use]
+    pub fn write_empty_chunks(mut self, write_empty_chunks: bool) -> Self {
+        self.write_empty_chunks = write_empty_chunks;
+        self
+    }
+
+    /// Whether to replace a node already at the path (its chunks are erased).
+    #[must_use]
+    pub fn overwrite(mut self, overwrite: bool) -> Self {
+        self.overwrite = overwrite;
+        self
+    }
+
+    /// The format to write.
+    #[must_use]
+    pub fn format(mut self, format: ZarrFormat) -> Self {
+        self.format = format;
+        self
+    }
+
+    fn default_codecs(&self) -> Vec<ExtensionObject> {
+        let mut bytes = JsonMap::new();
+        if self.data_type.endian_unit() > 1 {
+            bytes.insert("endian".into(), "little".into());
+        }
+        let mut zstd = JsonMap::new();
+        zstd.insert("level".into(), 0.into());
+        zstd.insert("checksum".into(), false.into());
+        vec![
+            ExtensionObject::with_configuration("bytes", bytes),
+            ExtensionObject::with_configuration("zstd", zstd),
+        ]
+    }
+
+    /// The metadata the builder would write.
+    ///
+    /// # Errors
+    /// [`Error::InvalidMetadata`] if the options contradict each other.
+    pub fn build_metadata(&self, path: &NodePath) -> Result<ArrayMetadata, Error> {
+        let invalid = |source| Error::InvalidMetadata {
+            path: path.clone(),
+            source,
+        };
+        let chunk_grid = ChunkGrid::regular(&self.chunk_shape).map_err(invalid)?;
+        let metadata = ArrayMetadata {
+            shape: self.shape.clone(),
+            data_type: self.data_type.clone(),
+            chunk_grid,
+            chunk_key_encoding: self.chunk_key_encoding.clone(),
+            fill_value: self
+                .fill_value
+                .clone()
+                .unwrap_or_else(|| FillValue::zero(&self.data_type)),
+            codecs: self.codecs.clone().unwrap_or_else(|| self.default_codecs()),
+            storage_transformers: Vec::new(),
+            dimension_names: self.dimension_names.clone(),
+            attributes: self.attributes.clone(),
+            extra_fields: JsonMap::new(),
+        };
+        metadata.validate().map_err(invalid)?;
+        Ok(metadata)
+    }
+
+    /// Writes the array's metadata at `path` and returns the array.
+    ///
+    /// # Errors
+    /// [`Error::NodeExists`] if a node is there and overwriting is off,
+    /// [`Error::InvalidMetadata`] or [`Error::Codecs`] for invalid options,
+    /// or a store error.
+    pub fn create(&self, store: Arc<dyn Store>, path: &str) -> Result<Array, Error> {
+        let path = NodePath::new(path)?;
+        let metadata = self.build_metadata(&path)?;
+        // Resolve the codecs before touching the store, so invalid options
+        // leave whatever is stored untouched.
+        let mut array =
+            Array::from_metadata(Arc::clone(&store), path.clone(), self.format, metadata)?;
+        array.set_write_empty_chunks(self.write_empty_chunks);
+        if let Some((_, existing)) = format::read_node(store.as_ref(), &path)? {
+            if !self.overwrite {
+                return Err(Error::NodeExists {
+                    path,
+                    found: match existing {
+                        NodeMetadata::Array(_) => NodeKind::Array,
+                        NodeMetadata::Group(_) => NodeKind::Group,
+                    },
+                });
+            }
+            store.erase_prefix(&format::node_prefix(self.format, &path))?;
+        }
+        array.write_metadata()?;
+        Ok(array)
+    }
+}

@@ -1,0 +1,262 @@
+//! Arrays: the `Array` handle, its builder, regions and planned reads and writes.
+
+mod builder;
+mod element;
+mod io;
+mod region;
+
+pub use builder::ArrayBuilder;
+pub use element::Element;
+pub use region::Region;
+
+use crate::codec::{ChunkRepr, CodecChain};
+use crate::error::{Error, NodeKind};
+use crate::format::{self, ChunkLayout, ZarrFormat};
+use crate::metadata::{ArrayMetadata, DataType, FillValue, JsonMap, NodeMetadata};
+use crate::node::NodePath;
+use crate::store::{Store, StoreKey};
+use std::sync::Arc;
+
+/// An array in a store: its metadata, resolved codec chain and chunk layout.
+///
+/// Cloning is cheap; a clone shares the store.
+#[derive(Clone, Debug)]
+pub struct Array {
+    store: Arc<dyn Store>,
+    path: NodePath,
+    format: ZarrFormat,
+    metadata: ArrayMetadata,
+    codecs: CodecChain,
+    layout: ChunkLayout,
+    chunk_repr: ChunkRepr,
+    write_empty_chunks: bool,
+}
+
+impl Array {
+    /// A builder for a new array of `shape` elements of `data_type` in
+    /// chunks of `chunk_shape`, with `bytes` + `zstd` codecs and a zero fill
+    /// value unless set otherwise.
+    #[must_use]
+    pub fn builder(shape: &[u64], data_type: DataType, chunk_shape: &[u64]) -> ArrayBuilder {
+        ArrayBuilder::new(shape, data_type, chunk_shape)
+    }
+
+    /// Opens the array at `path` (`/` or empty for the root), finding its format.
+    ///
+    /// # Errors
+    /// [`Error::NodeNotFound`] if nothing is there, [`Error::WrongNodeKind`]
+    /// for a group, [`Error::Metadata`] for an invalid document, and
+    /// [`Error::Codecs`] for an invalid codec chain.
+    pub fn open(store: Arc<dyn Store>, path: &str) -> Result<Self, Error> {
+        let path = NodePath::new(path)?;
+        match format::read_node(store.as_ref(), &path)? {
+            None => Err(Error::NodeNotFound { path }),
+            Some((_, NodeMetadata::Group(_))) => Err(Error::WrongNodeKind {
+                path,
+                expected: NodeKind::Array,
+                found: NodeKind::Group,
+            }),
+            Some((format, NodeMetadata::Array(metadata))) => {
+                Self::from_metadata(store, path, format, metadata)
+            }
+        }
+    }
+
+    /// An array handle from metadata already read (or about to be written).
+    ///
+    /// The codec chain is resolved and validated here, once, and the
+    /// metadata's codecs are replaced by their canonical form, so a later
+    /// rewrite of the document (resize, attributes) writes spec-canonical
+    /// JSON ("read leniently, write canonically").
+    ///
+    /// # Errors
+    /// [`Error::InvalidMetadata`] or [`Error::Codecs`].
+    pub fn from_metadata(
+        store: Arc<dyn Store>,
+        path: NodePath,
+        format: ZarrFormat,
+        mut metadata: ArrayMetadata,
+    ) -> Result<Self, Error> {
+        metadata
+            .validate()
+            .map_err(|source| Error::InvalidMetadata {
+                path: path.clone(),
+                source,
+            })?;
+        let chunk_repr = ChunkRepr {
+            shape: metadata
+                .chunk_grid
+                .chunk_shape()
+                .iter()
+                .map(|n| n.get())
+                .collect(),
+            data_type: metadata.data_type.clone(),
+            fill_value: metadata.fill_value.clone(),
+        };
+        let codecs =
+            CodecChain::from_metadata(&metadata.codecs, &chunk_repr).map_err(|source| {
+                Error::Codecs {
+                    path: path.clone(),
+                    source,
+                }
+            })?;
+        metadata.codecs = codecs.metadata();
+        let layout = format::chunk_layout(format, &path, &metadata.chunk_key_encoding);
+        Ok(Self {
+            store,
+            path,
+            format,
+            metadata,
+            codecs,
+            layout,
+            chunk_repr,
+            write_empty_chunks: false,
+        })
+    }
+
+    /// The array's path in its hierarchy.
+    #[must_use]
+    pub fn path(&self) -> &NodePath {
+        &self.path
+    }
+
+    /// The format the array is stored in.
+    #[must_use]
+    pub fn format(&self) -> ZarrFormat {
+        self.format
+    }
+
+    /// The store holding the array.
+    #[must_use]
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.store
+    }
+
+    /// The array's metadata.
+    #[must_use]
+    pub fn metadata(&self) -> &ArrayMetadata {
+        &self.metadata
+    }
+
+    /// The array's shape.
+    #[must_use]
+    pub fn shape(&self) -> &[u64] {
+        &self.metadata.shape
+    }
+
+    /// The number of dimensions.
+    #[must_use]
+    pub fn ndim(&self) -> usize {
+        self.metadata.shape.len()
+    }
+
+    /// The element data type.
+    #[must_use]
+    pub fn data_type(&self) -> &DataType {
+        &self.metadata.data_type
+    }
+
+    /// The shape of every chunk.
+    #[must_use]
+    pub fn chunk_shape(&self) -> &[u64] {
+        &self.chunk_repr.shape
+    }
+
+    /// The fill value.
+    #[must_use]
+    pub fn fill_value(&self) -> &FillValue {
+        &self.metadata.fill_value
+    }
+
+    /// The user attributes.
+    #[must_use]
+    pub fn attributes(&self) -> &JsonMap {
+        &self.metadata.attributes
+    }
+
+    /// The resolved codec chain.
+    #[must_use]
+    pub fn codecs(&self) -> &CodecChain {
+        &self.codecs
+    }
+
+    /// Whether chunks equal to the fill value everywhere are stored (`true`)
+    /// or erased (`false`, the default), like zarr-python's `write_empty_chunks`.
+    #[must_use]
+    pub fn write_empty_chunks(&self) -> bool {
+        self.write_empty_chunks
+    }
+
+    /// Sets whether chunks equal to the fill value everywhere are stored.
+    pub fn set_write_empty_chunks(&mut self, write_empty_chunks: bool) {
+        self.write_empty_chunks = write_empty_chunks;
+    }
+
+    /// The number of chunks along each dimension.
+    #[must_use]
+    pub fn chunk_grid_shape(&self) -> Vec<u64> {
+        self.shape()
+            .iter()
+            .zip(self.chunk_shape())
+            .map(|(&n, &c)| n.div_ceil(c))
+            .collect()
+    }
+
+    /// The key of the chunk at `chunk_coords`.
+    ///
+    /// # Errors
+    /// A store key error (never for a valid array path).
+    pub fn chunk_key(&self, chunk_coords: &[u64]) -> Result<StoreKey, Error> {
+        Ok(self.layout.chunk_key(chunk_coords)?)
+    }
+
+    /// The elements of the chunk at `chunk_coords` that lie inside the array.
+    #[must_use]
+    pub fn chunk_region(&self, chunk_coords: &[u64]) -> Region {
+        let (start, shape) = chunk_coords
+            .iter()
+            .zip(self.chunk_shape())
+            .zip(self.shape())
+            .map(|((&c, &cs), &n)| {
+                let s = c.saturating_mul(cs);
+                (s, cs.min(n.saturating_sub(s)))
+            })
+            .unzip();
+        Region::new(start, shape)
+    }
+
+    /// Rewrites the array's document with the current metadata.
+    fn write_metadata(&self) -> Result<(), Error> {
+        format::write_node(
+            self.store.as_ref(),
+            &self.path,
+            self.format,
+            &NodeMetadata::Array(self.metadata.clone()),
+        )
+    }
+
+    /// Replaces the user attributes and rewrites the document, keeping every
+    /// other field.
+    ///
+    /// # Errors
+    /// A store error.
+    pub fn set_attributes(&mut self, attributes: JsonMap) -> Result<(), Error> {
+        let old = std::mem::replace(&mut self.metadata.attributes, attributes);
+        self.write_metadata().inspect_err(|_| {
+            // Keep the handle consistent with the store when the write fails.
+            self.metadata.attributes = old;
+        })
+    }
+
+    fn check_element<T: Element>(&self) -> Result<(), Error> {
+        if T::is_compatible(self.data_type()) {
+            Ok(())
+        } else {
+            Err(Error::DataTypeMismatch {
+                path: self.path.clone(),
+                data_type: self.data_type().clone(),
+                requested: T::NAME,
+            })
+        }
+    }
+}

@@ -1,0 +1,205 @@
+//! The codec chain: resolved and validated once, then applied to every chunk.
+
+use super::{
+    ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, ChunkRepr, Codec, CodecError,
+    codec_from_metadata,
+};
+use crate::metadata::ExtensionObject;
+use std::sync::Arc;
+
+/// A validated chain: array→array codecs, one array→bytes codec, and
+/// bytes→bytes codecs (v3 core, "Codecs").
+#[derive(Clone, Debug)]
+pub struct CodecChain {
+    array_to_array: Vec<Arc<dyn ArrayToArrayCodec>>,
+    array_to_bytes: Arc<dyn ArrayToBytesCodec>,
+    bytes_to_bytes: Vec<Arc<dyn BytesToBytesCodec>>,
+}
+
+impl CodecChain {
+    /// Resolves `codecs` through the registry and checks the order and that
+    /// each codec applies to the representation it receives, starting from
+    /// the chunk representation `repr`.
+    ///
+    /// # Errors
+    /// [`CodecError::InvalidChain`] naming the codec and its position, or the
+    /// error of a codec whose configuration is invalid.
+    pub fn from_metadata(codecs: &[ExtensionObject], repr: &ChunkRepr) -> Result<Self, CodecError> {
+        let resolved = codecs
+            .iter()
+            .map(codec_from_metadata)
+            .collect::<Result<Vec<_>, _>>()?;
+        Self::new(resolved, repr)
+    }
+
+    /// Builds a chain from resolved codecs, checked against `repr` as in
+    /// [`Self::from_metadata`].
+    ///
+    /// # Errors
+    /// [`CodecError::InvalidChain`] naming the codec and its position.
+    pub fn new(codecs: Vec<Codec>, repr: &ChunkRepr) -> Result<Self, CodecError> {
+        let mut array_to_array = Vec::new();
+        let mut array_to_bytes = None;
+        let mut bytes_to_bytes = Vec::new();
+        let mut current = repr.clone();
+        let chain_error = |position: usize, codec: &Codec, reason: &str| CodecError::InvalidChain {
+            codec: codec.name(),
+            position,
+            reason: reason.to_string(),
+        };
+        for (position, codec) in codecs.iter().enumerate() {
+            match codec {
+                Codec::ArrayToArray(c) => {
+                    if array_to_bytes.is_some() {
+                        return Err(chain_error(
+                            position,
+                            codec,
+                            "is array-to-array but comes after the array-to-bytes codec",
+                        ));
+                    }
+                    current = c
+                        .encoded_repr(&current)
+                        .map_err(|e| CodecError::InvalidChain {
+                            codec: codec.name(),
+                            position,
+                            reason: e.to_string(),
+                        })?;
+                    array_to_array.push(Arc::clone(c));
+                }
+                Codec::ArrayToBytes(c) => {
+                    if array_to_bytes.is_some() {
+                        return Err(chain_error(
+                            position,
+                            codec,
+                            "is a second array-to-bytes codec (a chain has exactly one)",
+                        ));
+                    }
+                    c.validate(&current).map_err(|e| CodecError::InvalidChain {
+                        codec: codec.name(),
+                        position,
+                        reason: e.to_string(),
+                    })?;
+                    array_to_bytes = Some(Arc::clone(c));
+                }
+                Codec::BytesToBytes(c) => {
+                    if array_to_bytes.is_none() {
+                        return Err(chain_error(
+                            position,
+                            codec,
+                            "is bytes-to-bytes but comes before any array-to-bytes codec",
+                        ));
+                    }
+                    bytes_to_bytes.push(Arc::clone(c));
+                }
+            }
+        }
+        let array_to_bytes = array_to_bytes.ok_or_else(|| CodecError::InvalidChain {
+            codec: codecs
+                .last()
+                .map_or_else(|| "(none)".to_string(), Codec::name),
+            position: codecs.len().saturating_sub(1),
+            reason: "ends a chain that has no array-to-bytes codec".to_string(),
+        })?;
+        Ok(Self {
+            array_to_array,
+            array_to_bytes,
+            bytes_to_bytes,
+        })
+    }
+
+    /// The chain as metadata, each codec in its canonical form.
+    #[must_use]
+    pub fn metadata(&self) -> Vec<ExtensionObject> {
+        self.array_to_array
+            .iter()
+            .map(|c| c.metadata())
+            .chain(std::iter::once(self.array_to_bytes.metadata()))
+            .chain(self.bytes_to_bytes.iter().map(|c| c.metadata()))
+            .collect()
+    }
+
+    /// The codecs of the chain, in order.
+    #[must_use]
+    pub fn codecs(&self) -> Vec<Codec> {
+        self.array_to_array
+            .iter()
+            .map(|c| Codec::ArrayToArray(Arc::clone(c)))
+            .chain(std::iter::once(Codec::ArrayToBytes(Arc::clone(
+                &self.array_to_bytes,
+            ))))
+            .chain(
+                self.bytes_to_bytes
+                    .iter()
+                    .map(|c| Codec::BytesToBytes(Arc::clone(c))),
+            )
+            .collect()
+    }
+
+    /// The representations each array→array codec receives, then the one
+    /// the array→bytes codec receives.
+    fn reprs(&self, repr: &ChunkRepr) -> Result<Vec<ChunkRepr>, CodecError> {
+        let mut reprs = Vec::with_capacity(self.array_to_array.len() + 1);
+        reprs.push(repr.clone());
+        for codec in &self.array_to_array {
+            let next = codec.encoded_repr(reprs.last().unwrap_or(repr))?;
+            reprs.push(next);
+        }
+        Ok(reprs)
+    }
+
+    /// Encodes one decoded chunk of representation `repr`.
+    ///
+    /// # Errors
+    /// [`CodecError::WrongSize`] if `decoded` is not one chunk of `repr`, or
+    /// the error of a codec.
+    pub fn encode(&self, decoded: Vec<u8>, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
+        let expected = repr.size_bytes()?;
+        if decoded.len() != expected {
+            return Err(CodecError::WrongSize {
+                expected,
+                actual: decoded.len(),
+            });
+        }
+        let reprs = self.reprs(repr)?;
+        let mut data = decoded;
+        for (codec, r) in self.array_to_array.iter().zip(&reprs) {
+            data = codec.encode(data, r)?;
+        }
+        let last = reprs.last().unwrap_or(repr);
+        data = self.array_to_bytes.encode(data, last)?;
+        for codec in &self.bytes_to_bytes {
+            data = codec.encode(data)?;
+        }
+        Ok(data)
+    }
+
+    /// Decodes one stored chunk to the bytes of a chunk of representation `repr`.
+    ///
+    /// # Errors
+    /// The error of a codec, or [`CodecError::WrongSize`] if the result is not
+    /// one chunk of `repr`.
+    pub fn decode(&self, encoded: Vec<u8>, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
+        let expected = repr.size_bytes()?;
+        let reprs = self.reprs(repr)?;
+        let mut data = encoded;
+        let n = self.bytes_to_bytes.len();
+        for (i, codec) in self.bytes_to_bytes.iter().enumerate().rev() {
+            // Only the innermost bytes→bytes step knows its output size for a
+            // fixed-size array→bytes codec; earlier steps get no hint.
+            let hint = (i == 0 && n > 0).then_some(expected);
+            data = codec.decode(data, hint)?;
+        }
+        let last = reprs.last().unwrap_or(repr);
+        data = self.array_to_bytes.decode(data, last)?;
+        for (codec, r) in self.array_to_array.iter().zip(&reprs).rev() {
+            data = codec.decode(data, r)?;
+        }
+        if data.len() != expected {
+            return Err(CodecError::WrongSize {
+                expected,
+                actual: data.len(),
+            });
+        }
+        Ok(data)
+    }
+}

@@ -1,0 +1,221 @@
+//! Codecs: array→array, array→bytes and bytes→bytes, and the chain that
+//! applies them.
+//!
+//! Spec: v3 core, "Codecs". A chain is any number of array→array codecs,
+//! exactly one array→bytes codec, then any number of bytes→bytes codecs.
+//! Decoded chunks are the C-order bytes of their elements in native byte
+//! order ([`ChunkRepr`] says their shape and type).
+//!
+//! To add a codec: write `codec/<spec-name>.rs` with a `create` function,
+//! and add one line to [`registry`].
+
+pub mod bytes;
+mod chain;
+pub mod registry;
+
+pub use chain::CodecChain;
+pub use registry::{Codec, codec_from_metadata};
+
+use crate::metadata::{DataType, ExtensionObject, FillValue};
+use std::fmt::Debug;
+
+/// The decoded representation of a chunk: its shape, data type and fill value.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChunkRepr {
+    /// The chunk's shape (for a regular grid, the grid's chunk shape, also at the edge).
+    pub shape: Vec<u64>,
+    /// The element type.
+    pub data_type: DataType,
+    /// The fill value, as the bytes of one element.
+    pub fill_value: FillValue,
+}
+
+impl ChunkRepr {
+    /// The number of elements in the chunk, or `None` on overflow.
+    #[must_use]
+    pub fn num_elements(&self) -> Option<u64> {
+        self.shape
+            .iter()
+            .try_fold(1u64, |acc, &n| acc.checked_mul(n))
+    }
+
+    /// The size of the decoded chunk in bytes.
+    ///
+    /// # Errors
+    /// [`CodecError::TooLarge`] if it does not fit in memory's address space.
+    pub fn size_bytes(&self) -> Result<usize, CodecError> {
+        self.num_elements()
+            .and_then(|n| n.checked_mul(self.data_type.size() as u64))
+            .and_then(|n| usize::try_from(n).ok())
+            .ok_or_else(|| CodecError::TooLarge {
+                shape: self.shape.clone(),
+            })
+    }
+}
+
+/// A codec that maps an array to another array (such as `transpose`).
+pub trait ArrayToArrayCodec: Debug + Send + Sync {
+    /// The codec's metadata, as written to the array's `codecs` (canonical form).
+    fn metadata(&self) -> ExtensionObject;
+
+    /// The representation of the encoded array, given the decoded one.
+    ///
+    /// # Errors
+    /// [`CodecError::Incompatible`] if the codec cannot apply to `decoded`.
+    fn encoded_repr(&self, decoded: &ChunkRepr) -> Result<ChunkRepr, CodecError>;
+
+    /// Encodes an array of representation `decoded_repr`.
+    ///
+    /// # Errors
+    /// A [`CodecError`] describing why the data cannot be encoded.
+    fn encode(&self, decoded: Vec<u8>, decoded_repr: &ChunkRepr) -> Result<Vec<u8>, CodecError>;
+
+    /// Decodes an array back to `decoded_repr`.
+    ///
+    /// # Errors
+    /// A [`CodecError`] describing why the data cannot be decoded.
+    fn decode(&self, encoded: Vec<u8>, decoded_repr: &ChunkRepr) -> Result<Vec<u8>, CodecError>;
+}
+
+/// A codec that serialises an array to bytes (such as `bytes`).
+pub trait ArrayToBytesCodec: Debug + Send + Sync {
+    /// The codec's metadata, as written to the array's `codecs` (canonical form).
+    fn metadata(&self) -> ExtensionObject;
+
+    /// Checks that the codec can serialise arrays of `repr`.
+    ///
+    /// # Errors
+    /// [`CodecError::Incompatible`] saying why not.
+    fn validate(&self, repr: &ChunkRepr) -> Result<(), CodecError> {
+        let _ = repr;
+        Ok(())
+    }
+
+    /// Serialises an array of representation `repr`.
+    ///
+    /// # Errors
+    /// A [`CodecError`] describing why the data cannot be encoded.
+    fn encode(&self, decoded: Vec<u8>, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError>;
+
+    /// Deserialises bytes to an array of representation `repr`.
+    ///
+    /// # Errors
+    /// A [`CodecError`] if the bytes are not a valid encoding of such an array.
+    fn decode(&self, encoded: Vec<u8>, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError>;
+}
+
+/// A codec that maps bytes to bytes (compressors, checksums).
+pub trait BytesToBytesCodec: Debug + Send + Sync {
+    /// The codec's metadata, as written to the array's `codecs` (canonical form).
+    fn metadata(&self) -> ExtensionObject;
+
+    /// Encodes bytes.
+    ///
+    /// # Errors
+    /// A [`CodecError`] describing why the data cannot be encoded.
+    fn encode(&self, decoded: Vec<u8>) -> Result<Vec<u8>, CodecError>;
+
+    /// Decodes bytes. `decoded_size` is the expected size of the result when
+    /// the chain knows it (after the last bytes→bytes codec), so a
+    /// decompressor can allocate once and refuse to produce more.
+    ///
+    /// # Errors
+    /// A [`CodecError`] if the bytes are corrupt.
+    fn decode(&self, encoded: Vec<u8>, decoded_size: Option<usize>) -> Result<Vec<u8>, CodecError>;
+}
+
+/// Errors from codecs. The caller adds the chunk key or array path.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CodecError {
+    /// No codec is registered under this name.
+    #[error("unknown codec `{name}`")]
+    Unknown {
+        /// The name found in the metadata.
+        name: String,
+    },
+
+    /// The codec is known but this build does not include it.
+    #[error("codec `{name}` is not enabled in this build (enable the `{feature}` feature)")]
+    NotEnabled {
+        /// The codec's name.
+        name: String,
+        /// The Cargo feature that enables it.
+        feature: &'static str,
+    },
+
+    /// A codec's configuration is invalid.
+    #[error("invalid configuration for codec `{codec}`: {reason}")]
+    InvalidConfiguration {
+        /// The codec's name.
+        codec: String,
+        /// What is wrong.
+        reason: String,
+    },
+
+    /// The codec chain is not array→array*, array→bytes, bytes→bytes*.
+    #[error("invalid codec chain: codec `{codec}` at position {position} {reason}")]
+    InvalidChain {
+        /// The codec's name.
+        codec: String,
+        /// Its position in `codecs`, counting from 0.
+        position: usize,
+        /// What is wrong.
+        reason: String,
+    },
+
+    /// The codec cannot apply to this data type or shape.
+    #[error("codec `{codec}` cannot encode {what}")]
+    Incompatible {
+        /// The codec's name.
+        codec: &'static str,
+        /// What it cannot handle.
+        what: String,
+    },
+
+    /// Decoding failed: the bytes are truncated or corrupt.
+    #[error("{codec} data is corrupt: {reason}")]
+    Corrupt {
+        /// The codec's name.
+        codec: &'static str,
+        /// What is wrong.
+        reason: String,
+    },
+
+    /// The underlying library reported an error.
+    #[error("{codec} failed")]
+    Library {
+        /// The codec's name.
+        codec: &'static str,
+        /// The library's error.
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// A checksum does not match the data.
+    #[error("{codec} checksum mismatch (stored {stored:#010x}, computed {computed:#010x})")]
+    ChecksumMismatch {
+        /// The codec's name.
+        codec: &'static str,
+        /// The checksum stored with the data.
+        stored: u32,
+        /// The checksum of the data.
+        computed: u32,
+    },
+
+    /// The decoded data has the wrong size for its representation.
+    #[error("decoded to {actual} bytes, expected {expected}")]
+    WrongSize {
+        /// The size the representation requires.
+        expected: usize,
+        /// The size produced.
+        actual: usize,
+    },
+
+    /// A chunk's decoded size does not fit in memory's address space.
+    #[error("a chunk of shape `{shape:?}` is too large to hold in memory")]
+    TooLarge {
+        /// The chunk shape.
+        shape: Vec<u64>,
+    },
+}

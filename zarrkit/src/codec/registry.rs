@@ -1,0 +1,102 @@
+//! The one place that maps codec names to constructors.
+//!
+//! Each codec module has `pub fn create(metadata: &ExtensionObject) ->
+//! Result<Codec, CodecError>`; adding a codec is one line in [`REGISTRY`].
+
+use super::{ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, CodecError};
+use crate::metadata::ExtensionObject;
+use std::sync::Arc;
+
+/// A resolved codec of any of the three kinds.
+#[derive(Clone, Debug)]
+pub enum Codec {
+    /// An array→array codec.
+    ArrayToArray(Arc<dyn ArrayToArrayCodec>),
+    /// An array→bytes codec.
+    ArrayToBytes(Arc<dyn ArrayToBytesCodec>),
+    /// A bytes→bytes codec.
+    BytesToBytes(Arc<dyn BytesToBytesCodec>),
+}
+
+impl Codec {
+    /// The codec's metadata in canonical form.
+    #[must_use]
+    pub fn metadata(&self) -> ExtensionObject {
+        match self {
+            Self::ArrayToArray(c) => c.metadata(),
+            Self::ArrayToBytes(c) => c.metadata(),
+            Self::BytesToBytes(c) => c.metadata(),
+        }
+    }
+
+    /// The codec's registered name.
+    #[must_use]
+    pub fn name(&self) -> String {
+        self.metadata().name
+    }
+}
+
+type Constructor = fn(&ExtensionObject) -> Result<Codec, CodecError>;
+
+/// Codec names (registered names first, then accepted old spellings) and
+/// their constructors.
+const REGISTRY: &[(&str, Constructor)] = &[
+    ("bytes", super::bytes::create),
+    // zarr-python 3.0 betas wrote `endian` for what the spec calls `bytes`.
+    ("endian", super::bytes::create),
+];
+
+/// Codecs the spec defines but this build leaves out, with their features.
+const DISABLED: &[(&str, &str)] = &[
+    #[cfg(not(feature = "gzip"))]
+    ("gzip", "gzip"),
+    #[cfg(not(feature = "zstd"))]
+    ("zstd", "zstd"),
+    #[cfg(not(feature = "blosc"))]
+    ("blosc", "blosc"),
+    #[cfg(not(feature = "crc32c"))]
+    ("crc32c", "crc32c"),
+];
+
+/// Resolves a codec from its metadata.
+///
+/// # Errors
+/// [`CodecError::Unknown`] for a name no codec has,
+/// [`CodecError::NotEnabled`] for one this build leaves out, or the codec's
+/// own [`CodecError::InvalidConfiguration`].
+pub fn codec_from_metadata(metadata: &ExtensionObject) -> Result<Codec, CodecError> {
+    if let Some((_, create)) = REGISTRY.iter().find(|(name, _)| *name == metadata.name) {
+        return create(metadata);
+    }
+    if let Some((name, feature)) = DISABLED.iter().find(|(name, _)| *name == metadata.name) {
+        return Err(CodecError::NotEnabled {
+            name: (*name).to_string(),
+            feature,
+        });
+    }
+    Err(CodecError::Unknown {
+        name: metadata.name.clone(),
+    })
+}
+
+/// The names of every codec this build can read, registered names and old
+/// spellings alike.
+#[must_use]
+pub fn codec_names() -> Vec<&'static str> {
+    REGISTRY.iter().map(|(name, _)| *name).collect()
+}
+
+/// Parses a codec's configuration into `T`, rejecting unknown fields with
+/// an error that names the codec.
+///
+/// # Errors
+/// [`CodecError::InvalidConfiguration`] with serde's description.
+pub fn parse_configuration<T: serde::de::DeserializeOwned>(
+    metadata: &ExtensionObject,
+) -> Result<T, CodecError> {
+    let value = serde_json::Value::Object(metadata.configuration_or_empty());
+    serde_json::from_value(value).map_err(|e| CodecError::InvalidConfiguration {
+        codec: metadata.name.clone(),
+        reason: e.to_string(),
+    })
+}

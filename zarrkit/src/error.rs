@@ -1,0 +1,180 @@
+//! The top-level error type that users match on.
+
+use crate::codec::CodecError;
+use crate::metadata::{DataType, MetadataError};
+use crate::node::{NodePath, NodePathError};
+use crate::store::{StoreError, StoreKey};
+
+/// What kind of node was found where another was expected.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NodeKind {
+    /// An array.
+    Array,
+    /// A group.
+    Group,
+}
+
+impl std::fmt::Display for NodeKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Array => "an array",
+            Self::Group => "a group",
+        })
+    }
+}
+
+/// Errors from zarrkit. Every variant names the node path or store key.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A store operation failed (the store error names the key).
+    #[error(transparent)]
+    Store(#[from] StoreError),
+
+    /// A node path is invalid (the error names the path).
+    #[error(transparent)]
+    NodePath(#[from] NodePathError),
+
+    /// A metadata document is invalid.
+    #[error("invalid metadata in `{key}`")]
+    Metadata {
+        /// The document's key.
+        key: StoreKey,
+        /// What is wrong.
+        #[source]
+        source: MetadataError,
+    },
+
+    /// Metadata given to a builder or update is invalid.
+    #[error("invalid metadata for `{path}`")]
+    InvalidMetadata {
+        /// The node.
+        path: NodePath,
+        /// What is wrong.
+        #[source]
+        source: MetadataError,
+    },
+
+    /// An array's codec chain cannot be built.
+    #[error("invalid codecs for array `{path}`")]
+    Codecs {
+        /// The array.
+        path: NodePath,
+        /// What is wrong.
+        #[source]
+        source: CodecError,
+    },
+
+    /// A stored chunk cannot be decoded.
+    #[error("cannot decode chunk `{key}`")]
+    Decode {
+        /// The chunk's key.
+        key: StoreKey,
+        /// Why.
+        #[source]
+        source: CodecError,
+    },
+
+    /// A chunk cannot be encoded.
+    #[error("cannot encode chunk `{key}`")]
+    Encode {
+        /// The chunk's key.
+        key: StoreKey,
+        /// Why.
+        #[source]
+        source: CodecError,
+    },
+
+    /// Nothing is stored at the path.
+    #[error("no array or group at `{path}`")]
+    NodeNotFound {
+        /// The path.
+        path: NodePath,
+    },
+
+    /// Something other than what was asked for is stored at the path.
+    #[error("`{path}` is {found}, not {expected}")]
+    WrongNodeKind {
+        /// The path.
+        path: NodePath,
+        /// What was asked for.
+        expected: NodeKind,
+        /// What is there.
+        found: NodeKind,
+    },
+
+    /// A node already exists where one is being created.
+    #[error("`{path}` already exists ({found})")]
+    NodeExists {
+        /// The path.
+        path: NodePath,
+        /// What is there.
+        found: NodeKind,
+    },
+
+    /// A region does not lie within the array.
+    #[error("region {region} is out of bounds for array `{path}` of shape {shape:?}")]
+    OutOfBounds {
+        /// The array.
+        path: NodePath,
+        /// The region, as `[start..end, ...]`.
+        region: String,
+        /// The array's shape.
+        shape: Vec<u64>,
+    },
+
+    /// A region has a different number of dimensions than the array.
+    #[error("region has {region_ndim} dimensions but array `{path}` has {array_ndim}")]
+    DimensionMismatch {
+        /// The array.
+        path: NodePath,
+        /// The region's dimensions.
+        region_ndim: usize,
+        /// The array's dimensions.
+        array_ndim: usize,
+    },
+
+    /// A buffer does not hold exactly the elements of the region.
+    #[error("buffer for array `{path}` has {actual} bytes, the region needs {expected}")]
+    BufferLength {
+        /// The array.
+        path: NodePath,
+        /// Bytes the region needs.
+        expected: u64,
+        /// Bytes given.
+        actual: u64,
+    },
+
+    /// The element type asked for does not match the array's data type.
+    #[error(
+        "array `{path}` has data type `{data_type}`, which cannot be read or written as `{requested}`"
+    )]
+    DataTypeMismatch {
+        /// The array.
+        path: NodePath,
+        /// The array's data type.
+        data_type: DataType,
+        /// The Rust type asked for.
+        requested: &'static str,
+    },
+
+    /// A region or array is too large to hold in memory.
+    #[error("a region of shape {shape:?} of array `{path}` is too large to hold in memory")]
+    TooLarge {
+        /// The array.
+        path: NodePath,
+        /// The region's shape.
+        shape: Vec<u64>,
+    },
+
+    /// A stored value is not valid for the data type (such as a `bool` that is neither 0 nor 1).
+    #[error("array `{path}` holds an invalid `{data_type}` value: {reason}")]
+    InvalidValue {
+        /// The array.
+        path: NodePath,
+        /// The data type.
+        data_type: DataType,
+        /// What is wrong.
+        reason: String,
+    },
+}

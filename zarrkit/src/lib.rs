@@ -1,0 +1,46 @@
+//! zarrkit reads and writes Zarr: chunked, compressed N-dimensional arrays.
+//!
+//! # Quick start
+//!
+//! ```
+//! use std::sync::Arc;
+//! use zarrkit::{Array, Region, metadata::DataType, store::MemoryStore};
+//!
+//! let store = Arc::new(MemoryStore::new());
+//! let array = Array::builder(&[4, 6], DataType::Float32, &[2, 3])
+//!     .dimension_names(["y", "x"])
+//!     .create(store.clone(), "/temperature")?;
+//! let values: Vec<f32> = (0..24).map(|i| i as f32).collect();
+//! array.write_region(&Region::whole(array.shape()), &values)?;
+//!
+//! let array = Array::open(store, "/temperature")?;
+//! let middle: Vec<f32> = array.read_region(&Region::new(vec![1, 2], vec![2, 2]))?;
+//! assert_eq!(middle, [8.0, 9.0, 14.0, 15.0]);
+//! # Ok::<(), zarrkit::Error>(())
+//! ```
+//!
+//! # Layers
+//!
+//! - [`store`]: bytes under keys, knowing nothing about Zarr.
+//! - [`metadata`]: the one internal, v3-shaped model of arrays and groups.
+//! - [`format`]: each Zarr format's documents and key layouts ↔ the model.
+//! - [`codec`]: array→array, array→bytes and bytes→bytes codecs and the chain.
+//! - [`array`], [`group`], [`node`]: regions, planned parallel reads and
+//!   writes, and the hierarchy.
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod array;
+pub mod codec;
+mod error;
+pub mod format;
+pub mod group;
+pub mod metadata;
+pub mod node;
+pub mod store;
+
+pub use array::{Array, ArrayBuilder, Element, Region};
+pub use error::{Error, NodeKind};
+pub use group::{Group, Node};
+pub use node::NodePath;

@@ -1,0 +1,325 @@
+//! Bytes under keys: the abstract store interface of the Zarr specs.
+//!
+//! Spec: "Abstract store interface" in the v3 core draft of 2022 and
+//! `final/v3/stores`. A store knows nothing about Zarr: it maps [`StoreKey`]s
+//! to byte values and answers ranged and batched reads.
+//!
+//! The [`Store`] trait is object safe; arrays and groups hold an
+//! `Arc<dyn Store>`. Every operation a backend cannot do returns
+//! [`StoreError::Unsupported`], and [`Store::capabilities`] says up front
+//! which groups of operations work.
+
+mod filesystem;
+mod key;
+mod memory;
+pub mod testing;
+
+pub use filesystem::FilesystemStore;
+pub use key::{StoreKey, StorePrefix};
+pub use memory::MemoryStore;
+
+use std::fmt::Debug;
+
+/// A byte range within a stored value.
+///
+/// v3 core draft 2022, "Abstract store interface": `get_partial_values`
+/// takes a `(key, range)` pair whose range is either an offset with an
+/// optional length, or a number of bytes counted from the end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ByteRange {
+    /// `length` bytes (or all remaining bytes when `None`) starting at `offset`.
+    FromStart {
+        /// First byte of the range.
+        offset: u64,
+        /// Number of bytes, or `None` for everything from `offset` on.
+        length: Option<u64>,
+    },
+    /// The last `n` bytes of the value (all of it when the value is shorter).
+    Suffix(u64),
+}
+
+impl ByteRange {
+    /// The bounded range `offset..offset + length`.
+    #[must_use]
+    pub fn new(offset: u64, length: u64) -> Self {
+        Self::FromStart {
+            offset,
+            length: Some(length),
+        }
+    }
+
+    /// The start and end (exclusive) of this range in a value of `len` bytes.
+    ///
+    /// Returns `None` if the range does not lie within the value: an offset
+    /// past the end or a bounded range that runs past the end. A suffix longer
+    /// than the value is the whole value, as in HTTP range requests.
+    #[must_use]
+    pub fn bounds(&self, len: u64) -> Option<(u64, u64)> {
+        match *self {
+            Self::FromStart { offset, length } => {
+                let end = match length {
+                    Some(length) => offset.checked_add(length)?,
+                    None => len,
+                };
+                (offset <= len && end <= len && offset <= end).then_some((offset, end))
+            }
+            Self::Suffix(n) => Some((len.saturating_sub(n), len)),
+        }
+    }
+}
+
+impl std::fmt::Display for ByteRange {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::FromStart {
+                offset,
+                length: Some(length),
+            } => write!(f, "bytes {offset}..{}", offset.saturating_add(*length)),
+            Self::FromStart {
+                offset,
+                length: None,
+            } => write!(f, "bytes {offset}.."),
+            Self::Suffix(n) => write!(f, "last {n} bytes"),
+        }
+    }
+}
+
+/// Which groups of operations a store supports.
+///
+/// v3 core draft 2022, "Abstract store interface": a store may be readable,
+/// writeable and listable, each independently.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(clippy::struct_excessive_bools)]
+pub struct StoreCapabilities {
+    /// `get` and `get_partial_values`.
+    pub read: bool,
+    /// `set`, `erase`, `erase_values` and `erase_prefix`.
+    pub write: bool,
+    /// `set_partial_values`.
+    pub partial_write: bool,
+    /// `list`, `list_prefix` and `list_dir`.
+    pub list: bool,
+}
+
+/// What [`Store::list_dir`] finds directly under a prefix.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ListDir {
+    /// Keys directly under the prefix (no further `/`), sorted.
+    pub keys: Vec<StoreKey>,
+    /// Child prefixes (each ending in `/`), sorted.
+    pub prefixes: Vec<StorePrefix>,
+}
+
+/// One read of a batch: a key and an optional byte range (`None` reads the whole value).
+pub type ReadRequest = (StoreKey, Option<ByteRange>);
+
+/// Errors from a [`Store`].
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// Reading a key failed in the backend.
+    #[error("cannot read `{key}` from {store}")]
+    Read {
+        /// The backend's name.
+        store: &'static str,
+        /// The key being read.
+        key: StoreKey,
+        /// What the backend reported.
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// Writing a key failed in the backend.
+    #[error("cannot write `{key}` to {store}")]
+    Write {
+        /// The backend's name.
+        store: &'static str,
+        /// The key being written.
+        key: StoreKey,
+        /// What the backend reported.
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// Erasing a key or prefix failed in the backend.
+    #[error("cannot erase `{key}` from {store}")]
+    Erase {
+        /// The backend's name.
+        store: &'static str,
+        /// The key or prefix being erased.
+        key: String,
+        /// What the backend reported.
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// Listing a prefix failed in the backend.
+    #[error("cannot list `{prefix}` in {store}")]
+    List {
+        /// The backend's name.
+        store: &'static str,
+        /// The prefix being listed.
+        prefix: String,
+        /// What the backend reported.
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// A byte range does not lie within the stored value.
+    #[error("{range} is out of bounds for `{key}` ({len} bytes) in {store}")]
+    InvalidRange {
+        /// The backend's name.
+        store: &'static str,
+        /// The key being read.
+        key: StoreKey,
+        /// The requested range.
+        range: ByteRange,
+        /// The length of the stored value.
+        len: u64,
+    },
+
+    /// A partial write would leave a gap past the end of the stored value, or
+    /// targets a key that does not exist.
+    #[error("cannot write at offset {offset} of `{key}` ({len} bytes) in {store}")]
+    InvalidPartialWrite {
+        /// The backend's name.
+        store: &'static str,
+        /// The key being written.
+        key: StoreKey,
+        /// The requested offset.
+        offset: u64,
+        /// The length of the stored value (0 when it does not exist).
+        len: u64,
+    },
+
+    /// A string is not a valid store key or prefix.
+    #[error("invalid store key `{key}`: {reason}")]
+    InvalidKey {
+        /// The rejected key, escaped for display.
+        key: String,
+        /// Which rule it breaks.
+        reason: &'static str,
+    },
+
+    /// The store root cannot be opened or created.
+    #[error("cannot open {store} at `{path}`")]
+    Open {
+        /// The backend's name.
+        store: &'static str,
+        /// The root path.
+        path: String,
+        /// What the backend reported.
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// The store does not offer this operation (for example, writing over HTTP).
+    #[error("{store} does not support {operation}")]
+    Unsupported {
+        /// The backend's name.
+        store: &'static str,
+        /// The operation that was asked for.
+        operation: &'static str,
+    },
+}
+
+/// A key/value store, the storage layer under every Zarr format.
+///
+/// All methods take `&self`: backends synchronise internally, so one store
+/// can serve many threads at once. A missing key is `Ok(None)` from the read
+/// methods and not an error from the erase methods.
+pub trait Store: Send + Sync + Debug {
+    /// A short name for messages, such as `"filesystem store"`.
+    fn name(&self) -> &'static str;
+
+    /// Which groups of operations this store supports.
+    fn capabilities(&self) -> StoreCapabilities;
+
+    /// Reads the value under `key`, or the given byte range of it.
+    ///
+    /// # Errors
+    /// [`StoreError::InvalidRange`] if the range does not lie within the
+    /// value, or a backend error.
+    fn get(&self, key: &StoreKey, range: Option<ByteRange>) -> Result<Option<Vec<u8>>, StoreError>;
+
+    /// Reads a batch of values or ranges, answered in order, with `None` for
+    /// missing keys.
+    ///
+    /// A store with high latency overrides this to issue the reads
+    /// concurrently; the default loops over [`Store::get`].
+    ///
+    /// # Errors
+    /// The first error of any read in the batch.
+    fn get_partial_values(
+        &self,
+        requests: &[ReadRequest],
+    ) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
+        requests
+            .iter()
+            .map(|(key, range)| self.get(key, *range))
+            .collect()
+    }
+
+    /// Stores `value` under `key`, replacing any previous value.
+    ///
+    /// # Errors
+    /// [`StoreError::Unsupported`] on a read-only store, or a backend error.
+    fn set(&self, key: &StoreKey, value: &[u8]) -> Result<(), StoreError>;
+
+    /// Writes each `(key, offset, bytes)` into the existing value, extending
+    /// it when the bytes run past its end.
+    ///
+    /// # Errors
+    /// [`StoreError::InvalidPartialWrite`] when the offset lies past the end
+    /// of the value or the key does not exist; [`StoreError::Unsupported`]
+    /// where the backend cannot write in place.
+    fn set_partial_values(&self, items: &[(StoreKey, u64, Vec<u8>)]) -> Result<(), StoreError>;
+
+    /// Erases `key`; erasing a missing key succeeds.
+    ///
+    /// # Errors
+    /// [`StoreError::Unsupported`] on a read-only store, or a backend error.
+    fn erase(&self, key: &StoreKey) -> Result<(), StoreError>;
+
+    /// Erases each key; the default loops over [`Store::erase`].
+    ///
+    /// # Errors
+    /// The first error of any erase.
+    fn erase_values(&self, keys: &[StoreKey]) -> Result<(), StoreError> {
+        keys.iter().try_for_each(|key| self.erase(key))
+    }
+
+    /// Erases every key that starts with `prefix` (the root prefix erases everything).
+    ///
+    /// # Errors
+    /// [`StoreError::Unsupported`] on a read-only store, or a backend error.
+    fn erase_prefix(&self, prefix: &StorePrefix) -> Result<(), StoreError>;
+
+    /// Every key in the store, sorted.
+    ///
+    /// # Errors
+    /// [`StoreError::Unsupported`] on an unlistable store, or a backend error.
+    fn list(&self) -> Result<Vec<StoreKey>, StoreError> {
+        self.list_prefix(&StorePrefix::root())
+    }
+
+    /// Every key that starts with `prefix`, sorted.
+    ///
+    /// # Errors
+    /// [`StoreError::Unsupported`] on an unlistable store, or a backend error.
+    fn list_prefix(&self, prefix: &StorePrefix) -> Result<Vec<StoreKey>, StoreError>;
+
+    /// The keys and child prefixes directly under `prefix`.
+    ///
+    /// # Errors
+    /// [`StoreError::Unsupported`] on an unlistable store, or a backend error.
+    fn list_dir(&self, prefix: &StorePrefix) -> Result<ListDir, StoreError>;
+
+    /// The size in bytes of the value under `key`, or `None` if it is missing.
+    ///
+    /// # Errors
+    /// A backend error. The default reads the whole value.
+    fn size(&self, key: &StoreKey) -> Result<Option<u64>, StoreError> {
+        Ok(self.get(key, None)?.map(|v| v.len() as u64))
+    }
+}
