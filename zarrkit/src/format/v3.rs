@@ -667,6 +667,8 @@ fn fill_value_bytes(value: &Value, data_type: &DataType) -> Option<Vec<u8>> {
             bytes
         }
         DataType::RawBits(_) => {
+            // final/v3/data-types says "length equal to <N>", but each item
+            // is a byte (0..=255), so an `r<N>` element is N/8 of them.
             let items = value.as_array()?;
             if items.len() != data_type.size() {
                 return None;
