@@ -64,10 +64,12 @@ pub struct FilesystemStore {
 /// Distinguishes temporary files of one process; with the process id, their names are unique.
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
-/// How often [`Store::set`] retries creating its temporary file when a
-/// concurrent erase removes the freshly created directory, or a stale file
-/// of a crashed process holds the name.
-const TEMP_ATTEMPTS: u32 = 8;
+/// How often [`Store::set`] tries to create its temporary file. It retries
+/// when a concurrent erase removes a freshly created (so still empty)
+/// directory, or when a stale file of a crashed process holds the name;
+/// each retry needs another thread to have made progress, so the bound is
+/// generous and costs nothing when there is no contention.
+const TEMP_ATTEMPTS: u32 = 100;
 
 impl FilesystemStore {
     /// A store rooted at `root`, creating the directory (and its parents) if missing.
@@ -467,7 +469,23 @@ impl Store for FilesystemStore {
                 // The directory is missing: create it (once more if a
                 // concurrent erase removed it again as empty).
                 Err(err) if err.kind() == ErrorKind::NotFound && attempt < TEMP_ATTEMPTS => {
-                    fs::create_dir_all(dir).map_err(|err| write_error(key, err))?;
+                    match fs::create_dir_all(dir) {
+                        // A concurrent erase removed a parent between two
+                        // of the `mkdir` calls (NotFound), or removed a
+                        // directory that `mkdir` had just found
+                        // (AlreadyExists, as std then sees no directory):
+                        // try again. A file in the way shows up as
+                        // NotADirectory on the next attempt.
+                        Err(err)
+                            if !matches!(
+                                err.kind(),
+                                ErrorKind::NotFound | ErrorKind::AlreadyExists
+                            ) =>
+                        {
+                            return Err(write_error(key, err));
+                        }
+                        _ => {}
+                    }
                 }
                 Err(err) if err.kind() == ErrorKind::AlreadyExists && attempt < TEMP_ATTEMPTS => {}
                 Err(err) => return Err(write_error(key, err)),
