@@ -1,1 +1,3 @@
-mod placeholder {}
+//! The single integration-test binary: one module per topic.
+
+mod stores;
