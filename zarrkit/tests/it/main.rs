@@ -1,1 +1,9 @@
 mod placeholder {}
+// The codec tests use every compressor, so they need every codec feature.
+#[cfg(all(
+    feature = "gzip",
+    feature = "zstd",
+    feature = "blosc",
+    feature = "crc32c"
+))]
+mod codecs;
