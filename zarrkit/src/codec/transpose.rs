@@ -243,49 +243,53 @@ fn permute(src: Vec<u8>, repr: &ChunkRepr, perm: &[usize]) -> Result<Vec<u8>, Co
         _ => {}
     }
     let mut dst = vec![0u8; expected];
-    let (rows, cols, outer) = match dims.as_slice() {
-        [outer @ .., (len, stride)] if *stride == elem => {
-            // The last output dimension is contiguous in the source: copy runs.
-            let run = len * elem;
-            for_each_block(outer, &mut dst, run, |block, base| {
-                block.copy_from_slice(&src[base..base + run]);
-            });
-            return Ok(dst);
-        }
-        [outer @ .., rows, cols] => (*rows, *cols, outer),
-        _ => return Ok(src),
+    if let [outer @ .., (len, stride)] = dims.as_slice()
+        && *stride == elem
+    {
+        // The last output dimension is contiguous in the source: copy runs.
+        let run = len * elem;
+        for_each_block(outer, &mut dst, run, |block, base| {
+            block.copy_from_slice(&src[base..base + run]);
+        });
+        return Ok(dst);
+    }
+    // Otherwise gather in square tiles spanning the last output dimension
+    // (contiguous in the output) and the one contiguous in the source, so
+    // that both sides use whole cache lines.
+    let mut dims: Vec<Dim> = dims
+        .iter()
+        .rev()
+        .scan(elem, |dst_stride, &(len, src_stride)| {
+            let dim = Dim {
+                len,
+                src_stride,
+                dst_stride: *dst_stride,
+            };
+            *dst_stride *= len;
+            Some(dim)
+        })
+        .collect();
+    dims.reverse();
+    let Some(cols) = dims.pop() else {
+        return Ok(src);
     };
+    let row_index = dims
+        .iter()
+        .position(|d| d.src_stride == elem)
+        .unwrap_or(dims.len() - 1);
+    let rows = dims.remove(row_index);
+    let tiles = Tiles { rows, cols };
     // Constant sizes let the compiler turn each element copy into one move.
-    let args = (outer, dst.as_mut_slice(), src.as_slice(), rows, cols);
+    let (outer, out, input) = (dims.as_slice(), dst.as_mut_slice(), src.as_slice());
     match elem {
-        1 => gather::<1>(args, elem),
-        2 => gather::<2>(args, elem),
-        4 => gather::<4>(args, elem),
-        8 => gather::<8>(args, elem),
-        16 => gather::<16>(args, elem),
-        _ => gather::<0>(args, elem),
+        1 => gather::<1>(outer, out, input, &tiles, elem),
+        2 => gather::<2>(outer, out, input, &tiles, elem),
+        4 => gather::<4>(outer, out, input, &tiles, elem),
+        8 => gather::<8>(outer, out, input, &tiles, elem),
+        16 => gather::<16>(outer, out, input, &tiles, elem),
+        _ => gather::<0>(outer, out, input, &tiles, elem),
     }
     Ok(dst)
-}
-
-/// Length and source byte stride of the dimensions outside the tile, the
-/// output, the source, and the two tiled dimensions.
-type GatherArgs<'a> = (
-    &'a [(usize, usize)],
-    &'a mut [u8],
-    &'a [u8],
-    (usize, usize),
-    (usize, usize),
-);
-
-/// Fills the output from a strided source, `N` bytes per element (or
-/// `elem` when `N` is 0).
-fn gather<const N: usize>((outer, dst, src, rows, cols): GatherArgs<'_>, elem: usize) {
-    let elem = if N == 0 { elem } else { N };
-    let block_len = rows.0 * cols.0 * elem;
-    for_each_block(outer, dst, block_len, |block, base| {
-        tile(block, src, base, rows, cols, elem);
-    });
 }
 
 /// Calls `f(block, source_offset)` for each `block_len`-byte block of `dst`
@@ -314,31 +318,63 @@ fn for_each_block(
     }
 }
 
-/// Side of the square tiles in which a 2-d gather walks the source, so that
-/// the cache lines it reads are reused before they are evicted.
+/// An output dimension: its length and its byte strides in the source and
+/// in the output.
+#[derive(Clone, Copy, Debug)]
+struct Dim {
+    len: usize,
+    src_stride: usize,
+    dst_stride: usize,
+}
+
+/// The two dimensions a gather walks in tiles: `cols` is the last output
+/// dimension, `rows` the one contiguous in the source.
+struct Tiles {
+    rows: Dim,
+    cols: Dim,
+}
+
+/// Side of the square tiles, in elements.
 const TILE: usize = 16;
 
-/// Fills `block` (`rows` × `cols` elements of `elem` bytes, C order) from the
-/// source, where element (r, c) is at `base + r * row_stride + c * col_stride`.
-// Inlined into each call with a constant `elem`, so the copies are fixed-size moves.
+/// Fills `dst` from `src`, `N` bytes per element (or `elem` when `N` is 0),
+/// for every position of the `outer` dimensions.
+fn gather<const N: usize>(outer: &[Dim], dst: &mut [u8], src: &[u8], tiles: &Tiles, elem: usize) {
+    let elem = if N == 0 { elem } else { N };
+    let count: usize = outer.iter().map(|d| d.len).product();
+    let mut index = vec![0usize; outer.len()];
+    let (mut src_base, mut dst_base) = (0usize, 0usize);
+    for _ in 0..count {
+        tile(dst, src, src_base, dst_base, tiles, elem);
+        // Odometer step over the outer dimensions.
+        for (i, d) in outer.iter().enumerate().rev() {
+            index[i] += 1;
+            src_base += d.src_stride;
+            dst_base += d.dst_stride;
+            if index[i] < d.len {
+                break;
+            }
+            index[i] = 0;
+            src_base -= d.src_stride * d.len;
+            dst_base -= d.dst_stride * d.len;
+        }
+    }
+}
+
+/// Copies the `rows` × `cols` elements at `src_base` / `dst_base`, tile by tile.
+// Inlined into each `gather` with a constant `elem`, so copies are fixed-size moves.
 #[inline(always)]
-fn tile(
-    block: &mut [u8],
-    src: &[u8],
-    base: usize,
-    (rows, row_stride): (usize, usize),
-    (cols, col_stride): (usize, usize),
-    elem: usize,
-) {
-    for r0 in (0..rows).step_by(TILE) {
-        for c0 in (0..cols).step_by(TILE) {
-            for r in r0..(r0 + TILE).min(rows) {
-                let row_src = base + r * row_stride;
-                let row_dst = r * cols * elem;
-                for c in c0..(c0 + TILE).min(cols) {
-                    let s = row_src + c * col_stride;
+fn tile(dst: &mut [u8], src: &[u8], src_base: usize, dst_base: usize, tiles: &Tiles, elem: usize) {
+    let Tiles { rows, cols } = tiles;
+    for r0 in (0..rows.len).step_by(TILE) {
+        for c0 in (0..cols.len).step_by(TILE) {
+            for r in r0..(r0 + TILE).min(rows.len) {
+                let row_src = src_base + r * rows.src_stride;
+                let row_dst = dst_base + r * rows.dst_stride;
+                for c in c0..(c0 + TILE).min(cols.len) {
+                    let s = row_src + c * cols.src_stride;
                     let d = row_dst + c * elem;
-                    block[d..d + elem].copy_from_slice(&src[s..s + elem]);
+                    dst[d..d + elem].copy_from_slice(&src[s..s + elem]);
                 }
             }
         }
