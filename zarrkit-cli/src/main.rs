@@ -1,1 +1,114 @@
-fn main() {}
+//! `zarrkit`: inspect Zarr hierarchies and export their arrays.
+//!
+//! Argument parsing and glue only; everything Zarr is in the `zarrkit`
+//! library. Each subcommand lives in `cmd/<name>.rs` with
+//! `pub fn run(args, out: &mut impl Write)`.
+//!
+//! Exit codes: 0 on success, 1 on an error (printed as `error: ...` on
+//! stderr), 2 on a usage error (clap's default).
+
+mod cmd;
+mod npy;
+
+use clap::{Parser, Subcommand};
+use std::io::{BufWriter, Write};
+use std::process::ExitCode;
+
+const LONG_ABOUT: &str = "\
+Inspect Zarr v3 hierarchies on the filesystem and export their arrays.
+
+A store is a directory holding a Zarr hierarchy: its root node's document \
+`zarr.json` sits directly in it. Nodes inside the store are named by paths \
+such as `/weather/temperature` (`/` is the root).";
+
+const AFTER_LONG_HELP: &str = "\
+Examples:
+  zarrkit tree testdata/sample.zarr
+  zarrkit info testdata/sample.zarr/weather/temperature
+  zarrkit info --json testdata/sample.zarr/weather
+  zarrkit export testdata/sample.zarr /weather/temperature --out temperature.npy
+
+Exit codes: 0 success, 1 error (the message on stderr names the path), 2 usage error.";
+
+/// The command line.
+#[derive(Debug, Parser)]
+#[command(
+    name = "zarrkit",
+    version,
+    about = "Inspect Zarr hierarchies and export their arrays",
+    long_about = LONG_ABOUT,
+    after_long_help = AFTER_LONG_HELP,
+    propagate_version = true
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Summarise an array or a group: shape, data type, chunks, codecs, attributes
+    #[command(
+        long_about = format!("Summarise an array or a group.\n\n{}", cmd::LOCATE_HELP),
+        after_long_help = cmd::info::AFTER_LONG_HELP
+    )]
+    Info(cmd::info::InfoArgs),
+    /// Show the hierarchy as a tree, with each array's shape, data type and chunks
+    #[command(
+        long_about = format!(
+            "Show the hierarchy, or the part of it below a node, as a tree.\n\n{}",
+            cmd::LOCATE_HELP
+        ),
+        after_long_help = cmd::tree::AFTER_LONG_HELP
+    )]
+    Tree(cmd::tree::TreeArgs),
+    /// Export an array to a NumPy `.npy` file and/or a node's attributes to JSON
+    #[command(
+        long_about = "Export an array to a NumPy `.npy` file, and/or a node's attributes to a JSON file.",
+        after_long_help = cmd::export::AFTER_LONG_HELP
+    )]
+    Export(cmd::export::ExportArgs),
+}
+
+fn main() -> ExitCode {
+    // Usage errors print clap's message and exit with 2.
+    let cli = Cli::parse();
+    let stdout = std::io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    let result = match cli.command {
+        Command::Info(args) => cmd::info::run(&args, &mut out),
+        Command::Tree(args) => cmd::tree::run(&args, &mut out),
+        Command::Export(args) => cmd::export::run(&args, &mut out),
+    }
+    .and_then(|()| Ok(out.flush()?));
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        // `zarrkit tree ... | head` closes the pipe early; that is not a failure.
+        Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
+        Err(err) => {
+            // Show what was printed before the error first, so the message comes last.
+            let _ = out.flush();
+            eprintln!("error: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn command_line_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+}

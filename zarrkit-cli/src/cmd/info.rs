@@ -1,0 +1,238 @@
+//! `zarrkit info`: a readable summary of one array or group.
+
+use super::{Location, format_bytes, format_shape, locate, open_store, product};
+use anyhow::Context;
+use clap::Args;
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+use zarrkit::format::{self, v3};
+use zarrkit::metadata::{ChunkKeyEncoding, NodeMetadata};
+use zarrkit::store::Store;
+use zarrkit::{Array, Group, Node};
+
+/// Width of the label column in the summary.
+const LABEL_WIDTH: usize = 20;
+
+/// The text after the options in `--help`.
+pub const AFTER_LONG_HELP: &str = "\
+Examples:
+  zarrkit info testdata/sample.zarr
+  zarrkit info testdata/sample.zarr/weather/temperature
+  zarrkit info testdata/sample.zarr --path /weather/temperature
+  zarrkit info --json testdata/sample.zarr/weather/temperature > zarr.json
+
+For an array the summary shows its shape, data type, chunk shape, the chunk \
+grid and number of chunks, the chunk key encoding, the fill value (as v3 \
+JSON), each codec with its configuration, the dimension names, how many \
+chunks are stored and their total size, the decoded size of the whole array, \
+and the attributes. For a group it shows the attributes and the children \
+with their kinds.";
+
+/// Arguments of `zarrkit info`.
+#[derive(Debug, Args)]
+pub struct InfoArgs {
+    /// A store directory, or a node inside it such as `my.zarr/a/b`
+    #[arg(value_name = "STORE[/PATH]")]
+    pub target: PathBuf,
+
+    /// The node inside the store (`/` for the root, or `/a/b`); the first
+    /// argument is then the store root itself
+    #[arg(long, value_name = "NODE")]
+    pub path: Option<String>,
+
+    /// Print the node's metadata document (`zarr.json`, pretty) instead of the summary
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `zarrkit info`.
+///
+/// # Errors
+/// If the store or node cannot be opened, or writing to `out` fails.
+pub fn run(args: &InfoArgs, out: &mut impl Write) -> anyhow::Result<()> {
+    let Location { root, node } = locate(&args.target, args.path.as_deref())?;
+    let store = open_store(&root)?;
+    let node = Node::open(store, node.as_str())?;
+    if args.json {
+        return print_json(&node, out);
+    }
+    match &node {
+        Node::Array(array) => print_array(array, out),
+        Node::Group(group) => print_group(group, out),
+    }
+}
+
+fn print_json(node: &Node, out: &mut impl Write) -> anyhow::Result<()> {
+    let metadata = match node {
+        Node::Array(array) => NodeMetadata::Array(array.metadata().clone()),
+        Node::Group(group) => NodeMetadata::Group(group.metadata().clone()),
+    };
+    let document: serde_json::Value = serde_json::from_slice(&v3::serialize_node(&metadata))
+        .context("the serialised metadata is not JSON")?;
+    writeln!(out, "{}", serde_json::to_string_pretty(&document)?)?;
+    Ok(())
+}
+
+fn line(out: &mut impl Write, label: &str, value: impl std::fmt::Display) -> std::io::Result<()> {
+    writeln!(out, "{:<LABEL_WIDTH$}{value}", format!("{label}:"))
+}
+
+fn print_array(array: &Array, out: &mut impl Write) -> anyhow::Result<()> {
+    let metadata = array.metadata();
+    line(out, "path", array.path())?;
+    line(out, "format", array.format())?;
+    line(out, "node type", "array")?;
+    line(out, "shape", format_shape(array.shape()))?;
+    line(out, "data type", array.data_type())?;
+    line(out, "chunk shape", format_shape(array.chunk_shape()))?;
+    let grid = array.chunk_grid_shape();
+    let num_chunks = product(&grid);
+    line(
+        out,
+        "chunk grid",
+        format!(
+            "{} ({} chunks)",
+            format_shape(&grid),
+            num_chunks.map_or_else(|| "more than 2^64".to_string(), |n| n.to_string())
+        ),
+    )?;
+    line(
+        out,
+        "chunk key encoding",
+        describe_encoding(&metadata.chunk_key_encoding),
+    )?;
+    line(
+        out,
+        "fill value",
+        v3::fill_value_to_json(array.fill_value(), array.data_type()),
+    )?;
+    writeln!(out, "codecs:")?;
+    for codec in &metadata.codecs {
+        let mut text = format!("  {}", codec.name);
+        if let Some(configuration) = codec.configuration.as_ref().filter(|c| !c.is_empty()) {
+            text.push(' ');
+            text.push_str(&serde_json::to_string(configuration)?);
+        }
+        if !codec.must_understand {
+            text.push_str(" (must_understand: false)");
+        }
+        writeln!(out, "{text}")?;
+    }
+    let names = match &metadata.dimension_names {
+        None => "(none)".to_string(),
+        Some(names) => {
+            let names = names
+                .iter()
+                .map(serde_json::to_string)
+                .collect::<Result<Vec<_>, _>>()?;
+            format!("[{}]", names.join(", "))
+        }
+    };
+    line(out, "dimension names", names)?;
+    let (stored, stored_bytes) = stored_chunks(array)?;
+    line(
+        out,
+        "stored chunks",
+        format!(
+            "{stored} of {}, {}",
+            num_chunks.map_or_else(|| "more than 2^64".to_string(), |n| n.to_string()),
+            format_bytes(stored_bytes)
+        ),
+    )?;
+    let decoded = product(array.shape())
+        .and_then(|n| n.checked_mul(array.data_type().size() as u64))
+        .map_or_else(|| "more than 2^64 bytes".to_string(), format_bytes);
+    line(out, "decoded size", decoded)?;
+    print_attributes(array.attributes(), out)
+}
+
+fn describe_encoding(encoding: &ChunkKeyEncoding) -> String {
+    format!(
+        "{} (separator \"{}\")",
+        encoding.name(),
+        encoding.separator().as_char()
+    )
+}
+
+/// The number of stored chunks inside the chunk grid and their total size.
+fn stored_chunks(array: &Array) -> anyhow::Result<(u64, u64)> {
+    let layout = format::chunk_layout(
+        array.format(),
+        array.path(),
+        &array.metadata().chunk_key_encoding,
+    );
+    let store: &Arc<dyn Store> = array.store();
+    let grid = array.chunk_grid_shape();
+    let keys = store
+        .list_prefix(layout.prefix())
+        .with_context(|| format!("cannot count the stored chunks of `{}`", array.path()))?;
+    let (mut count, mut bytes) = (0u64, 0u64);
+    for key in keys {
+        let Some(coords) = layout.parse_chunk_key(&key, array.ndim()) else {
+            continue;
+        };
+        // Chunks left outside the grid (after a shrinking resize) are not the array's.
+        if coords.iter().zip(&grid).any(|(c, n)| c >= n) {
+            continue;
+        }
+        count += 1;
+        bytes = bytes.saturating_add(store.size(&key)?.unwrap_or(0));
+    }
+    Ok((count, bytes))
+}
+
+fn print_attributes(
+    attributes: &zarrkit::metadata::JsonMap,
+    out: &mut impl Write,
+) -> anyhow::Result<()> {
+    if attributes.is_empty() {
+        line(out, "attributes", "{}")?;
+        return Ok(());
+    }
+    writeln!(out, "attributes:")?;
+    for text in serde_json::to_string_pretty(attributes)?.lines() {
+        writeln!(out, "  {text}")?;
+    }
+    Ok(())
+}
+
+fn print_group(group: &Group, out: &mut impl Write) -> anyhow::Result<()> {
+    line(out, "path", group.path())?;
+    line(out, "format", group.format())?;
+    line(out, "node type", "group")?;
+    let children = format::list_children(group.store().as_ref(), group.path(), group.format())?;
+    let mut rows = Vec::new();
+    let mut first_error = None;
+    for child in &children {
+        match Node::open(Arc::clone(group.store()), child.as_str()) {
+            Ok(Node::Array(array)) => rows.push((
+                child.name().to_string(),
+                format!(
+                    "array {} {}",
+                    format_shape(array.shape()),
+                    array.data_type()
+                ),
+            )),
+            Ok(Node::Group(_)) => rows.push((format!("{}/", child.name()), "group".to_string())),
+            Err(err) => {
+                rows.push((child.name().to_string(), format!("invalid: {err:#}")));
+                first_error.get_or_insert(err);
+            }
+        }
+    }
+    if rows.is_empty() {
+        line(out, "children", "(none)")?;
+    } else {
+        writeln!(out, "children:")?;
+        let width = rows.iter().map(|(name, _)| name.len()).max().unwrap_or(0);
+        for (name, kind) in rows {
+            writeln!(out, "  {name:<width$}  {kind}")?;
+        }
+    }
+    print_attributes(group.attributes(), out)?;
+    match first_error {
+        Some(err) => Err(err.into()),
+        None => Ok(()),
+    }
+}

@@ -1,0 +1,202 @@
+//! The subcommands, and what they share: finding the store and the node a
+//! path names, opening the store, and formatting values.
+
+pub mod export;
+pub mod info;
+pub mod tree;
+
+use anyhow::{Context, bail};
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+use zarrkit::NodePath;
+use zarrkit::store::{FilesystemStore, Store};
+
+/// The name of a v3 node document.
+const NODE_DOCUMENT: &str = zarrkit::format::v3::METADATA_KEY;
+
+/// The help text, shared by `info` and `tree`, on how `STORE[/PATH]` is split.
+pub const LOCATE_HELP: &str = "\
+How STORE[/PATH] is split: the directories holding a `zarr.json` that \
+contain the given path, from the deepest upward, are nodes of one hierarchy, \
+and the topmost of them is the store root; the rest of the path is the node \
+inside it. So `data/my.zarr/a/b` opens node `/a/b` of store `data/my.zarr` \
+when `data/my.zarr/zarr.json`, `data/my.zarr/a/zarr.json` and \
+`data/my.zarr/a/b/zarr.json` exist and `data/zarr.json` does not. A path \
+below a node that does not exist still finds the store (and then reports \
+that the node is missing). With `--path`, no search is made: the first \
+argument is the store root and `--path` names the node.";
+
+/// A store root on the filesystem and a node inside it.
+#[derive(Debug)]
+pub struct Location {
+    /// The store's root directory.
+    pub root: PathBuf,
+    /// The node inside the store.
+    pub node: NodePath,
+}
+
+/// Splits `target` into a store root and a node, as [`LOCATE_HELP`] says,
+/// or takes `target` as the root when `explicit_node` names the node.
+///
+/// # Errors
+/// If the target does not exist, no hierarchy contains it, a path component
+/// is not valid UTF-8, or the node path is invalid.
+pub fn locate(target: &Path, explicit_node: Option<&str>) -> anyhow::Result<Location> {
+    if let Some(node) = explicit_node {
+        check_store_dir(target)?;
+        return Ok(Location {
+            root: target.to_path_buf(),
+            node: NodePath::new(node)?,
+        });
+    }
+    // `STORE/a/zarr.json` means the node `STORE/a`.
+    let target = if target.file_name().is_some_and(|n| n == NODE_DOCUMENT) {
+        target.parent().unwrap_or(Path::new("."))
+    } else {
+        target
+    };
+    let (existing, rest) = split_existing(target);
+    let Some(existing) = existing else {
+        bail!("`{}` does not exist", target.display());
+    };
+    // Resolve `..`, `.` and symbolic links in the part that exists, so that
+    // walking upward walks real parent directories.
+    let mut full = std::fs::canonicalize(&existing)
+        .with_context(|| format!("cannot resolve `{}`", existing.display()))?;
+    for name in &rest {
+        full.push(name);
+    }
+    let mut root = None;
+    for dir in full.ancestors() {
+        if dir.join(NODE_DOCUMENT).is_file() {
+            root = Some(dir);
+        } else if root.is_some() {
+            break;
+        }
+    }
+    let Some(root) = root else {
+        if rest.is_empty() {
+            bail!(
+                "no Zarr hierarchy at `{}`: neither it nor a parent directory holds `{NODE_DOCUMENT}`",
+                target.display()
+            );
+        }
+        bail!("`{}` does not exist", target.display());
+    };
+    let mut names = Vec::new();
+    for component in full
+        .strip_prefix(root)
+        .unwrap_or(Path::new(""))
+        .components()
+    {
+        let name = component.as_os_str().to_str().with_context(|| {
+            format!(
+                "the path `{}` is not valid UTF-8, so it cannot name a node",
+                target.display()
+            )
+        })?;
+        names.push(name);
+    }
+    Ok(Location {
+        root: root.to_path_buf(),
+        node: NodePath::new(&names.join("/"))?,
+    })
+}
+
+/// The longest prefix of `path` that exists, and the names after it.
+fn split_existing(path: &Path) -> (Option<PathBuf>, Vec<std::ffi::OsString>) {
+    let mut rest = Vec::new();
+    let mut current = path.to_path_buf();
+    let existing = loop {
+        if current.as_os_str().is_empty() {
+            // A relative path whose first name does not exist: it lies in `.`.
+            break Some(PathBuf::from("."));
+        }
+        if current.exists() {
+            break Some(current);
+        }
+        match current.components().next_back() {
+            Some(Component::Normal(name)) => {
+                rest.push(name.to_os_string());
+                current.pop();
+            }
+            // `..`, a root or a prefix that does not exist: nothing to walk up to.
+            _ => break None,
+        }
+    };
+    rest.reverse();
+    (existing, rest)
+}
+
+/// Checks that `root` is a directory, so that opening a store never creates one.
+///
+/// # Errors
+/// If it does not exist or is not a directory.
+pub fn check_store_dir(root: &Path) -> anyhow::Result<()> {
+    match std::fs::metadata(root) {
+        Ok(m) if m.is_dir() => Ok(()),
+        Ok(_) => bail!("store `{}` is not a directory", root.display()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            bail!("store `{}` does not exist", root.display())
+        }
+        Err(e) => Err(e).with_context(|| format!("cannot open store `{}`", root.display())),
+    }
+}
+
+/// Opens the filesystem store at `root`, which must be an existing directory.
+///
+/// # Errors
+/// If `root` is not a directory or the store cannot be opened.
+pub fn open_store(root: &Path) -> anyhow::Result<Arc<dyn Store>> {
+    check_store_dir(root)?;
+    let store = FilesystemStore::open_existing(root)
+        .with_context(|| format!("cannot open store `{}`", root.display()))?;
+    Ok(Arc::new(store))
+}
+
+/// A shape or chunk shape as `[365, 720, 1440]`.
+pub fn format_shape(shape: &[u64]) -> String {
+    format!("{shape:?}")
+}
+
+/// A byte count with a binary-prefixed size after it when that helps:
+/// `1536 bytes (1.5 KiB)`.
+pub fn format_bytes(n: u64) -> String {
+    const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+    if n < 1024 {
+        return format!("{n} bytes");
+    }
+    #[allow(clippy::cast_precision_loss)] // A display value only.
+    let mut value = n as f64 / 1024.0;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    format!("{n} bytes ({value:.1} {})", UNITS[unit])
+}
+
+/// The product of `values`, or `None` on overflow.
+pub fn product(values: &[u64]) -> Option<u64> {
+    values.iter().try_fold(1u64, |acc, &n| acc.checked_mul(n))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn byte_counts_show_binary_prefixes() {
+        assert_eq!(format_bytes(1000), "1000 bytes");
+        assert_eq!(format_bytes(1536), "1536 bytes (1.5 KiB)");
+        assert_eq!(format_bytes(3 << 20), "3145728 bytes (3.0 MiB)");
+    }
+
+    #[test]
+    fn split_existing_keeps_the_missing_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let (existing, rest) = split_existing(&dir.path().join("a/b"));
+        assert_eq!(existing.as_deref(), Some(dir.path()));
+        assert_eq!(rest, ["a", "b"]);
+    }
+}

@@ -1,0 +1,135 @@
+//! `zarrkit tree`: the hierarchy as an indented tree.
+
+use super::{Location, format_shape, locate, open_store};
+use clap::Args;
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+use zarrkit::{Array, Group, Node, format};
+
+/// The text after the options in `--help`.
+pub const AFTER_LONG_HELP: &str = "\
+Each array is shown with its shape, data type and chunk shape, each group \
+with a trailing `/`; siblings are sorted by name, and the last line counts \
+the groups and arrays below the top node.
+
+Examples:
+  zarrkit tree testdata/sample.zarr
+  zarrkit tree testdata/sample.zarr/weather
+
+Output:
+  /
+  ├── labels [36, 72] uint8 chunks [18, 36]
+  └── weather/
+      ├── elevation [36, 72] int16 chunks [18, 36]
+      └── temperature [24, 36, 72] float32 chunks [6, 12, 24]
+
+  1 group, 3 arrays";
+
+/// Arguments of `zarrkit tree`.
+#[derive(Debug, Args)]
+pub struct TreeArgs {
+    /// A store directory, or a node inside it to show the tree below
+    #[arg(value_name = "STORE[/PATH]")]
+    pub target: PathBuf,
+
+    /// The node inside the store to start from (`/` for the root); the first
+    /// argument is then the store root itself
+    #[arg(long, value_name = "NODE")]
+    pub path: Option<String>,
+}
+
+/// Runs `zarrkit tree`.
+///
+/// # Errors
+/// If the store or the top node cannot be opened or listed, if any node in
+/// the hierarchy is invalid (after printing the whole tree, with the invalid
+/// nodes marked), or if writing to `out` fails.
+pub fn run(args: &TreeArgs, out: &mut impl Write) -> anyhow::Result<()> {
+    let Location { root, node } = locate(&args.target, args.path.as_deref())?;
+    let store = open_store(&root)?;
+    match Node::open(store, node.as_str())? {
+        Node::Array(array) => {
+            writeln!(out, "{}", describe_array(array.path().as_str(), &array))?;
+            Ok(())
+        }
+        Node::Group(group) => {
+            let top = if group.path().is_root() {
+                "/".to_string()
+            } else {
+                format!("{}/", group.path())
+            };
+            writeln!(out, "{top}")?;
+            let mut walk = Walk::default();
+            walk.group(&group, "", out)?;
+            writeln!(out)?;
+            writeln!(
+                out,
+                "{}, {}",
+                plural(walk.groups, "group", "groups"),
+                plural(walk.arrays, "array", "arrays")
+            )?;
+            match walk.first_error {
+                Some(err) => Err(err),
+                None => Ok(()),
+            }
+        }
+    }
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+fn describe_array(name: &str, array: &Array) -> String {
+    format!(
+        "{name} {} {} chunks {}",
+        format_shape(array.shape()),
+        array.data_type(),
+        format_shape(array.chunk_shape())
+    )
+}
+
+#[derive(Default)]
+struct Walk {
+    groups: usize,
+    arrays: usize,
+    first_error: Option<anyhow::Error>,
+}
+
+impl Walk {
+    fn group(&mut self, group: &Group, indent: &str, out: &mut impl Write) -> anyhow::Result<()> {
+        // List the children and open each one here, rather than through
+        // `Group::children`, so that one invalid node is marked in the tree
+        // instead of hiding all of its siblings.
+        let children = format::list_children(group.store().as_ref(), group.path(), group.format())?;
+        for (i, child) in children.iter().enumerate() {
+            let last = i + 1 == children.len();
+            let (branch, next_indent) = if last {
+                ("└── ", format!("{indent}    "))
+            } else {
+                ("├── ", format!("{indent}│   "))
+            };
+            match Node::open(Arc::clone(group.store()), child.as_str()) {
+                Ok(Node::Array(array)) => {
+                    self.arrays += 1;
+                    writeln!(
+                        out,
+                        "{indent}{branch}{}",
+                        describe_array(child.name(), &array)
+                    )?;
+                }
+                Ok(Node::Group(sub)) => {
+                    self.groups += 1;
+                    writeln!(out, "{indent}{branch}{}/", child.name())?;
+                    self.group(&sub, &next_indent, out)?;
+                }
+                Err(err) => {
+                    writeln!(out, "{indent}{branch}{} (invalid: {err:#})", child.name())?;
+                    self.first_error.get_or_insert(err.into());
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,807 @@
+//! End-to-end tests of the `zarrkit` binary: each runs the built binary
+//! against a temporary store written through the library, and checks
+//! stdout, stderr and the exit code (0 ok, 1 error, 2 usage).
+
+use serde_json::json;
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+use zarrkit::metadata::{DataType, ExtensionObject, FillValue, JsonMap};
+use zarrkit::store::{FilesystemStore, Store};
+use zarrkit::{Array, Group, Region};
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn zarrkit<I, S>(args: I) -> Run
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    let output = Command::new(env!("CARGO_BIN_EXE_zarrkit"))
+        .args(args)
+        .output()
+        .expect("the zarrkit binary runs");
+    Run {
+        code: output.status.code().expect("zarrkit exits with a code"),
+        stdout: String::from_utf8(output.stdout).expect("stdout is UTF-8"),
+        stderr: String::from_utf8(output.stderr).expect("stderr is UTF-8"),
+    }
+}
+
+fn object(value: serde_json::Value) -> JsonMap {
+    match value {
+        serde_json::Value::Object(map) => map,
+        other => panic!("not an object: {other}"),
+    }
+}
+
+fn codec(name: &str, configuration: serde_json::Value) -> ExtensionObject {
+    ExtensionObject::with_configuration(name, object(configuration))
+}
+
+fn open_store(root: &Path) -> Arc<dyn Store> {
+    Arc::new(FilesystemStore::new(root).unwrap())
+}
+
+/// A store with:
+///
+/// ```text
+/// /                       {"title": "test"}
+/// ├── counts [10, 7] int32 chunks [4, 4]   gzip, fill -1, rows 0..4 written
+/// └── sub/                {"kind": "group"}
+///     ├── empty/
+///     └── flags [5] bool chunks [2]
+/// ```
+fn sample_store() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("test.zarr");
+    let store = open_store(&root);
+    Group::create(Arc::clone(&store), "/", object(json!({ "title": "test" }))).unwrap();
+    let counts = Array::builder(&[10, 7], DataType::Int32, &[4, 4])
+        .codecs_metadata(vec![
+            codec("bytes", json!({ "endian": "little" })),
+            codec("gzip", json!({ "level": 5 })),
+        ])
+        .fill_value(-1i32)
+        .dimension_names(["y", "x"])
+        .attributes(object(json!({ "units": "K", "scale": [1, 2] })))
+        .create(Arc::clone(&store), "/counts")
+        .unwrap();
+    let values: Vec<i32> = (0..28).collect();
+    counts
+        .write_region(&Region::new(vec![0, 0], vec![4, 7]), &values)
+        .unwrap();
+    Group::create(
+        Arc::clone(&store),
+        "/sub",
+        object(json!({ "kind": "group" })),
+    )
+    .unwrap();
+    Group::create(Arc::clone(&store), "/sub/empty", JsonMap::new()).unwrap();
+    let flags = Array::builder(&[5], DataType::Bool, &[2])
+        .create(Arc::clone(&store), "/sub/flags")
+        .unwrap();
+    flags
+        .write_region(&Region::whole(&[5]), &[true, false, true, true, false])
+        .unwrap();
+    (dir, root)
+}
+
+/// The total size of the files under `dir`.
+fn tree_size(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| {
+            let entry = entry.unwrap();
+            let meta = entry.metadata().unwrap();
+            if meta.is_dir() {
+                tree_size(&entry.path())
+            } else {
+                meta.len()
+            }
+        })
+        .sum()
+}
+
+#[test]
+fn info_on_an_array_shows_its_metadata_and_storage() {
+    let (_dir, root) = sample_store();
+    let chunk_bytes = tree_size(&root.join("counts/c"));
+    let expected = format!(
+        "\
+path:               /counts
+format:             v3
+node type:          array
+shape:              [10, 7]
+data type:          int32
+chunk shape:        [4, 4]
+chunk grid:         [3, 2] (6 chunks)
+chunk key encoding: default (separator \"/\")
+fill value:         -1
+codecs:
+  bytes {{\"endian\":\"little\"}}
+  gzip {{\"level\":5}}
+dimension names:    [\"y\", \"x\"]
+stored chunks:      2 of 6, {chunk_bytes} bytes
+decoded size:       280 bytes
+attributes:
+  {{
+    \"units\": \"K\",
+    \"scale\": [
+      1,
+      2
+    ]
+  }}
+"
+    );
+    let run = zarrkit([OsStr::new("info"), root.join("counts").as_os_str()]);
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert_eq!(run.stderr, "");
+    assert_eq!(run.stdout, expected);
+}
+
+#[test]
+fn info_on_a_group_lists_children_and_attributes() {
+    let (_dir, root) = sample_store();
+    let run = zarrkit([OsStr::new("info"), root.as_os_str()]);
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert_eq!(
+        run.stdout,
+        "\
+path:               /
+format:             v3
+node type:          group
+children:
+  counts  array [10, 7] int32
+  sub/    group
+attributes:
+  {
+    \"title\": \"test\"
+  }
+"
+    );
+    let run = zarrkit([OsStr::new("info"), root.join("sub/empty").as_os_str()]);
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert!(run.stdout.starts_with("path:               /sub/empty\n"));
+    assert!(run.stdout.contains("\nchildren:           (none)\n"));
+    assert!(run.stdout.ends_with("\nattributes:         {}\n"));
+}
+
+#[test]
+fn info_finds_the_store_root_above_a_node_path_or_takes_path_option() {
+    let (_dir, root) = sample_store();
+    let by_suffix = zarrkit([OsStr::new("info"), root.join("sub/flags").as_os_str()]);
+    let by_option = zarrkit([
+        OsStr::new("info"),
+        root.as_os_str(),
+        OsStr::new("--path"),
+        OsStr::new("sub/flags"),
+    ]);
+    // `STORE/a/zarr.json` names the node `/a` too.
+    let by_document = zarrkit([
+        OsStr::new("info"),
+        root.join("sub/flags/zarr.json").as_os_str(),
+    ]);
+    for run in [&by_suffix, &by_option, &by_document] {
+        assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+        assert!(
+            run.stdout.starts_with("path:               /sub/flags\n"),
+            "{}",
+            run.stdout
+        );
+        assert!(run.stdout.contains("\nshape:              [5]\n"));
+        assert!(run.stdout.contains("\ndata type:          bool\n"));
+        assert!(run.stdout.contains("\nfill value:         false\n"));
+        // The last chunk holds one `false`, equal to the fill value, so it is not stored.
+        assert!(run.stdout.contains("\nstored chunks:      2 of 3, "));
+        assert!(run.stdout.contains("\ndimension names:    (none)\n"));
+    }
+    assert_eq!(by_suffix.stdout, by_option.stdout);
+    assert_eq!(by_suffix.stdout, by_document.stdout);
+}
+
+#[test]
+fn info_json_prints_the_stored_document() {
+    let (_dir, root) = sample_store();
+    for node in ["counts", "sub", "sub/flags"] {
+        let run = zarrkit([
+            OsStr::new("info"),
+            OsStr::new("--json"),
+            root.join(node).as_os_str(),
+        ]);
+        assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+        let printed: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+        let stored: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(root.join(node).join("zarr.json")).unwrap())
+                .unwrap();
+        assert_eq!(printed, stored, "{node}");
+        // Pretty: one field per line.
+        assert!(
+            run.stdout.contains("\n  \"zarr_format\": 3,\n"),
+            "{}",
+            run.stdout
+        );
+    }
+}
+
+#[test]
+fn info_on_a_missing_node_names_its_path() {
+    let (_dir, root) = sample_store();
+    let run = zarrkit([OsStr::new("info"), root.join("missing").as_os_str()]);
+    assert_eq!(run.code, 1);
+    assert_eq!(run.stdout, "");
+    assert_eq!(run.stderr, "error: no array or group at `/missing`\n");
+
+    let run = zarrkit([
+        OsStr::new("info"),
+        root.as_os_str(),
+        OsStr::new("--path"),
+        OsStr::new("/sub/nothing/here"),
+    ]);
+    assert_eq!(run.code, 1);
+    assert_eq!(
+        run.stderr,
+        "error: no array or group at `/sub/nothing/here`\n"
+    );
+}
+
+#[test]
+fn commands_on_a_nonexistent_store_fail_with_its_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nope.zarr");
+    let shown = missing.display().to_string();
+    for args in [
+        vec![OsStr::new("info"), missing.as_os_str()],
+        vec![OsStr::new("tree"), missing.as_os_str()],
+        vec![
+            OsStr::new("export"),
+            missing.as_os_str(),
+            OsStr::new("/a"),
+            OsStr::new("--attrs"),
+            dir.path().join("a.json").as_os_str(),
+        ],
+    ] {
+        let run = zarrkit(&args);
+        assert_eq!(run.code, 1, "{args:?}");
+        assert!(run.stderr.starts_with("error: "), "{}", run.stderr);
+        assert!(run.stderr.contains(&format!("`{shown}`")), "{}", run.stderr);
+        assert!(run.stderr.contains("does not exist"), "{}", run.stderr);
+    }
+    // Nothing was created.
+    assert!(!missing.exists());
+    assert!(!dir.path().join("a.json").exists());
+}
+
+#[test]
+fn a_directory_without_a_hierarchy_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = zarrkit([OsStr::new("info"), dir.path().as_os_str()]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains("no Zarr hierarchy at"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("`zarr.json`"), "{}", run.stderr);
+}
+
+#[test]
+fn tree_shows_the_hierarchy_sorted_by_name() {
+    let (_dir, root) = sample_store();
+    let run = zarrkit([OsStr::new("tree"), root.as_os_str()]);
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert_eq!(run.stderr, "");
+    assert_eq!(
+        run.stdout,
+        "\
+/
+├── counts [10, 7] int32 chunks [4, 4]
+└── sub/
+    ├── empty/
+    └── flags [5] bool chunks [2]
+
+2 groups, 2 arrays
+"
+    );
+    let run = zarrkit([OsStr::new("tree"), root.join("sub").as_os_str()]);
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert_eq!(
+        run.stdout,
+        "/sub/\n├── empty/\n└── flags [5] bool chunks [2]\n\n1 group, 1 array\n"
+    );
+    let run = zarrkit([OsStr::new("tree"), root.join("counts").as_os_str()]);
+    assert_eq!(run.stdout, "/counts [10, 7] int32 chunks [4, 4]\n");
+}
+
+#[test]
+fn tree_marks_an_invalid_node_and_fails() {
+    let (_dir, root) = sample_store();
+    std::fs::create_dir(root.join("broken")).unwrap();
+    std::fs::write(root.join("broken/zarr.json"), b"{ not json").unwrap();
+    let run = zarrkit([OsStr::new("tree"), root.as_os_str()]);
+    assert_eq!(run.code, 1);
+    // The siblings are still shown.
+    assert!(
+        run.stdout.starts_with("/\n├── broken (invalid: "),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("├── counts [10, 7] int32 chunks [4, 4]\n")
+    );
+    assert!(run.stdout.contains("    └── flags [5] bool chunks [2]\n"));
+    assert!(run.stderr.starts_with("error: "), "{}", run.stderr);
+    assert!(run.stderr.contains("broken/zarr.json"), "{}", run.stderr);
+}
+
+// --- export ------------------------------------------------------------------
+
+/// A parsed `.npy` file.
+struct Npy {
+    descr: String,
+    shape: Vec<u64>,
+    data: Vec<u8>,
+}
+
+/// A small `.npy` reader: checks the magic, version, alignment and dict
+/// layout, and returns the type string, shape and data bytes.
+fn read_npy(path: &Path) -> Npy {
+    let bytes = std::fs::read(path).unwrap();
+    assert_eq!(&bytes[..6], b"\x93NUMPY", "magic");
+    let (header_start, header_len) = match (bytes[6], bytes[7]) {
+        (1, 0) => (10, usize::from(u16::from_le_bytes([bytes[8], bytes[9]]))),
+        (2, 0) => (
+            12,
+            u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
+        ),
+        version => panic!("unexpected version {version:?}"),
+    };
+    let data_start = header_start + header_len;
+    assert_eq!(data_start % 64, 0, "data is aligned to 64 bytes");
+    let header = std::str::from_utf8(&bytes[header_start..data_start]).unwrap();
+    assert!(header.ends_with('\n'));
+    let header = header.trim_end();
+    let rest = header
+        .strip_prefix("{'descr': '")
+        .unwrap_or_else(|| panic!("header {header:?}"));
+    let (descr, rest) = rest.split_once('\'').unwrap();
+    let rest = rest
+        .strip_prefix(", 'fortran_order': False, 'shape': (")
+        .unwrap_or_else(|| panic!("header {header:?}"));
+    let (shape, rest) = rest.split_once(')').unwrap();
+    assert_eq!(rest, ", }");
+    let shape: Vec<u64> = shape
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| s.parse().unwrap())
+        .collect();
+    Npy {
+        descr: descr.to_string(),
+        shape,
+        data: bytes[data_start..].to_vec(),
+    }
+}
+
+/// Element `k` of a test array of `data_type`, as little-endian bytes.
+fn element_le(data_type: &DataType, k: u64) -> Vec<u8> {
+    let k8 = k as u8;
+    match data_type {
+        DataType::Bool => vec![u8::from(k % 3 == 0)],
+        DataType::Int8 => (-(k as i8) * 3).to_le_bytes().to_vec(),
+        DataType::UInt8 => (k8.wrapping_mul(7)).to_le_bytes().to_vec(),
+        DataType::Int16 => (-300 * k as i16).to_le_bytes().to_vec(),
+        DataType::UInt16 => (1000 * k as u16 + 1).to_le_bytes().to_vec(),
+        DataType::Int32 => (-70_000 * k as i32).to_le_bytes().to_vec(),
+        DataType::UInt32 => (0x0102_0304 * k as u32).to_le_bytes().to_vec(),
+        DataType::Int64 => (-(1i64 << 40) * k as i64 + 5).to_le_bytes().to_vec(),
+        DataType::UInt64 => ((1u64 << 50) * k + 9).to_le_bytes().to_vec(),
+        // Half-precision bit patterns of small integers: 0x3c00 is 1.0; the
+        // low bits make every element differ.
+        DataType::Float16 => (0x3c00u16 + k as u16).to_le_bytes().to_vec(),
+        DataType::Float32 => (k as f32 * 0.5 - 3.25).to_le_bytes().to_vec(),
+        DataType::Float64 => (k as f64 * -1.125 + 1e10).to_le_bytes().to_vec(),
+        DataType::Complex64 => {
+            let mut b = (k as f32 + 0.25).to_le_bytes().to_vec();
+            b.extend_from_slice(&(-(k as f32)).to_le_bytes());
+            b
+        }
+        DataType::Complex128 => {
+            let mut b = (k as f64 * 3.0).to_le_bytes().to_vec();
+            b.extend_from_slice(&(k as f64 - 0.5).to_le_bytes());
+            b
+        }
+        DataType::RawBits(bits) => (0..bits / 8)
+            .map(|i| k8.wrapping_mul(11) ^ i as u8)
+            .collect(),
+        other => panic!("no test values for {other}"),
+    }
+}
+
+fn le_to_native(bytes: &mut [u8], unit: usize) {
+    if cfg!(target_endian = "big") && unit > 1 {
+        for e in bytes.chunks_exact_mut(unit) {
+            e.reverse();
+        }
+    }
+}
+
+/// Checks with NumPy that it reads `npy` as `descr`, `shape` and `data`,
+/// when `ZARRKIT_PYTHON` names a Python with NumPy.
+fn check_with_numpy(npy: &Path, descr: &str, shape: &[u64], data: &[u8]) -> bool {
+    let Some(python) = std::env::var_os("ZARRKIT_PYTHON") else {
+        return false;
+    };
+    let script = "import numpy, sys\n\
+        a = numpy.load(sys.argv[1])\n\
+        b = a.astype(a.dtype.newbyteorder('<')) if a.dtype.byteorder not in '<|=' else a\n\
+        print(a.dtype.str, list(a.shape), b.tobytes().hex())";
+    let output = Command::new(python)
+        .args([OsStr::new("-c"), OsStr::new(script), npy.as_os_str()])
+        .output()
+        .expect("ZARRKIT_PYTHON runs");
+    assert!(
+        output.status.success(),
+        "numpy failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let hex: String = data.iter().map(|b| format!("{b:02x}")).collect();
+    let shape: Vec<String> = shape.iter().map(u64::to_string).collect();
+    assert_eq!(
+        String::from_utf8(output.stdout).unwrap().trim_end(),
+        format!("{descr} [{}] {hex}", shape.join(", ")),
+        "numpy reads {}",
+        npy.display()
+    );
+    true
+}
+
+fn note_numpy_skipped(checked: bool) {
+    if !checked {
+        eprintln!("skipping the NumPy check: set ZARRKIT_PYTHON to a Python with numpy to run it");
+    }
+}
+
+#[test]
+fn export_writes_every_data_type_as_npy() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("types.zarr");
+    let store = open_store(&root);
+    Group::create(Arc::clone(&store), "/", JsonMap::new()).unwrap();
+    let cases = [
+        (DataType::Bool, "|b1"),
+        (DataType::Int8, "|i1"),
+        (DataType::Int16, "<i2"),
+        (DataType::Int32, "<i4"),
+        (DataType::Int64, "<i8"),
+        (DataType::UInt8, "|u1"),
+        (DataType::UInt16, "<u2"),
+        (DataType::UInt32, "<u4"),
+        (DataType::UInt64, "<u8"),
+        (DataType::Float16, "<f2"),
+        (DataType::Float32, "<f4"),
+        (DataType::Float64, "<f8"),
+        (DataType::Complex64, "<c8"),
+        (DataType::Complex128, "<c16"),
+        (DataType::RawBits(8), "|V1"),
+        (DataType::RawBits(24), "|V3"),
+    ];
+    let shape = [5u64, 3];
+    let mut numpy_checked = false;
+    for (data_type, descr) in cases.clone() {
+        let name = data_type.name();
+        // Chunks of 2 x 2 leave partial chunks at both edges.
+        let array = Array::builder(&shape, data_type.clone(), &[2, 2])
+            .create(Arc::clone(&store), &format!("/{name}"))
+            .unwrap();
+        let expected: Vec<u8> = (0..15).flat_map(|k| element_le(&data_type, k)).collect();
+        let mut native = expected.clone();
+        le_to_native(&mut native, data_type.endian_unit());
+        array
+            .write_region_bytes(&Region::whole(&shape), &native)
+            .unwrap();
+
+        let out = dir.path().join(format!("{name}.npy"));
+        let run = zarrkit([
+            OsStr::new("export"),
+            root.as_os_str(),
+            OsStr::new(&name),
+            OsStr::new("--out"),
+            out.as_os_str(),
+        ]);
+        assert_eq!(run.code, 0, "{name}: {}", run.stderr);
+        assert_eq!(run.stderr, "");
+        assert!(
+            run.stdout.starts_with(&format!(
+                "wrote `{}`: /{name}, shape [5, 3], {name}, ",
+                out.display()
+            )),
+            "{}",
+            run.stdout
+        );
+        let npy = read_npy(&out);
+        assert_eq!(npy.descr, descr, "{name}");
+        assert_eq!(npy.shape, shape, "{name}");
+        assert_eq!(
+            npy.data, expected,
+            "{name}: every value, little endian, C order"
+        );
+        numpy_checked |= check_with_numpy(&out, descr, &shape, &expected);
+    }
+    note_numpy_skipped(numpy_checked);
+    // Only the exported files and the store: no temporary files are left.
+    let mut names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names.len(), cases.len() + 1, "{names:?}");
+    assert!(
+        names
+            .iter()
+            .all(|n| n.ends_with(".npy") || n == "types.zarr"),
+        "{names:?}"
+    );
+}
+
+#[test]
+fn export_fills_unwritten_chunks_and_handles_0d_and_1d_shapes() {
+    let (dir, root) = sample_store();
+    // Rows 4..10 of `counts` were never written: they read as the fill value -1.
+    let out = dir.path().join("counts.npy");
+    let run = zarrkit([
+        OsStr::new("export"),
+        root.as_os_str(),
+        OsStr::new("/counts"),
+        OsStr::new("-o"),
+        out.as_os_str(),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let npy = read_npy(&out);
+    assert_eq!(
+        (npy.descr.as_str(), npy.shape.as_slice()),
+        ("<i4", &[10u64, 7][..])
+    );
+    let values: Vec<i32> = npy
+        .data
+        .chunks_exact(4)
+        .map(|b| i32::from_le_bytes(b.try_into().unwrap()))
+        .collect();
+    let expected: Vec<i32> = (0..70).map(|k| if k < 28 { k } else { -1 }).collect();
+    assert_eq!(values, expected);
+
+    let store = open_store(&root);
+    let scalar = Array::builder(&[], DataType::Float64, &[])
+        .fill_value_bytes(FillValue::new(2.5f64.to_ne_bytes().to_vec()))
+        .create(Arc::clone(&store), "/scalar")
+        .unwrap();
+    let out = dir.path().join("scalar.npy");
+    let run = zarrkit([
+        OsStr::new("export"),
+        root.as_os_str(),
+        OsStr::new("scalar"),
+        OsStr::new("--out"),
+        out.as_os_str(),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let npy = read_npy(&out);
+    assert_eq!(npy.descr, "<f8");
+    assert!(npy.shape.is_empty());
+    assert_eq!(npy.data, 2.5f64.to_le_bytes());
+    let header = std::fs::read(&out).unwrap();
+    assert!(String::from_utf8_lossy(&header).contains("'shape': (), }"));
+    drop(scalar);
+
+    let out = dir.path().join("flags.npy");
+    let run = zarrkit([
+        OsStr::new("export"),
+        root.as_os_str(),
+        OsStr::new("/sub/flags"),
+        OsStr::new("--out"),
+        out.as_os_str(),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let npy = read_npy(&out);
+    assert_eq!(npy.descr, "|b1");
+    assert_eq!(npy.shape, [5]);
+    assert_eq!(npy.data, [1, 0, 1, 1, 0]);
+    assert!(String::from_utf8_lossy(&std::fs::read(&out).unwrap()).contains("'shape': (5,), }"));
+    let checked = check_with_numpy(&out, "|b1", &[5], &[1, 0, 1, 1, 0]);
+    note_numpy_skipped(checked);
+}
+
+#[test]
+fn export_writes_attributes_as_pretty_json() {
+    let (dir, root) = sample_store();
+    let group_attrs = dir.path().join("sub.json");
+    let run = zarrkit([
+        OsStr::new("export"),
+        root.as_os_str(),
+        OsStr::new("/sub"),
+        OsStr::new("--attrs"),
+        group_attrs.as_os_str(),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.stdout,
+        format!("wrote `{}`: attributes of /sub\n", group_attrs.display())
+    );
+    assert_eq!(
+        std::fs::read_to_string(&group_attrs).unwrap(),
+        "{\n  \"kind\": \"group\"\n}\n"
+    );
+
+    let array_attrs = dir.path().join("counts.json");
+    let npy = dir.path().join("counts.npy");
+    let run = zarrkit([
+        OsStr::new("export"),
+        root.as_os_str(),
+        OsStr::new("counts"),
+        OsStr::new("--attrs"),
+        array_attrs.as_os_str(),
+        OsStr::new("--out"),
+        npy.as_os_str(),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let attrs: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&array_attrs).unwrap()).unwrap();
+    assert_eq!(attrs, json!({ "units": "K", "scale": [1, 2] }));
+    assert_eq!(read_npy(&npy).shape, [10, 7]);
+}
+
+#[test]
+fn export_of_a_group_with_out_fails_naming_the_group() {
+    let (dir, root) = sample_store();
+    let out = dir.path().join("sub.npy");
+    let attrs = dir.path().join("sub.json");
+    let run = zarrkit([
+        OsStr::new("export"),
+        root.as_os_str(),
+        OsStr::new("/sub"),
+        OsStr::new("--out"),
+        out.as_os_str(),
+        OsStr::new("--attrs"),
+        attrs.as_os_str(),
+    ]);
+    assert_eq!(run.code, 1);
+    assert_eq!(run.stdout, "");
+    assert!(
+        run.stderr.starts_with("error: `/sub` is a group"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("--attrs"), "{}", run.stderr);
+    // Nothing is written when the request cannot be carried out in full.
+    assert!(!out.exists() && !attrs.exists());
+}
+
+#[test]
+fn export_of_a_missing_node_fails_naming_it() {
+    let (dir, root) = sample_store();
+    let out = dir.path().join("x.npy");
+    let run = zarrkit([
+        OsStr::new("export"),
+        root.as_os_str(),
+        OsStr::new("/sub/missing"),
+        OsStr::new("--out"),
+        out.as_os_str(),
+    ]);
+    assert_eq!(run.code, 1);
+    assert_eq!(run.stderr, "error: no array or group at `/sub/missing`\n");
+    assert!(!out.exists());
+}
+
+#[test]
+fn usage_errors_exit_with_2() {
+    let (_dir, root) = sample_store();
+    for args in [
+        // Neither --out nor --attrs.
+        vec![
+            OsStr::new("export"),
+            root.as_os_str(),
+            OsStr::new("/counts"),
+        ],
+        vec![OsStr::new("export"), root.as_os_str()],
+        vec![OsStr::new("info")],
+        vec![OsStr::new("info"), root.as_os_str(), OsStr::new("--bogus")],
+        vec![OsStr::new("frobnicate")],
+        vec![],
+    ] {
+        let run = zarrkit(&args);
+        assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
+        assert_eq!(run.stdout, "");
+        assert!(run.stderr.contains("Usage:"), "{}", run.stderr);
+    }
+    let run = zarrkit([
+        OsStr::new("export"),
+        root.as_os_str(),
+        OsStr::new("/counts"),
+    ]);
+    assert!(run.stderr.contains("--out"), "{}", run.stderr);
+    assert!(run.stderr.contains("--attrs"), "{}", run.stderr);
+}
+
+#[test]
+fn invalid_node_paths_are_errors_naming_the_path() {
+    let (dir, root) = sample_store();
+    let run = zarrkit([
+        OsStr::new("export"),
+        root.as_os_str(),
+        OsStr::new("/a/../b"),
+        OsStr::new("--attrs"),
+        dir.path().join("x.json").as_os_str(),
+    ]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.starts_with("error: invalid node path `/a/../b`"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn help_documents_every_command_with_examples() {
+    let run = zarrkit(["--help"]);
+    assert_eq!(run.code, 0);
+    for command in ["info", "tree", "export"] {
+        assert!(run.stdout.contains(command), "{}", run.stdout);
+        let run = zarrkit([command, "--help"]);
+        assert_eq!(run.code, 0);
+        assert!(
+            run.stdout.contains("Examples:"),
+            "{command}: {}",
+            run.stdout
+        );
+        assert!(
+            run.stdout
+                .contains(&format!("zarrkit {command} testdata/sample.zarr"))
+        );
+    }
+    let run = zarrkit(["info", "--help"]);
+    assert!(run.stdout.contains("topmost"), "{}", run.stdout);
+    assert!(run.stdout.contains("--path"));
+    assert!(run.stdout.contains("--json"));
+}
+
+#[test]
+fn the_shipped_sample_store_opens() {
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/sample.zarr");
+    let run = zarrkit([OsStr::new("tree"), sample.as_os_str()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.stdout,
+        "\
+/
+├── labels [36, 72] uint8 chunks [18, 36]
+└── weather/
+    ├── elevation [36, 72] int16 chunks [18, 36]
+    └── temperature [24, 36, 72] float32 chunks [6, 12, 24]
+
+1 group, 3 arrays
+"
+    );
+    let run = zarrkit([
+        OsStr::new("info"),
+        sample.join("weather/temperature").as_os_str(),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    for expected in [
+        "\nfill value:         \"NaN\"\n",
+        "\ncodecs:\n  bytes {\"endian\":\"little\"}\n  zstd {\"level\":9,\"checksum\":false}\n",
+        "\ndimension names:    [\"time\", \"lat\", \"lon\"]\n",
+        "\nstored chunks:      36 of 36, ",
+        "\ndecoded size:       248832 bytes (243.0 KiB)\n",
+    ] {
+        assert!(
+            run.stdout.contains(expected),
+            "{expected:?} in\n{}",
+            run.stdout
+        );
+    }
+}
