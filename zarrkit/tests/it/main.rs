@@ -1,1 +1,3 @@
-mod placeholder {}
+//! zarrkit's integration tests: one binary, one module per topic.
+
+mod interop;
