@@ -115,6 +115,12 @@ def check_group(errors, root: str, entry: dict) -> None:
     compare(errors, where, "children", sorted(name for name, _ in group.members()), sorted(entry["children"]))
 
 
+def ts_version() -> str:
+    from importlib.metadata import version
+
+    return version("tensorstore")
+
+
 def main() -> int:
     if len(sys.argv) != 2:
         print(__doc__, file=sys.stderr)
@@ -147,8 +153,9 @@ def main() -> int:
             errors.append(f"zarr-python reading group {entry['id']}: cannot read: {type(e).__name__}: {e}")
 
     summary = (
-        f"checked {checked['zarr-python']} arrays with zarr-python {zarr.__version__}, "
-        f"{checked['tensorstore']} with tensorstore and {len(manifest.get('groups', []))} groups"
+        f"checked {checked['zarr-python']} arrays with zarr-python, "
+        f"{checked['tensorstore']} with tensorstore and {len(manifest.get('groups', []))} groups "
+        f"(zarr {zarr.__version__}, tensorstore {ts_version()})"
     )
     if errors:
         print(f"{len(errors)} interop mismatch(es); {summary}:", file=sys.stderr)
