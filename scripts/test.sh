@@ -52,5 +52,6 @@ else
     run cargo test --workspace --all-features --no-fail-fast "$@"
 fi
 
-# Each bench once, so benches keep compiling and running.
-run cargo bench -p zarrkit -- --test
+# Each bench once, so benches keep compiling and running. `--bench '*'`
+# selects the bench targets only: the unit tests already ran above.
+run cargo bench -p zarrkit --bench '*' -- --test
