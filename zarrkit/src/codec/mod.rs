@@ -9,9 +9,19 @@
 //! To add a codec: write `codec/<spec-name>.rs` with a `create` function,
 //! and add one line to [`registry`].
 
+#[cfg(feature = "blosc")]
+#[allow(unsafe_code)]
+pub mod blosc;
 pub mod bytes;
 mod chain;
+#[cfg(feature = "crc32c")]
+pub mod crc32c;
+#[cfg(feature = "gzip")]
+pub mod gzip;
 pub mod registry;
+pub mod transpose;
+#[cfg(feature = "zstd")]
+pub mod zstd;
 
 pub use chain::CodecChain;
 pub use registry::{Codec, codec_from_metadata};
@@ -57,6 +67,14 @@ impl ChunkRepr {
 pub trait ArrayToArrayCodec: Debug + Send + Sync {
     /// The codec's metadata, as written to the array's `codecs` (canonical form).
     fn metadata(&self) -> ExtensionObject;
+
+    /// The canonical metadata of the codec when it receives arrays of
+    /// `decoded`; codecs whose configuration depends on the array (such as
+    /// `transpose` read with the old `"C"`/`"F"` orders) spell it out here.
+    fn metadata_for(&self, decoded: &ChunkRepr) -> ExtensionObject {
+        let _ = decoded;
+        self.metadata()
+    }
 
     /// The representation of the encoded array, given the decoded one.
     ///

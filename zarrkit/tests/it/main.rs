@@ -1,4 +1,22 @@
-//! zarrkit's integration tests: one binary, one module per topic.
+//! The single integration-test binary: one module per topic.
 
+// The codec tests use every compressor, so they need every codec feature.
+#[cfg(all(
+    feature = "gzip",
+    feature = "zstd",
+    feature = "blosc",
+    feature = "crc32c"
+))]
+mod codecs;
+mod corpus;
 mod formats;
+// The interop matrix covers every codec, so it needs every codec feature.
+#[cfg(all(
+    feature = "gzip",
+    feature = "zstd",
+    feature = "blosc",
+    feature = "crc32c"
+))]
 mod interop;
+mod regions;
+mod stores;
