@@ -21,7 +21,7 @@
 use half::f16;
 use num_complex::Complex;
 use serde_json::{Value, json};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
@@ -499,6 +499,34 @@ fn zarrkit_reads_every_array_and_group_zarr_python_and_tensorstore_write() {
                 document(dir.path(), entry)
             ));
         }
+    }
+    // The hierarchy as a whole: walking zarr-python's root finds every node
+    // below it, arrays and groups, and nothing else.
+    let in_zarr_python = |entry: &&Value| entry["store"] == "zarr_python" && entry["path"] != "";
+    let expected: BTreeSet<String> = arrays
+        .iter()
+        .chain(groups)
+        .filter(in_zarr_python)
+        .map(|entry| node_path(entry["path"].as_str().expect("path")))
+        .collect();
+    match Group::open(Arc::clone(&stores["zarr_python"]), "/").and_then(|root| root.walk()) {
+        Ok(nodes) => {
+            let walked: BTreeSet<String> = nodes
+                .iter()
+                .map(|n| n.path().as_str().to_string())
+                .collect();
+            if walked != expected {
+                failures.push(format!(
+                    "walking zarr_python's root: found but not written {:?}; written but not found {:?}",
+                    walked.difference(&expected).collect::<Vec<_>>(),
+                    expected.difference(&walked).collect::<Vec<_>>()
+                ));
+            }
+        }
+        Err(e) => failures.push(format!(
+            "cannot walk zarr_python's root: {}",
+            error_chain(&e)
+        )),
     }
     assert!(
         failures.is_empty(),
