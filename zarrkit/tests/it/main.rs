@@ -10,5 +10,13 @@
 mod codecs;
 mod corpus;
 mod formats;
+// The interop matrix covers every codec, so it needs every codec feature.
+#[cfg(all(
+    feature = "gzip",
+    feature = "zstd",
+    feature = "blosc",
+    feature = "crc32c"
+))]
+mod interop;
 mod regions;
 mod stores;
