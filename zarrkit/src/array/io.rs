@@ -29,6 +29,10 @@ struct ChunkPiece {
     covers_chunk: bool,
 }
 
+/// A whole chunk that decodes straight into `range` of the output, with its
+/// stored bytes (`None` when missing).
+type DirectChunk<'a> = (std::ops::Range<usize>, &'a ChunkPiece, Option<Vec<u8>>);
+
 impl Array {
     /// The number of chunks handled per batch: enough to keep every thread
     /// busy, few enough that memory in flight stays a few chunks per thread.
@@ -154,14 +158,94 @@ impl Array {
         for batch in pieces.chunks(self.batch_size()) {
             let requests: Vec<ReadRequest> = batch.iter().map(|p| (p.key.clone(), None)).collect();
             let fetched = self.store.get_partial_values(&requests)?;
-            let decoded: Vec<Option<Vec<u8>>> = batch
-                .par_iter()
-                .zip(fetched)
-                .map(|(piece, bytes)| self.decode_chunk(&piece.key, bytes))
-                .collect::<Result<_, _>>()?;
-            self.scatter(region, batch, &decoded, out, elem);
+            let mut direct = Vec::new();
+            let mut staged = Vec::new();
+            for (piece, bytes) in batch.iter().zip(fetched) {
+                match self.contiguous_range(region, piece, elem) {
+                    Some(range) => direct.push((range, piece, bytes)),
+                    None => staged.push((piece, bytes)),
+                }
+            }
+            self.decode_direct(direct, out)?;
+            if !staged.is_empty() {
+                let decoded: Vec<(&ChunkPiece, Option<Vec<u8>>)> = staged
+                    .into_par_iter()
+                    .map(|(piece, bytes)| Ok((piece, self.decode_chunk(&piece.key, bytes)?)))
+                    .collect::<Result<_, Error>>()?;
+                self.scatter(region, &decoded, out, elem);
+            }
         }
         Ok(())
+    }
+
+    /// The byte range of `out` that a whole chunk fills, when the chunk lies
+    /// entirely inside the region and its elements are contiguous there (a
+    /// 1-d array, or chunks spanning the region's trailing dimensions).
+    fn contiguous_range(
+        &self,
+        region: &Region,
+        piece: &ChunkPiece,
+        elem: usize,
+    ) -> Option<std::ops::Range<usize>> {
+        if piece.shape.as_slice() != self.chunk_shape() {
+            return None;
+        }
+        // Contiguous in C order: leading dimensions of length 1, then
+        // dimensions that each span the region entirely.
+        let first_long = piece
+            .shape
+            .iter()
+            .position(|&n| n != 1)
+            .unwrap_or(piece.shape.len());
+        let spans = (first_long + 1..self.ndim()).all(|d| piece.shape[d] == region.shape()[d]);
+        if !spans {
+            return None;
+        }
+        let mut offset = 0u64;
+        for d in 0..self.ndim() {
+            offset = offset * region.shape()[d] + piece.in_region[d];
+        }
+        let start = usize::try_from(offset).ok()?.checked_mul(elem)?;
+        let len = self.chunk_repr.size_bytes().ok()?;
+        Some(start..start.checked_add(len)?)
+    }
+
+    /// Decodes whole chunks straight into their disjoint ranges of `out`,
+    /// in parallel; missing chunks are filled with the fill value.
+    fn decode_direct(&self, mut direct: Vec<DirectChunk<'_>>, out: &mut [u8]) -> Result<(), Error> {
+        if direct.is_empty() {
+            return Ok(());
+        }
+        direct.sort_by_key(|(range, _, _)| range.start);
+        // Split `out` into one mutable slice per chunk: the ranges are
+        // disjoint, so each task owns its slice.
+        let mut slices = Vec::with_capacity(direct.len());
+        let mut rest = out;
+        let mut consumed = 0;
+        for (range, _, _) in &direct {
+            let tail = std::mem::take(&mut rest);
+            let (_, tail) = tail.split_at_mut(range.start - consumed);
+            let (slice, tail) = tail.split_at_mut(range.len());
+            slices.push(slice);
+            rest = tail;
+            consumed = range.end;
+        }
+        slices
+            .into_par_iter()
+            .zip(direct)
+            .try_for_each(|(slice, (_, piece, bytes))| match bytes {
+                Some(bytes) => self
+                    .codecs
+                    .decode_into(bytes, &self.chunk_repr, slice)
+                    .map_err(|source| Error::Decode {
+                        key: piece.key.clone(),
+                        source,
+                    }),
+                None => {
+                    self.fill_value().fill(slice);
+                    Ok(())
+                }
+            })
     }
 
     /// Copies decoded chunks (or the fill value for missing ones) into the
@@ -169,8 +253,7 @@ impl Array {
     fn scatter(
         &self,
         region: &Region,
-        batch: &[ChunkPiece],
-        decoded: &[Option<Vec<u8>>],
+        decoded: &[(&ChunkPiece, Option<Vec<u8>>)],
         out: &mut [u8],
         elem: usize,
     ) {
@@ -197,7 +280,7 @@ impl Array {
         };
         let ndim = self.ndim();
         if ndim < 2 || region.shape()[0] < 2 {
-            for (piece, chunk) in batch.iter().zip(decoded) {
+            for (piece, chunk) in decoded {
                 copy_piece(
                     chunk.as_ref(),
                     out,
@@ -213,10 +296,14 @@ impl Array {
         // of `out`; planes are disjoint, so threads can fill them at once
         // without sharing a mutable buffer.
         let plane_bytes = out.len() / region.shape()[0] as usize;
-        let lo = batch.iter().map(|p| p.in_region[0]).min().unwrap_or(0) as usize;
-        let hi = batch
+        let lo = decoded
             .iter()
-            .map(|p| p.in_region[0] + p.shape[0])
+            .map(|(p, _)| p.in_region[0])
+            .min()
+            .unwrap_or(0) as usize;
+        let hi = decoded
+            .iter()
+            .map(|(p, _)| p.in_region[0] + p.shape[0])
             .max()
             .unwrap_or(0) as usize;
         let plane_shape: Vec<u64> = std::iter::once(1)
@@ -230,7 +317,7 @@ impl Array {
                 let mut dst_start = vec![0u64; ndim];
                 let mut src_start = vec![0u64; ndim];
                 let mut shape = vec![1u64; ndim];
-                for (piece, chunk) in batch.iter().zip(decoded) {
+                for (piece, chunk) in decoded {
                     if row < piece.in_region[0] || row >= piece.in_region[0] + piece.shape[0] {
                         continue;
                     }

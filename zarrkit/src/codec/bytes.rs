@@ -142,6 +142,18 @@ impl ArrayToBytesCodec for BytesCodec {
         self.convert(decoded, repr)
     }
 
+    fn decode_in_place(&self, data: &mut [u8], repr: &ChunkRepr) -> Option<Result<(), CodecError>> {
+        let unit = repr.data_type.endian_unit();
+        Some(match self.endian {
+            Some(endian) if endian != Endian::native() => {
+                swap_bytes(data, unit);
+                Ok(())
+            }
+            None if unit > 1 => Err(self.missing_endian(repr)),
+            _ => Ok(()),
+        })
+    }
+
     fn decode(&self, encoded: Vec<u8>, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
         let expected = repr.size_bytes()?;
         if encoded.len() != expected {

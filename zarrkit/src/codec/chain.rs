@@ -180,6 +180,58 @@ impl CodecChain {
         Ok(data)
     }
 
+    /// Decodes one stored chunk into `out`, which must be exactly one chunk
+    /// of `repr`. When the chain has no array→array codecs and its
+    /// array→bytes codec works in place (`bytes`), the innermost
+    /// bytes→bytes codec writes straight into `out`: no intermediate buffer.
+    ///
+    /// # Errors
+    /// As [`Self::decode`].
+    pub fn decode_into(
+        &self,
+        encoded: Vec<u8>,
+        repr: &ChunkRepr,
+        out: &mut [u8],
+    ) -> Result<(), CodecError> {
+        let expected = repr.size_bytes()?;
+        if out.len() != expected {
+            return Err(CodecError::WrongSize {
+                expected,
+                actual: out.len(),
+            });
+        }
+        // Probing with an empty slice asks whether the codec works in place
+        // without touching any data.
+        let direct = self.array_to_array.is_empty()
+            && self.array_to_bytes.decode_in_place(&mut [], repr).is_some();
+        if !direct {
+            let decoded = self.decode(encoded, repr)?;
+            out.copy_from_slice(&decoded);
+            return Ok(());
+        }
+        let mut data = encoded;
+        match self.bytes_to_bytes.split_first() {
+            Some((innermost, outer)) => {
+                for codec in outer.iter().rev() {
+                    data = codec.decode(data, None)?;
+                }
+                innermost.decode_into(data, out)?;
+            }
+            None => {
+                if data.len() != expected {
+                    return Err(CodecError::WrongSize {
+                        expected,
+                        actual: data.len(),
+                    });
+                }
+                out.copy_from_slice(&data);
+            }
+        }
+        self.array_to_bytes
+            .decode_in_place(out, repr)
+            .unwrap_or(Ok(()))
+    }
+
     /// Decodes one stored chunk to the bytes of a chunk of representation `repr`.
     ///
     /// # Errors

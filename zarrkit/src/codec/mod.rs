@@ -120,6 +120,14 @@ pub trait ArrayToBytesCodec: Debug + Send + Sync {
     /// # Errors
     /// A [`CodecError`] if the bytes are not a valid encoding of such an array.
     fn decode(&self, encoded: Vec<u8>, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError>;
+
+    /// Deserialises in place, when the encoded bytes have the decoded size
+    /// (as for `bytes`, which at most swaps byte order). `None` when the
+    /// codec cannot; the chain then decodes through [`Self::decode`].
+    fn decode_in_place(&self, data: &mut [u8], repr: &ChunkRepr) -> Option<Result<(), CodecError>> {
+        let _ = (data, repr);
+        None
+    }
 }
 
 /// A codec that maps bytes to bytes (compressors, checksums).
@@ -140,6 +148,25 @@ pub trait BytesToBytesCodec: Debug + Send + Sync {
     /// # Errors
     /// A [`CodecError`] if the bytes are corrupt.
     fn decode(&self, encoded: Vec<u8>, decoded_size: Option<usize>) -> Result<Vec<u8>, CodecError>;
+
+    /// Decodes into `out`, which the result must fill exactly. The default
+    /// decodes to a new buffer and copies; a decompressor that can write
+    /// into a caller's buffer overrides it to save the copy.
+    ///
+    /// # Errors
+    /// A [`CodecError`] if the bytes are corrupt, or
+    /// [`CodecError::WrongSize`] if they do not decode to `out.len()` bytes.
+    fn decode_into(&self, encoded: Vec<u8>, out: &mut [u8]) -> Result<(), CodecError> {
+        let decoded = self.decode(encoded, Some(out.len()))?;
+        if decoded.len() != out.len() {
+            return Err(CodecError::WrongSize {
+                expected: out.len(),
+                actual: decoded.len(),
+            });
+        }
+        out.copy_from_slice(&decoded);
+        Ok(())
+    }
 }
 
 /// Errors from codecs. The caller adds the chunk key or array path.

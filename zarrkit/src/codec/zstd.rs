@@ -233,6 +233,39 @@ impl BytesToBytesCodec for ZstdCodec {
             _ => Self::decompress_streaming(&encoded, decoded_size),
         }
     }
+
+    fn decode_into(&self, encoded: Vec<u8>, out: &mut [u8]) -> Result<(), CodecError> {
+        // Straight into the caller's buffer when the frames say they hold
+        // exactly that many bytes; otherwise through the checked path.
+        if !encoded.is_empty() && total_content_size(&encoded)? == Some(out.len() as u64) {
+            let written = DECOMPRESSOR
+                .with(|cell| {
+                    let mut cached = cell.borrow_mut();
+                    let decompressor = match &mut *cached {
+                        Some(decompressor) => decompressor,
+                        empty => empty.insert(Decompressor::new()?),
+                    };
+                    decompressor.decompress_to_buffer(&encoded, out)
+                })
+                .map_err(|e| corrupt(&e))?;
+            if written != out.len() {
+                return Err(CodecError::WrongSize {
+                    expected: out.len(),
+                    actual: written,
+                });
+            }
+            return Ok(());
+        }
+        let decoded = self.decode(encoded, Some(out.len()))?;
+        if decoded.len() != out.len() {
+            return Err(CodecError::WrongSize {
+                expected: out.len(),
+                actual: decoded.len(),
+            });
+        }
+        out.copy_from_slice(&decoded);
+        Ok(())
+    }
 }
 
 #[cfg(test)]
