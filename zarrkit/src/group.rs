@@ -18,6 +18,9 @@ pub struct Group {
 }
 
 /// Any node: an array or a group.
+// Nodes are opened a handful at a time, never stored in bulk, so the size
+// difference between the variants costs nothing worth a box.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug)]
 pub enum Node {
     /// An array.

@@ -23,9 +23,9 @@
 //!
 //! - [`store`]: bytes under keys, knowing nothing about Zarr.
 //! - [`metadata`]: the one internal, v3-shaped model of arrays and groups.
-//! - [`format`]: each Zarr format's documents and key layouts ↔ the model.
+//! - [`format`](mod@format): each Zarr format's documents and key layouts ↔ the model.
 //! - [`codec`]: array→array, array→bytes and bytes→bytes codecs and the chain.
-//! - [`array`], [`group`], [`node`]: regions, planned parallel reads and
+//! - [`array`](mod@array), [`group`], [`node`]: regions, planned parallel reads and
 //!   writes, and the hierarchy.
 
 #![forbid(unsafe_code)]
@@ -39,6 +39,11 @@ pub mod group;
 pub mod metadata;
 pub mod node;
 pub mod store;
+
+// The README's quick start runs as a doctest.
+#[doc = include_str!("../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
 
 pub use array::{Array, ArrayBuilder, Element, Region};
 pub use error::{Error, NodeKind};

@@ -13,6 +13,9 @@ pub trait Element: Copy + Send + Sync + 'static {
     /// The type's name in messages, such as `f32`.
     const NAME: &'static str;
 
+    /// The value whose bytes are all zero.
+    fn zero() -> Self;
+
     /// Whether this type holds elements of `data_type`.
     fn is_compatible(data_type: &DataType) -> bool;
 
@@ -35,6 +38,9 @@ macro_rules! pod_element {
     ($t:ty, $name:literal, $($dt:pat_param)|+) => {
         impl Element for $t {
             const NAME: &'static str = $name;
+            fn zero() -> Self {
+                <Self as bytemuck::Zeroable>::zeroed()
+            }
             fn is_compatible(data_type: &DataType) -> bool {
                 matches!(data_type, $($dt)|+)
             }
@@ -68,6 +74,9 @@ pod_element!(Complex<f64>, "Complex<f64>", DataType::Complex128);
 
 impl Element for bool {
     const NAME: &'static str = "bool";
+    fn zero() -> Self {
+        false
+    }
     fn is_compatible(data_type: &DataType) -> bool {
         matches!(data_type, DataType::Bool)
     }

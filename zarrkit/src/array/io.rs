@@ -1,17 +1,266 @@
 //! Planned, parallel reads and writes of regions.
+//!
+//! Every read and write is planned first: the chunks a region touches and,
+//! for each, the box of the chunk it covers. Chunks are then handled in
+//! batches: each batch is fetched with one batched store read
+//! ([`Store::get_partial_values`](crate::store::Store::get_partial_values)),
+//! decoded or encoded in parallel with rayon, and copied. The batch size
+//! bounds the memory in flight: a read holds the caller's buffer plus one
+//! batch of encoded and decoded chunks.
 
+use super::copy::BoxCopy;
 use super::{Array, Element, Region};
 use crate::error::Error;
+use crate::store::{ReadRequest, StoreKey};
+use rayon::prelude::*;
+
+/// One chunk of a plan: its key, and where the region and the
+/// chunk overlap.
+struct ChunkPiece {
+    key: StoreKey,
+    /// The overlap's start within the chunk.
+    in_chunk: Vec<u64>,
+    /// The overlap's start within the region.
+    in_region: Vec<u64>,
+    /// The overlap's shape.
+    shape: Vec<u64>,
+    /// Whether the overlap covers every element of the chunk that lies
+    /// inside the array, so a write need not read the chunk first.
+    covers_chunk: bool,
+}
 
 impl Array {
+    /// The number of chunks handled per batch: enough to keep every thread
+    /// busy, few enough that memory in flight stays a few chunks per thread.
+    fn batch_size(&self) -> usize {
+        (rayon::current_num_threads() * 4).max(8)
+    }
+
+    /// Checks a region against the array and returns its size in bytes.
+    fn check_region(&self, region: &Region) -> Result<usize, Error> {
+        if region.ndim() != self.ndim() {
+            return Err(Error::DimensionMismatch {
+                path: self.path.clone(),
+                region_ndim: region.ndim(),
+                array_ndim: self.ndim(),
+            });
+        }
+        if !region.is_within(self.shape()) {
+            return Err(Error::OutOfBounds {
+                path: self.path.clone(),
+                region: region.to_string(),
+                shape: self.shape().to_vec(),
+            });
+        }
+        region
+            .num_elements()
+            .and_then(|n| n.checked_mul(self.data_type().size() as u64))
+            .and_then(|n| usize::try_from(n).ok())
+            .ok_or_else(|| Error::TooLarge {
+                path: self.path.clone(),
+                shape: region.shape().to_vec(),
+            })
+    }
+
+    /// The chunks `region` touches, in C order of the chunk grid, each with
+    /// the box it shares with the region. `region` must be non-empty and
+    /// within the array.
+    fn plan(&self, region: &Region) -> Result<Vec<ChunkPiece>, Error> {
+        let chunk_shape = self.chunk_shape();
+        let ndim = self.ndim();
+        let first: Vec<u64> = (0..ndim)
+            .map(|d| region.start()[d] / chunk_shape[d])
+            .collect();
+        let last: Vec<u64> = (0..ndim)
+            .map(|d| (region.start()[d] + region.shape()[d] - 1) / chunk_shape[d])
+            .collect();
+        let mut pieces = Vec::new();
+        let mut coords = first.clone();
+        loop {
+            let mut in_chunk = Vec::with_capacity(ndim);
+            let mut in_region = Vec::with_capacity(ndim);
+            let mut shape = Vec::with_capacity(ndim);
+            let mut covers_chunk = true;
+            for d in 0..ndim {
+                let chunk_start = coords[d] * chunk_shape[d];
+                let chunk_end = (chunk_start + chunk_shape[d]).min(self.shape()[d]);
+                let start = chunk_start.max(region.start()[d]);
+                let end = chunk_end.min(region.start()[d] + region.shape()[d]);
+                in_chunk.push(start - chunk_start);
+                in_region.push(start - region.start()[d]);
+                shape.push(end - start);
+                covers_chunk &= start == chunk_start && end == chunk_end;
+            }
+            pieces.push(ChunkPiece {
+                key: self.chunk_key(&coords)?,
+                in_chunk,
+                in_region,
+                shape,
+                covers_chunk,
+            });
+            // Next chunk in C order; done when every dimension wraps.
+            let mut d = ndim;
+            loop {
+                if d == 0 {
+                    return Ok(pieces);
+                }
+                d -= 1;
+                if coords[d] < last[d] {
+                    coords[d] += 1;
+                    break;
+                }
+                coords[d] = first[d];
+            }
+        }
+    }
+
+    /// Decodes a fetched chunk, or `None` when it is not stored.
+    fn decode_chunk(
+        &self,
+        key: &StoreKey,
+        encoded: Option<Vec<u8>>,
+    ) -> Result<Option<Vec<u8>>, Error> {
+        encoded
+            .map(|bytes| {
+                self.codecs
+                    .decode(bytes, &self.chunk_repr)
+                    .map_err(|source| Error::Decode {
+                        key: key.clone(),
+                        source,
+                    })
+            })
+            .transpose()
+    }
+
+    /// Reads `region` into `out` as native-endian element bytes in C order.
+    ///
+    /// # Errors
+    /// [`Error::DimensionMismatch`], [`Error::OutOfBounds`],
+    /// [`Error::BufferLength`], or a store or decode error naming the chunk.
+    pub fn read_region_bytes_into(&self, region: &Region, out: &mut [u8]) -> Result<(), Error> {
+        let expected = self.check_region(region)?;
+        if out.len() != expected {
+            return Err(Error::BufferLength {
+                path: self.path.clone(),
+                expected: expected as u64,
+                actual: out.len() as u64,
+            });
+        }
+        if region.is_empty() {
+            return Ok(());
+        }
+        let elem = self.data_type().size();
+        let pieces = self.plan(region)?;
+        for batch in pieces.chunks(self.batch_size()) {
+            let requests: Vec<ReadRequest> = batch.iter().map(|p| (p.key.clone(), None)).collect();
+            let fetched = self.store.get_partial_values(&requests)?;
+            let decoded: Vec<Option<Vec<u8>>> = batch
+                .par_iter()
+                .zip(fetched)
+                .map(|(piece, bytes)| self.decode_chunk(&piece.key, bytes))
+                .collect::<Result<_, _>>()?;
+            self.scatter(region, batch, &decoded, out, elem);
+        }
+        Ok(())
+    }
+
+    /// Copies decoded chunks (or the fill value for missing ones) into the
+    /// region's buffer, in parallel over the region's first dimension.
+    fn scatter(
+        &self,
+        region: &Region,
+        batch: &[ChunkPiece],
+        decoded: &[Option<Vec<u8>>],
+        out: &mut [u8],
+        elem: usize,
+    ) {
+        let chunk_shape = self.chunk_shape();
+        let fill = self.fill_value();
+        let copy_piece = |chunk: Option<&Vec<u8>>,
+                          dst: &mut [u8],
+                          dst_shape: &[u64],
+                          dst_start: &[u64],
+                          src_start: &[u64],
+                          shape: &[u64]| {
+            let copy = BoxCopy {
+                src_shape: chunk_shape,
+                src_start,
+                dst_shape,
+                dst_start,
+                shape,
+                elem,
+            };
+            match chunk {
+                Some(chunk) => copy.run(chunk, dst),
+                None => copy.for_each_run(|_, d, len| fill.fill(&mut dst[d..d + len])),
+            }
+        };
+        let ndim = self.ndim();
+        if ndim < 2 || region.shape()[0] < 2 {
+            for (piece, chunk) in batch.iter().zip(decoded) {
+                copy_piece(
+                    chunk.as_ref(),
+                    out,
+                    region.shape(),
+                    &piece.in_region,
+                    &piece.in_chunk,
+                    &piece.shape,
+                );
+            }
+            return;
+        }
+        // Each index of the region's first dimension is a contiguous plane
+        // of `out`; planes are disjoint, so threads can fill them at once
+        // without sharing a mutable buffer.
+        let plane_bytes = out.len() / region.shape()[0] as usize;
+        let lo = batch.iter().map(|p| p.in_region[0]).min().unwrap_or(0) as usize;
+        let hi = batch
+            .iter()
+            .map(|p| p.in_region[0] + p.shape[0])
+            .max()
+            .unwrap_or(0) as usize;
+        let plane_shape: Vec<u64> = std::iter::once(1)
+            .chain(region.shape()[1..].iter().copied())
+            .collect();
+        out[lo * plane_bytes..hi * plane_bytes]
+            .par_chunks_mut(plane_bytes)
+            .enumerate()
+            .for_each(|(i, plane)| {
+                let row = (lo + i) as u64;
+                let mut dst_start = vec![0u64; ndim];
+                let mut src_start = vec![0u64; ndim];
+                let mut shape = vec![1u64; ndim];
+                for (piece, chunk) in batch.iter().zip(decoded) {
+                    if row < piece.in_region[0] || row >= piece.in_region[0] + piece.shape[0] {
+                        continue;
+                    }
+                    dst_start[1..].copy_from_slice(&piece.in_region[1..]);
+                    src_start[0] = piece.in_chunk[0] + (row - piece.in_region[0]);
+                    src_start[1..].copy_from_slice(&piece.in_chunk[1..]);
+                    shape[1..].copy_from_slice(&piece.shape[1..]);
+                    copy_piece(
+                        chunk.as_ref(),
+                        plane,
+                        &plane_shape,
+                        &dst_start,
+                        &src_start,
+                        &shape,
+                    );
+                }
+            });
+    }
+
     /// Reads `region` into a new vector, in C order.
     ///
     /// # Errors
     /// [`Error::DataTypeMismatch`] if `T` does not hold the data type,
     /// [`Error::OutOfBounds`], or a store or decode error naming the chunk.
     pub fn read_region<T: Element>(&self, region: &Region) -> Result<Vec<T>, Error> {
-        let _ = region;
-        todo!()
+        self.check_element::<T>()?;
+        let n = self.check_region(region)? / self.data_type().size().max(1);
+        let mut out = vec![T::zero(); n];
+        self.read_region_into(region, &mut out)?;
+        Ok(out)
     }
 
     /// Reads `region` into `out` (C order, exactly the region's elements).
@@ -23,8 +272,23 @@ impl Array {
         region: &Region,
         out: &mut [T],
     ) -> Result<(), Error> {
-        let _ = (region, out);
-        todo!()
+        self.check_element::<T>()?;
+        if let Some(bytes) = T::as_bytes_mut(out) {
+            return self.read_region_bytes_into(region, bytes);
+        }
+        let bytes = self.read_region_bytes(region)?;
+        if bytes.len() != std::mem::size_of_val(out) {
+            return Err(Error::BufferLength {
+                path: self.path.clone(),
+                expected: bytes.len() as u64,
+                actual: std::mem::size_of_val(out) as u64,
+            });
+        }
+        T::from_bytes(&bytes, out).map_err(|reason| Error::InvalidValue {
+            path: self.path.clone(),
+            data_type: self.data_type().clone(),
+            reason,
+        })
     }
 
     /// Reads `region` as raw element bytes (native byte order, C order), for any data type.
@@ -32,8 +296,9 @@ impl Array {
     /// # Errors
     /// As [`Array::read_region`].
     pub fn read_region_bytes(&self, region: &Region) -> Result<Vec<u8>, Error> {
-        let _ = region;
-        todo!()
+        let mut out = vec![0u8; self.check_region(region)?];
+        self.read_region_bytes_into(region, &mut out)?;
+        Ok(out)
     }
 
     /// Writes `data` (C order) into `region`.
@@ -42,17 +307,108 @@ impl Array {
     /// [`Error::DataTypeMismatch`], [`Error::OutOfBounds`],
     /// [`Error::BufferLength`], or a store or encode error naming the chunk.
     pub fn write_region<T: Element>(&self, region: &Region, data: &[T]) -> Result<(), Error> {
-        let _ = (region, data);
-        todo!()
+        self.check_element::<T>()?;
+        self.write_region_bytes(region, &T::as_bytes(data))
     }
 
     /// Writes raw element bytes (native byte order, C order) into `region`, for any data type.
     ///
+    /// Chunks the region covers entirely are encoded without being read;
+    /// chunks it covers in part are read, updated and rewritten. A chunk
+    /// that ends up equal to the fill value everywhere is erased instead of
+    /// stored, unless [`Array::set_write_empty_chunks`] says otherwise.
+    ///
     /// # Errors
     /// As [`Array::write_region`].
     pub fn write_region_bytes(&self, region: &Region, data: &[u8]) -> Result<(), Error> {
-        let _ = (region, data);
-        todo!()
+        let expected = self.check_region(region)?;
+        if data.len() != expected {
+            return Err(Error::BufferLength {
+                path: self.path.clone(),
+                expected: expected as u64,
+                actual: data.len() as u64,
+            });
+        }
+        if region.is_empty() {
+            return Ok(());
+        }
+        let elem = self.data_type().size();
+        let chunk_bytes = self.chunk_repr.size_bytes().map_err(|_| Error::TooLarge {
+            path: self.path.clone(),
+            shape: self.chunk_shape().to_vec(),
+        })?;
+        let pieces = self.plan(region)?;
+        for batch in pieces.chunks(self.batch_size()) {
+            // Read only the chunks the region covers in part.
+            let partial: Vec<usize> = (0..batch.len())
+                .filter(|&i| !batch[i].covers_chunk)
+                .collect();
+            let requests: Vec<ReadRequest> = partial
+                .iter()
+                .map(|&i| (batch[i].key.clone(), None))
+                .collect();
+            let mut existing: Vec<Option<Vec<u8>>> = vec![None; batch.len()];
+            if !requests.is_empty() {
+                for (&i, bytes) in partial
+                    .iter()
+                    .zip(self.store.get_partial_values(&requests)?)
+                {
+                    existing[i] = bytes;
+                }
+            }
+            // Build, check and encode each chunk in parallel; `None` means erase.
+            let encoded: Vec<(usize, Option<Vec<u8>>)> = batch
+                .par_iter()
+                .zip(existing)
+                .enumerate()
+                .map(|(i, (piece, old))| {
+                    let mut chunk = match self.decode_chunk(&piece.key, old)? {
+                        Some(chunk) => chunk,
+                        None => {
+                            let mut chunk = vec![0u8; chunk_bytes];
+                            if !piece.covers_chunk || piece.shape.as_slice() != self.chunk_shape() {
+                                self.fill_value().fill(&mut chunk);
+                            }
+                            chunk
+                        }
+                    };
+                    BoxCopy {
+                        src_shape: region.shape(),
+                        src_start: &piece.in_region,
+                        dst_shape: self.chunk_shape(),
+                        dst_start: &piece.in_chunk,
+                        shape: &piece.shape,
+                        elem,
+                    }
+                    .run(data, &mut chunk);
+                    if !self.write_empty_chunks && self.fill_value().equals_all(&chunk) {
+                        return Ok((i, None));
+                    }
+                    let bytes = self
+                        .codecs
+                        .encode(chunk, &self.chunk_repr)
+                        .map_err(|source| Error::Encode {
+                            key: piece.key.clone(),
+                            source,
+                        })?;
+                    Ok((i, Some(bytes)))
+                })
+                .collect::<Result<_, Error>>()?;
+            let mut erase = Vec::new();
+            let mut sets = Vec::new();
+            for (i, bytes) in encoded {
+                match bytes {
+                    Some(bytes) => sets.push((&batch[i].key, bytes)),
+                    None => erase.push(batch[i].key.clone()),
+                }
+            }
+            sets.par_iter()
+                .try_for_each(|(key, bytes)| self.store.set(key, bytes))?;
+            if !erase.is_empty() {
+                self.store.erase_values(&erase)?;
+            }
+        }
+        Ok(())
     }
 
     /// Reads the decoded chunk at `chunk_coords` (the whole chunk, including
@@ -61,8 +417,10 @@ impl Array {
     /// # Errors
     /// A store or decode error naming the chunk.
     pub fn read_chunk_bytes(&self, chunk_coords: &[u64]) -> Result<Option<Vec<u8>>, Error> {
-        let _ = chunk_coords;
-        todo!()
+        self.check_chunk_coords(chunk_coords)?;
+        let key = self.chunk_key(chunk_coords)?;
+        let bytes = self.store.get(&key, None)?;
+        self.decode_chunk(&key, bytes)
     }
 
     /// Erases the chunk at `chunk_coords` (it then reads as the fill value).
@@ -70,18 +428,92 @@ impl Array {
     /// # Errors
     /// A store error.
     pub fn erase_chunk(&self, chunk_coords: &[u64]) -> Result<(), Error> {
-        let _ = chunk_coords;
-        todo!()
+        self.check_chunk_coords(chunk_coords)?;
+        let key = self.chunk_key(chunk_coords)?;
+        Ok(self.store.erase(&key)?)
+    }
+
+    fn check_chunk_coords(&self, chunk_coords: &[u64]) -> Result<(), Error> {
+        let grid = self.chunk_grid_shape();
+        if chunk_coords.len() != grid.len() || chunk_coords.iter().zip(&grid).any(|(c, g)| c >= g) {
+            return Err(Error::OutOfBounds {
+                path: self.path.clone(),
+                region: format!("chunk {chunk_coords:?}"),
+                shape: self.shape().to_vec(),
+            });
+        }
+        Ok(())
     }
 
     /// Changes the shape, erasing chunks wholly outside the new shape and
     /// rewriting the metadata document.
     ///
+    /// Elements of a chunk that straddles the new edge keep their stored
+    /// values past the edge; growing the array again shows them, as in
+    /// zarr-python and zarrs (the v3 spec leaves this open).
+    ///
     /// # Errors
     /// [`Error::DimensionMismatch`] or a store error.
     pub fn resize(&mut self, new_shape: &[u64]) -> Result<(), Error> {
-        let _ = new_shape;
-        todo!()
+        if new_shape.len() != self.ndim() {
+            return Err(Error::DimensionMismatch {
+                path: self.path.clone(),
+                region_ndim: new_shape.len(),
+                array_ndim: self.ndim(),
+            });
+        }
+        let chunk_shape = self.chunk_shape().to_vec();
+        let outside = |coords: &[u64]| {
+            coords
+                .iter()
+                .zip(&chunk_shape)
+                .zip(new_shape)
+                .any(|((&c, &cs), &n)| c.saturating_mul(cs) >= n)
+        };
+        let mut erase = Vec::new();
+        if self.store.capabilities().list {
+            for key in self.store.list_prefix(self.layout.prefix())? {
+                if let Some(coords) = self.layout.parse_chunk_key(&key, self.ndim()) {
+                    if outside(&coords) {
+                        erase.push(key);
+                    }
+                }
+            }
+        } else {
+            // Without listing, visit every chunk of the old grid that the new
+            // shape leaves out.
+            let grid = self.chunk_grid_shape();
+            if grid.iter().all(|&g| g > 0) {
+                let region = Region::whole(&grid);
+                let mut coords = vec![0u64; grid.len()];
+                'outer: loop {
+                    if outside(&coords) {
+                        erase.push(self.chunk_key(&coords)?);
+                    }
+                    let mut d = coords.len();
+                    loop {
+                        if d == 0 {
+                            break 'outer;
+                        }
+                        d -= 1;
+                        coords[d] += 1;
+                        if coords[d] < region.shape()[d] {
+                            break;
+                        }
+                        coords[d] = 0;
+                    }
+                }
+            }
+        }
+        let old = std::mem::replace(&mut self.metadata.shape, new_shape.to_vec());
+        if let Err(e) = self.write_metadata() {
+            self.metadata.shape = old;
+            return Err(e);
+        }
+        // Erase after the document is rewritten: a failure here leaves
+        // unreachable chunks, never a document pointing at missing data.
+        self.store.erase_values(&erase)?;
+        Ok(())
     }
 }
 
@@ -92,8 +524,12 @@ impl Array {
     /// # Errors
     /// As [`Array::read_region`].
     pub fn read_ndarray<T: Element>(&self, region: &Region) -> Result<ndarray::ArrayD<T>, Error> {
-        let _ = region;
-        todo!()
+        let data = self.read_region::<T>(region)?;
+        let shape: Vec<usize> = region.shape().iter().map(|&n| n as usize).collect();
+        ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(&shape), data).map_err(|_| Error::TooLarge {
+            path: self.path.clone(),
+            shape: region.shape().to_vec(),
+        })
     }
 
     /// Writes an `ndarray` view with its first element at `start`.
@@ -105,7 +541,19 @@ impl Array {
         start: &[u64],
         data: ndarray::ArrayViewD<'_, T>,
     ) -> Result<(), Error> {
-        let _ = (start, data);
-        todo!()
+        let shape: Vec<u64> = data.shape().iter().map(|&n| n as u64).collect();
+        if start.len() != shape.len() {
+            return Err(Error::DimensionMismatch {
+                path: self.path.clone(),
+                region_ndim: shape.len(),
+                array_ndim: start.len(),
+            });
+        }
+        let region = Region::new(start.to_vec(), shape);
+        let standard = data.as_standard_layout();
+        match standard.as_slice() {
+            Some(slice) => self.write_region(&region, slice),
+            None => self.write_region(&region, &standard.iter().copied().collect::<Vec<_>>()),
+        }
     }
 }

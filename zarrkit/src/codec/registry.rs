@@ -1,7 +1,7 @@
 //! The one place that maps codec names to constructors.
 //!
 //! Each codec module has `pub fn create(metadata: &ExtensionObject) ->
-//! Result<Codec, CodecError>`; adding a codec is one line in [`REGISTRY`].
+//! Result<Codec, CodecError>`; adding a codec is one line in the `REGISTRY` table.
 
 use super::{ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, CodecError};
 use crate::metadata::ExtensionObject;

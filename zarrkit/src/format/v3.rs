@@ -1,23 +1,1112 @@
 //! Zarr v3 (3.0 and 3.1): `zarr.json` documents ↔ the internal model.
-//! (Stub: replaced by the full implementation.)
+//!
+//! Spec: `final/v3/core` ("Metadata", "Extensions", "Additional fields"),
+//! `final/v3/data-types` (the permitted fill values), `final/v3/chunk-grids/regular-grid`
+//! and `final/v3/chunk-key-encodings/{default,v2}`.
+//!
+//! Documents are parsed into a [`serde_json::Value`] and walked by hand, so
+//! that every error names the field it is about, such as
+//! `chunk_grid.configuration.chunk_shape` or `codecs[1].configuration`.
+//! Codecs are kept as [`ExtensionObject`]s: the codec chain resolves them.
+//!
+//! Writing is canonical: keys in a fixed order, pretty-printed with two
+//! spaces, extensions in their object form (3.0 readers do not accept the
+//! short-hand form in `codecs`), fill values in one spelling per value.
+//!
+//! ```
+//! use zarrkit::format::v3;
+//! use zarrkit::metadata::{DataType, NodeMetadata};
+//!
+//! let document = br#"{
+//!     "zarr_format": 3, "node_type": "array", "shape": [10], "data_type": "float32",
+//!     "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [5]}},
+//!     "chunk_key_encoding": {"name": "default"}, "fill_value": "NaN",
+//!     "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}]
+//! }"#;
+//! let NodeMetadata::Array(array) = v3::parse_node(document)? else { unreachable!() };
+//! assert_eq!(array.data_type, DataType::Float32);
+//! assert_eq!(array.fill_value.as_bytes(), 0x7fc0_0000_u32.to_ne_bytes());
+//! # Ok::<(), zarrkit::metadata::MetadataError>(())
+//! ```
 
-use crate::metadata::{MetadataError, NodeMetadata};
+use crate::metadata::{
+    ArrayMetadata, ChunkGrid, ChunkKeyEncoding, DataType, ExtensionObject, FillValue,
+    GroupMetadata, JsonMap, MetadataError, NodeMetadata, Separator,
+};
+use serde_json::{Number, Value};
 
 /// The name of the metadata document in every node.
 pub const METADATA_KEY: &str = "zarr.json";
 
+/// The top-level fields of an array document that this module interprets.
+pub const ARRAY_FIELDS: &[&str] = &[
+    "zarr_format",
+    "node_type",
+    "shape",
+    "data_type",
+    "chunk_grid",
+    "chunk_key_encoding",
+    "fill_value",
+    "codecs",
+    "storage_transformers",
+    "dimension_names",
+    "attributes",
+];
+
+/// The top-level fields of a group document that this module interprets.
+pub const GROUP_FIELDS: &[&str] = &["zarr_format", "node_type", "attributes"];
+
+/// The members an extension object may have (v3 core, "Extension definition").
+const EXTENSION_MEMBERS: &[&str] = &["name", "configuration", "must_understand"];
+
 /// Parses a `zarr.json` document.
 ///
 /// # Errors
-/// A [`MetadataError`] saying which field is wrong.
+/// A [`MetadataError`] saying which field is wrong: [`MetadataError::Json`]
+/// for bytes that are not JSON, [`MetadataError::ZarrFormat`] for a document
+/// of another format, and so on. The caller adds the document's key.
 pub fn parse_node(bytes: &[u8]) -> Result<NodeMetadata, MetadataError> {
-    let _ = bytes;
-    todo!("format/v3 parse")
+    let value: Value = serde_json::from_slice(bytes).map_err(MetadataError::Json)?;
+    node_from_json(&value)
 }
 
-/// Serialises a node to canonical `zarr.json`.
+/// Interprets a parsed `zarr.json` document (see [`parse_node`]).
+///
+/// # Errors
+/// As [`parse_node`], except that the input is already JSON.
+pub fn node_from_json(value: &Value) -> Result<NodeMetadata, MetadataError> {
+    let Value::Object(doc) = value else {
+        return Err(MetadataError::NotAnObject);
+    };
+    let zarr_format = doc.get("zarr_format").ok_or(MetadataError::MissingField {
+        field: "zarr_format",
+    })?;
+    // v3 core, "zarr_format": an integer, `3` here. The string `"3"` is not it.
+    if zarr_format.as_u64() != Some(3) {
+        return Err(MetadataError::ZarrFormat {
+            expected: "3",
+            found: compact(zarr_format),
+        });
+    }
+    let node_type = doc
+        .get("node_type")
+        .ok_or(MetadataError::MissingField { field: "node_type" })?;
+    match node_type.as_str() {
+        Some("array") => array_from_json(doc).map(NodeMetadata::Array),
+        Some("group") => group_from_json(doc).map(NodeMetadata::Group),
+        _ => Err(MetadataError::invalid(
+            "node_type",
+            "`\"array\"` or `\"group\"`",
+            node_type,
+        )),
+    }
+}
+
+/// Serialises a node to canonical `zarr.json`: pretty-printed with two-space
+/// indentation, keys in the order of v3 core's "Array metadata" section.
+///
+/// Entries of `extra_fields` whose names are fields this module writes
+/// itself are left out; the others follow `attributes` unchanged.
 #[must_use]
 pub fn serialize_node(metadata: &NodeMetadata) -> Vec<u8> {
-    let _ = metadata;
-    todo!("format/v3 serialize")
+    // `{:#}` is serde_json's infallible pretty printer (two spaces).
+    format!("{:#}", node_to_json(metadata)).into_bytes()
+}
+
+/// The canonical JSON document of a node (see [`serialize_node`]).
+#[must_use]
+pub fn node_to_json(metadata: &NodeMetadata) -> Value {
+    let mut doc = JsonMap::new();
+    doc.insert("zarr_format".into(), Value::from(3));
+    match metadata {
+        NodeMetadata::Array(array) => {
+            doc.insert("node_type".into(), "array".into());
+            doc.insert("shape".into(), Value::from(array.shape.clone()));
+            doc.insert("data_type".into(), data_type_to_json(&array.data_type));
+            doc.insert("chunk_grid".into(), chunk_grid_to_json(&array.chunk_grid));
+            doc.insert(
+                "chunk_key_encoding".into(),
+                chunk_key_encoding_to_json(&array.chunk_key_encoding),
+            );
+            doc.insert(
+                "fill_value".into(),
+                fill_value_to_json(&array.fill_value, &array.data_type),
+            );
+            doc.insert(
+                "codecs".into(),
+                Value::Array(array.codecs.iter().map(extension_to_json).collect()),
+            );
+            if !array.storage_transformers.is_empty() {
+                doc.insert(
+                    "storage_transformers".into(),
+                    Value::Array(
+                        array
+                            .storage_transformers
+                            .iter()
+                            .map(extension_to_json)
+                            .collect(),
+                    ),
+                );
+            }
+            if let Some(names) = &array.dimension_names {
+                doc.insert(
+                    "dimension_names".into(),
+                    Value::Array(
+                        names
+                            .iter()
+                            .map(|name| name.clone().map_or(Value::Null, Value::String))
+                            .collect(),
+                    ),
+                );
+            }
+            doc.insert("attributes".into(), Value::Object(array.attributes.clone()));
+            insert_extra_fields(&mut doc, &array.extra_fields, ARRAY_FIELDS);
+        }
+        NodeMetadata::Group(group) => {
+            doc.insert("node_type".into(), "group".into());
+            doc.insert("attributes".into(), Value::Object(group.attributes.clone()));
+            insert_extra_fields(&mut doc, &group.extra_fields, GROUP_FIELDS);
+        }
+    }
+    Value::Object(doc)
+}
+
+fn insert_extra_fields(doc: &mut JsonMap, extra_fields: &JsonMap, reserved: &[&str]) {
+    for (key, value) in extra_fields {
+        // A core field in `extra_fields` would overwrite the value written
+        // from the model; the model's own field wins.
+        if !reserved.contains(&key.as_str()) {
+            doc.insert(key.clone(), value.clone());
+        }
+    }
+}
+
+fn array_from_json(doc: &JsonMap) -> Result<ArrayMetadata, MetadataError> {
+    let shape = shape_from_json(required(doc, "shape")?)?;
+    let data_type = data_type_from_json(required(doc, "data_type")?)?;
+    let chunk_grid = chunk_grid_from_json(required(doc, "chunk_grid")?)?;
+    let chunk_key_encoding = chunk_key_encoding_from_json(required(doc, "chunk_key_encoding")?)?;
+    let fill_value = fill_value_from_json(required(doc, "fill_value")?, &data_type)?;
+    let codecs = extension_list_from_json(required(doc, "codecs")?, "codecs")?;
+    let storage_transformers = match doc.get("storage_transformers") {
+        None => Vec::new(),
+        Some(value) => storage_transformers_from_json(value)?,
+    };
+    let dimension_names = match doc.get("dimension_names") {
+        // Tolerated on reading, never written: icechunk and early zarr-python 3
+        // releases write `"dimension_names": null` for arrays without names,
+        // and zarr-python reads it as "no names".
+        None | Some(Value::Null) => None,
+        Some(value) => Some(dimension_names_from_json(value)?),
+    };
+    let attributes = attributes_from_json(doc)?;
+    let extra_fields = extra_fields_from_json(doc, ARRAY_FIELDS)?;
+    let metadata = ArrayMetadata {
+        shape,
+        data_type,
+        chunk_grid,
+        chunk_key_encoding,
+        fill_value,
+        codecs,
+        storage_transformers,
+        dimension_names,
+        attributes,
+        extra_fields,
+    };
+    metadata.validate()?;
+    Ok(metadata)
+}
+
+fn group_from_json(doc: &JsonMap) -> Result<GroupMetadata, MetadataError> {
+    let attributes = attributes_from_json(doc)?;
+    let mut fields = doc.clone();
+    // Tolerated on reading, never written: zarr-python 3.0.0 to 3.1.3 wrote
+    // `"consolidated_metadata": null` into every group document. v3 core,
+    // "Additional fields", only defines the object form.
+    if fields.get("consolidated_metadata") == Some(&Value::Null) {
+        fields.remove("consolidated_metadata");
+    }
+    let extra_fields = extra_fields_from_json(&fields, GROUP_FIELDS)?;
+    Ok(GroupMetadata {
+        attributes,
+        extra_fields,
+    })
+}
+
+fn required<'a>(doc: &'a JsonMap, field: &'static str) -> Result<&'a Value, MetadataError> {
+    doc.get(field).ok_or(MetadataError::MissingField { field })
+}
+
+fn attributes_from_json(doc: &JsonMap) -> Result<JsonMap, MetadataError> {
+    match doc.get("attributes") {
+        None => Ok(JsonMap::new()),
+        Some(Value::Object(attributes)) => Ok(attributes.clone()),
+        Some(other) => Err(MetadataError::invalid("attributes", "an object", other)),
+    }
+}
+
+/// The fields of `doc` not in `known`, each of which must opt out with
+/// `"must_understand": false`.
+fn extra_fields_from_json(doc: &JsonMap, known: &[&str]) -> Result<JsonMap, MetadataError> {
+    let mut extra = JsonMap::new();
+    for (key, value) in doc {
+        if known.contains(&key.as_str()) {
+            continue;
+        }
+        // v3 core, "must_understand": an implementation must fail to open a
+        // node with an unrecognised field unless the field is explicitly
+        // `"must_understand": false`; such a field is kept so a rewrite does
+        // not lose it. This also covers `consolidated_metadata` on groups.
+        let ignorable = value
+            .as_object()
+            .and_then(|object| object.get("must_understand"))
+            == Some(&Value::Bool(false));
+        if !ignorable {
+            return Err(MetadataError::UnknownField { field: key.clone() });
+        }
+        extra.insert(key.clone(), value.clone());
+    }
+    Ok(extra)
+}
+
+fn shape_from_json(value: &Value) -> Result<Vec<u64>, MetadataError> {
+    // v3 core, "shape": an array of integers; 0-d arrays (`[]`) and
+    // zero-length dimensions are allowed.
+    let expected = "an array of non-negative integers";
+    let items = value
+        .as_array()
+        .ok_or_else(|| MetadataError::invalid("shape", expected, value))?;
+    items
+        .iter()
+        .map(|item| {
+            item.as_u64()
+                .ok_or_else(|| MetadataError::invalid("shape", expected, value))
+        })
+        .collect()
+}
+
+fn dimension_names_from_json(value: &Value) -> Result<Vec<Option<String>>, MetadataError> {
+    let items = value.as_array().ok_or_else(|| {
+        MetadataError::invalid("dimension_names", "an array of strings or nulls", value)
+    })?;
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| match item {
+            Value::Null => Ok(None),
+            Value::String(name) => Ok(Some(name.clone())),
+            other => Err(MetadataError::invalid(
+                format!("dimension_names[{i}]"),
+                "a string or null",
+                other,
+            )),
+        })
+        .collect()
+}
+
+fn extension_list_from_json(
+    value: &Value,
+    field: &str,
+) -> Result<Vec<ExtensionObject>, MetadataError> {
+    let items = value
+        .as_array()
+        .ok_or_else(|| MetadataError::invalid(field, "an array of extension objects", value))?;
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| extension_from_json(item, &format!("{field}[{i}]")))
+        .collect()
+}
+
+fn storage_transformers_from_json(value: &Value) -> Result<Vec<ExtensionObject>, MetadataError> {
+    let transformers = extension_list_from_json(value, "storage_transformers")?;
+    // Final v3 defines no storage transformers. One that may be ignored is
+    // kept (the array layer ignores it); any other stops the node opening.
+    if let Some(unknown) = transformers.iter().find(|t| t.must_understand) {
+        return Err(MetadataError::UnsupportedExtension {
+            point: "storage transformer",
+            name: unknown.name.clone(),
+        });
+    }
+    Ok(transformers)
+}
+
+/// Parses an extension point's value: the short-hand name `"gzip"` or an
+/// object with a string `name`, an optional `configuration` object and an
+/// optional boolean `must_understand` (v3 core, "Extension definition").
+/// `field` names the value in errors, such as `codecs[0]`.
+///
+/// # Errors
+/// [`MetadataError::InvalidField`] for any other JSON, including an object
+/// with members other than those three.
+pub fn extension_from_json(value: &Value, field: &str) -> Result<ExtensionObject, MetadataError> {
+    let object = match value {
+        Value::String(name) => return Ok(ExtensionObject::new(name.clone())),
+        Value::Object(object) => object,
+        other => {
+            return Err(MetadataError::invalid(
+                field,
+                "an extension name or object",
+                other,
+            ));
+        }
+    };
+    let name = match object.get("name") {
+        Some(Value::String(name)) => name.clone(),
+        Some(other) => {
+            return Err(MetadataError::invalid(
+                format!("{field}.name"),
+                "a string",
+                other,
+            ));
+        }
+        None => {
+            return Err(MetadataError::invalid(
+                field,
+                "an extension object with a `name`",
+                value,
+            ));
+        }
+    };
+    let configuration = match object.get("configuration") {
+        None => None,
+        Some(Value::Object(configuration)) => Some(configuration.clone()),
+        Some(other) => {
+            return Err(MetadataError::invalid(
+                format!("{field}.configuration"),
+                "an object",
+                other,
+            ));
+        }
+    };
+    let must_understand = match object.get("must_understand") {
+        None => true,
+        Some(Value::Bool(must_understand)) => *must_understand,
+        Some(other) => {
+            return Err(MetadataError::invalid(
+                format!("{field}.must_understand"),
+                "a boolean",
+                other,
+            ));
+        }
+    };
+    if let Some((key, other)) = object
+        .iter()
+        .find(|(key, _)| !EXTENSION_MEMBERS.contains(&key.as_str()))
+    {
+        return Err(MetadataError::invalid(
+            format!("{field}.{key}"),
+            "no member other than `name`, `configuration` and `must_understand`",
+            other,
+        ));
+    }
+    Ok(ExtensionObject {
+        name,
+        configuration,
+        must_understand,
+    })
+}
+
+/// The object form of an extension: `name`, then `configuration` when
+/// present (even if empty), then `"must_understand": false` when the
+/// extension may be ignored (`true` is the default and is not written).
+#[must_use]
+pub fn extension_to_json(extension: &ExtensionObject) -> Value {
+    let mut object = JsonMap::new();
+    object.insert("name".into(), Value::String(extension.name.clone()));
+    if let Some(configuration) = &extension.configuration {
+        object.insert("configuration".into(), Value::Object(configuration.clone()));
+    }
+    if !extension.must_understand {
+        object.insert("must_understand".into(), Value::Bool(false));
+    }
+    Value::Object(object)
+}
+
+/// An extension at a point where `"must_understand": false` is not allowed.
+fn required_extension_from_json(
+    value: &Value,
+    field: &str,
+) -> Result<ExtensionObject, MetadataError> {
+    let extension = extension_from_json(value, field)?;
+    // v3 core, "must_understand": it is not supported for the data type,
+    // chunk grid and chunk key encoding extension points.
+    if !extension.must_understand {
+        return Err(MetadataError::invalid(
+            format!("{field}.must_understand"),
+            "`true` (this extension point does not allow `false`)",
+            &Value::Bool(false),
+        ));
+    }
+    Ok(extension)
+}
+
+/// Parses `data_type`: a core data type name (`"float32"`, `"r24"`), or the
+/// same as an extension object (`{"name": "float32"}`, Zarr 3.1).
+///
+/// # Errors
+/// [`MetadataError::UnsupportedExtension`] for a name that is not a core
+/// data type (extension data types are not supported yet), and
+/// [`MetadataError::InvalidField`] for a malformed value, a non-empty
+/// configuration or `"must_understand": false`.
+pub fn data_type_from_json(value: &Value) -> Result<DataType, MetadataError> {
+    let extension = required_extension_from_json(value, "data_type")?;
+    let data_type = DataType::from_name(&extension.name).ok_or_else(|| {
+        MetadataError::UnsupportedExtension {
+            point: "data type",
+            name: extension.name.clone(),
+        }
+    })?;
+    match extension.configuration {
+        Some(configuration) if !configuration.is_empty() => Err(MetadataError::invalid(
+            "data_type.configuration",
+            format!(
+                "no configuration for the core data type `{}`",
+                extension.name
+            ),
+            &Value::Object(configuration),
+        )),
+        _ => Ok(data_type),
+    }
+}
+
+/// The `data_type` value of a data type: its name.
+#[must_use]
+pub fn data_type_to_json(data_type: &DataType) -> Value {
+    Value::String(data_type.name())
+}
+
+/// Parses `chunk_grid`; only the core `regular` grid is supported.
+///
+/// # Errors
+/// [`MetadataError::UnsupportedExtension`] for another grid, and
+/// [`MetadataError::InvalidField`] or [`MetadataError::MissingField`] for
+/// a malformed `regular` grid, such as a zero chunk length.
+pub fn chunk_grid_from_json(value: &Value) -> Result<ChunkGrid, MetadataError> {
+    let extension = required_extension_from_json(value, "chunk_grid")?;
+    if extension.name != "regular" {
+        return Err(MetadataError::UnsupportedExtension {
+            point: "chunk grid",
+            name: extension.name,
+        });
+    }
+    let configuration = extension.configuration.ok_or(MetadataError::MissingField {
+        field: "chunk_grid.configuration",
+    })?;
+    reject_other_members(&configuration, "chunk_grid.configuration", &["chunk_shape"])?;
+    let chunk_shape = configuration
+        .get("chunk_shape")
+        .ok_or(MetadataError::MissingField {
+            field: "chunk_grid.configuration.chunk_shape",
+        })?;
+    // final/v3/chunk-grids/regular-grid: "Chunk sizes must be greater than zero."
+    let invalid = || {
+        MetadataError::invalid(
+            "chunk_grid.configuration.chunk_shape",
+            "an array of positive integers",
+            chunk_shape,
+        )
+    };
+    let lengths = chunk_shape
+        .as_array()
+        .ok_or_else(invalid)?
+        .iter()
+        .map(|n| n.as_u64().filter(|&n| n > 0).ok_or_else(invalid))
+        .collect::<Result<Vec<u64>, _>>()?;
+    ChunkGrid::regular(&lengths)
+}
+
+/// The `chunk_grid` value of a grid.
+#[must_use]
+pub fn chunk_grid_to_json(chunk_grid: &ChunkGrid) -> Value {
+    match chunk_grid {
+        ChunkGrid::Regular { chunk_shape } => {
+            let lengths: Vec<u64> = chunk_shape.iter().map(|n| n.get()).collect();
+            serde_json::json!({
+                "name": "regular",
+                "configuration": { "chunk_shape": lengths },
+            })
+        }
+    }
+}
+
+/// Parses `chunk_key_encoding`: `default` (separator `/` unless configured)
+/// or `v2` (separator `.` unless configured).
+///
+/// # Errors
+/// [`MetadataError::UnsupportedExtension`] for another encoding, and
+/// [`MetadataError::InvalidField`] for a separator other than `/` or `.`.
+pub fn chunk_key_encoding_from_json(value: &Value) -> Result<ChunkKeyEncoding, MetadataError> {
+    let extension = required_extension_from_json(value, "chunk_key_encoding")?;
+    let default_separator = match extension.name.as_str() {
+        "default" => Separator::Slash,
+        "v2" => Separator::Dot,
+        _ => {
+            return Err(MetadataError::UnsupportedExtension {
+                point: "chunk key encoding",
+                name: extension.name,
+            });
+        }
+    };
+    let configuration = extension.configuration.unwrap_or_default();
+    reject_other_members(
+        &configuration,
+        "chunk_key_encoding.configuration",
+        &["separator"],
+    )?;
+    let separator = match configuration.get("separator") {
+        None => default_separator,
+        Some(value) => value
+            .as_str()
+            .and_then(Separator::from_str_opt)
+            .ok_or_else(|| {
+                MetadataError::invalid(
+                    "chunk_key_encoding.configuration.separator",
+                    "`\"/\"` or `\".\"`",
+                    value,
+                )
+            })?,
+    };
+    Ok(match extension.name.as_str() {
+        "v2" => ChunkKeyEncoding::V2 { separator },
+        _ => ChunkKeyEncoding::Default { separator },
+    })
+}
+
+/// The `chunk_key_encoding` value of an encoding, with its separator
+/// written out even when it is the default.
+#[must_use]
+pub fn chunk_key_encoding_to_json(encoding: &ChunkKeyEncoding) -> Value {
+    let (name, separator) = match encoding {
+        ChunkKeyEncoding::Default { separator } => ("default", separator),
+        ChunkKeyEncoding::V2 { separator } => ("v2", separator),
+    };
+    serde_json::json!({
+        "name": name,
+        "configuration": { "separator": separator.as_char().to_string() },
+    })
+}
+
+fn reject_other_members(
+    configuration: &JsonMap,
+    field: &str,
+    allowed: &[&str],
+) -> Result<(), MetadataError> {
+    match configuration
+        .iter()
+        .find(|(key, _)| !allowed.contains(&key.as_str()))
+    {
+        Some((key, value)) => {
+            let allowed: Vec<String> = allowed.iter().map(|a| format!("`{a}`")).collect();
+            Err(MetadataError::invalid(
+                format!("{field}.{key}"),
+                format!("no member other than {}", allowed.join(", ")),
+                value,
+            ))
+        }
+        None => Ok(()),
+    }
+}
+
+/// The IEEE 754 bit patterns the fill value `"NaN"` stands for: sign 0, the
+/// most significant mantissa bit 1, the other mantissa bits 0 (`final/v3/data-types`,
+/// "Permitted fill values").
+const CANONICAL_NAN_F16: u64 = 0x7e00;
+const CANONICAL_NAN_F32: u64 = 0x7fc0_0000;
+const CANONICAL_NAN_F64: u64 = 0x7ff8_0000_0000_0000;
+
+/// Parses `fill_value` for `data_type` (`final/v3/data-types`, "Permitted
+/// fill values"):
+///
+/// - `bool`: `true` or `false`;
+/// - integers: a JSON integer in range (an integral number such as `5.0`
+///   is accepted too, as some writers produce it);
+/// - `float16/32/64`: a number (rounded to nearest, ties to even), `"NaN"`,
+///   `"Infinity"`, `"+Infinity"`, `"-Infinity"`, or `"0x…"` with exactly
+///   two hex digits per byte giving the bit pattern (any NaN payload);
+/// - `complex64/128`: `[re, im]`, each as for the float of half the size;
+/// - `r<N>`: an array of N/8 integers in `0..=255`, the element's bytes.
+///
+/// The result holds the element in native byte order.
+///
+/// # Errors
+/// [`MetadataError::InvalidFillValue`] if `value` is none of these.
+pub fn fill_value_from_json(
+    value: &Value,
+    data_type: &DataType,
+) -> Result<FillValue, MetadataError> {
+    fill_value_bytes(value, data_type)
+        .map(FillValue::new)
+        .ok_or_else(|| MetadataError::InvalidFillValue {
+            data_type: data_type.name(),
+            found: compact(value),
+        })
+}
+
+fn fill_value_bytes(value: &Value, data_type: &DataType) -> Option<Vec<u8>> {
+    Some(match data_type {
+        DataType::Bool => vec![u8::from(value.as_bool()?)],
+        DataType::Int8 => i8::try_from(integer(value)?).ok()?.to_ne_bytes().to_vec(),
+        DataType::Int16 => i16::try_from(integer(value)?).ok()?.to_ne_bytes().to_vec(),
+        DataType::Int32 => i32::try_from(integer(value)?).ok()?.to_ne_bytes().to_vec(),
+        DataType::Int64 => i64::try_from(integer(value)?).ok()?.to_ne_bytes().to_vec(),
+        DataType::UInt8 => u8::try_from(integer(value)?).ok()?.to_ne_bytes().to_vec(),
+        DataType::UInt16 => u16::try_from(integer(value)?).ok()?.to_ne_bytes().to_vec(),
+        DataType::UInt32 => u32::try_from(integer(value)?).ok()?.to_ne_bytes().to_vec(),
+        DataType::UInt64 => u64::try_from(integer(value)?).ok()?.to_ne_bytes().to_vec(),
+        DataType::Float16 => float(value, 2)?,
+        DataType::Float32 => float(value, 4)?,
+        DataType::Float64 => float(value, 8)?,
+        DataType::Complex64 | DataType::Complex128 => {
+            let half = data_type.size() / 2;
+            let [re, im] = value.as_array()?.as_slice() else {
+                return None;
+            };
+            let mut bytes = float(re, half)?;
+            bytes.extend(float(im, half)?);
+            bytes
+        }
+        DataType::RawBits(_) => {
+            // final/v3/data-types says "length equal to <N>", but each item
+            // is a byte (0..=255), so an `r<N>` element is N/8 of them.
+            let items = value.as_array()?;
+            if items.len() != data_type.size() {
+                return None;
+            }
+            items
+                .iter()
+                .map(|b| b.as_u64().and_then(|b| u8::try_from(b).ok()))
+                .collect::<Option<Vec<u8>>>()?
+        }
+    })
+}
+
+/// A JSON integer, or a JSON number with no fractional part (`5.0`).
+fn integer(value: &Value) -> Option<i128> {
+    let number = value.as_number()?;
+    if let Some(n) = number.as_u64() {
+        return Some(i128::from(n));
+    }
+    if let Some(n) = number.as_i64() {
+        return Some(i128::from(n));
+    }
+    let n = number.as_f64()?;
+    // Beyond ±2^64 no integer type can hold it; checking here keeps the
+    // cast below exact.
+    let limit = 18_446_744_073_709_551_616.0; // 2^64
+    if n.fract() != 0.0 || !(-limit..=limit).contains(&n) {
+        return None;
+    }
+    #[allow(clippy::cast_possible_truncation)] // integral and within ±2^64
+    Some(n as i128)
+}
+
+/// A floating point fill value of `width` bytes (2, 4 or 8), native-endian.
+fn float(value: &Value, width: usize) -> Option<Vec<u8>> {
+    let bits = match value {
+        Value::Number(number) => {
+            let x = number.as_f64()?;
+            match width {
+                2 => u64::from(half::f16::from_f64(x).to_bits()),
+                // `as` rounds to nearest, ties to even, as the spec asks;
+                // beyond the range of f32 it gives ±infinity.
+                #[allow(clippy::cast_possible_truncation)]
+                4 => u64::from((x as f32).to_bits()),
+                _ => x.to_bits(),
+            }
+        }
+        Value::String(s) => match s.as_str() {
+            "NaN" => canonical_nan(width),
+            "Infinity" | "+Infinity" => infinity(width, false),
+            "-Infinity" => infinity(width, true),
+            _ => {
+                let digits = s.strip_prefix("0x")?;
+                if digits.len() != 2 * width || !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
+                    return None;
+                }
+                u64::from_str_radix(digits, 16).ok()?
+            }
+        },
+        _ => return None,
+    };
+    bits_to_ne_bytes(bits, width)
+}
+
+fn canonical_nan(width: usize) -> u64 {
+    match width {
+        2 => CANONICAL_NAN_F16,
+        4 => CANONICAL_NAN_F32,
+        _ => CANONICAL_NAN_F64,
+    }
+}
+
+fn infinity(width: usize, negative: bool) -> u64 {
+    let (positive, sign) = match width {
+        2 => (0x7c00, 0x8000),
+        4 => (0x7f80_0000, 0x8000_0000),
+        _ => (0x7ff0_0000_0000_0000, 0x8000_0000_0000_0000),
+    };
+    if negative { positive | sign } else { positive }
+}
+
+fn bits_to_ne_bytes(bits: u64, width: usize) -> Option<Vec<u8>> {
+    Some(match width {
+        2 => u16::try_from(bits).ok()?.to_ne_bytes().to_vec(),
+        4 => u32::try_from(bits).ok()?.to_ne_bytes().to_vec(),
+        8 => bits.to_ne_bytes().to_vec(),
+        _ => return None,
+    })
+}
+
+/// The canonical JSON form of a fill value (see [`fill_value_from_json`]):
+/// integers and finite floats as numbers (exact: a `float32` is written as
+/// the `float64` of the same value), `"NaN"` for the canonical NaN and the
+/// hex bit pattern for any other NaN so its payload survives,
+/// `"Infinity"`/`"-Infinity"`, complex numbers as `[re, im]`, and `r*` as
+/// an array of bytes.
+///
+/// A fill value whose length is not the data type's size (which
+/// [`ArrayMetadata::validate`] rejects) is written as its array of bytes.
+#[must_use]
+pub fn fill_value_to_json(fill: &FillValue, data_type: &DataType) -> Value {
+    fill_value_json(fill.as_bytes(), data_type).unwrap_or_else(|| bytes_to_json(fill.as_bytes()))
+}
+
+fn fill_value_json(bytes: &[u8], data_type: &DataType) -> Option<Value> {
+    if bytes.len() != data_type.size() {
+        return None;
+    }
+    Some(match data_type {
+        DataType::Bool => Value::Bool(bytes[0] != 0),
+        DataType::Int8 => Value::from(i8::from_ne_bytes(bytes.try_into().ok()?)),
+        DataType::Int16 => Value::from(i16::from_ne_bytes(bytes.try_into().ok()?)),
+        DataType::Int32 => Value::from(i32::from_ne_bytes(bytes.try_into().ok()?)),
+        DataType::Int64 => Value::from(i64::from_ne_bytes(bytes.try_into().ok()?)),
+        DataType::UInt8 => Value::from(bytes[0]),
+        DataType::UInt16 => Value::from(u16::from_ne_bytes(bytes.try_into().ok()?)),
+        DataType::UInt32 => Value::from(u32::from_ne_bytes(bytes.try_into().ok()?)),
+        DataType::UInt64 => Value::from(u64::from_ne_bytes(bytes.try_into().ok()?)),
+        DataType::Float16 | DataType::Float32 | DataType::Float64 => float_to_json(bytes)?,
+        DataType::Complex64 | DataType::Complex128 => {
+            let (re, im) = bytes.split_at(bytes.len() / 2);
+            Value::Array(vec![float_to_json(re)?, float_to_json(im)?])
+        }
+        DataType::RawBits(_) => bytes_to_json(bytes),
+    })
+}
+
+fn bytes_to_json(bytes: &[u8]) -> Value {
+    Value::Array(bytes.iter().map(|&b| Value::from(b)).collect())
+}
+
+/// A native-endian float of 2, 4 or 8 bytes as JSON.
+fn float_to_json(bytes: &[u8]) -> Option<Value> {
+    let width = bytes.len();
+    let (bits, x) = match width {
+        2 => {
+            let bits = u16::from_ne_bytes(bytes.try_into().ok()?);
+            (u64::from(bits), half::f16::from_bits(bits).to_f64())
+        }
+        4 => {
+            let bits = u32::from_ne_bytes(bytes.try_into().ok()?);
+            (u64::from(bits), f64::from(f32::from_bits(bits)))
+        }
+        8 => {
+            let bits = u64::from_ne_bytes(bytes.try_into().ok()?);
+            (bits, f64::from_bits(bits))
+        }
+        _ => return None,
+    };
+    Some(if x.is_nan() {
+        if bits == canonical_nan(width) {
+            Value::from("NaN")
+        } else {
+            Value::String(format!("0x{bits:0digits$x}", digits = 2 * width))
+        }
+    } else if x.is_infinite() {
+        Value::from(if x > 0.0 { "Infinity" } else { "-Infinity" })
+    } else {
+        // Finite, so `from_f64` succeeds; serde_json writes the shortest
+        // text that reads back as the same f64, and the f16/f32 value is
+        // exactly that f64, so the bits survive.
+        Value::Number(Number::from_f64(x)?)
+    })
+}
+
+/// `value` as compact JSON for an error message, shortened to 100 characters.
+fn compact(value: &Value) -> String {
+    let mut text = value.to_string();
+    if text.len() > 100 {
+        let cut = (0..=97)
+            .rev()
+            .find(|&i| text.is_char_boundary(i))
+            .unwrap_or(0);
+        text.truncate(cut);
+        text.push_str("...");
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn fill(value: Value, data_type: &DataType) -> Result<Vec<u8>, MetadataError> {
+        fill_value_from_json(&value, data_type).map(|f| f.as_bytes().to_vec())
+    }
+
+    #[test]
+    fn nan_spellings_give_the_spec_bit_patterns() {
+        assert_eq!(
+            fill(json!("NaN"), &DataType::Float32).unwrap(),
+            0x7fc0_0000_u32.to_ne_bytes()
+        );
+        assert_eq!(
+            fill(json!("NaN"), &DataType::Float16).unwrap(),
+            0x7e00_u16.to_ne_bytes()
+        );
+        assert_eq!(
+            fill(json!("NaN"), &DataType::Float64).unwrap(),
+            0x7ff8_0000_0000_0000_u64.to_ne_bytes()
+        );
+        assert_eq!(
+            fill(json!("0x7fc00001"), &DataType::Float32).unwrap(),
+            0x7fc0_0001_u32.to_ne_bytes()
+        );
+        assert_eq!(
+            fill(json!("0xFC00"), &DataType::Float16).unwrap(),
+            0xfc00_u16.to_ne_bytes()
+        );
+    }
+
+    #[test]
+    fn hex_fill_values_need_exactly_two_digits_per_byte() {
+        for (bad, data_type) in [
+            ("0x7fc0000", DataType::Float32),
+            ("0x7fc000000", DataType::Float32),
+            ("0x7fc00000", DataType::Float64),
+            ("0x7e00", DataType::Float32),
+            ("0x+7e0", DataType::Float16),
+            ("0X7e00", DataType::Float16),
+            ("0x7g00", DataType::Float16),
+            ("nan", DataType::Float32),
+            ("inf", DataType::Float32),
+        ] {
+            assert!(
+                fill(json!(bad), &data_type).is_err(),
+                "{bad} for {data_type}"
+            );
+        }
+    }
+
+    #[test]
+    fn numbers_round_to_the_nearest_representable_float() {
+        // 0.1 is not a float32; the nearest float32 is 0x3dcccccd.
+        assert_eq!(
+            fill(json!(0.1), &DataType::Float32).unwrap(),
+            0x3dcc_cccd_u32.to_ne_bytes()
+        );
+        // 65520 is halfway between the largest f16 (65504) and 65536: ties
+        // to even rounds up, which overflows to infinity.
+        assert_eq!(
+            fill(json!(65520), &DataType::Float16).unwrap(),
+            0x7c00_u16.to_ne_bytes()
+        );
+        assert_eq!(
+            fill(json!(1e300), &DataType::Float32).unwrap(),
+            f32::INFINITY.to_ne_bytes()
+        );
+        assert_eq!(
+            fill(json!(-0.0), &DataType::Float64).unwrap(),
+            (-0.0f64).to_ne_bytes()
+        );
+    }
+
+    #[test]
+    fn integers_accept_integral_floats_in_range_only() {
+        assert_eq!(
+            fill(json!(5.0), &DataType::Int32).unwrap(),
+            5i32.to_ne_bytes()
+        );
+        assert_eq!(fill(json!(-128), &DataType::Int8).unwrap(), [0x80]);
+        assert_eq!(
+            fill(json!(u64::MAX), &DataType::UInt64).unwrap(),
+            u64::MAX.to_ne_bytes()
+        );
+        assert_eq!(
+            fill(json!(i64::MIN), &DataType::Int64).unwrap(),
+            i64::MIN.to_ne_bytes()
+        );
+        for (bad, data_type) in [
+            (json!(5.5), DataType::Int32),
+            (json!(256), DataType::UInt8),
+            (json!(-1), DataType::UInt8),
+            (json!(-129), DataType::Int8),
+            (json!(1e30), DataType::UInt64),
+            (json!(u64::MAX), DataType::Int64),
+            (json!("5"), DataType::Int32),
+            (json!(true), DataType::UInt8),
+            (json!(null), DataType::UInt8),
+        ] {
+            assert!(
+                fill(bad.clone(), &data_type).is_err(),
+                "{bad} for {data_type}"
+            );
+        }
+    }
+
+    #[test]
+    fn fill_value_errors_name_the_value_and_type() {
+        let err = fill(json!(256), &DataType::UInt8).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "fill value `256` is invalid for data type `uint8`"
+        );
+    }
+
+    #[test]
+    fn complex_and_raw_fill_values() {
+        let mut expected = f32::NEG_INFINITY.to_ne_bytes().to_vec();
+        expected.extend(0x7fc0_0000_u32.to_ne_bytes());
+        assert_eq!(
+            fill(json!(["-Infinity", "NaN"]), &DataType::Complex64).unwrap(),
+            expected
+        );
+        let mut expected = 1.5f64.to_ne_bytes().to_vec();
+        expected.extend(0x7ff0_0000_0000_0001_u64.to_ne_bytes());
+        assert_eq!(
+            fill(json!([1.5, "0x7ff0000000000001"]), &DataType::Complex128).unwrap(),
+            expected
+        );
+        assert!(fill(json!([1.5]), &DataType::Complex128).is_err());
+        assert!(fill(json!(1.5), &DataType::Complex128).is_err());
+        assert!(fill(json!([1, 2, 3]), &DataType::Complex64).is_err());
+        assert_eq!(
+            fill(json!([1, 2, 255]), &DataType::RawBits(24)).unwrap(),
+            [1, 2, 255]
+        );
+        assert!(fill(json!([1, 2]), &DataType::RawBits(24)).is_err());
+        assert!(fill(json!([1, 2, 256]), &DataType::RawBits(24)).is_err());
+    }
+
+    #[test]
+    fn fill_values_are_written_canonically() {
+        let cases = [
+            (DataType::Float32, json!("NaN"), json!("NaN")),
+            (DataType::Float32, json!("0x7fc00001"), json!("0x7fc00001")),
+            (DataType::Float32, json!("0xffc00000"), json!("0xffc00000")),
+            (DataType::Float16, json!("+Infinity"), json!("Infinity")),
+            (DataType::Float64, json!("-Infinity"), json!("-Infinity")),
+            (DataType::Float64, json!("0x3ff0000000000000"), json!(1.0)),
+            (DataType::Float32, json!(0.1), json!(0.10000000149011612)),
+            (DataType::Int32, json!(5.0), json!(5)),
+            (DataType::Bool, json!(true), json!(true)),
+            (DataType::Complex64, json!([1, "NaN"]), json!([1.0, "NaN"])),
+            (DataType::RawBits(16), json!([0, 7]), json!([0, 7])),
+        ];
+        for (data_type, input, canonical) in cases {
+            let fill = fill_value_from_json(&input, &data_type).unwrap();
+            assert_eq!(fill_value_to_json(&fill, &data_type), canonical, "{input}");
+        }
+    }
+
+    #[test]
+    fn extensions_accept_both_forms() {
+        assert_eq!(
+            extension_from_json(&json!("crc32c"), "codecs[0]").unwrap(),
+            ExtensionObject::new("crc32c")
+        );
+        let ext = extension_from_json(
+            &json!({"name": "x", "configuration": {}, "must_understand": false}),
+            "codecs[0]",
+        )
+        .unwrap();
+        assert_eq!(ext.configuration, Some(JsonMap::new()));
+        assert!(!ext.must_understand);
+        assert_eq!(
+            extension_to_json(&ext),
+            json!({"name": "x", "configuration": {}, "must_understand": false})
+        );
+        assert_eq!(
+            extension_to_json(&ExtensionObject::new("bytes")),
+            json!({"name": "bytes"})
+        );
+    }
+
+    #[test]
+    fn malformed_extensions_name_the_member() {
+        for (value, needle) in [
+            (json!({"name": "x", "level": 1}), "`codecs[2].level`"),
+            (json!({"name": 1}), "`codecs[2].name`"),
+            (json!({"configuration": {}}), "`codecs[2]`"),
+            (
+                json!({"name": "x", "configuration": []}),
+                "`codecs[2].configuration`",
+            ),
+            (
+                json!({"name": "x", "must_understand": "no"}),
+                "`codecs[2].must_understand`",
+            ),
+            (json!(7), "`codecs[2]`"),
+        ] {
+            let err = extension_from_json(&value, "codecs[2]").unwrap_err();
+            assert!(err.to_string().contains(needle), "{err} for {value}");
+        }
+    }
+
+    #[test]
+    fn data_types_in_object_form_are_core_types() {
+        assert_eq!(
+            data_type_from_json(&json!({"name": "float32"})).unwrap(),
+            DataType::Float32
+        );
+        assert_eq!(
+            data_type_from_json(&json!({"name": "r16", "configuration": {}})).unwrap(),
+            DataType::RawBits(16)
+        );
+        let err =
+            data_type_from_json(&json!({"name": "int8", "configuration": {"a": 1}})).unwrap_err();
+        assert!(
+            err.to_string().contains("`data_type.configuration`"),
+            "{err}"
+        );
+        let err =
+            data_type_from_json(&json!({"name": "datetime64", "configuration": {}})).unwrap_err();
+        assert_eq!(err.to_string(), "unsupported data type `datetime64`");
+    }
+
+    #[test]
+    fn key_encodings_default_their_separators() {
+        assert_eq!(
+            chunk_key_encoding_from_json(&json!("default")).unwrap(),
+            ChunkKeyEncoding::Default {
+                separator: Separator::Slash
+            }
+        );
+        assert_eq!(
+            chunk_key_encoding_from_json(&json!({"name": "v2"})).unwrap(),
+            ChunkKeyEncoding::V2 {
+                separator: Separator::Dot
+            }
+        );
+        assert_eq!(
+            chunk_key_encoding_from_json(
+                &json!({"name": "v2", "configuration": {"separator": "/"}})
+            )
+            .unwrap(),
+            ChunkKeyEncoding::V2 {
+                separator: Separator::Slash
+            }
+        );
+        let err = chunk_key_encoding_from_json(
+            &json!({"name": "default", "configuration": {"separator": "/", "x": 1}}),
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("`chunk_key_encoding.configuration.x`"),
+            "{err}"
+        );
+    }
 }

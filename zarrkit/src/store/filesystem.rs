@@ -1,4 +1,934 @@
-//! A filesystem store. (Stub: replaced by the full implementation.)
-#[derive(Debug)]
-/// A filesystem store.
-pub struct FilesystemStore;
+//! A store in a directory of the local filesystem.
+//!
+//! Spec: <https://zarr-specs.readthedocs.io/en/latest/v3/stores/filesystem/>
+//! (`final/v3/stores/filesystem`). A key's `/`-separated segments become
+//! path components under the root directory, so `a/b/zarr.json` is the file
+//! `<root>/a/b/zarr.json`, and the directory can be copied or synced by tools
+//! that know nothing about Zarr.
+//!
+//! # Guarantees
+//!
+//! - [`Store::set`] is atomic: it writes a temporary file in the target's
+//!   directory and renames it over the target, so a concurrent reader sees
+//!   the old value or the new one, never a mix. It does not `fsync`, so it
+//!   is not durable across a power failure.
+//! - [`Store::set_partial_values`] writes into the existing file in place and
+//!   is *not* atomic: a concurrent reader may see some items written and not
+//!   others, and a failing batch may leave earlier items written.
+//! - Ranged reads seek and read only the bytes asked for.
+//! - Erasing a key removes directories it leaves empty, up to the root.
+//!
+//! # Limitations
+//!
+//! - A key cannot be both a value and a prefix (`a` and `a/b`), since `a`
+//!   cannot be a file and a directory at once; the second `set` fails.
+//! - Temporary files are named `.zarrkit-tmp.<pid>.<counter>`. Listings skip
+//!   such names, and also names that are not valid [`StoreKey`] segments
+//!   (for example, names that are not UTF-8).
+//! - Symbolic links are followed, both in the root path and inside the
+//!   store; a listing does not descend into a link that points back to one of
+//!   the directories it is walking.
+//! - On case-insensitive filesystems (the default on Windows and macOS), keys
+//!   that differ only in case name the same file.
+
+use super::{
+    ByteRange, ListDir, ReadRequest, Store, StoreCapabilities, StoreError, StoreKey, StorePrefix,
+};
+use std::collections::HashMap;
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, ErrorKind, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+const NAME: &str = "filesystem store";
+
+/// The start of every temporary file name; listings skip names that start with it.
+const TEMP_PREFIX: &str = ".zarrkit-tmp.";
+
+/// A store in a directory of the local filesystem.
+///
+/// ```
+/// use zarrkit::store::{FilesystemStore, Store, StoreKey};
+///
+/// let dir = tempfile::tempdir()?;
+/// let store = FilesystemStore::new(dir.path().join("data.zarr"))?;
+/// store.set(&StoreKey::new("temperature/zarr.json")?, b"{}")?;
+/// assert!(dir.path().join("data.zarr/temperature/zarr.json").is_file());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct FilesystemStore {
+    root: PathBuf,
+}
+
+/// Distinguishes temporary files of one process; with the process id, their names are unique.
+static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// How often [`Store::set`] tries to create its temporary file. It retries
+/// when a concurrent erase removes a freshly created (so still empty)
+/// directory, or when a stale file of a crashed process holds the name;
+/// each retry needs another thread to have made progress, so the bound is
+/// generous and costs nothing when there is no contention.
+const TEMP_ATTEMPTS: u32 = 100;
+
+impl FilesystemStore {
+    /// A store rooted at `root`, creating the directory (and its parents) if missing.
+    ///
+    /// A relative `root` is made absolute against the current directory now,
+    /// so the store keeps working if the current directory changes.
+    ///
+    /// # Errors
+    /// [`StoreError::Open`] if the directory cannot be created, or `root`
+    /// exists and is not a directory.
+    pub fn new(root: impl AsRef<Path>) -> Result<Self, StoreError> {
+        let root = absolute(root.as_ref())?;
+        fs::create_dir_all(&root).map_err(|source| open_error(&root, source))?;
+        Self::open_existing(root)
+    }
+
+    /// A store rooted at the existing directory `root`.
+    ///
+    /// # Errors
+    /// [`StoreError::Open`] if `root` does not exist or is not a directory.
+    pub fn open_existing(root: impl AsRef<Path>) -> Result<Self, StoreError> {
+        let root = absolute(root.as_ref())?;
+        let metadata = fs::metadata(&root).map_err(|source| open_error(&root, source))?;
+        if !metadata.is_dir() {
+            let source = io::Error::new(ErrorKind::NotADirectory, "not a directory");
+            return Err(open_error(&root, source));
+        }
+        Ok(Self { root })
+    }
+
+    /// The root directory (absolute).
+    #[must_use]
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The path of `key`: its segments joined under the root.
+    fn key_path(&self, key: &StoreKey) -> PathBuf {
+        self.segments_path(key.as_str())
+    }
+
+    /// The directory of `prefix` (the root for the root prefix).
+    fn prefix_path(&self, prefix: &StorePrefix) -> PathBuf {
+        match prefix.as_str().strip_suffix('/') {
+            Some(body) => self.segments_path(body),
+            None => self.root.clone(),
+        }
+    }
+
+    fn segments_path(&self, segments: &str) -> PathBuf {
+        let mut path = self.root.clone();
+        for segment in segments.split('/') {
+            // StoreKey and StorePrefix reject `..`, `.`, empty segments,
+            // separators and (on Windows) drive letters, so every segment is
+            // one plain path component and the path stays under the root.
+            debug_assert!(
+                matches!(
+                    Path::new(segment).components().collect::<Vec<_>>()[..],
+                    [std::path::Component::Normal(_)]
+                ),
+                "store key segment `{segment}` is not a plain path component"
+            );
+            path.push(segment);
+        }
+        path
+    }
+
+    /// Opens the file of `key` for reading, with its length; `None` if there is no such file.
+    fn open_for_read(&self, key: &StoreKey) -> Result<Option<(File, u64)>, StoreError> {
+        let path = self.key_path(key);
+        let file = match File::open(&path) {
+            Ok(file) => file,
+            Err(err) if is_missing(&err) || is_directory(&path) => return Ok(None),
+            Err(err) => return Err(read_error(key, err)),
+        };
+        let metadata = file.metadata().map_err(|err| read_error(key, err))?;
+        // Opening a directory succeeds on Unix; a directory holds no value.
+        if metadata.is_dir() {
+            return Ok(None);
+        }
+        Ok(Some((file, metadata.len())))
+    }
+
+    /// Removes the now-empty directories from `dir` up to, not including, the root.
+    fn remove_empty_parents(&self, dir: Option<&Path>) {
+        let mut dir = dir;
+        while let Some(current) = dir {
+            if current == self.root || !current.starts_with(&self.root) {
+                break;
+            }
+            // Fails, and ends the walk, at the first directory that is not
+            // empty (or that a concurrent writer has just filled).
+            if fs::remove_dir(current).is_err() {
+                break;
+            }
+            dir = current.parent();
+        }
+    }
+
+    /// Adds every key under `dir` (whose key prefix is `key_prefix`) to `keys`.
+    ///
+    /// `ancestors` holds the canonical paths of the directories being
+    /// walked, so that a symbolic link back to one of them is not followed.
+    fn walk(
+        &self,
+        listed: &StorePrefix,
+        dir: &Path,
+        key_prefix: &str,
+        ancestors: &mut Vec<PathBuf>,
+        keys: &mut Vec<StoreKey>,
+    ) -> Result<(), StoreError> {
+        let entries = match fs::read_dir(dir) {
+            Ok(entries) => entries,
+            // A concurrent erase removed the directory after its parent was read.
+            Err(err) if is_missing(&err) => return Ok(()),
+            Err(err) => return Err(list_error(listed, err)),
+        };
+        for entry in entries {
+            let entry = entry.map_err(|err| list_error(listed, err))?;
+            let Some(name) = entry_name(&entry) else {
+                continue;
+            };
+            match entry_kind(&entry).map_err(|err| list_error(listed, err))? {
+                EntryKind::File => {
+                    if let Ok(key) = StoreKey::new(format!("{key_prefix}{name}")) {
+                        keys.push(key);
+                    }
+                }
+                EntryKind::Directory { link } => {
+                    let Ok(child) = StorePrefix::new(format!("{key_prefix}{name}/")) else {
+                        continue;
+                    };
+                    let canonical = if link {
+                        match fs::canonicalize(entry.path()) {
+                            Ok(canonical) => canonical,
+                            Err(err) if is_missing(&err) => continue,
+                            Err(err) => return Err(list_error(listed, err)),
+                        }
+                    } else {
+                        match ancestors.last() {
+                            Some(parent) => parent.join(name),
+                            None => continue,
+                        }
+                    };
+                    if ancestors.contains(&canonical) {
+                        continue;
+                    }
+                    ancestors.push(canonical);
+                    let walked = self.walk(listed, &entry.path(), child.as_str(), ancestors, keys);
+                    ancestors.pop();
+                    walked?;
+                }
+                EntryKind::Other => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What a directory entry is, following symbolic links.
+enum EntryKind {
+    File,
+    Directory {
+        /// Whether the entry is a symbolic link to the directory.
+        link: bool,
+    },
+    /// A broken link, socket, FIFO or device: not a value.
+    Other,
+}
+
+fn entry_kind(entry: &fs::DirEntry) -> io::Result<EntryKind> {
+    let file_type = entry.file_type()?;
+    if file_type.is_file() {
+        return Ok(EntryKind::File);
+    }
+    if file_type.is_dir() {
+        return Ok(EntryKind::Directory { link: false });
+    }
+    if file_type.is_symlink() {
+        return match fs::metadata(entry.path()) {
+            Ok(metadata) if metadata.is_file() => Ok(EntryKind::File),
+            Ok(metadata) if metadata.is_dir() => Ok(EntryKind::Directory { link: true }),
+            Ok(_) => Ok(EntryKind::Other),
+            Err(err) if is_missing(&err) => Ok(EntryKind::Other),
+            Err(err) => Err(err),
+        };
+    }
+    Ok(EntryKind::Other)
+}
+
+/// The entry's name if it can be part of a key: UTF-8 and not a temporary file.
+fn entry_name(entry: &fs::DirEntry) -> Option<String> {
+    let name = entry.file_name().into_string().ok()?;
+    (!name.starts_with(TEMP_PREFIX)).then_some(name)
+}
+
+fn temp_name() -> String {
+    let counter = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
+    format!("{TEMP_PREFIX}{}.{counter}", std::process::id())
+}
+
+/// A temporary file that is removed when dropped, unless it was renamed into place.
+struct TempFile {
+    path: PathBuf,
+    persisted: bool,
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        if !self.persisted {
+            // Best effort: the write already failed, and that error is the one to report.
+            let _ = fs::remove_file(&self.path);
+        }
+    }
+}
+
+/// Whether `err` means there is nothing at the path: the file is missing, or
+/// a component of the path is a file rather than a directory.
+fn is_missing(err: &io::Error) -> bool {
+    matches!(err.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory)
+}
+
+/// Whether `path` is a directory (following links); false if that cannot be told.
+fn is_directory(path: &Path) -> bool {
+    fs::metadata(path).is_ok_and(|metadata| metadata.is_dir())
+}
+
+fn absolute(root: &Path) -> Result<PathBuf, StoreError> {
+    std::path::absolute(root).map_err(|source| open_error(root, source))
+}
+
+fn open_error(root: &Path, source: io::Error) -> StoreError {
+    StoreError::Open {
+        store: NAME,
+        path: root.display().to_string(),
+        source,
+    }
+}
+
+fn read_error(key: &StoreKey, source: io::Error) -> StoreError {
+    StoreError::Read {
+        store: NAME,
+        key: key.clone(),
+        source,
+    }
+}
+
+fn write_error(key: &StoreKey, source: io::Error) -> StoreError {
+    StoreError::Write {
+        store: NAME,
+        key: key.clone(),
+        source,
+    }
+}
+
+fn erase_error(key: &str, source: io::Error) -> StoreError {
+    StoreError::Erase {
+        store: NAME,
+        key: key.to_string(),
+        source,
+    }
+}
+
+fn list_error(prefix: &StorePrefix, source: io::Error) -> StoreError {
+    StoreError::List {
+        store: NAME,
+        prefix: prefix.as_str().to_string(),
+        source,
+    }
+}
+
+/// Reads `range` (or everything) of the open file of `key`, which is `len` bytes long.
+fn read_range(
+    file: &mut File,
+    key: &StoreKey,
+    len: u64,
+    range: Option<ByteRange>,
+) -> Result<Vec<u8>, StoreError> {
+    let (start, end) = match range {
+        None => (0, len),
+        Some(range) => range.bounds(len).ok_or_else(|| StoreError::InvalidRange {
+            store: NAME,
+            key: key.clone(),
+            range,
+            len,
+        })?,
+    };
+    let n_bytes = usize::try_from(end - start).map_err(|_| {
+        read_error(
+            key,
+            io::Error::new(ErrorKind::OutOfMemory, "the range does not fit in memory"),
+        )
+    })?;
+    // Read only the bytes asked for: a shard index is a few bytes at the end
+    // of a file that may hold gigabytes.
+    file.seek(SeekFrom::Start(start))
+        .map_err(|err| read_error(key, err))?;
+    let mut bytes = vec![0; n_bytes];
+    file.read_exact(&mut bytes)
+        .map_err(|err| read_error(key, err))?;
+    Ok(bytes)
+}
+
+impl Store for FilesystemStore {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn capabilities(&self) -> StoreCapabilities {
+        StoreCapabilities {
+            read: true,
+            write: true,
+            partial_write: true,
+            list: true,
+        }
+    }
+
+    fn get(&self, key: &StoreKey, range: Option<ByteRange>) -> Result<Option<Vec<u8>>, StoreError> {
+        let Some((mut file, len)) = self.open_for_read(key)? else {
+            return Ok(None);
+        };
+        read_range(&mut file, key, len, range).map(Some)
+    }
+
+    fn get_partial_values(
+        &self,
+        requests: &[ReadRequest],
+    ) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
+        // Open each file once per batch, however many ranges it is asked for.
+        let mut groups: Vec<(&StoreKey, Vec<usize>)> = Vec::new();
+        let mut group_of: HashMap<&StoreKey, usize> = HashMap::new();
+        for (i, (key, _)) in requests.iter().enumerate() {
+            let group = *group_of.entry(key).or_insert_with(|| {
+                groups.push((key, Vec::new()));
+                groups.len() - 1
+            });
+            groups[group].1.push(i);
+        }
+
+        let mut answers: Vec<Option<Vec<u8>>> = vec![None; requests.len()];
+        // The error to report is that of the earliest failing request.
+        let mut first_error: Option<(usize, StoreError)> = None;
+        for (key, indices) in groups {
+            let opened = match self.open_for_read(key) {
+                Ok(opened) => opened,
+                Err(err) => {
+                    if first_error.as_ref().is_none_or(|(at, _)| indices[0] < *at) {
+                        first_error = Some((indices[0], err));
+                    }
+                    continue;
+                }
+            };
+            let Some((mut file, len)) = opened else {
+                continue;
+            };
+            for i in indices {
+                if first_error.as_ref().is_some_and(|(at, _)| *at < i) {
+                    break;
+                }
+                match read_range(&mut file, key, len, requests[i].1) {
+                    Ok(bytes) => answers[i] = Some(bytes),
+                    Err(err) => {
+                        first_error = Some((i, err));
+                        break;
+                    }
+                }
+            }
+        }
+        match first_error {
+            Some((_, err)) => Err(err),
+            None => Ok(answers),
+        }
+    }
+
+    fn set(&self, key: &StoreKey, value: &[u8]) -> Result<(), StoreError> {
+        let path = self.key_path(key);
+        let dir = path.parent().unwrap_or(&self.root);
+        // Write a temporary file beside the target and rename it into place:
+        // a rename within one directory is atomic, so readers never see a
+        // partly written value.
+        let mut attempt = 0;
+        let (mut file, mut temp) = loop {
+            attempt += 1;
+            let temp_path = dir.join(temp_name());
+            match OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&temp_path)
+            {
+                Ok(file) => {
+                    let temp = TempFile {
+                        path: temp_path,
+                        persisted: false,
+                    };
+                    break (file, temp);
+                }
+                // The directory is missing: create it (once more if a
+                // concurrent erase removed it again as empty).
+                Err(err) if err.kind() == ErrorKind::NotFound && attempt < TEMP_ATTEMPTS => {
+                    match fs::create_dir_all(dir) {
+                        // A concurrent erase removed a parent between two
+                        // of the `mkdir` calls (NotFound), or removed a
+                        // directory that `mkdir` had just found
+                        // (AlreadyExists, as std then sees no directory):
+                        // try again. A file in the way shows up as
+                        // NotADirectory on the next attempt.
+                        Err(err)
+                            if !matches!(
+                                err.kind(),
+                                ErrorKind::NotFound | ErrorKind::AlreadyExists
+                            ) =>
+                        {
+                            return Err(write_error(key, err));
+                        }
+                        _ => {}
+                    }
+                }
+                Err(err) if err.kind() == ErrorKind::AlreadyExists && attempt < TEMP_ATTEMPTS => {}
+                Err(err) => return Err(write_error(key, err)),
+            }
+        };
+        file.write_all(value).map_err(|err| write_error(key, err))?;
+        drop(file);
+        fs::rename(&temp.path, &path).map_err(|err| write_error(key, err))?;
+        temp.persisted = true;
+        Ok(())
+    }
+
+    fn set_partial_values(&self, items: &[(StoreKey, u64, Vec<u8>)]) -> Result<(), StoreError> {
+        // Not atomic: each item is written in place, in order. Runs of items
+        // for one key share one open file.
+        let mut open: Option<(&StoreKey, File)> = None;
+        for (key, offset, bytes) in items {
+            let invalid = |len| StoreError::InvalidPartialWrite {
+                store: NAME,
+                key: key.clone(),
+                offset: *offset,
+                len,
+            };
+            let file = match &mut open {
+                Some((open_key, file)) if *open_key == key => file,
+                _ => {
+                    let path = self.key_path(key);
+                    let file = match OpenOptions::new().write(true).open(&path) {
+                        Ok(file) => file,
+                        Err(err) if is_missing(&err) || is_directory(&path) => {
+                            return Err(invalid(0));
+                        }
+                        Err(err) => return Err(write_error(key, err)),
+                    };
+                    &mut open.insert((key, file)).1
+                }
+            };
+            let len = file.metadata().map_err(|err| write_error(key, err))?.len();
+            if *offset > len {
+                return Err(invalid(len));
+            }
+            file.seek(SeekFrom::Start(*offset))
+                .map_err(|err| write_error(key, err))?;
+            file.write_all(bytes).map_err(|err| write_error(key, err))?;
+        }
+        Ok(())
+    }
+
+    fn erase(&self, key: &StoreKey) -> Result<(), StoreError> {
+        let path = self.key_path(key);
+        match fs::remove_file(&path) {
+            Ok(()) => {
+                self.remove_empty_parents(path.parent());
+                Ok(())
+            }
+            // Nothing there, or a directory: either way, no value under `key`.
+            Err(err) if is_missing(&err) || is_directory(&path) => Ok(()),
+            Err(err) => Err(erase_error(key.as_str(), err)),
+        }
+    }
+
+    fn erase_prefix(&self, prefix: &StorePrefix) -> Result<(), StoreError> {
+        let error = |err| erase_error(prefix.as_str(), err);
+        if prefix.is_root() {
+            // Empty the root but keep it: it may be a mount point, or be
+            // shared with other processes that hold it open.
+            for entry in fs::read_dir(&self.root).map_err(error)? {
+                let entry = entry.map_err(error)?;
+                let removed = if entry.file_type().map_err(error)?.is_dir() {
+                    fs::remove_dir_all(entry.path())
+                } else {
+                    fs::remove_file(entry.path())
+                };
+                match removed {
+                    Err(err) if !is_missing(&err) => return Err(error(err)),
+                    _ => {}
+                }
+            }
+            return Ok(());
+        }
+        let path = self.prefix_path(prefix);
+        let metadata = match fs::symlink_metadata(&path) {
+            Ok(metadata) => metadata,
+            Err(err) if is_missing(&err) => return Ok(()),
+            Err(err) => return Err(error(err)),
+        };
+        // A link to a directory is removed, not followed: the keys under the
+        // prefix disappear and the linked directory is left alone.
+        let holds_keys =
+            metadata.is_dir() || (metadata.file_type().is_symlink() && is_directory(&path));
+        if !holds_keys {
+            // A file: a value under the key without the slash, not under the prefix.
+            return Ok(());
+        }
+        match fs::remove_dir_all(&path) {
+            Err(err) if !is_missing(&err) => return Err(error(err)),
+            _ => {}
+        }
+        self.remove_empty_parents(path.parent());
+        Ok(())
+    }
+
+    fn list_prefix(&self, prefix: &StorePrefix) -> Result<Vec<StoreKey>, StoreError> {
+        let dir = self.prefix_path(prefix);
+        let canonical = match fs::canonicalize(&dir) {
+            Ok(canonical) => canonical,
+            Err(err) if is_missing(&err) => return Ok(Vec::new()),
+            Err(err) => return Err(list_error(prefix, err)),
+        };
+        if !is_directory(&canonical) {
+            return Ok(Vec::new());
+        }
+        let mut keys = Vec::new();
+        self.walk(
+            prefix,
+            &dir,
+            prefix.as_str(),
+            &mut vec![canonical],
+            &mut keys,
+        )?;
+        // Sort whole keys, not each directory: `a-b/x` sorts before `a/b`.
+        keys.sort_unstable();
+        Ok(keys)
+    }
+
+    fn list_dir(&self, prefix: &StorePrefix) -> Result<ListDir, StoreError> {
+        let entries = match fs::read_dir(self.prefix_path(prefix)) {
+            Ok(entries) => entries,
+            Err(err) if is_missing(&err) => return Ok(ListDir::default()),
+            Err(err) => return Err(list_error(prefix, err)),
+        };
+        let mut dir = ListDir::default();
+        for entry in entries {
+            let entry = entry.map_err(|err| list_error(prefix, err))?;
+            let Some(name) = entry_name(&entry) else {
+                continue;
+            };
+            match entry_kind(&entry).map_err(|err| list_error(prefix, err))? {
+                EntryKind::File => dir.keys.extend(prefix.key(&name).ok()),
+                EntryKind::Directory { .. } => dir.prefixes.extend(prefix.child(&name).ok()),
+                EntryKind::Other => {}
+            }
+        }
+        dir.keys.sort_unstable();
+        dir.prefixes.sort_unstable();
+        Ok(dir)
+    }
+
+    fn size(&self, key: &StoreKey) -> Result<Option<u64>, StoreError> {
+        match fs::metadata(self.key_path(key)) {
+            Ok(metadata) if metadata.is_dir() => Ok(None),
+            Ok(metadata) => Ok(Some(metadata.len())),
+            Err(err) if is_missing(&err) => Ok(None),
+            Err(err) => Err(read_error(key, err)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(s: &str) -> StoreKey {
+        StoreKey::new(s).unwrap()
+    }
+
+    fn prefix(s: &str) -> StorePrefix {
+        StorePrefix::new(s).unwrap()
+    }
+
+    fn temp_store() -> (tempfile::TempDir, FilesystemStore) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = FilesystemStore::new(dir.path().join("store")).unwrap();
+        (dir, store)
+    }
+
+    #[test]
+    fn passes_the_conformance_suite() {
+        let (_dir, store) = temp_store();
+        crate::store::testing::run_all(&store);
+        // The suite leaves the store empty, and erasing never removes the root.
+        assert!(store.root().is_dir());
+        assert_eq!(fs::read_dir(store.root()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn new_creates_the_root_and_its_parents() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("x/y/z.zarr");
+        let store = FilesystemStore::new(&root).unwrap();
+        assert!(root.is_dir());
+        assert_eq!(store.root(), root);
+    }
+
+    #[test]
+    fn open_existing_rejects_a_missing_root_and_a_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("missing");
+        let err = FilesystemStore::open_existing(&missing).unwrap_err();
+        assert!(matches!(err, StoreError::Open { .. }), "{err:?}");
+        assert!(
+            err.to_string()
+                .contains(&format!("`{}`", missing.display())),
+            "{err}"
+        );
+        assert!(!missing.exists(), "open_existing must not create the root");
+
+        let file = dir.path().join("file");
+        fs::write(&file, b"x").unwrap();
+        let err = FilesystemStore::open_existing(&file).unwrap_err();
+        assert!(matches!(err, StoreError::Open { .. }), "{err:?}");
+        let err = FilesystemStore::new(&file).unwrap_err();
+        assert!(matches!(err, StoreError::Open { .. }), "{err:?}");
+    }
+
+    #[test]
+    fn keys_are_files_under_the_root() {
+        let (_dir, store) = temp_store();
+        store.set(&key("a/b/zarr.json"), b"{}").unwrap();
+        assert_eq!(fs::read(store.root().join("a/b/zarr.json")).unwrap(), b"{}");
+
+        // And files put there by other tools are keys.
+        fs::create_dir_all(store.root().join("c/0")).unwrap();
+        fs::write(store.root().join("c/0/1"), b"chunk").unwrap();
+        assert_eq!(store.get(&key("c/0/1"), None).unwrap().unwrap(), b"chunk");
+        assert_eq!(store.list().unwrap(), [key("a/b/zarr.json"), key("c/0/1")]);
+    }
+
+    #[test]
+    fn relative_root_is_made_absolute() {
+        let store = FilesystemStore::open_existing(".").unwrap();
+        assert!(store.root().is_absolute());
+    }
+
+    #[test]
+    fn a_file_where_a_directory_is_expected_reads_as_missing() {
+        let (_dir, store) = temp_store();
+        store.set(&key("a"), b"file").unwrap();
+        assert_eq!(store.get(&key("a/b"), None).unwrap(), None);
+        assert_eq!(
+            store.get(&key("a/b"), Some(ByteRange::Suffix(1))).unwrap(),
+            None
+        );
+        assert_eq!(store.size(&key("a/b")).unwrap(), None);
+        assert_eq!(
+            store.get_partial_values(&[(key("a/b"), None)]).unwrap(),
+            [None]
+        );
+        assert!(store.list_prefix(&prefix("a/")).unwrap().is_empty());
+        assert_eq!(store.list_dir(&prefix("a/")).unwrap(), ListDir::default());
+        store.erase(&key("a/b")).unwrap();
+        store.erase_prefix(&prefix("a/")).unwrap();
+        assert_eq!(store.get(&key("a"), None).unwrap().unwrap(), b"file");
+        let err = store
+            .set_partial_values(&[(key("a/b"), 0, b"x".to_vec())])
+            .unwrap_err();
+        assert!(
+            matches!(err, StoreError::InvalidPartialWrite { len: 0, .. }),
+            "{err:?}"
+        );
+    }
+
+    #[test]
+    fn setting_a_key_below_a_file_fails_naming_the_key() {
+        let (_dir, store) = temp_store();
+        store.set(&key("a"), b"file").unwrap();
+        let err = store.set(&key("a/b"), b"x").unwrap_err();
+        assert!(matches!(err, StoreError::Write { .. }), "{err:?}");
+        assert_eq!(err.to_string(), "cannot write `a/b` to filesystem store");
+        assert!(std::error::Error::source(&err).is_some());
+    }
+
+    #[test]
+    fn a_directory_reads_as_missing_and_is_not_erased_as_a_key() {
+        let (_dir, store) = temp_store();
+        store.set(&key("a/b"), b"x").unwrap();
+        assert_eq!(store.get(&key("a"), None).unwrap(), None);
+        assert_eq!(store.size(&key("a")).unwrap(), None);
+        store.erase(&key("a")).unwrap();
+        assert_eq!(store.get(&key("a/b"), None).unwrap().unwrap(), b"x");
+        let err = store
+            .set_partial_values(&[(key("a"), 0, b"x".to_vec())])
+            .unwrap_err();
+        assert!(
+            matches!(err, StoreError::InvalidPartialWrite { len: 0, .. }),
+            "{err:?}"
+        );
+    }
+
+    #[test]
+    fn failed_set_removes_its_temporary_file() {
+        let (_dir, store) = temp_store();
+        store.set(&key("a/b"), b"x").unwrap();
+        // `a` is a non-empty directory, so renaming a file over it fails.
+        let err = store.set(&key("a"), b"value").unwrap_err();
+        assert!(matches!(err, StoreError::Write { .. }), "{err:?}");
+        let names: Vec<_> = fs::read_dir(store.root())
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["a"]);
+    }
+
+    #[test]
+    fn temporary_and_invalid_names_are_not_listed() {
+        let (_dir, store) = temp_store();
+        store.set(&key("a/zarr.json"), b"{}").unwrap();
+        fs::write(store.root().join(".zarrkit-tmp.1.2"), b"partial").unwrap();
+        fs::write(store.root().join("a/.zarrkit-tmp.3.4"), b"partial").unwrap();
+        if cfg!(unix) {
+            // A legal file name on Unix, but no key may hold a backslash.
+            fs::write(store.root().join("a/back\\slash"), b"x").unwrap();
+        }
+        assert_eq!(store.list().unwrap(), [key("a/zarr.json")]);
+        let dir = store.list_dir(&prefix("a/")).unwrap();
+        assert_eq!(dir.keys, [key("a/zarr.json")]);
+        assert_eq!(store.list_dir(&StorePrefix::root()).unwrap().keys, []);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn names_that_are_not_utf8_are_not_listed() {
+        use std::os::unix::ffi::OsStrExt;
+        let (_dir, store) = temp_store();
+        store.set(&key("ok"), b"1").unwrap();
+        let name = std::ffi::OsStr::from_bytes(b"bad\xff");
+        fs::write(store.root().join(name), b"x").unwrap();
+        fs::create_dir(store.root().join(std::ffi::OsStr::from_bytes(b"dir\xfe"))).unwrap();
+        assert_eq!(store.list().unwrap(), [key("ok")]);
+        assert_eq!(
+            store.list_dir(&StorePrefix::root()).unwrap(),
+            ListDir {
+                keys: vec![key("ok")],
+                prefixes: vec![]
+            }
+        );
+    }
+
+    #[test]
+    fn erase_removes_empty_parents_up_to_the_root() {
+        let (_dir, store) = temp_store();
+        store.set(&key("a/b/c/d"), b"1").unwrap();
+        store.set(&key("a/x"), b"2").unwrap();
+        store.erase(&key("a/b/c/d")).unwrap();
+        assert!(!store.root().join("a/b").exists());
+        assert!(store.root().join("a/x").is_file());
+        store.erase(&key("a/x")).unwrap();
+        assert!(!store.root().join("a").exists());
+        assert!(store.root().is_dir());
+    }
+
+    #[test]
+    fn erase_prefix_removes_empty_parents_but_keeps_the_root() {
+        let (_dir, store) = temp_store();
+        store.set(&key("a/b/c"), b"1").unwrap();
+        store.erase_prefix(&prefix("a/b/")).unwrap();
+        assert!(!store.root().join("a").exists());
+        store.set(&key("x/y"), b"1").unwrap();
+        store.erase_prefix(&StorePrefix::root()).unwrap();
+        assert!(store.root().is_dir());
+        assert_eq!(fs::read_dir(store.root()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn suffix_read_of_a_huge_sparse_file_reads_only_the_suffix() {
+        let (_dir, store) = temp_store();
+        // 64 GiB of holes and then 4 bytes: reading the whole file for the
+        // suffix would fail to allocate.
+        let len = 64u64 << 30;
+        let file = File::create(store.root().join("shard")).unwrap();
+        file.set_len(len - 4).unwrap();
+        drop(file);
+        store
+            .set_partial_values(&[(key("shard"), len - 4, b"tail".to_vec())])
+            .unwrap();
+        assert_eq!(store.size(&key("shard")).unwrap(), Some(len));
+        let shard = key("shard");
+        assert_eq!(
+            store
+                .get(&shard, Some(ByteRange::Suffix(4)))
+                .unwrap()
+                .unwrap(),
+            b"tail"
+        );
+        assert_eq!(
+            store
+                .get(&shard, Some(ByteRange::new(len - 6, 3)))
+                .unwrap()
+                .unwrap(),
+            b"\0\0t"
+        );
+        let answers = store
+            .get_partial_values(&[
+                (shard.clone(), Some(ByteRange::Suffix(2))),
+                (shard.clone(), Some(ByteRange::new(0, 2))),
+            ])
+            .unwrap();
+        assert_eq!(answers, [Some(b"il".to_vec()), Some(vec![0, 0])]);
+    }
+
+    #[test]
+    fn batched_read_reports_the_earliest_failing_request() {
+        let (_dir, store) = temp_store();
+        store.set(&key("x"), b"0123456789").unwrap();
+        store.set(&key("y"), b"01").unwrap();
+        // `x` is opened first, and its second range fails; `y`'s range comes
+        // earlier in the batch, so its error is the one reported.
+        let err = store
+            .get_partial_values(&[
+                (key("x"), Some(ByteRange::new(0, 1))),
+                (key("y"), Some(ByteRange::new(5, 1))),
+                (key("x"), Some(ByteRange::new(50, 1))),
+            ])
+            .unwrap_err();
+        assert!(
+            matches!(&err, StoreError::InvalidRange { key, len: 2, .. } if key.as_str() == "y"),
+            "{err:?}"
+        );
+    }
+
+    #[test]
+    fn batched_read_answers_repeated_keys_in_request_order() {
+        let (_dir, store) = temp_store();
+        store.set(&key("x"), b"0123456789").unwrap();
+        store.set(&key("y"), b"ab").unwrap();
+        let answers = store
+            .get_partial_values(&[
+                (key("x"), Some(ByteRange::new(8, 2))),
+                (key("y"), None),
+                (key("x"), Some(ByteRange::new(0, 2))),
+                (key("z"), None),
+                (key("x"), Some(ByteRange::Suffix(1))),
+                (key("y"), Some(ByteRange::new(1, 1))),
+            ])
+            .unwrap();
+        let expected: Vec<Option<Vec<u8>>> = vec![
+            Some(b"89".to_vec()),
+            Some(b"ab".to_vec()),
+            Some(b"01".to_vec()),
+            None,
+            Some(b"9".to_vec()),
+            Some(b"b".to_vec()),
+        ];
+        assert_eq!(answers, expected);
+    }
+}

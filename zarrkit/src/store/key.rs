@@ -161,6 +161,14 @@ impl AsRef<str> for StoreKey {
     }
 }
 
+// A key compares, hashes and orders exactly as its string does, so maps keyed
+// by `StoreKey` can be searched by `&str` (the memory store scans a prefix range).
+impl std::borrow::Borrow<str> for StoreKey {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
 impl TryFrom<&str> for StoreKey {
     type Error = StoreError;
     fn try_from(value: &str) -> Result<Self, Self::Error> {

@@ -1,4 +1,331 @@
-//! An in-memory store. (Stub: replaced by the full implementation.)
+//! An in-memory store: a sorted map from keys to values behind a lock.
+//!
+//! Useful for tests, examples and scratch arrays. Every operation is
+//! supported, and every batch operation is atomic: a failing
+//! [`Store::set_partial_values`] leaves the store unchanged.
+
+use super::{ByteRange, ListDir, Store, StoreCapabilities, StoreError, StoreKey, StorePrefix};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::ops::Bound;
+use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+const NAME: &str = "memory store";
+
+/// A store that keeps every value in memory.
+///
+/// ```
+/// use zarrkit::store::{ByteRange, MemoryStore, Store, StoreKey};
+///
+/// let store = MemoryStore::new();
+/// let key = StoreKey::new("a/zarr.json")?;
+/// store.set(&key, b"{}\n")?;
+/// assert_eq!(store.get(&key, Some(ByteRange::new(0, 2)))?, Some(b"{}".to_vec()));
+/// # Ok::<(), zarrkit::store::StoreError>(())
+/// ```
 #[derive(Debug, Default)]
-/// An in-memory store.
-pub struct MemoryStore;
+pub struct MemoryStore {
+    // A BTreeMap keeps keys sorted, so listing a prefix is a range scan.
+    values: RwLock<BTreeMap<StoreKey, Vec<u8>>>,
+}
+
+impl MemoryStore {
+    /// An empty store.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    // Every mutation below either completes or changes nothing before it can
+    // panic, so a poisoned lock still guards a consistent map.
+    fn read(&self) -> RwLockReadGuard<'_, BTreeMap<StoreKey, Vec<u8>>> {
+        self.values.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn write(&self) -> RwLockWriteGuard<'_, BTreeMap<StoreKey, Vec<u8>>> {
+        self.values.write().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// The keys of `map` that start with `prefix`, in order.
+fn keys_with_prefix<'a>(
+    map: &'a BTreeMap<StoreKey, Vec<u8>>,
+    prefix: &'a StorePrefix,
+) -> impl Iterator<Item = &'a StoreKey> + 'a {
+    // Keys that start with `prefix` sort at or after it and form one run.
+    map.range::<str, _>((Bound::Included(prefix.as_str()), Bound::Unbounded))
+        .map(|(key, _)| key)
+        .take_while(move |key| key.has_prefix(prefix))
+}
+
+/// Slices `value` to `range`, or reports the range as out of bounds.
+fn slice_range(
+    key: &StoreKey,
+    value: &[u8],
+    range: Option<ByteRange>,
+) -> Result<Vec<u8>, StoreError> {
+    let Some(range) = range else {
+        return Ok(value.to_vec());
+    };
+    let len = value.len() as u64;
+    let (start, end) = range.bounds(len).ok_or_else(|| StoreError::InvalidRange {
+        store: NAME,
+        key: key.clone(),
+        range,
+        len,
+    })?;
+    // Both bounds are at most `value.len()`, so they fit in usize.
+    Ok(value[start as usize..end as usize].to_vec())
+}
+
+impl Store for MemoryStore {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn capabilities(&self) -> StoreCapabilities {
+        StoreCapabilities {
+            read: true,
+            write: true,
+            partial_write: true,
+            list: true,
+        }
+    }
+
+    fn get(&self, key: &StoreKey, range: Option<ByteRange>) -> Result<Option<Vec<u8>>, StoreError> {
+        let values = self.read();
+        values
+            .get(key)
+            .map(|value| slice_range(key, value, range))
+            .transpose()
+    }
+
+    fn get_partial_values(
+        &self,
+        requests: &[super::ReadRequest],
+    ) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
+        // One lock for the whole batch, so the answers are a consistent snapshot.
+        let values = self.read();
+        requests
+            .iter()
+            .map(|(key, range)| {
+                values
+                    .get(key)
+                    .map(|value| slice_range(key, value, *range))
+                    .transpose()
+            })
+            .collect()
+    }
+
+    fn set(&self, key: &StoreKey, value: &[u8]) -> Result<(), StoreError> {
+        self.write().insert(key.clone(), value.to_vec());
+        Ok(())
+    }
+
+    fn set_partial_values(&self, items: &[(StoreKey, u64, Vec<u8>)]) -> Result<(), StoreError> {
+        let mut values = self.write();
+        // Apply the batch to copies of the touched values and commit only if
+        // every item succeeds, so a bad item leaves the store unchanged. Items
+        // apply in order: a later item may start where an earlier one extended
+        // the value.
+        let mut staged: HashMap<&StoreKey, Vec<u8>> = HashMap::new();
+        for (key, offset, bytes) in items {
+            let value = match staged.get_mut(key) {
+                Some(value) => value,
+                None => {
+                    let Some(current) = values.get(key) else {
+                        return Err(StoreError::InvalidPartialWrite {
+                            store: NAME,
+                            key: key.clone(),
+                            offset: *offset,
+                            len: 0,
+                        });
+                    };
+                    staged.entry(key).or_insert_with(|| current.clone())
+                }
+            };
+            let len = value.len();
+            let start = usize::try_from(*offset)
+                .ok()
+                .filter(|&start| start <= len)
+                .ok_or_else(|| StoreError::InvalidPartialWrite {
+                    store: NAME,
+                    key: key.clone(),
+                    offset: *offset,
+                    len: len as u64,
+                })?;
+            let overlap = bytes.len().min(len - start);
+            value[start..start + overlap].copy_from_slice(&bytes[..overlap]);
+            value.extend_from_slice(&bytes[overlap..]);
+        }
+        for (key, value) in staged {
+            values.insert(key.clone(), value);
+        }
+        Ok(())
+    }
+
+    fn erase(&self, key: &StoreKey) -> Result<(), StoreError> {
+        self.write().remove(key);
+        Ok(())
+    }
+
+    fn erase_values(&self, keys: &[StoreKey]) -> Result<(), StoreError> {
+        let mut values = self.write();
+        for key in keys {
+            values.remove(key);
+        }
+        Ok(())
+    }
+
+    fn erase_prefix(&self, prefix: &StorePrefix) -> Result<(), StoreError> {
+        let mut values = self.write();
+        if prefix.is_root() {
+            values.clear();
+        } else {
+            let doomed: Vec<StoreKey> = keys_with_prefix(&values, prefix).cloned().collect();
+            for key in doomed {
+                values.remove(&key);
+            }
+        }
+        Ok(())
+    }
+
+    fn list_prefix(&self, prefix: &StorePrefix) -> Result<Vec<StoreKey>, StoreError> {
+        Ok(keys_with_prefix(&self.read(), prefix).cloned().collect())
+    }
+
+    fn list_dir(&self, prefix: &StorePrefix) -> Result<ListDir, StoreError> {
+        let values = self.read();
+        let mut keys = Vec::new();
+        let mut children = BTreeSet::new();
+        // Each child name once; many keys may lie under one child prefix.
+        for key in keys_with_prefix(&values, prefix) {
+            let rest = &key.as_str()[prefix.as_str().len()..];
+            match rest.split_once('/') {
+                None => keys.push(key.clone()),
+                Some((child, _)) => {
+                    children.insert(child);
+                }
+            }
+        }
+        let mut prefixes = children
+            .into_iter()
+            .map(|child| prefix.child(child))
+            .collect::<Result<Vec<_>, _>>()?;
+        // Sort whole prefixes, not names: `a-b/` sorts before `a/`.
+        prefixes.sort_unstable();
+        Ok(ListDir { keys, prefixes })
+    }
+
+    fn size(&self, key: &StoreKey) -> Result<Option<u64>, StoreError> {
+        Ok(self.read().get(key).map(|value| value.len() as u64))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(s: &str) -> StoreKey {
+        StoreKey::new(s).unwrap()
+    }
+
+    fn prefix(s: &str) -> StorePrefix {
+        StorePrefix::new(s).unwrap()
+    }
+
+    #[test]
+    fn passes_the_conformance_suite() {
+        crate::store::testing::run_all(&MemoryStore::new());
+    }
+
+    #[test]
+    fn failing_partial_write_batch_leaves_the_store_unchanged() {
+        let store = MemoryStore::new();
+        store.set(&key("a"), b"hello").unwrap();
+        let err = store
+            .set_partial_values(&[
+                (key("a"), 0, b"J".to_vec()),
+                (key("missing"), 0, b"x".to_vec()),
+            ])
+            .unwrap_err();
+        assert!(
+            matches!(&err, StoreError::InvalidPartialWrite { key: k, len: 0, .. } if k.as_str() == "missing"),
+            "{err:?}"
+        );
+        assert_eq!(store.get(&key("a"), None).unwrap().unwrap(), b"hello");
+    }
+
+    #[test]
+    fn partial_writes_in_one_batch_apply_in_order() {
+        let store = MemoryStore::new();
+        store.set(&key("a"), b"ab").unwrap();
+        store
+            .set_partial_values(&[
+                (key("a"), 2, b"cd".to_vec()),
+                (key("a"), 4, b"ef".to_vec()),
+                (key("a"), 0, b"A".to_vec()),
+            ])
+            .unwrap();
+        assert_eq!(store.get(&key("a"), None).unwrap().unwrap(), b"Abcdef");
+    }
+
+    #[test]
+    fn partial_write_at_a_huge_offset_is_rejected() {
+        let store = MemoryStore::new();
+        store.set(&key("a"), b"ab").unwrap();
+        let err = store
+            .set_partial_values(&[(key("a"), u64::MAX, b"x".to_vec())])
+            .unwrap_err();
+        assert!(
+            matches!(
+                err,
+                StoreError::InvalidPartialWrite {
+                    offset: u64::MAX,
+                    len: 2,
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+    }
+
+    #[test]
+    fn list_dir_groups_nested_keys_under_their_first_segment() {
+        let store = MemoryStore::new();
+        for k in ["a/b", "a/bc/d", "a/bc/e/f", "a/c", "a0", "b/x"] {
+            store.set(&key(k), b"").unwrap();
+        }
+        let dir = store.list_dir(&prefix("a/")).unwrap();
+        assert_eq!(dir.keys, [key("a/b"), key("a/c")]);
+        assert_eq!(dir.prefixes, [prefix("a/bc/")]);
+        let root = store.list_dir(&StorePrefix::root()).unwrap();
+        assert_eq!(root.keys, [key("a0")]);
+        assert_eq!(root.prefixes, [prefix("a/"), prefix("b/")]);
+    }
+
+    #[test]
+    fn erase_prefix_keeps_keys_that_only_share_a_string_prefix() {
+        let store = MemoryStore::new();
+        for k in ["a/b/c", "a/bc/d", "a/b0", "a/b"] {
+            store.set(&key(k), b"1").unwrap();
+        }
+        store.erase_prefix(&prefix("a/b/")).unwrap();
+        assert_eq!(
+            store.list().unwrap(),
+            [key("a/b"), key("a/b0"), key("a/bc/d")]
+        );
+    }
+
+    #[test]
+    fn out_of_range_read_names_key_range_and_length() {
+        let store = MemoryStore::new();
+        store.set(&key("g/c/0"), b"0123").unwrap();
+        let err = store
+            .get(&key("g/c/0"), Some(ByteRange::new(3, 2)))
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "bytes 3..5 is out of bounds for `g/c/0` (4 bytes) in memory store"
+        );
+    }
+}

@@ -1,1 +1,611 @@
-//! The conformance suite every store backend runs. (Stub.)
+//! The conformance suite every store backend runs.
+//!
+//! [`run_all`] checks a store against the abstract store interface (v3 core
+//! draft 2022, "Abstract store interface") and the promises of the [`Store`]
+//! trait: missing keys read as `None`, ranges follow [`ByteRange::bounds`],
+//! batches answer in order, listings are sorted, and so on. It is test
+//! support: it reports a failure by panicking with a message that names the
+//! store, the check and the values involved, which is what a `#[test]` wants.
+//!
+//! ```
+//! zarrkit::store::testing::run_all(&zarrkit::store::MemoryStore::new());
+//! ```
+
+use super::{ByteRange, ListDir, ReadRequest, Store, StoreError, StoreKey, StorePrefix};
+
+/// Runs every check that `store`'s [`capabilities`](Store::capabilities) allow.
+///
+/// The store must start empty and is empty again when the suite passes. Each
+/// group of checks works under its own top-level prefix (`round_trip/`,
+/// `ranges/`, …) and erases its keys with [`Store::erase`] when done. Groups
+/// that write are skipped when the store is not writeable, partial writes are
+/// checked to fail with [`StoreError::Unsupported`] when `partial_write` is
+/// off, and listing groups are skipped when the store is not listable.
+///
+/// # Panics
+/// On the first check that fails, with a message naming the store and the
+/// check; also if the store is listable and not empty at the start.
+pub fn run_all(store: &dyn Store) {
+    let caps = store.capabilities();
+    let suite = Suite { store };
+    if caps.list {
+        suite.check_eq(
+            "the store is empty at the start",
+            suite.list(),
+            Vec::<StoreKey>::new(),
+        );
+    }
+    if caps.read {
+        suite.missing_keys_read_as_none();
+    }
+    if !(caps.read && caps.write) {
+        // Every remaining group writes values and reads them back.
+        return;
+    }
+    suite.values_round_trip();
+    suite.byte_ranges();
+    suite.batched_reads();
+    if caps.partial_write {
+        suite.partial_writes();
+    } else {
+        suite.partial_writes_are_unsupported();
+    }
+    suite.erases();
+    suite.erase_prefix();
+    suite.sizes();
+    suite.keys_with_dots_and_unicode(caps.list);
+    if caps.list {
+        suite.listing();
+        suite.check_eq(
+            "the store is empty at the end",
+            suite.list(),
+            Vec::<StoreKey>::new(),
+        );
+    }
+}
+
+fn key(key: &str) -> StoreKey {
+    StoreKey::new(key).unwrap_or_else(|err| panic!("suite bug: {err}"))
+}
+
+fn prefix(prefix: &str) -> StorePrefix {
+    StorePrefix::new(prefix).unwrap_or_else(|err| panic!("suite bug: {err}"))
+}
+
+fn keys(keys: &[&str]) -> Vec<StoreKey> {
+    keys.iter().map(|k| key(k)).collect()
+}
+
+fn from(offset: u64) -> ByteRange {
+    ByteRange::FromStart {
+        offset,
+        length: None,
+    }
+}
+
+struct Suite<'a> {
+    store: &'a dyn Store,
+}
+
+impl Suite<'_> {
+    #[track_caller]
+    fn fail(&self, what: &str, err: &StoreError) -> ! {
+        panic!("{}: {what} failed: {err} ({err:?})", self.store.name())
+    }
+
+    #[track_caller]
+    fn check_eq<T: PartialEq + std::fmt::Debug>(&self, what: &str, got: T, expected: T) {
+        assert!(
+            got == expected,
+            "{}: {what}:\n  expected {expected:?}\n       got {got:?}",
+            self.store.name()
+        );
+    }
+
+    #[track_caller]
+    fn get(&self, k: &str, range: Option<ByteRange>) -> Option<Vec<u8>> {
+        self.store
+            .get(&key(k), range)
+            .unwrap_or_else(|err| self.fail(&format!("get `{k}` ({range:?})"), &err))
+    }
+
+    #[track_caller]
+    fn check_get(&self, k: &str, range: Option<ByteRange>, expected: Option<&[u8]>) {
+        let got = self.get(k, range);
+        self.check_eq(&format!("get `{k}` ({range:?})"), got.as_deref(), expected);
+    }
+
+    #[track_caller]
+    fn set(&self, k: &str, value: &[u8]) {
+        self.store
+            .set(&key(k), value)
+            .unwrap_or_else(|err| self.fail(&format!("set `{k}`"), &err));
+    }
+
+    #[track_caller]
+    fn erase(&self, k: &str) {
+        self.store
+            .erase(&key(k))
+            .unwrap_or_else(|err| self.fail(&format!("erase `{k}`"), &err));
+    }
+
+    #[track_caller]
+    fn erase_all(&self, ks: &[&str]) {
+        for k in ks {
+            self.erase(k);
+        }
+    }
+
+    #[track_caller]
+    fn size(&self, k: &str) -> Option<u64> {
+        self.store
+            .size(&key(k))
+            .unwrap_or_else(|err| self.fail(&format!("size of `{k}`"), &err))
+    }
+
+    #[track_caller]
+    fn list(&self) -> Vec<StoreKey> {
+        self.store
+            .list()
+            .unwrap_or_else(|err| self.fail("list", &err))
+    }
+
+    #[track_caller]
+    fn list_prefix(&self, p: &str) -> Vec<StoreKey> {
+        self.store
+            .list_prefix(&prefix(p))
+            .unwrap_or_else(|err| self.fail(&format!("list_prefix `{p}`"), &err))
+    }
+
+    #[track_caller]
+    fn list_dir(&self, p: &str) -> ListDir {
+        self.store
+            .list_dir(&prefix(p))
+            .unwrap_or_else(|err| self.fail(&format!("list_dir `{p}`"), &err))
+    }
+
+    #[track_caller]
+    fn check_list_dir(&self, p: &str, expected_keys: &[&str], expected_prefixes: &[&str]) {
+        let dir = self.list_dir(p);
+        let expected = ListDir {
+            keys: keys(expected_keys),
+            prefixes: expected_prefixes.iter().map(|q| prefix(q)).collect(),
+        };
+        self.check_eq(&format!("list_dir `{p}`"), dir, expected);
+    }
+
+    fn missing_keys_read_as_none(&self) {
+        self.check_get("missing/key", None, None);
+        // A range on a missing key is still `None`, not an out-of-range error.
+        self.check_get("missing/key", Some(ByteRange::new(5, 5)), None);
+        self.check_get("missing/key", Some(ByteRange::Suffix(3)), None);
+        self.check_eq("size of a missing key", self.size("missing/key"), None);
+        let answers = self
+            .store
+            .get_partial_values(&[(key("missing/key"), None)])
+            .unwrap_or_else(|err| self.fail("get_partial_values of a missing key", &err));
+        self.check_eq("get_partial_values of a missing key", answers, vec![None]);
+    }
+
+    fn values_round_trip(&self) {
+        self.set("round_trip/a", b"hello");
+        self.check_get("round_trip/a", None, Some(b"hello"));
+
+        // Overwriting replaces the whole value, longer or shorter.
+        self.set("round_trip/a", b"hello, world");
+        self.check_get("round_trip/a", None, Some(b"hello, world"));
+        self.set("round_trip/a", b"hi");
+        self.check_get("round_trip/a", None, Some(b"hi"));
+
+        // An empty value exists and is distinct from a missing key.
+        self.set("round_trip/empty", b"");
+        self.check_get("round_trip/empty", None, Some(b""));
+
+        let all_bytes: Vec<u8> = (0..=255).collect();
+        self.set("round_trip/bytes", &all_bytes);
+        self.check_get("round_trip/bytes", None, Some(&all_bytes));
+
+        // Large enough to need more than one read or write call in most backends.
+        let large: Vec<u8> = (0..300_000u32).map(|i| (i * 7 % 251) as u8).collect();
+        self.set("round_trip/deep/er/large", &large);
+        self.check_get("round_trip/deep/er/large", None, Some(&large));
+
+        self.erase_all(&[
+            "round_trip/a",
+            "round_trip/empty",
+            "round_trip/bytes",
+            "round_trip/deep/er/large",
+        ]);
+    }
+
+    fn byte_ranges(&self) {
+        let value: Vec<u8> = (0..100).collect();
+        let k = "ranges/v";
+        self.set(k, &value);
+        for (range, expected) in [
+            (ByteRange::new(10, 5), &value[10..15]),
+            (ByteRange::new(0, 100), &value[..]),
+            (ByteRange::new(0, 0), &[][..]),
+            (ByteRange::new(100, 0), &[][..]),
+            (ByteRange::new(99, 1), &value[99..]),
+            (from(0), &value[..]),
+            (from(90), &value[90..]),
+            (from(100), &[][..]),
+            (ByteRange::Suffix(10), &value[90..]),
+            (ByteRange::Suffix(0), &[][..]),
+            (ByteRange::Suffix(100), &value[..]),
+            // A suffix longer than the value is the whole value, as in HTTP.
+            (ByteRange::Suffix(1000), &value[..]),
+            (ByteRange::Suffix(u64::MAX), &value[..]),
+        ] {
+            self.check_get(k, Some(range), Some(expected));
+        }
+        for range in [
+            ByteRange::new(95, 10),
+            ByteRange::new(100, 1),
+            ByteRange::new(101, 0),
+            ByteRange::new(1, u64::MAX),
+            ByteRange::new(u64::MAX, 2),
+            from(101),
+            from(u64::MAX),
+        ] {
+            self.check_invalid_range(k, range, 100);
+        }
+
+        self.set("ranges/empty", b"");
+        self.check_get("ranges/empty", Some(ByteRange::new(0, 0)), Some(b""));
+        self.check_get("ranges/empty", Some(from(0)), Some(b""));
+        self.check_get("ranges/empty", Some(ByteRange::Suffix(5)), Some(b""));
+        self.check_invalid_range("ranges/empty", ByteRange::new(0, 1), 0);
+        self.check_invalid_range("ranges/empty", from(1), 0);
+
+        self.erase_all(&[k, "ranges/empty"]);
+    }
+
+    #[track_caller]
+    fn check_invalid_range(&self, k: &str, range: ByteRange, value_len: u64) {
+        match self.store.get(&key(k), Some(range)) {
+            Err(StoreError::InvalidRange {
+                key: err_key,
+                range: err_range,
+                len,
+                ..
+            }) => {
+                self.check_eq(
+                    &format!("InvalidRange from `{k}` ({range}): key, range and length"),
+                    (err_key.as_str(), err_range, len),
+                    (k, range, value_len),
+                );
+            }
+            other => panic!(
+                "{}: get `{k}` ({range}) of a {value_len}-byte value: expected InvalidRange, got {other:?}",
+                self.store.name()
+            ),
+        }
+    }
+
+    fn batched_reads(&self) {
+        self.set("batch/a", b"abcdef");
+        self.set("batch/b", b"0123456789");
+        let requests: Vec<ReadRequest> = vec![
+            (key("batch/a"), None),
+            (key("batch/missing"), None),
+            (key("batch/b"), Some(ByteRange::new(2, 3))),
+            (key("batch/a"), Some(ByteRange::Suffix(2))),
+            (key("batch/b"), None),
+            (key("batch/a"), Some(ByteRange::new(0, 1))),
+            (key("batch/missing"), Some(ByteRange::new(0, 1))),
+            (key("batch/b"), Some(from(9))),
+            (key("batch/a"), Some(ByteRange::new(6, 0))),
+        ];
+        let answers = self
+            .store
+            .get_partial_values(&requests)
+            .unwrap_or_else(|err| self.fail("get_partial_values", &err));
+        let expected: Vec<Option<Vec<u8>>> = [
+            Some(&b"abcdef"[..]),
+            None,
+            Some(b"234"),
+            Some(b"ef"),
+            Some(b"0123456789"),
+            Some(b"a"),
+            None,
+            Some(b"9"),
+            Some(b""),
+        ]
+        .into_iter()
+        .map(|v| v.map(<[u8]>::to_vec))
+        .collect();
+        self.check_eq(
+            "get_partial_values answers in request order",
+            answers,
+            expected,
+        );
+
+        let empty = self
+            .store
+            .get_partial_values(&[])
+            .unwrap_or_else(|err| self.fail("get_partial_values of an empty batch", &err));
+        self.check_eq("get_partial_values of an empty batch", empty, vec![]);
+
+        let result = self.store.get_partial_values(&[
+            (key("batch/a"), None),
+            (key("batch/b"), Some(ByteRange::new(5, 6))),
+        ]);
+        assert!(
+            matches!(&result, Err(StoreError::InvalidRange { key, .. }) if key.as_str() == "batch/b"),
+            "{}: get_partial_values with an out-of-bounds range: expected InvalidRange for `batch/b`, got {result:?}",
+            self.store.name()
+        );
+
+        self.erase_all(&["batch/a", "batch/b"]);
+    }
+
+    #[track_caller]
+    fn set_partial(&self, items: &[(&str, u64, &[u8])]) -> Result<(), StoreError> {
+        let items: Vec<(StoreKey, u64, Vec<u8>)> = items
+            .iter()
+            .map(|&(k, offset, bytes)| (key(k), offset, bytes.to_vec()))
+            .collect();
+        self.store.set_partial_values(&items)
+    }
+
+    fn partial_writes(&self) {
+        let k = "partial/a";
+        self.set(k, b"hello world");
+        let ok = |items: &[(&str, u64, &[u8])]| {
+            self.set_partial(items)
+                .unwrap_or_else(|err| self.fail(&format!("set_partial_values {items:?}"), &err));
+        };
+
+        ok(&[(k, 0, b"J")]);
+        self.check_get(k, None, Some(b"Jello world"));
+        ok(&[(k, 6, b"W"), (k, 1, b"E")]);
+        self.check_get(k, None, Some(b"JEllo World"));
+        // Bytes running past the end extend the value.
+        ok(&[(k, 9, b"LDS!")]);
+        self.check_get(k, None, Some(b"JEllo WorLDS!"));
+        // Writing exactly at the end appends; an empty write changes nothing.
+        ok(&[(k, 13, b"?"), (k, 3, b"")]);
+        self.check_get(k, None, Some(b"JEllo WorLDS!?"));
+
+        // One batch may touch several keys; an empty value can be extended.
+        self.set("partial/b", b"");
+        ok(&[("partial/b", 0, b"new"), (k, 0, b"j")]);
+        self.check_get("partial/b", None, Some(b"new"));
+        self.check_get(k, None, Some(b"jEllo WorLDS!?"));
+
+        let err = self.set_partial(&[(k, 15, b"gap")]);
+        match err {
+            Err(StoreError::InvalidPartialWrite {
+                key: err_key,
+                offset,
+                len,
+                ..
+            }) => self.check_eq(
+                "InvalidPartialWrite past the end: key, offset and length",
+                (err_key.as_str(), offset, len),
+                (k, 15, 14),
+            ),
+            other => panic!(
+                "{}: set_partial_values at offset 15 of a 14-byte value: expected InvalidPartialWrite, got {other:?}",
+                self.store.name()
+            ),
+        }
+        self.check_get(k, None, Some(b"jEllo WorLDS!?"));
+
+        let err = self.set_partial(&[("partial/missing", 0, b"x")]);
+        assert!(
+            matches!(&err, Err(StoreError::InvalidPartialWrite { key, .. }) if key.as_str() == "partial/missing"),
+            "{}: set_partial_values on a missing key: expected InvalidPartialWrite, got {err:?}",
+            self.store.name()
+        );
+        self.check_get("partial/missing", None, None);
+
+        self.erase_all(&[k, "partial/b"]);
+    }
+
+    fn partial_writes_are_unsupported(&self) {
+        self.set("partial/a", b"hello");
+        let result = self.set_partial(&[("partial/a", 0, b"J")]);
+        assert!(
+            matches!(result, Err(StoreError::Unsupported { .. })),
+            "{}: capabilities say no partial writes, but set_partial_values gave {result:?}",
+            self.store.name()
+        );
+        self.erase("partial/a");
+    }
+
+    fn erases(&self) {
+        for k in ["erase/a", "erase/b", "erase/c/d", "erase/c/e"] {
+            self.set(k, k.as_bytes());
+        }
+        self.erase("erase/a");
+        self.check_get("erase/a", None, None);
+        self.check_get("erase/b", None, Some(b"erase/b"));
+        // Erasing a missing key, or one under a missing prefix, succeeds.
+        self.erase("erase/a");
+        self.erase("erase/never/was");
+
+        self.store
+            .erase_values(&keys(&["erase/b", "erase/missing", "erase/c/d"]))
+            .unwrap_or_else(|err| self.fail("erase_values", &err));
+        self.check_get("erase/b", None, None);
+        self.check_get("erase/c/d", None, None);
+        self.check_get("erase/c/e", None, Some(b"erase/c/e"));
+        self.check_eq("size of an erased key", self.size("erase/b"), None);
+        self.erase("erase/c/e");
+        self.check_get("erase/c/e", None, None);
+    }
+
+    fn erase_prefix(&self) {
+        let doomed = ["ep/a/b/c", "ep/a/b/d/e"];
+        let kept = ["ep/a/bc/f", "ep/a/b0", "ep/a/x", "ep/ab/y", "ep/zarr.json"];
+        for k in doomed.iter().chain(&kept) {
+            self.set(k, k.as_bytes());
+        }
+        let erase_prefix = |p: &str| {
+            self.store
+                .erase_prefix(&prefix(p))
+                .unwrap_or_else(|err| self.fail(&format!("erase_prefix `{p}`"), &err));
+        };
+        erase_prefix("ep/a/b/");
+        for k in doomed {
+            self.check_get(k, None, None);
+        }
+        // `ep/a/bc/f` and `ep/a/b0` share the string `ep/a/b` but not the prefix `ep/a/b/`.
+        for k in kept {
+            self.check_get(k, None, Some(k.as_bytes()));
+        }
+        // A prefix that matches nothing, or that names a key rather than a
+        // directory, erases nothing.
+        erase_prefix("ep/nothing/here/");
+        erase_prefix("ep/a/x/");
+        for k in kept {
+            self.check_get(k, None, Some(k.as_bytes()));
+        }
+        erase_prefix("ep/");
+        for k in kept {
+            self.check_get(k, None, None);
+        }
+
+        // The root prefix erases everything.
+        self.set("ep_root/a", b"1");
+        self.set("ep_root.json", b"2");
+        erase_prefix("");
+        self.check_get("ep_root/a", None, None);
+        self.check_get("ep_root.json", None, None);
+        // The store still works after its root was emptied.
+        self.set("ep_root/a", b"3");
+        self.check_get("ep_root/a", None, Some(b"3"));
+        self.erase("ep_root/a");
+    }
+
+    fn sizes(&self) {
+        self.set("size/a", b"12345");
+        self.check_eq("size of a 5-byte value", self.size("size/a"), Some(5));
+        self.set("size/a", b"123");
+        self.check_eq("size after overwriting", self.size("size/a"), Some(3));
+        self.set("size/empty", b"");
+        self.check_eq("size of an empty value", self.size("size/empty"), Some(0));
+        self.check_eq("size of a missing key", self.size("size/missing"), None);
+        // `size/` holds keys, so it is a directory in some backends, not a value.
+        self.set("size_dir/a/b", b"x");
+        self.check_eq(
+            "size of a prefix without the slash",
+            self.size("size_dir/a"),
+            None,
+        );
+        self.check_get("size_dir/a", None, None);
+        self.erase_all(&["size/a", "size/empty", "size_dir/a/b"]);
+    }
+
+    fn keys_with_dots_and_unicode(&self, listable: bool) {
+        let ks = [
+            "uni/.zattrs",
+            "uni/c/0.1",
+            "uni/c/0.1.2",
+            "uni/x y",
+            "uni/ä/ß.json",
+            "uni/日本/データ",
+        ];
+        for k in ks {
+            self.set(k, k.as_bytes());
+        }
+        for k in ks {
+            self.check_get(k, None, Some(k.as_bytes()));
+        }
+        if listable {
+            let mut sorted = ks.to_vec();
+            sorted.sort_unstable();
+            self.check_eq(
+                "list_prefix `uni/`",
+                self.list_prefix("uni/"),
+                keys(&sorted),
+            );
+            self.check_list_dir("uni/ä/", &["uni/ä/ß.json"], &[]);
+            self.check_list_dir(
+                "uni/",
+                &["uni/.zattrs", "uni/x y"],
+                &["uni/c/", "uni/ä/", "uni/日本/"],
+            );
+        }
+        self.erase_all(&ks);
+    }
+
+    fn listing(&self) {
+        // Sorted by bytes, `-` < `.` < `/`: a backend that sorts each
+        // directory on its own lists `ls/a/...` before `ls/a-b/x` and fails.
+        let ks = [
+            "ls/a-b/x",
+            "ls/a.b",
+            "ls/a/c/0/0",
+            "ls/a/c/0/1",
+            "ls/a/c/1/0",
+            "ls/a/zarr.json",
+            "ls/b.json",
+            "ls/zarr.json",
+            "root.json",
+        ];
+        // Set in a scrambled order so that insertion order cannot pass for sorting.
+        for k in ks
+            .iter()
+            .rev()
+            .step_by(2)
+            .chain(ks.iter().rev().skip(1).step_by(2))
+        {
+            self.set(k, b"");
+        }
+        self.check_eq("list", self.list(), keys(&ks));
+        self.check_eq("list_prefix ``", self.list_prefix(""), keys(&ks));
+        self.check_eq("list_prefix `ls/`", self.list_prefix("ls/"), keys(&ks[..8]));
+        self.check_eq(
+            "list_prefix `ls/a/`",
+            self.list_prefix("ls/a/"),
+            keys(&ks[2..6]),
+        );
+        self.check_eq(
+            "list_prefix `ls/a/c/0/`",
+            self.list_prefix("ls/a/c/0/"),
+            keys(&ks[2..4]),
+        );
+        self.check_eq(
+            "list_prefix `ls/nothing/`",
+            self.list_prefix("ls/nothing/"),
+            vec![],
+        );
+        self.check_eq(
+            "list_prefix of a key with a slash",
+            self.list_prefix("ls/a/zarr.json/"),
+            vec![],
+        );
+
+        self.check_list_dir("", &["root.json"], &["ls/"]);
+        self.check_list_dir(
+            "ls/",
+            &["ls/a.b", "ls/b.json", "ls/zarr.json"],
+            &["ls/a-b/", "ls/a/"],
+        );
+        self.check_list_dir("ls/a/", &["ls/a/zarr.json"], &["ls/a/c/"]);
+        self.check_list_dir("ls/a/c/", &[], &["ls/a/c/0/", "ls/a/c/1/"]);
+        self.check_list_dir("ls/a/c/0/", &["ls/a/c/0/0", "ls/a/c/0/1"], &[]);
+        self.check_list_dir("ls/nothing/", &[], &[]);
+        self.check_list_dir("ls/b.json/", &[], &[]);
+
+        // Erased keys disappear from listings, and so do prefixes left empty.
+        self.erase("ls/a/c/1/0");
+        self.check_eq(
+            "list_prefix `ls/a/` after an erase",
+            self.list_prefix("ls/a/"),
+            keys(&ks[2..6])
+                .into_iter()
+                .filter(|k| k.as_str() != "ls/a/c/1/0")
+                .collect(),
+        );
+        self.check_list_dir("ls/a/c/", &[], &["ls/a/c/0/"]);
+
+        self.erase_all(&ks);
+        self.check_eq("list after erasing every key", self.list(), vec![]);
+        self.check_list_dir("", &[], &[]);
+    }
+}

@@ -1,1 +1,4 @@
-mod placeholder {}
+//! The single integration-test binary: one module per topic.
+
+mod formats;
+mod stores;

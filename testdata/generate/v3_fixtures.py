@@ -1,0 +1,154 @@
+"""Writes the v3 fixtures under testdata/fixtures/v3/ and their manifest entries.
+
+Run from the repository root with a Python that has the pinned zarr and
+tensorstore (scripts/requirements.txt):
+
+    python testdata/generate/v3_fixtures.py
+
+Each fixture is a small store written by a real implementation. The
+manifest (testdata/fixtures.toml) records, per array, the data type, the
+shape and the SHA-256 of its values as little-endian C-order bytes, which the
+corpus test (zarrkit/tests/it/corpus.rs) checks through every store backend.
+"""
+
+import hashlib
+import importlib.metadata
+import json
+import os
+import shutil
+
+import numpy as np
+import tensorstore as ts
+import zarr
+from zarr.codecs import BloscCodec, BytesCodec, Crc32cCodec, GzipCodec, TransposeCodec, ZstdCodec
+
+ROOT = os.path.join("testdata", "fixtures", "v3")
+
+
+def pattern(shape, dtype):
+    n = int(np.prod(shape)) if shape else 1
+    i = np.arange(n, dtype=np.int64)
+    if np.dtype(dtype).kind == "b":
+        v = (i * 7 % 3) == 0
+    elif np.dtype(dtype).kind == "c":
+        v = (i * 0.5 - 3) + 1j * (n - i)
+    elif np.dtype(dtype).kind == "f":
+        v = np.sin(i * 0.1) * 100
+    else:
+        v = (i * 2654435761) % 251
+    return v.astype(dtype).reshape(shape)
+
+
+def digest(values):
+    le = values.astype(values.dtype.newbyteorder("<"), copy=False)
+    return hashlib.sha256(np.ascontiguousarray(le).tobytes()).hexdigest()
+
+
+entries = []
+
+
+def record(name, store_dir, node, values, writer, data_type):
+    entries.append(
+        {
+            "name": name,
+            "format": "v3",
+            "store": os.path.relpath(store_dir, "testdata"),
+            "node": node,
+            "data_type": data_type,
+            "shape": list(values.shape),
+            "sha256": digest(values),
+            "writer": writer,
+        }
+    )
+
+
+def zarr_python():
+    path = os.path.join(ROOT, "zarr-python.zarr")
+    root = zarr.open_group(path, mode="w", zarr_format=3, attributes={"title": "zarrkit v3 fixtures", "n": 3})
+    cases = [
+        ("uint16_zstd", (20, 30), (7, 8), "uint16", [BytesCodec(), ZstdCodec(level=3, checksum=True)], 0),
+        ("float32_big_gzip", (13, 9), (5, 4), "float32", [BytesCodec(endian="big"), GzipCodec(level=6)], float("nan")),
+        ("complex64_transpose", (6, 5, 4), (3, 5, 2), "complex64", [TransposeCodec(order=[2, 0, 1]), BytesCodec(), Crc32cCodec()], 0),
+        ("bool_blosc", (33,), (10,), "bool", [BytesCodec(), BloscCodec(cname="lz4", clevel=5, shuffle="bitshuffle", typesize=1)], False),
+        ("int64_scalar", (), (), "int64", [BytesCodec()], -5),
+    ]
+    for name, shape, chunks, dtype, codecs, fill in cases:
+        serializer = codecs[0] if not isinstance(codecs[0], TransposeCodec) else codecs[1]
+        filters = [c for c in codecs if isinstance(c, TransposeCodec)]
+        compressors = [c for c in codecs if c is not serializer and c not in filters]
+        a = root.create_array(
+            name,
+            shape=shape,
+            chunks=chunks,
+            dtype=dtype,
+            serializer=serializer,
+            filters=filters or None,
+            compressors=compressors or None,
+            fill_value=fill,
+            attributes={"case": name},
+        )
+        values = pattern(shape, dtype)
+        if len(shape) >= 1 and shape[0] > 4:
+            # Leave the last rows unwritten so some chunks are missing.
+            values[shape[0] - 3 :] = np.array(fill, dtype=dtype)
+            a[: shape[0] - 3] = values[: shape[0] - 3]
+        else:
+            a[...] = values
+        record(name, path, "/" + name, values, "zarr-python " + zarr.__version__, dtype)
+
+
+def tensorstore_fixture():
+    path = os.path.join(ROOT, "tensorstore.zarr")
+    os.makedirs(path, exist_ok=True)
+    with open(os.path.join(path, "zarr.json"), "w") as f:
+        json.dump({"zarr_format": 3, "node_type": "group", "attributes": {"writer": "tensorstore"}}, f)
+    cases = [
+        ("int16_dot_keys", [17, 11], [4, 4], "int16", [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "zstd", "configuration": {"level": 1}}], {"name": "default", "configuration": {"separator": "."}}),
+        ("uint32_v2_keys", [10, 10], [3, 6], "uint32", [{"name": "bytes", "configuration": {"endian": "big"}}, {"name": "blosc", "configuration": {"cname": "zstd", "clevel": 3, "shuffle": "shuffle", "typesize": 4, "blocksize": 0}}], {"name": "v2", "configuration": {"separator": "."}}),
+        ("float64_f_order", [9, 7], [4, 3], "float64", [{"name": "transpose", "configuration": {"order": [1, 0]}}, {"name": "bytes", "configuration": {"endian": "little"}}, {"name": "gzip", "configuration": {"level": 1}}], {"name": "default", "configuration": {"separator": "/"}}),
+    ]
+    for name, shape, chunks, dtype, codecs, cke in cases:
+        arr = ts.open(
+            {
+                "driver": "zarr3",
+                "kvstore": {"driver": "file", "path": os.path.join(path, name)},
+                "metadata": {
+                    "shape": shape,
+                    "data_type": dtype,
+                    "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": chunks}},
+                    "chunk_key_encoding": cke,
+                    "codecs": codecs,
+                    "fill_value": 0,
+                },
+                "create": True,
+                "delete_existing": True,
+            }
+        ).result()
+        values = pattern(tuple(shape), dtype)
+        arr.write(values).result()
+        record(name, path, "/" + name, values, "tensorstore " + importlib.metadata.version("tensorstore"), dtype)
+
+
+def main():
+    shutil.rmtree(ROOT, ignore_errors=True)
+    os.makedirs(ROOT)
+    zarr_python()
+    tensorstore_fixture()
+    lines = [
+        "# Fixtures: one entry per array. The corpus test (zarrkit/tests/it/corpus.rs)",
+        "# opens each through every store backend and checks the data type, the shape",
+        "# and the SHA-256 of the values as little-endian C-order bytes.",
+        "# v3 entries are made by testdata/generate/v3_fixtures.py.",
+        "",
+    ]
+    for e in entries:
+        lines.append("[[fixture]]")
+        for k in ["name", "format", "store", "node", "data_type", "shape", "sha256", "writer"]:
+            lines.append(f"{k} = {json.dumps(e[k])}")
+        lines.append("")
+    with open(os.path.join("testdata", "fixtures.toml"), "w") as f:
+        f.write("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,363 @@
+//! Store backends: the shared conformance suite on each, and the filesystem
+//! store's guarantees (atomic writes, no escaping the root, cleanup).
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use zarrkit::store::{
+    ByteRange, FilesystemStore, MemoryStore, Store, StoreError, StoreKey, StorePrefix, testing,
+};
+
+fn key(s: &str) -> StoreKey {
+    StoreKey::new(s).unwrap()
+}
+
+fn prefix(s: &str) -> StorePrefix {
+    StorePrefix::new(s).unwrap()
+}
+
+fn temp_store() -> (tempfile::TempDir, FilesystemStore) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = FilesystemStore::new(dir.path().join("store")).unwrap();
+    (dir, store)
+}
+
+/// Every path under `dir`, relative to it, with `/` separators, sorted.
+fn tree(dir: &Path) -> Vec<String> {
+    fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) {
+        for entry in fs::read_dir(dir).unwrap() {
+            let entry = entry.unwrap();
+            let path = entry.path();
+            let relative = path
+                .strip_prefix(root)
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/");
+            if entry.file_type().unwrap().is_dir() {
+                out.push(format!("{relative}/"));
+                walk(root, &path, out);
+            } else {
+                out.push(relative);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(dir, dir, &mut out);
+    out.sort();
+    out
+}
+
+#[test]
+fn memory_store_passes_the_conformance_suite() {
+    testing::run_all(&MemoryStore::new());
+}
+
+#[test]
+fn filesystem_store_passes_the_conformance_suite() {
+    let (_dir, store) = temp_store();
+    testing::run_all(&store);
+}
+
+#[test]
+fn filesystem_store_passes_the_suite_through_a_dyn_store() {
+    let (_dir, store) = temp_store();
+    let store: std::sync::Arc<dyn Store> = std::sync::Arc::new(store);
+    testing::run_all(store.as_ref());
+}
+
+#[test]
+fn atomic_sets_leave_no_temporary_files_behind() {
+    let (_dir, store) = temp_store();
+    for i in 0..200u32 {
+        let value = vec![(i % 251) as u8; (i as usize * 37) % 5000];
+        store.set(&key(&format!("a/c/{}", i % 7)), &value).unwrap();
+        store.set(&key("a/zarr.json"), &i.to_le_bytes()).unwrap();
+    }
+    let mut expected: Vec<String> = (0..7).map(|i| format!("a/c/{i}")).collect();
+    expected.extend(["a/".into(), "a/c/".into(), "a/zarr.json".into()]);
+    expected.sort();
+    assert_eq!(tree(store.root()), expected);
+    assert_eq!(
+        store.get(&key("a/zarr.json"), None).unwrap().unwrap(),
+        199u32.to_le_bytes()
+    );
+}
+
+#[test]
+fn concurrent_readers_never_see_a_partly_written_value() {
+    let (_dir, store) = temp_store();
+    // Two values that differ in every byte and in length, so a torn or
+    // truncated read cannot pass for either.
+    let first = vec![0xAA_u8; 1 << 20];
+    let second = vec![0x55_u8; 3 << 19];
+    let k = key("array/c/0/0");
+    store.set(&k, &first).unwrap();
+    let writing = AtomicBool::new(true);
+    std::thread::scope(|scope| {
+        let readers: Vec<_> = (0..3)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut reads = 0u32;
+                    while writing.load(Ordering::Acquire) || reads == 0 {
+                        let value = store.get(&k, None).unwrap().expect("the key always exists");
+                        assert!(
+                            value == first || value == second,
+                            "read {} bytes starting {:?}, neither value",
+                            value.len(),
+                            &value[..value.len().min(4)]
+                        );
+                        let tail = store.get(&k, Some(ByteRange::Suffix(16))).unwrap().unwrap();
+                        assert!(tail == [0xAA; 16] || tail == [0x55; 16], "{tail:?}");
+                        reads += 1;
+                    }
+                    reads
+                })
+            })
+            .collect();
+        for i in 0..200 {
+            store
+                .set(&k, if i % 2 == 0 { &second } else { &first })
+                .unwrap();
+        }
+        writing.store(false, Ordering::Release);
+        for reader in readers {
+            assert!(reader.join().unwrap() > 0);
+        }
+    });
+    assert_eq!(
+        tree(store.root()),
+        ["array/", "array/c/", "array/c/0/", "array/c/0/0"]
+    );
+}
+
+#[test]
+fn concurrent_sets_to_different_keys_all_land() {
+    let (_dir, store) = temp_store();
+    std::thread::scope(|scope| {
+        for thread in 0..8 {
+            let store = &store;
+            scope.spawn(move || {
+                for j in 0..40 {
+                    // Shared parents are created by several threads at once.
+                    let k = key(&format!("shared/c/{}/{thread}.{j}", j % 4));
+                    store.set(&k, format!("{thread}:{j}").as_bytes()).unwrap();
+                    // A key set and erased in a directory that other threads
+                    // are also emptying and refilling.
+                    let churn = key(&format!("churn/d/{thread}"));
+                    store.set(&churn, b"x").unwrap();
+                    store.erase(&churn).unwrap();
+                }
+            });
+        }
+    });
+    let keys = store.list_prefix(&prefix("shared/")).unwrap();
+    assert_eq!(keys.len(), 8 * 40);
+    for thread in 0..8 {
+        for j in 0..40 {
+            let k = key(&format!("shared/c/{}/{thread}.{j}", j % 4));
+            assert_eq!(
+                store.get(&k, None).unwrap().as_deref(),
+                Some(format!("{thread}:{j}").as_bytes())
+            );
+        }
+    }
+    assert!(store.list_prefix(&prefix("churn/")).unwrap().is_empty());
+    assert!(!store.root().join("churn").exists());
+}
+
+#[test]
+fn keys_and_prefixes_that_could_escape_the_root_cannot_be_made() {
+    for bad in [
+        "..",
+        "../x",
+        "a/..",
+        "a/../../x",
+        ".",
+        "./a",
+        "/abs",
+        "/",
+        "",
+        "a//b",
+        "a/",
+        "a\\b",
+        "..\\x",
+        "a\0b",
+    ] {
+        let err = StoreKey::new(bad).unwrap_err();
+        assert!(
+            matches!(err, StoreError::InvalidKey { .. }),
+            "key {bad:?}: {err:?}"
+        );
+    }
+    for bad in [
+        "../", "a/../", "./", "/", "/a/", "a//", "a\\b/", "a\0/", "a",
+    ] {
+        let err = StorePrefix::new(bad).unwrap_err();
+        assert!(
+            matches!(err, StoreError::InvalidKey { .. }),
+            "prefix {bad:?}: {err:?}"
+        );
+    }
+    // Joining a name onto a valid prefix validates the result too.
+    assert!(prefix("a/").key("../b").is_err());
+    assert!(prefix("a/").child("..").is_err());
+    assert!(StorePrefix::root().key("/etc/passwd").is_err());
+}
+
+#[test]
+fn filesystem_store_writes_nothing_outside_its_root() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("secret"), b"keep").unwrap();
+    let store = FilesystemStore::new(dir.path().join("store")).unwrap();
+    testing::run_all(&store);
+    store.set(&key("a/b"), b"x").unwrap();
+    store.erase_prefix(&StorePrefix::root()).unwrap();
+    store.set(&key("c"), b"x").unwrap();
+    store.erase(&key("c")).unwrap();
+    // The root survives, emptied; its sibling is untouched.
+    assert_eq!(tree(dir.path()), ["secret", "store/"]);
+    assert_eq!(fs::read(dir.path().join("secret")).unwrap(), b"keep");
+}
+
+#[test]
+fn erase_removes_directories_it_leaves_empty() {
+    let (_dir, store) = temp_store();
+    store.set(&key("g/a/c/0/0"), b"1").unwrap();
+    store.set(&key("g/a/c/0/1"), b"2").unwrap();
+    store.set(&key("g/zarr.json"), b"{}").unwrap();
+    store.erase(&key("g/a/c/0/0")).unwrap();
+    assert_eq!(
+        tree(store.root()),
+        [
+            "g/",
+            "g/a/",
+            "g/a/c/",
+            "g/a/c/0/",
+            "g/a/c/0/1",
+            "g/zarr.json"
+        ]
+    );
+    store.erase(&key("g/a/c/0/1")).unwrap();
+    assert_eq!(tree(store.root()), ["g/", "g/zarr.json"]);
+    assert!(store.list_dir(&prefix("g/")).unwrap().prefixes.is_empty());
+}
+
+#[test]
+fn a_file_where_a_directory_is_expected_reads_as_none() {
+    let (_dir, store) = temp_store();
+    fs::write(store.root().join("group"), b"not a directory").unwrap();
+    assert_eq!(store.get(&key("group/zarr.json"), None).unwrap(), None);
+    assert_eq!(store.size(&key("group/zarr.json")).unwrap(), None);
+    assert!(store.list_prefix(&prefix("group/")).unwrap().is_empty());
+}
+
+#[cfg(unix)]
+mod symlinks {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    #[test]
+    fn a_root_reached_through_a_symlink_works() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real");
+        fs::create_dir(&real).unwrap();
+        let link = dir.path().join("link");
+        symlink(&real, &link).unwrap();
+        let store = FilesystemStore::open_existing(link.join(".")).unwrap();
+        testing::run_all(&store);
+        store.set(&key("a/zarr.json"), b"{}").unwrap();
+        assert_eq!(fs::read(real.join("a/zarr.json")).unwrap(), b"{}");
+        // A new root below a link is created inside the link's target.
+        let nested = FilesystemStore::new(link.join("nested/store")).unwrap();
+        nested.set(&key("k"), b"v").unwrap();
+        assert!(real.join("nested/store/k").is_file());
+    }
+
+    #[test]
+    fn links_inside_the_store_are_followed_and_loops_are_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = dir.path().join("outside");
+        fs::create_dir(&outside).unwrap();
+        fs::write(outside.join("chunk"), b"data").unwrap();
+        let (_store_dir, store) = temp_store();
+        store.set(&key("a/zarr.json"), b"{}").unwrap();
+        symlink(&outside, store.root().join("linked")).unwrap();
+        symlink(outside.join("chunk"), store.root().join("a/file_link")).unwrap();
+        // A link back to an ancestor: following it would never end.
+        symlink(store.root().join("a"), store.root().join("a/loop")).unwrap();
+        symlink(dir.path().join("nowhere"), store.root().join("a/broken")).unwrap();
+
+        assert_eq!(
+            store.list().unwrap(),
+            [key("a/file_link"), key("a/zarr.json"), key("linked/chunk")]
+        );
+        let root_dir = store.list_dir(&prefix("a/")).unwrap();
+        assert_eq!(root_dir.keys, [key("a/file_link"), key("a/zarr.json")]);
+        assert_eq!(root_dir.prefixes, [prefix("a/loop/")]);
+        assert_eq!(
+            store.get(&key("linked/chunk"), None).unwrap().unwrap(),
+            b"data"
+        );
+        assert_eq!(store.get(&key("a/broken"), None).unwrap(), None);
+
+        // Erasing through a link removes the link, not what it points to.
+        store.erase_prefix(&prefix("linked/")).unwrap();
+        assert_eq!(store.get(&key("linked/chunk"), None).unwrap(), None);
+        store.erase(&key("a/file_link")).unwrap();
+        assert_eq!(fs::read(outside.join("chunk")).unwrap(), b"data");
+        store.erase_prefix(&StorePrefix::root()).unwrap();
+        assert_eq!(tree(&outside), ["chunk"]);
+        assert_eq!(tree(dir.path()), ["outside/", "outside/chunk"]);
+    }
+}
+
+#[test]
+fn errors_name_the_key() {
+    let (_dir, store) = temp_store();
+    store.set(&key("a"), b"file").unwrap();
+    let err = store.set(&key("a/b/c"), b"x").unwrap_err();
+    assert!(err.to_string().contains("`a/b/c`"), "{err}");
+    let err = store
+        .get(&key("a"), Some(ByteRange::new(2, 9)))
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "bytes 2..11 is out of bounds for `a` (4 bytes) in filesystem store"
+    );
+    let err = store
+        .set_partial_values(&[(key("a"), 5, b"x".to_vec())])
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "cannot write at offset 5 of `a` (4 bytes) in filesystem store"
+    );
+}
+
+#[test]
+fn both_backends_list_the_same_keys_in_the_same_order() {
+    let (_dir, fs_store) = temp_store();
+    let memory = MemoryStore::new();
+    let names = [
+        "z", "a-b/c", "a.b", "a/b", "a/b.c/d", "a/b-c", "a/b/c", "ä/ß", "A/x", "_/y", "0/0", "0.0",
+    ];
+    // `a/b` and `a/b/c` cannot both exist on a filesystem; keep the first.
+    let mut set = BTreeSet::new();
+    for name in names {
+        let k = key(name);
+        if fs_store.set(&k, name.as_bytes()).is_ok() {
+            memory.set(&k, name.as_bytes()).unwrap();
+            set.insert(k);
+        }
+    }
+    let expected: Vec<StoreKey> = set.into_iter().collect();
+    assert_eq!(fs_store.list().unwrap(), expected);
+    assert_eq!(memory.list().unwrap(), expected);
+    for p in ["", "a/", "a/b.c/", "ä/"] {
+        assert_eq!(
+            fs_store.list_dir(&prefix(p)).unwrap(),
+            memory.list_dir(&prefix(p)).unwrap(),
+            "list_dir `{p}`"
+        );
+    }
+}
