@@ -147,8 +147,7 @@ impl Handle {
 }
 
 fn zarrkit_store(dir: &Path) -> Result<Arc<dyn zarrkit::store::Store>, BoxError> {
-    let _ = dir;
-    Err("zarrkit's FilesystemStore has not landed yet".into())
+    Ok(Arc::new(zarrkit::store::FilesystemStore::new(dir)?))
 }
 
 fn zarrkit_codecs(codecs: Codecs) -> Vec<zarrkit::metadata::ExtensionObject> {

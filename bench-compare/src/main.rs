@@ -41,7 +41,13 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("bench-compare: {e}");
+            let mut message = e.to_string();
+            let mut source = e.source();
+            while let Some(s) = source {
+                message.push_str(&format!(": {s}"));
+                source = s.source();
+            }
+            eprintln!("bench-compare: {message}");
             ExitCode::FAILURE
         }
     }
