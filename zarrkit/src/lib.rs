@@ -28,7 +28,7 @@
 //! - [`array`](mod@array), [`group`], [`node`]: regions, planned parallel reads and
 //!   writes, and the hierarchy.
 
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod array;

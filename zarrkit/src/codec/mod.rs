@@ -9,9 +9,19 @@
 //! To add a codec: write `codec/<spec-name>.rs` with a `create` function,
 //! and add one line to [`registry`].
 
+#[cfg(feature = "blosc")]
+#[allow(unsafe_code)]
+pub mod blosc;
 pub mod bytes;
 mod chain;
+#[cfg(feature = "crc32c")]
+pub mod crc32c;
+#[cfg(feature = "gzip")]
+pub mod gzip;
 pub mod registry;
+pub mod transpose;
+#[cfg(feature = "zstd")]
+pub mod zstd;
 
 pub use chain::CodecChain;
 pub use registry::{Codec, codec_from_metadata};

@@ -44,6 +44,15 @@ const REGISTRY: &[(&str, Constructor)] = &[
     ("bytes", super::bytes::create),
     // zarr-python 3.0 betas wrote `endian` for what the spec calls `bytes`.
     ("endian", super::bytes::create),
+    ("transpose", super::transpose::create),
+    #[cfg(feature = "gzip")]
+    ("gzip", super::gzip::create),
+    #[cfg(feature = "zstd")]
+    ("zstd", super::zstd::create),
+    #[cfg(feature = "blosc")]
+    ("blosc", super::blosc::create),
+    #[cfg(feature = "crc32c")]
+    ("crc32c", super::crc32c::create),
 ];
 
 /// Codecs the spec defines but this build leaves out, with their features.
