@@ -121,7 +121,11 @@ mod tests {
         }
     }
 
-    fn case() -> impl Strategy<Value = (Vec<u64>, Vec<u64>, Vec<u64>, Vec<u64>, Vec<u64>, usize)> {
+    /// Source shape, source start, destination shape, destination start,
+    /// box shape, element size.
+    type Case = (Vec<u64>, Vec<u64>, Vec<u64>, Vec<u64>, Vec<u64>, usize);
+
+    fn case() -> impl Strategy<Value = Case> {
         (
             0usize..4,
             prop_oneof![Just(1usize), Just(2), Just(3), Just(8)],

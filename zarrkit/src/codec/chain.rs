@@ -14,6 +14,8 @@ pub struct CodecChain {
     array_to_array: Vec<Arc<dyn ArrayToArrayCodec>>,
     array_to_bytes: Arc<dyn ArrayToBytesCodec>,
     bytes_to_bytes: Vec<Arc<dyn BytesToBytesCodec>>,
+    /// The representation the chain was validated against.
+    decoded_repr: ChunkRepr,
 }
 
 impl CodecChain {
@@ -104,15 +106,20 @@ impl CodecChain {
             array_to_array,
             array_to_bytes,
             bytes_to_bytes,
+            decoded_repr: repr.clone(),
         })
     }
 
     /// The chain as metadata, each codec in its canonical form.
     #[must_use]
     pub fn metadata(&self) -> Vec<ExtensionObject> {
+        let reprs = self
+            .reprs(&self.decoded_repr)
+            .unwrap_or_else(|_| vec![self.decoded_repr.clone(); self.array_to_array.len()]);
         self.array_to_array
             .iter()
-            .map(|c| c.metadata())
+            .zip(&reprs)
+            .map(|(c, r)| c.metadata_for(r))
             .chain(std::iter::once(self.array_to_bytes.metadata()))
             .chain(self.bytes_to_bytes.iter().map(|c| c.metadata()))
             .collect()

@@ -68,6 +68,14 @@ pub trait ArrayToArrayCodec: Debug + Send + Sync {
     /// The codec's metadata, as written to the array's `codecs` (canonical form).
     fn metadata(&self) -> ExtensionObject;
 
+    /// The canonical metadata of the codec when it receives arrays of
+    /// `decoded`; codecs whose configuration depends on the array (such as
+    /// `transpose` read with the old `"C"`/`"F"` orders) spell it out here.
+    fn metadata_for(&self, decoded: &ChunkRepr) -> ExtensionObject {
+        let _ = decoded;
+        self.metadata()
+    }
+
     /// The representation of the encoded array, given the decoded one.
     ///
     /// # Errors

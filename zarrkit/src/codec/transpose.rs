@@ -164,12 +164,25 @@ impl ArrayToArrayCodec for TransposeCodec {
                 .map(|&axis| serde_json::Value::from(axis))
                 .collect(),
             // Without the chunk's dimensionality the constants cannot be
-            // spelled out, so they are written back as they were read.
+            // spelled out here; `metadata_for` does it when the chain knows
+            // the representation.
             TransposeOrder::C => "C".into(),
             TransposeOrder::F => "F".into(),
         };
         configuration.insert("order".into(), order);
         ExtensionObject::with_configuration("transpose", configuration)
+    }
+
+    fn metadata_for(&self, decoded: &ChunkRepr) -> ExtensionObject {
+        // v3 `transpose`: `order` is an array of integers. Old writers'
+        // "C"/"F" are spelled out as the permutation they stand for.
+        match self.permutation(decoded.shape.len()) {
+            Ok(order) => {
+                TransposeCodec::from_order(TransposeOrder::Permutation(order.into_owned()))
+                    .metadata()
+            }
+            Err(_) => self.metadata(),
+        }
     }
 
     fn encoded_repr(&self, decoded: &ChunkRepr) -> Result<ChunkRepr, CodecError> {

@@ -8,5 +8,7 @@
     feature = "crc32c"
 ))]
 mod codecs;
+mod corpus;
 mod formats;
+mod regions;
 mod stores;
