@@ -287,6 +287,9 @@ fn parent(args: &[String]) -> Result<(), BoxError> {
                     let Ok(measured) = &mut results[i] else {
                         continue;
                     };
+                    // Start every repetition with no dirty pages, so one
+                    // write's writeback never lands in the next one's time.
+                    sync();
                     match runner.run(imp, workload, &store_dir(imp)) {
                         Ok((times, peak_kib)) => {
                             eprintln!(
