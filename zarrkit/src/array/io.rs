@@ -425,76 +425,84 @@ impl Array {
             shape: self.chunk_shape().to_vec(),
         })?;
         let pieces = self.plan(region)?;
-        for batch in pieces.chunks(self.batch_size()) {
-            // Read only the chunks the region covers in part.
-            let partial: Vec<usize> = (0..batch.len())
-                .filter(|&i| !batch[i].covers_chunk)
-                .collect();
-            let requests: Vec<ReadRequest> = partial
-                .iter()
-                .map(|&i| (batch[i].key.clone(), None))
-                .collect();
-            let mut existing: Vec<Option<Vec<u8>>> = vec![None; batch.len()];
-            if !requests.is_empty() {
-                for (&i, bytes) in partial
-                    .iter()
-                    .zip(self.store.get_partial_values(&requests)?)
-                {
-                    existing[i] = bytes;
-                }
-            }
-            // Build, check and encode each chunk in parallel; `None` means erase.
-            let encoded: Vec<(usize, Option<Vec<u8>>)> = batch
+        let (whole, partial): (Vec<&ChunkPiece>, Vec<&ChunkPiece>) =
+            pieces.iter().partition(|piece| piece.covers_chunk);
+        // Chunks the region covers entirely are never read: each task
+        // builds, encodes and stores one, so memory in flight is one chunk
+        // and its encoding per thread.
+        whole
+            .par_iter()
+            .try_for_each(|piece| self.write_piece(region, data, piece, None, chunk_bytes, elem))?;
+        // Chunks covered in part are read in batches (one batched store
+        // read each), then updated and stored in parallel.
+        for batch in partial.chunks(self.batch_size()) {
+            let requests: Vec<ReadRequest> = batch.iter().map(|p| (p.key.clone(), None)).collect();
+            let existing = self.store.get_partial_values(&requests)?;
+            batch
                 .par_iter()
                 .zip(existing)
-                .enumerate()
-                .map(|(i, (piece, old))| {
-                    let mut chunk = match self.decode_chunk(&piece.key, old)? {
-                        Some(chunk) => chunk,
-                        None => {
-                            let mut chunk = vec![0u8; chunk_bytes];
-                            if !piece.covers_chunk || piece.shape.as_slice() != self.chunk_shape() {
-                                self.fill_value().fill(&mut chunk);
-                            }
-                            chunk
-                        }
-                    };
-                    BoxCopy {
-                        src_shape: region.shape(),
-                        src_start: &piece.in_region,
-                        dst_shape: self.chunk_shape(),
-                        dst_start: &piece.in_chunk,
-                        shape: &piece.shape,
-                        elem,
-                    }
-                    .run(data, &mut chunk);
-                    if !self.write_empty_chunks && self.fill_value().equals_all(&chunk) {
-                        return Ok((i, None));
-                    }
-                    let bytes = self
-                        .codecs
-                        .encode(chunk, &self.chunk_repr)
-                        .map_err(|source| Error::Encode {
-                            key: piece.key.clone(),
-                            source,
-                        })?;
-                    Ok((i, Some(bytes)))
-                })
-                .collect::<Result<_, Error>>()?;
-            let mut erase = Vec::new();
-            let mut sets = Vec::new();
-            for (i, bytes) in encoded {
-                match bytes {
-                    Some(bytes) => sets.push((&batch[i].key, bytes)),
-                    None => erase.push(batch[i].key.clone()),
-                }
-            }
-            sets.par_iter()
-                .try_for_each(|(key, bytes)| self.store.set(key, bytes))?;
-            if !erase.is_empty() {
-                self.store.erase_values(&erase)?;
-            }
+                .try_for_each(|(piece, old)| {
+                    self.write_piece(region, data, piece, old, chunk_bytes, elem)
+                })?;
         }
+        Ok(())
+    }
+
+    /// Builds one chunk from its stored bytes (`old`, `None` if missing or
+    /// not read) and the region's data, then stores it, or erases it if it
+    /// equals the fill value everywhere.
+    fn write_piece(
+        &self,
+        region: &Region,
+        data: &[u8],
+        piece: &ChunkPiece,
+        old: Option<Vec<u8>>,
+        chunk_bytes: usize,
+        elem: usize,
+    ) -> Result<(), Error> {
+        let copy = BoxCopy {
+            src_shape: region.shape(),
+            src_start: &piece.in_region,
+            dst_shape: self.chunk_shape(),
+            dst_start: &piece.in_chunk,
+            shape: &piece.shape,
+            elem,
+        };
+        let chunk = match self.decode_chunk(&piece.key, old)? {
+            Some(mut chunk) => {
+                copy.run(data, &mut chunk);
+                chunk
+            }
+            None if piece.shape.as_slice() == self.chunk_shape() => {
+                // Every element comes from `data`, and the runs arrive in
+                // the chunk's C order: append them rather than zero-filling
+                // a buffer only to overwrite it.
+                let mut chunk = Vec::with_capacity(chunk_bytes);
+                copy.for_each_run(|s, d, len| {
+                    debug_assert_eq!(d, chunk.len());
+                    chunk.extend_from_slice(&data[s..s + len]);
+                });
+                chunk
+            }
+            None => {
+                let mut chunk = vec![0u8; chunk_bytes];
+                self.fill_value().fill(&mut chunk);
+                copy.run(data, &mut chunk);
+                chunk
+            }
+        };
+        if !self.write_empty_chunks && self.fill_value().equals_all(&chunk) {
+            self.store.erase(&piece.key)?;
+            return Ok(());
+        }
+        let bytes = self
+            .codecs
+            .encode(chunk, &self.chunk_repr)
+            .map_err(|source| Error::Encode {
+                key: piece.key.clone(),
+                source,
+            })?;
+        self.store.set(&piece.key, &bytes)?;
         Ok(())
     }
 

@@ -34,6 +34,7 @@
 use super::{
     ByteRange, ListDir, ReadRequest, Store, StoreCapabilities, StoreError, StoreKey, StorePrefix,
 };
+use rayon::prelude::*;
 use std::collections::HashMap;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, ErrorKind, Read, Seek, SeekFrom, Write};
@@ -342,6 +343,9 @@ fn list_error(prefix: &StorePrefix, source: io::Error) -> StoreError {
 }
 
 /// Reads `range` (or everything) of the open file of `key`, which is `len` bytes long.
+/// The answer to one read of a batch.
+type ReadResult = Result<Option<Vec<u8>>, StoreError>;
+
 fn read_range(
     file: &mut File,
     key: &StoreKey,
@@ -367,9 +371,22 @@ fn read_range(
     // of a file that may hold gigabytes.
     file.seek(SeekFrom::Start(start))
         .map_err(|err| read_error(key, err))?;
-    let mut bytes = vec![0; n_bytes];
-    file.read_exact(&mut bytes)
+    // `read_to_end` fills reserved capacity without zeroing it first:
+    // zeroing a fresh buffer costs as much as reading a cached file.
+    let mut bytes = Vec::new();
+    bytes.try_reserve_exact(n_bytes).map_err(|_| {
+        read_error(
+            key,
+            io::Error::new(ErrorKind::OutOfMemory, "the range does not fit in memory"),
+        )
+    })?;
+    file.take(n_bytes as u64)
+        .read_to_end(&mut bytes)
         .map_err(|err| read_error(key, err))?;
+    if bytes.len() != n_bytes {
+        // The file shrank between reading its length and its bytes.
+        return Err(read_error(key, io::Error::from(ErrorKind::UnexpectedEof)));
+    }
     Ok(bytes)
 }
 
@@ -409,31 +426,41 @@ impl Store for FilesystemStore {
             groups[group].1.push(i);
         }
 
+        // Files are read in parallel: on a warm page cache a read is a
+        // memory copy, and one thread alone cannot keep up with decoding.
+        let read_group = |(key, indices): (&StoreKey, Vec<usize>)| {
+            let mut results: Vec<(usize, ReadResult)> = Vec::new();
+            match self.open_for_read(key) {
+                Err(err) => results.push((indices[0], Err(err))),
+                Ok(None) => results.extend(indices.into_iter().map(|i| (i, Ok(None)))),
+                Ok(Some((mut file, len))) => {
+                    for i in indices {
+                        let result = read_range(&mut file, key, len, requests[i].1);
+                        let failed = result.is_err();
+                        results.push((i, result.map(Some)));
+                        if failed {
+                            break;
+                        }
+                    }
+                }
+            }
+            results
+        };
+        let results: Vec<_> = if groups.len() > 1 {
+            groups.into_par_iter().flat_map_iter(read_group).collect()
+        } else {
+            groups.into_iter().flat_map(read_group).collect()
+        };
+
         let mut answers: Vec<Option<Vec<u8>>> = vec![None; requests.len()];
         // The error to report is that of the earliest failing request.
         let mut first_error: Option<(usize, StoreError)> = None;
-        for (key, indices) in groups {
-            let opened = match self.open_for_read(key) {
-                Ok(opened) => opened,
+        for (i, result) in results {
+            match result {
+                Ok(answer) => answers[i] = answer,
                 Err(err) => {
-                    if first_error.as_ref().is_none_or(|(at, _)| indices[0] < *at) {
-                        first_error = Some((indices[0], err));
-                    }
-                    continue;
-                }
-            };
-            let Some((mut file, len)) = opened else {
-                continue;
-            };
-            for i in indices {
-                if first_error.as_ref().is_some_and(|(at, _)| *at < i) {
-                    break;
-                }
-                match read_range(&mut file, key, len, requests[i].1) {
-                    Ok(bytes) => answers[i] = Some(bytes),
-                    Err(err) => {
+                    if first_error.as_ref().is_none_or(|(at, _)| i < *at) {
                         first_error = Some((i, err));
-                        break;
                     }
                 }
             }
