@@ -20,3 +20,14 @@ mod formats;
 mod interop;
 mod regions;
 mod stores;
+// The v2 matrix covers every numcodecs compressor.
+#[cfg(all(
+    feature = "gzip",
+    feature = "zstd",
+    feature = "blosc",
+    feature = "zlib",
+    feature = "bz2",
+    feature = "lzma",
+    feature = "lz4"
+))]
+mod v2;
