@@ -6,7 +6,7 @@ use clap::Args;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
-use zarrkit::format::{self, v3};
+use zarrkit::format::{self, ZarrFormat, v2, v3};
 use zarrkit::metadata::{ChunkKeyEncoding, NodeMetadata};
 use zarrkit::store::Store;
 use zarrkit::{Array, Group, Node};
@@ -68,8 +68,21 @@ fn print_json(node: &Node, out: &mut impl Write) -> anyhow::Result<()> {
         Node::Array(array) => NodeMetadata::Array(array.metadata().clone()),
         Node::Group(group) => NodeMetadata::Group(group.metadata().clone()),
     };
-    let document: serde_json::Value = serde_json::from_slice(&v3::serialize_node(&metadata))
-        .context("the serialised metadata is not JSON")?;
+    let document: serde_json::Value = if node.format() == ZarrFormat::V2 {
+        // v2 keeps attributes in their own document: show both.
+        let (name, document, attributes) = match &metadata {
+            NodeMetadata::Array(array) => (
+                v2::ARRAY_KEY,
+                v2::array_to_json(array).context("the array cannot be written as Zarr v2")?,
+                &array.attributes,
+            ),
+            NodeMetadata::Group(group) => (v2::GROUP_KEY, v2::group_to_json(), &group.attributes),
+        };
+        serde_json::json!({ name: document, v2::ATTRIBUTES_KEY: attributes })
+    } else {
+        serde_json::from_slice(&v3::serialize_node(&metadata))
+            .context("the serialised metadata is not JSON")?
+    };
     writeln!(out, "{}", serde_json::to_string_pretty(&document)?)?;
     Ok(())
 }
@@ -85,6 +98,15 @@ fn print_array(array: &Array, out: &mut impl Write) -> anyhow::Result<()> {
     line(out, "node type", "array")?;
     line(out, "shape", format_shape(array.shape()))?;
     line(out, "data type", array.data_type())?;
+    if array.format() == ZarrFormat::V2 {
+        // The v2 document's own words: NumPy type string, order, filters
+        // and compressor, which the codec list below spells the v3 way.
+        if let Ok(document) = v2::array_to_json(metadata) {
+            for field in ["dtype", "order", "filters", "compressor"] {
+                line(out, &format!("v2 {field}"), &document[field])?;
+            }
+        }
+    }
     line(out, "chunk shape", format_shape(array.chunk_shape()))?;
     let grid = array.chunk_grid_shape();
     let num_chunks = product(&grid);
