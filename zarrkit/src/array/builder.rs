@@ -170,7 +170,11 @@ impl ArrayBuilder {
                 .fill_value
                 .clone()
                 .unwrap_or_else(|| FillValue::zero(&self.data_type)),
-            codecs: self.codecs.clone().unwrap_or_else(|| self.default_codecs()),
+            codecs: self
+                .codecs
+                .clone()
+                .or_else(|| format::default_codecs(self.format, &self.data_type))
+                .unwrap_or_else(|| self.default_codecs()),
             storage_transformers: Vec::new(),
             dimension_names: self.dimension_names.clone(),
             attributes: self.attributes.clone(),
@@ -194,6 +198,13 @@ impl ArrayBuilder {
         let mut array =
             Array::from_metadata(Arc::clone(&store), path.clone(), self.format, metadata)?;
         array.set_write_empty_chunks(self.write_empty_chunks);
+        // A format that cannot say something (a codec the v3 drafts cannot
+        // name) fails here, before anything is erased.
+        format::serialize_node(self.format, &NodeMetadata::Array(array.metadata().clone()))
+            .map_err(|source| Error::InvalidMetadata {
+                path: path.clone(),
+                source,
+            })?;
         if let Some((_, existing)) = format::read_node(store.as_ref(), &path)? {
             if !self.overwrite {
                 return Err(Error::NodeExists {
