@@ -20,6 +20,7 @@ go, "Array metadata" for their fields. Chunks are the elements of each
 codec of the document applied in order, using numcodecs.
 """
 
+import gzip
 import json
 import os
 import shutil
@@ -30,6 +31,17 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
 from draft_common import entry, pattern, update_manifest  # noqa: E402
+
+class GZip:
+    """gzip (RFC 1952) with a zero timestamp, so the fixtures are reproducible
+    (numcodecs.GZip stamps the current time into each chunk)."""
+
+    def __init__(self, level):
+        self.level = level
+
+    def encode(self, data):
+        return gzip.compress(bytes(data), compresslevel=self.level, mtime=0)
+
 
 WRITER = "hand-written from the spec text (testdata/generate/v3_draft_fixtures.py)"
 entries = []
@@ -102,7 +114,7 @@ def draft2022():
     gzip = lambda level: {"type": "https://purl.org/zarr/spec/codecs/gzip/1.0", "configuration": {"level": level}}
     values = pattern((7, 9), "<i4")
     array(store, "v3-draft-2022", "/int32_gzip", "meta/int32_gzip.array.json", "data/int32_gzip/",
-          key_of("/"), values, (3, 4), "<i4", "C", [numcodecs.GZip(1)], 0,
+          key_of("/"), values, (3, 4), "<i4", "C", [GZip(1)], 0,
           doc((7, 9), "int32", (3, 4), "/", "C", [gzip(1)], 0))
     values = pattern((6, 5, 4), ">f8")
     array(store, "v3-draft-2022", "/sub/float64_big_f_blosc", "meta/sub/float64_big_f_blosc.array.json",
@@ -120,11 +132,11 @@ def draft2022():
           doc((10, 3), "uint16", (4, 3), ".", "C", [], "0xffff"), missing={(1, 0)})
     values = pattern((5,), "<i1")
     array(store, "v3-draft-2022", "/int8_binary_fill", "meta/int8_binary_fill.array.json",
-          "data/int8_binary_fill/", key_of("/"), values, (2,), "<i1", "C", [numcodecs.GZip(9)], -1,
+          "data/int8_binary_fill/", key_of("/"), values, (2,), "<i1", "C", [GZip(9)], -1,
           doc((5,), "int8", (2,), "/", "C", [gzip(9)], "0b11111111"), missing={(2,)})
     values = pattern((3, 2), "<c16")
     array(store, "v3-draft-2022", "/complex128_gzip", "meta/complex128_gzip.array.json",
-          "data/complex128_gzip/", key_of("/"), values, (2, 2), "<c16", "C", [numcodecs.GZip(5)],
+          "data/complex128_gzip/", key_of("/"), values, (2, 2), "<c16", "C", [GZip(5)],
           complex(np.inf, -1.0),
           doc((3, 2), "complex128", (2, 2), "/", "C", [gzip(5)], ["+Infinity", -1.0]))
     values = pattern((), "|b1")
@@ -145,7 +157,7 @@ def draft2022():
     })
     values = pattern((4, 6), "<i8")
     array(root, "v3-draft-2022", "/", "meta/array.json", "data/", key_of("/"), values, (2, 4), "<i8",
-          "C", [numcodecs.GZip(1)], 0, doc((4, 6), "int64", (2, 4), "/", "C", [gzip(1)], 0))
+          "C", [GZip(1)], 0, doc((4, 6), "int64", (2, 4), "/", "C", [gzip(1)], 0))
     entries[-1]["name"] = "draft2022_root_array"
 
 
@@ -170,7 +182,7 @@ def june2019():
     values = pattern((10, 4), ">i4")
     # The "Array metadata" example: no separator (so "."), an unversioned codec URI.
     array(store, "v3-draft-2019", "/a/int32_big_gzip", "meta/root/a/int32_big_gzip.array", "data/a/int32_big_gzip/",
-          key_of("."), values, (5, 2), ">i4", "C", [numcodecs.GZip(1)], 0, {
+          key_of("."), values, (5, 2), ">i4", "C", [GZip(1)], 0, {
               "shape": [10, 4], "data_type": ">i4",
               "chunk_grid": {"type": "regular", "chunk_shape": [5, 2]},
               "chunk_memory_layout": "C",
@@ -218,12 +230,14 @@ def june2019():
 def early2019():
     store = os.path.join("testdata", "fixtures", "v3-draft-2019a", "spec-text.zarr")
     early = "http://purl.org/zarr/spec/protocol/core/3.0"
-    write(os.path.join(store, "zarr.json"), BOOTSTRAP_2019)
+    # The June bootstrap with the early draft's own URI, as zarrkit writes it
+    # (the early draft has no bootstrap document).
+    write(os.path.join(store, "zarr.json"), dict(BOOTSTRAP_2019, zarr_format=early))
     write(os.path.join(store, "meta/root.group"), {"zarr_format": early, "extensions": [], "attributes": {"spam": "ham"}})
     key_of = lambda coords: ".".join(map(str, coords))
     values = pattern((6, 3), "<c8")
     array(store, "v3-draft-2019a", "/complex64_gzip", "meta/root/complex64_gzip.array", "data/complex64_gzip/",
-          key_of, values, (4, 2), "<c8", "C", [numcodecs.GZip(1)], complex(0, np.nan), {
+          key_of, values, (4, 2), "<c8", "C", [GZip(1)], complex(0, np.nan), {
               "zarr_format": early, "shape": [6, 3], "data_type": "<c8",
               "chunk_grid": {"type": "regular", "chunk_shape": [4, 2]},
               "chunk_memory_layout": "C",
@@ -234,7 +248,7 @@ def early2019():
     # Two codecs, applied in order when encoding.
     array(store, "v3-draft-2019a", "/g/int16_f_two_codecs", "meta/root/g/int16_f_two_codecs.array",
           "data/g/int16_f_two_codecs/", key_of, values, (3, 3), ">i2", "F",
-          [numcodecs.Blosc("lz4", 5, shuffle=2), numcodecs.GZip(1)], -3, {
+          [numcodecs.Blosc("lz4", 5, shuffle=2), GZip(1)], -3, {
               "zarr_format": early, "shape": [7, 5], "data_type": ">i2",
               "chunk_grid": {"type": "regular", "chunk_shape": [3, 3], "separator": "."},
               "chunk_memory_layout": "F",

@@ -94,16 +94,35 @@ fn keys_for(format: ZarrFormat, suffix: String) -> DraftKeys {
     }
 }
 
-/// The key layout of `format` in this store, and whether the store has an
-/// entry point; `Ok(None)` when the store is not of this format.
-fn keys(store: &dyn Store, format: ZarrFormat) -> Result<Option<(DraftKeys, bool)>, Error> {
+/// What the entry point says of the hierarchy's own draft.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Bootstrap {
+    /// No entry point (possible in the early draft only).
+    Absent,
+    /// The June 2019 (or zarr-python) entry point, `https` URI.
+    June,
+    /// The entry point zarrkit writes for the early draft, with that
+    /// draft's `http` URI.
+    Early,
+}
+
+/// The key layout of `format` in this store, and what its entry point
+/// says; `Ok(None)` when the store is not of this format.
+fn keys(store: &dyn Store, format: ZarrFormat) -> Result<Option<(DraftKeys, Bootstrap)>, Error> {
     Ok(match shared::read_entry_point(store)? {
-        EntryPoint::Draft2019 { suffix } if is_json(format) == !suffix.is_empty() => {
-            Some((keys_for(format, suffix), true))
+        EntryPoint::Draft2019 { suffix, early } if is_json(format) == !suffix.is_empty() => {
+            let bootstrap = if early {
+                Bootstrap::Early
+            } else {
+                Bootstrap::June
+            };
+            Some((keys_for(format, suffix), bootstrap))
         }
         // The early draft has no bootstrap document of its own; its nodes
         // say what they are.
-        EntryPoint::Absent if is_early(format) => Some((keys_for(format, String::new()), false)),
+        EntryPoint::Absent if is_early(format) => {
+            Some((keys_for(format, String::new()), Bootstrap::Absent))
+        }
         _ => None,
     })
 }
@@ -120,14 +139,20 @@ pub fn read_node(
     path: &NodePath,
     format: ZarrFormat,
 ) -> Result<Option<NodeMetadata>, Error> {
-    let Some((keys, has_entry_point)) = keys(store, format)? else {
+    let Some((keys, bootstrap)) = keys(store, format)? else {
         return Ok(None);
     };
     let found = shared::find_node(store, &keys, path)?;
     match found {
         None => Ok(None),
         Some(Found::Implicit) => {
-            if path.is_root() && !has_entry_point {
+            // An implicit group has no document to say which 2019 draft it
+            // is of: the entry point's URI says (`http` for the early draft).
+            let early_bootstrap = bootstrap != Bootstrap::June;
+            if !is_json(format) && early_bootstrap != is_early(format) {
+                return Ok(None);
+            }
+            if path.is_root() && bootstrap == Bootstrap::Absent {
                 // Without an entry point the root exists only if nodes do.
                 let listing = store.list_dir(&keys.children_prefix(path)?);
                 if !listing.is_ok_and(|l| !l.keys.is_empty() || !l.prefixes.is_empty()) {
@@ -632,8 +657,16 @@ pub fn entry_point_document(format: ZarrFormat) -> Vec<u8> {
             "extensions": [],
         })
     } else {
+        // The early draft has no bootstrap document; zarrkit writes the June
+        // one with the early draft's own (`http`) URI, so that implicit
+        // groups, which have no document, are known to be of that draft.
+        let zarr_format = if is_early(format) {
+            ZARR_FORMAT_EARLY
+        } else {
+            ZARR_FORMAT
+        };
         serde_json::json!({
-            "zarr_format": ZARR_FORMAT,
+            "zarr_format": zarr_format,
             "metadata_encoding": "application/json",
             "extensions": [],
         })
@@ -661,7 +694,7 @@ pub fn write_node(
         source,
     })?;
     let keys = match shared::read_entry_point(store)? {
-        EntryPoint::Draft2019 { suffix } if is_json(format) == !suffix.is_empty() => {
+        EntryPoint::Draft2019 { suffix, .. } if is_json(format) == !suffix.is_empty() => {
             keys_for(format, suffix)
         }
         EntryPoint::Absent => {

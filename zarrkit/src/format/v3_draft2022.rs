@@ -128,6 +128,10 @@ pub(crate) enum EntryPoint {
     Draft2019 {
         /// `metadata_key_suffix`, empty when absent.
         suffix: String,
+        /// Whether `zarr_format` is the early draft's `http` URI, which
+        /// zarrkit writes for early-draft hierarchies (the June draft and
+        /// zarr-python write `https`).
+        early: bool,
     },
 }
 
@@ -158,7 +162,7 @@ pub(crate) fn read_entry_point(store: &dyn Store) -> Result<EntryPoint, Error> {
     let entry_point = if zarr_format == ZARR_FORMAT {
         entry_point_2022(&doc)
     } else if ZARR_FORMAT_2019.contains(&zarr_format.as_str()) {
-        entry_point_2019(&doc)
+        entry_point_2019(&doc, zarr_format.starts_with("http:"))
     } else {
         Err(MetadataError::ZarrFormat {
             expected: "a Zarr v3 draft URI",
@@ -216,7 +220,7 @@ fn entry_point_2022(doc: &JsonMap) -> Result<EntryPoint, MetadataError> {
 /// June 2019 draft, "Bootstrap metadata", and zarr-python 2.x's variant
 /// (whose `metadata_encoding` is the protocol URI and which adds
 /// `metadata_key_suffix`).
-fn entry_point_2019(doc: &JsonMap) -> Result<EntryPoint, MetadataError> {
+fn entry_point_2019(doc: &JsonMap, early: bool) -> Result<EntryPoint, MetadataError> {
     match doc.get("metadata_encoding") {
         // The early 2019 draft has no bootstrap document; zarrkit writes the
         // June one for it, so an absent encoding is tolerated.
@@ -237,7 +241,7 @@ fn entry_point_2019(doc: &JsonMap) -> Result<EntryPoint, MetadataError> {
         Some(value) => suffix_from_json(value, "metadata_key_suffix")?,
     };
     check_extensions(doc.get("extensions"), "extensions")?;
-    Ok(EntryPoint::Draft2019 { suffix })
+    Ok(EntryPoint::Draft2019 { suffix, early })
 }
 
 fn suffix_from_json(value: &Value, field: &str) -> Result<String, MetadataError> {
@@ -850,10 +854,10 @@ pub(crate) fn wrong_entry_point(
         EntryPoint::Absent => "no entry point".to_string(),
         EntryPoint::NotDraft => "a document that is not a v3 draft entry point".to_string(),
         EntryPoint::Draft2022 { .. } => format!("`{ZARR_FORMAT}`"),
-        EntryPoint::Draft2019 { suffix } if suffix.is_empty() => {
+        EntryPoint::Draft2019 { suffix, .. } if suffix.is_empty() => {
             "a 2019 draft entry point".to_string()
         }
-        EntryPoint::Draft2019 { suffix } => {
+        EntryPoint::Draft2019 { suffix, .. } => {
             format!("a 2019 draft entry point with metadata key suffix `{suffix}`")
         }
     };
