@@ -110,7 +110,7 @@ enum Bootstrap {
 /// says; `Ok(None)` when the store is not of this format.
 fn keys(store: &dyn Store, format: ZarrFormat) -> Result<Option<(DraftKeys, Bootstrap)>, Error> {
     Ok(match shared::read_entry_point(store)? {
-        EntryPoint::Draft2019 { suffix, early } if is_json(format) == !suffix.is_empty() => {
+        EntryPoint::Draft2019 { suffix, early } if is_json(format) != suffix.is_empty() => {
             let bootstrap = if early {
                 Bootstrap::Early
             } else {
@@ -694,7 +694,7 @@ pub fn write_node(
         source,
     })?;
     let keys = match shared::read_entry_point(store)? {
-        EntryPoint::Draft2019 { suffix, .. } if is_json(format) == !suffix.is_empty() => {
+        EntryPoint::Draft2019 { suffix, .. } if is_json(format) != suffix.is_empty() => {
             keys_for(format, suffix)
         }
         EntryPoint::Absent => {
@@ -770,6 +770,9 @@ pub fn data_prefix(path: &NodePath, format: ZarrFormat) -> StorePrefix {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// A change to a document, for bad-input tables.
+    type Edit = Box<dyn Fn(&mut Value)>;
 
     fn array(doc: &Value, format: ZarrFormat) -> Result<ArrayMetadata, MetadataError> {
         match parse_node(doc.to_string().as_bytes(), true, format)? {
@@ -859,7 +862,7 @@ mod tests {
 
     #[test]
     fn bad_documents_name_the_field_or_uri() {
-        let cases: Vec<(Box<dyn Fn(&mut Value)>, &str)> = vec![
+        let cases: Vec<(Edit, &str)> = vec![
             (
                 Box::new(|d| {
                     d.as_object_mut().unwrap().remove("shape");

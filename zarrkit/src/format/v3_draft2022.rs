@@ -1364,6 +1364,9 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// A change to a document, for bad-input tables.
+    type Edit = Box<dyn Fn(&mut Value)>;
+
     fn array(doc: Value) -> Result<ArrayMetadata, MetadataError> {
         match parse_array(doc.to_string().as_bytes())? {
             NodeMetadata::Array(a) => Ok(a),
@@ -1484,7 +1487,7 @@ mod tests {
 
     #[test]
     fn bad_documents_name_the_field_or_uri() {
-        let cases: Vec<(Box<dyn Fn(&mut Value)>, &str)> = vec![
+        let cases: Vec<(Edit, &str)> = vec![
             (
                 Box::new(|d| {
                     d.as_object_mut().unwrap().remove("fill_value");

@@ -18,6 +18,9 @@ const DRAFTS: [ZarrFormat; 4] = [
     ZarrFormat::V3Draft2019a,
 ];
 
+/// A change to a document, for bad-input tables.
+type Edit = Box<dyn Fn(&mut Value)>;
+
 fn key(s: &str) -> StoreKey {
     StoreKey::new(s).unwrap()
 }
@@ -380,7 +383,7 @@ fn bad_documents_fail_naming_the_key_and_the_field_in_every_draft() {
         } else {
             unknown_codec
         };
-        let cases: Vec<(Box<dyn Fn(&mut Value)>, &str)> = vec![
+        let cases: Vec<(Edit, &str)> = vec![
             (
                 Box::new(|d| {
                     d.as_object_mut().unwrap().remove("shape");
