@@ -24,8 +24,12 @@
 //!    `meta/root/<path>.array.json`, `.group.json`, implicit groups.
 //! 4. v3 draft 19 June 2019: the same entry point without a suffix, and
 //!    `meta/root/<path>.array` / `.group` documents without `zarr_format`.
-//! 5. v3 early 2019 draft: the same keys (with or without the entry point),
-//!    documents that carry `zarr_format`.
+//! 5. v3 early 2019 draft: the same entry point and keys, documents that
+//!    carry `zarr_format` (implicit groups belong to it when the entry
+//!    point has that draft's `http` URI, which zarrkit writes for it).
+//!
+//! Each draft probe costs one read of the root `zarr.json` in a store that
+//! is not a draft hierarchy; a store of the drafts needs that entry point.
 //!
 //! Later formats (v2, v1) add their probes to this list.
 

@@ -94,34 +94,17 @@ fn keys_for(format: ZarrFormat, suffix: String) -> DraftKeys {
     }
 }
 
-/// What the entry point says of the hierarchy's own draft.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Bootstrap {
-    /// No entry point (possible in the early draft only).
-    Absent,
-    /// The June 2019 (or zarr-python) entry point, `https` URI.
-    June,
-    /// The entry point zarrkit writes for the early draft, with that
-    /// draft's `http` URI.
-    Early,
-}
-
-/// The key layout of `format` in this store, and what its entry point
-/// says; `Ok(None)` when the store is not of this format.
-fn keys(store: &dyn Store, format: ZarrFormat) -> Result<Option<(DraftKeys, Bootstrap)>, Error> {
+/// The key layout of `format` in this store, and whether its entry point
+/// has the early draft's `http` URI; `Ok(None)` when the store is not of
+/// this format.
+///
+/// The early draft defines no bootstrap document, but a store without one
+/// is not probed: that would cost every failed lookup in every other format
+/// a listing. zarrkit writes one (see [`entry_point_document`]).
+fn keys(store: &dyn Store, format: ZarrFormat) -> Result<Option<(DraftKeys, bool)>, Error> {
     Ok(match shared::read_entry_point(store)? {
         EntryPoint::Draft2019 { suffix, early } if is_json(format) != suffix.is_empty() => {
-            let bootstrap = if early {
-                Bootstrap::Early
-            } else {
-                Bootstrap::June
-            };
-            Some((keys_for(format, suffix), bootstrap))
-        }
-        // The early draft has no bootstrap document of its own; its nodes
-        // say what they are.
-        EntryPoint::Absent if is_early(format) => {
-            Some((keys_for(format, String::new()), Bootstrap::Absent))
+            Some((keys_for(format, suffix), early))
         }
         _ => None,
     })
@@ -139,7 +122,7 @@ pub fn read_node(
     path: &NodePath,
     format: ZarrFormat,
 ) -> Result<Option<NodeMetadata>, Error> {
-    let Some((keys, bootstrap)) = keys(store, format)? else {
+    let Some((keys, early_bootstrap)) = keys(store, format)? else {
         return Ok(None);
     };
     let found = shared::find_node(store, &keys, path)?;
@@ -148,16 +131,8 @@ pub fn read_node(
         Some(Found::Implicit) => {
             // An implicit group has no document to say which 2019 draft it
             // is of: the entry point's URI says (`http` for the early draft).
-            let early_bootstrap = bootstrap != Bootstrap::June;
             if !is_json(format) && early_bootstrap != is_early(format) {
                 return Ok(None);
-            }
-            if path.is_root() && bootstrap == Bootstrap::Absent {
-                // Without an entry point the root exists only if nodes do.
-                let listing = store.list_dir(&keys.children_prefix(path)?);
-                if !listing.is_ok_and(|l| !l.keys.is_empty() || !l.prefixes.is_empty()) {
-                    return Ok(None);
-                }
             }
             Ok(Some(NodeMetadata::Group(GroupMetadata::default())))
         }

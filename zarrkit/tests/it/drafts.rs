@@ -293,23 +293,31 @@ fn the_fixture_hierarchies_list_explicit_and_implicit_children() {
 }
 
 #[test]
-fn a_store_without_anything_is_no_early_draft_group() {
+fn early_draft_documents_are_read_under_a_june_bootstrap() {
     let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let document = json!({
+        "zarr_format": "http://purl.org/zarr/spec/protocol/core/3.0",
+        "shape": [2], "data_type": "<i2",
+        "chunk_grid": {"type": "regular", "chunk_shape": [2]},
+        "chunk_memory_layout": "C", "chunk_codecs": [], "fill_value": 7,
+        "extensions": [], "attributes": {}
+    });
+    store
+        .set(&key("meta/root/g/v.array"), document.to_string().as_bytes())
+        .unwrap();
+    // No bootstrap document: not a hierarchy zarrkit probes.
     assert!(matches!(
-        Node::open(Arc::clone(&store), "/"),
+        Node::open(Arc::clone(&store), "/g/v"),
         Err(Error::NodeNotFound { .. })
     ));
-    // The early draft defines no bootstrap document: its node documents say
-    // what they are.
+    // Under the June bootstrap, the early draft's documents say what they are.
     store
         .set(
-            &key("meta/root/g/v.array"),
+            &key("zarr.json"),
             json!({
-                "zarr_format": "http://purl.org/zarr/spec/protocol/core/3.0",
-                "shape": [2], "data_type": "<i2",
-                "chunk_grid": {"type": "regular", "chunk_shape": [2]},
-                "chunk_memory_layout": "C", "chunk_codecs": [], "fill_value": 7,
-                "extensions": [], "attributes": {}
+                "zarr_format": "https://purl.org/zarr/spec/protocol/core/3.0",
+                "metadata_encoding": "application/json",
+                "extensions": []
             })
             .to_string()
             .as_bytes(),
@@ -321,8 +329,9 @@ fn a_store_without_anything_is_no_early_draft_group() {
         array.read_region::<i16>(&Region::whole(&[2])).unwrap(),
         [7, 7]
     );
+    // An implicit group follows the bootstrap.
     let root = Group::open(store, "/").unwrap();
-    assert_eq!(root.format(), ZarrFormat::V3Draft2019a);
+    assert_eq!(root.format(), ZarrFormat::V3Draft2019);
     assert_eq!(root.children().unwrap()[0].path().as_str(), "/g");
 }
 
