@@ -858,3 +858,56 @@ fn info_and_tree_show_v2_arrays_with_their_dtype_and_compressor() {
     assert!(run.stdout.contains("g/"), "{}", run.stdout);
     assert!(run.stdout.contains("temps [6] float64"), "{}", run.stdout);
 }
+
+#[test]
+fn info_finds_and_shows_the_format_of_v3_draft_stores() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/fixtures");
+    let run = zarrkit([
+        OsStr::new("info"),
+        fixtures
+            .join("v3-draft-2019-json/zarr-python-2.18.zarr")
+            .as_os_str(),
+        OsStr::new("--path"),
+        OsStr::new("/int16_gzip"),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout
+            .contains("format:             v3-draft-2019-json\n"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("keys such as `data/root/int16_gzip/c0/0`"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("stored chunks:      9 of 9"),
+        "{}",
+        run.stdout
+    );
+    let run = zarrkit([
+        OsStr::new("info"),
+        fixtures.join("v3-draft-2022/spec-text.zarr").as_os_str(),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.contains("format:             v3-draft-2022\n"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("implicit/"), "{}", run.stdout);
+    let run = zarrkit([
+        OsStr::new("info"),
+        OsStr::new("--json"),
+        fixtures.join("v3-draft-2019/spec-text.zarr").as_os_str(),
+        OsStr::new("--path"),
+        OsStr::new("/a/int32_big_gzip"),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let document: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(document["data_type"], json!(">i4"));
+    assert_eq!(document["compressor"]["configuration"], json!({"level": 1}));
+}

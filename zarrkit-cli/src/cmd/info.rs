@@ -41,7 +41,8 @@ pub struct InfoArgs {
     #[arg(long, value_name = "NODE")]
     pub path: Option<String>,
 
-    /// Print the node's metadata document (`zarr.json`, pretty) instead of the summary
+    /// Print the node's metadata document (pretty, in the node's format: `zarr.json`
+    /// for v3, the `meta/...` document for a v3 draft) instead of the summary
     #[arg(long)]
     pub json: bool,
 }
@@ -80,8 +81,11 @@ fn print_json(node: &Node, out: &mut impl Write) -> anyhow::Result<()> {
         };
         serde_json::json!({ name: document, v2::ATTRIBUTES_KEY: attributes })
     } else {
-        serde_json::from_slice(&v3::serialize_node(&metadata))
-            .context("the serialised metadata is not JSON")?
+        // The document in the node's own format (for the v3 drafts, the
+        // node document without the entry point).
+        let bytes = format::serialize_node(node.format(), &metadata)
+            .context("the metadata cannot be written in its own format")?;
+        serde_json::from_slice(&bytes).context("the serialised metadata is not JSON")?
     };
     writeln!(out, "{}", serde_json::to_string_pretty(&document)?)?;
     Ok(())
@@ -119,11 +123,14 @@ fn print_array(array: &Array, out: &mut impl Write) -> anyhow::Result<()> {
             num_chunks.map_or_else(|| "more than 2^64".to_string(), |n| n.to_string())
         ),
     )?;
-    line(
-        out,
-        "chunk key encoding",
-        describe_encoding(&metadata.chunk_key_encoding),
-    )?;
+    let mut encoding = describe_encoding(&metadata.chunk_key_encoding);
+    if array.format().is_v3_draft() {
+        // The drafts' keys differ from the v3 encodings of the same name
+        // (`c0/0`, `data/...`): show one.
+        let first = array.chunk_key(&vec![0; array.ndim()])?;
+        encoding = format!("{encoding}, keys such as `{}`", first.as_str());
+    }
+    line(out, "chunk key encoding", encoding)?;
     line(
         out,
         "fill value",

@@ -173,7 +173,11 @@ impl ArrayBuilder {
                 .fill_value
                 .clone()
                 .unwrap_or_else(|| FillValue::zero(&self.data_type)),
-            codecs: self.codecs.clone().unwrap_or_else(|| self.default_codecs()),
+            codecs: self
+                .codecs
+                .clone()
+                .or_else(|| format::default_codecs(self.format, &self.data_type))
+                .unwrap_or_else(|| self.default_codecs()),
             storage_transformers: Vec::new(),
             dimension_names: self.dimension_names.clone(),
             attributes: self.attributes.clone(),
@@ -197,6 +201,8 @@ impl ArrayBuilder {
         let mut array =
             Array::from_metadata(Arc::clone(&store), path.clone(), self.format, metadata)?;
         array.set_write_empty_chunks(self.write_empty_chunks);
+        // A format that cannot say something (a codec v2 or the v3 drafts
+        // cannot name) fails here, before anything is erased.
         format::check_representable(
             self.format,
             &path,

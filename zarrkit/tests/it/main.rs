@@ -9,6 +9,9 @@
 ))]
 mod codecs;
 mod corpus;
+// The draft round trips use gzip, zstd and blosc.
+#[cfg(all(feature = "gzip", feature = "zstd", feature = "blosc"))]
+mod drafts;
 mod formats;
 // The interop matrix covers every codec, so it needs every codec feature.
 #[cfg(all(
