@@ -21,6 +21,9 @@ mod formats;
     feature = "crc32c"
 ))]
 mod interop;
+// The migration tests use gzip, zstd and crc32c chains.
+#[cfg(all(feature = "gzip", feature = "zstd", feature = "crc32c"))]
+mod migrate;
 mod regions;
 mod stores;
 // The v2 matrix covers every numcodecs compressor.
