@@ -34,8 +34,9 @@
 //! plan adapts it, and says so in the node's notes:
 //!
 //! - **Chunk key encoding**: if the target cannot use the source's, the
-//!   array gets the target's default (v3 `default` into v2 becomes `v2`
-//!   with `.`). Only the keys change; the chunks are copied.
+//!   array gets the `v2` encoding with the same separator if the target
+//!   can use that, else the target's default (v3 `default` with `/` into v2
+//!   becomes `v2` with `/`). Only the keys change; the chunks are copied.
 //! - **Dimension names**: a target without them (v2, the v3 drafts) gets
 //!   them in the attribute `_ARRAY_DIMENSIONS`, as xarray stores them in v2.
 //!   That needs every dimension to be named and no other
@@ -72,7 +73,9 @@ use crate::codec::{Codec, CodecChain};
 use crate::error::{Error, NodeKind};
 use crate::format::{self, ZarrFormat};
 use crate::group::Node;
-use crate::metadata::{ArrayMetadata, ExtensionObject, GroupMetadata, JsonMap, NodeMetadata};
+use crate::metadata::{
+    ArrayMetadata, ChunkKeyEncoding, ExtensionObject, GroupMetadata, JsonMap, NodeMetadata,
+};
 use crate::node::NodePath;
 use crate::store::{MemoryStore, Store, StoreError, StoreKey, StorePrefix};
 use rayon::prelude::*;
@@ -452,9 +455,13 @@ fn plan_array(
     // The target's own defaults for this shape, data type and chunk shape:
     // each feature of the source is tried on top of it alone, so each
     // decision is about that feature.
-    let baseline = ArrayBuilder::new(array.shape(), array.data_type().clone(), array.chunk_shape())
-        .format(to)
-        .build_metadata(path)?;
+    let baseline = ArrayBuilder::new(
+        array.shape(),
+        array.data_type().clone(),
+        array.chunk_shape(),
+    )
+    .format(to)
+    .build_metadata(path)?;
     fits(&baseline).map_err(refuse)?;
     let with = |change: &dyn Fn(&mut ArrayMetadata)| {
         let mut m = baseline.clone();
@@ -466,15 +473,23 @@ fn plan_array(
     target.fill_value = source.fill_value.clone();
     fits(&target).map_err(|e| refuse(format!("its fill value: {e}")))?;
 
-    if fits(&with(&|m| {
-        m.chunk_key_encoding = source.chunk_key_encoding.clone();
-    }))
-    .is_ok()
+    // The source's encoding, else the `v2` encoding with its separator,
+    // else the target's default.
+    let candidates = [
+        source.chunk_key_encoding.clone(),
+        ChunkKeyEncoding::V2 {
+            separator: source.chunk_key_encoding.separator(),
+        },
+    ];
+    if let Some(encoding) = candidates
+        .into_iter()
+        .find(|encoding| fits(&with(&|m| m.chunk_key_encoding = encoding.clone())).is_ok())
     {
-        target.chunk_key_encoding = source.chunk_key_encoding.clone();
-    } else {
+        target.chunk_key_encoding = encoding;
+    }
+    if target.chunk_key_encoding != source.chunk_key_encoding {
         notes.push(format!(
-            "chunk key encoding `{}` ({}) becomes `{}` ({})",
+            "chunk key encoding `{}` (separator `{}`) becomes `{}` (separator `{}`)",
             source.chunk_key_encoding.name(),
             source.chunk_key_encoding.separator().as_char(),
             target.chunk_key_encoding.name(),
@@ -517,7 +532,8 @@ fn plan_array(
                 read => {
                     let reason = format!(
                         "the target reads the codecs back as {}, not {}",
-                        read.as_deref().map_or_else(|| "nothing".into(), codec_names),
+                        read.as_deref()
+                            .map_or_else(|| "nothing".into(), codec_names),
                         codec_names(&source.codecs)
                     );
                     target.codecs = reencode_codecs(array, &baseline, to)?;
@@ -720,7 +736,9 @@ fn batch_len(array: &Array) -> usize {
     let chunk_bytes = array
         .chunk_shape()
         .iter()
-        .try_fold(array.data_type().size() as u64, |acc, &n| acc.checked_mul(n))
+        .try_fold(array.data_type().size() as u64, |acc, &n| {
+            acc.checked_mul(n)
+        })
         .unwrap_or(u64::MAX)
         .max(1);
     usize::try_from(BATCH_BYTES / chunk_bytes)
@@ -821,11 +839,17 @@ fn copy_chunk(source: &Array, target: &Array, coords: &[u64]) -> Result<(u64, u6
 
 /// Decodes one chunk's region and writes it with the target's chain.
 fn reencode_chunk(source: &Array, target: &Array, coords: &[u64]) -> Result<(u64, u64), Error> {
-    let read = source.store().size(&source.chunk_key(coords)?)?.unwrap_or(0);
+    let read = source
+        .store()
+        .size(&source.chunk_key(coords)?)?
+        .unwrap_or(0);
     let region = source.chunk_region(coords);
     let data = source.read_region_bytes(&region)?;
     target.write_region_bytes(&region, &data)?;
-    let written = target.store().size(&target.chunk_key(coords)?)?.unwrap_or(0);
+    let written = target
+        .store()
+        .size(&target.chunk_key(coords)?)?
+        .unwrap_or(0);
     Ok((read, written))
 }
 
@@ -941,8 +965,9 @@ mod tests {
             serde_json::json!(["y", "x"])
         );
         assert_eq!(notes.len(), 1);
-        let error = move_dimension_names(&[Some("y".into()), None], &mut JsonMap::new(), &mut notes)
-            .unwrap_err();
+        let error =
+            move_dimension_names(&[Some("y".into()), None], &mut JsonMap::new(), &mut notes)
+                .unwrap_err();
         assert!(error.contains("unnamed"), "{error}");
         let mut clashing = JsonMap::new();
         clashing.insert(DIMENSIONS_ATTRIBUTE.into(), serde_json::json!(["a"]));

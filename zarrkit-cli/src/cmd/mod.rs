@@ -3,6 +3,7 @@
 
 pub mod export;
 pub mod info;
+pub mod migrate;
 pub mod tree;
 
 use anyhow::{Context, bail};
