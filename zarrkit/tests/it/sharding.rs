@@ -472,3 +472,145 @@ fn concurrent_writes_to_parts_of_one_chunk_lose_nothing() {
         Codec::BytesToBytes(Arc::new(ZstdCodec::new(0, false).unwrap())),
     ]);
 }
+
+/// The Python with zarr-python and tensorstore, or `None` to skip (see
+/// `interop.rs`; `ZARRKIT_REQUIRE_INTEROP=1` makes a missing one fail).
+fn reference_python() -> Option<std::path::PathBuf> {
+    if let Some(python) = std::env::var_os("ZARRKIT_PYTHON").filter(|p| !p.is_empty()) {
+        return Some(python.into());
+    }
+    assert!(
+        std::env::var("ZARRKIT_REQUIRE_INTEROP").as_deref() != Ok("1"),
+        "ZARRKIT_REQUIRE_INTEROP=1 but ZARRKIT_PYTHON is unset"
+    );
+    eprintln!(
+        "skipping: set ZARRKIT_PYTHON to a Python with zarr 3.1 and tensorstore (scripts/test.sh does this)"
+    );
+    None
+}
+
+fn run_sharding_script(python: &std::path::Path, mode: &str, dir: &std::path::Path) {
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../testdata/generate/interop_sharding.py");
+    let output = std::process::Command::new(python)
+        .arg(&script)
+        .arg(mode)
+        .arg(dir)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
+    assert!(
+        output.status.success(),
+        "interop_sharding.py {mode} failed: {}\n{}{}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// Little-endian element bytes to native ones.
+fn le_to_native(mut bytes: Vec<u8>, unit: usize) -> Vec<u8> {
+    if cfg!(target_endian = "big") && unit > 1 {
+        bytes.chunks_exact_mut(unit).for_each(<[u8]>::reverse);
+    }
+    bytes
+}
+
+fn hex_bytes(hex: &str) -> Vec<u8> {
+    (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+        .collect()
+}
+
+#[test]
+fn zarr_python_and_tensorstore_shards_read_here_and_ours_read_there() {
+    use zarrkit::format::v3::extension_from_json;
+    use zarrkit::metadata::FillValue;
+    use zarrkit::store::FilesystemStore;
+
+    let Some(python) = reference_python() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    run_sharding_script(&python, "write", dir.path());
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("manifest.json")).unwrap()).unwrap();
+    let cases = manifest["cases"].as_array().unwrap();
+    assert_eq!(cases.len(), 7);
+    let u64s = |v: &serde_json::Value| -> Vec<u64> {
+        v.as_array().unwrap().iter().map(|n| n.as_u64().unwrap()).collect()
+    };
+    let out_store: Arc<dyn Store> =
+        Arc::new(FilesystemStore::new(dir.path().join("zarrkit")).unwrap());
+    for case in cases {
+        let name = case["name"].as_str().unwrap();
+        let shape = u64s(&case["shape"]);
+        let chunk_shape = u64s(&case["chunk_shape"]);
+        let expected_le = std::fs::read(dir.path().join(format!("expected/{name}.bin"))).unwrap();
+        for writer in ["zarr_python", "tensorstore"] {
+            let store: Arc<dyn Store> =
+                Arc::new(FilesystemStore::new(dir.path().join(writer)).unwrap());
+            let array = Array::open(store, &format!("/{name}"))
+                .unwrap_or_else(|e| panic!("{writer}/{name}: {e:#?}"));
+            assert_eq!(array.shape(), shape.as_slice(), "{writer}/{name}");
+            assert_eq!(array.chunk_shape(), chunk_shape.as_slice(), "{writer}/{name}");
+            assert_eq!(array.data_type().name(), case["data_type"].as_str().unwrap());
+            let size = array.data_type().size();
+            let expected = le_to_native(expected_le.clone(), array.data_type().endian_unit());
+            let all = array.read_region_bytes(&Region::whole(&shape)).unwrap();
+            assert!(all == expected, "{writer}/{name}: whole-array read differs");
+            // Element by element: every read is a partial read of a shard.
+            for i in 0..shape[0] {
+                for j in 0..shape[1] {
+                    let one = array
+                        .read_region_bytes(&Region::new(vec![i, j], vec![1, 1]))
+                        .unwrap_or_else(|e| panic!("{writer}/{name} ({i}, {j}): {e:#?}"));
+                    let at = ((i * shape[1] + j) as usize) * size;
+                    assert_eq!(one, &expected[at..at + size], "{writer}/{name} ({i}, {j})");
+                }
+            }
+        }
+        // zarrkit writes the same array: the same codecs, fill value and regions.
+        let codecs = case["codecs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| extension_from_json(c, "codecs").unwrap())
+            .collect();
+        let data_type = DataType::from_name(case["data_type"].as_str().unwrap()).unwrap();
+        let fill = le_to_native(
+            hex_bytes(case["fill_value_hex"].as_str().unwrap()),
+            data_type.endian_unit(),
+        );
+        let array = Array::builder(&shape, data_type, &chunk_shape)
+            .codecs_metadata(codecs)
+            .fill_value_bytes(FillValue::new(fill))
+            .create(out_store.clone(), &format!("/{name}"))
+            .unwrap();
+        let expected = le_to_native(expected_le, array.data_type().endian_unit());
+        let size = array.data_type().size();
+        for region in case["written"].as_array().unwrap() {
+            let ranges: Vec<std::ops::Range<u64>> = region
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| {
+                    let r = u64s(r);
+                    r[0]..r[1]
+                })
+                .collect();
+            let region = Region::from_ranges(&ranges);
+            let mut data = Vec::new();
+            for i in ranges[0].clone() {
+                let row = (i * shape[1]) as usize;
+                data.extend_from_slice(
+                    &expected[(row + ranges[1].start as usize) * size
+                        ..(row + ranges[1].end as usize) * size],
+                );
+            }
+            array.write_region_bytes(&region, &data).unwrap();
+        }
+        assert!(array.read_region_bytes(&Region::whole(&shape)).unwrap() == expected);
+    }
+    run_sharding_script(&python, "read", dir.path());
+}
