@@ -745,6 +745,71 @@ impl Array {
         self.decode_chunk(&key, bytes)
     }
 
+    /// The shape of the inner chunks when the array is sharded (its codecs
+    /// start with `sharding_indexed`), or `None`. Inner chunks are the
+    /// natural unit for reading sharded data piece by piece.
+    #[must_use]
+    pub fn inner_chunk_shape(&self) -> Option<Vec<u64>> {
+        let first = self.codecs.metadata().into_iter().next()?;
+        if first.name != "sharding_indexed" {
+            return None;
+        }
+        let shape = first.configuration?.get("chunk_shape")?.as_array()?.clone();
+        shape.iter().map(serde_json::Value::as_u64).collect()
+    }
+
+    /// The number of inner chunks along each dimension of the whole array
+    /// (the shard grid refined by the inner chunk shape), or `None` when the
+    /// array is not sharded.
+    #[must_use]
+    pub fn inner_chunk_grid_shape(&self) -> Option<Vec<u64>> {
+        let inner = self.inner_chunk_shape()?;
+        Some(
+            self.shape()
+                .iter()
+                .zip(&inner)
+                .map(|(&n, &c)| n.div_ceil(c))
+                .collect(),
+        )
+    }
+
+    /// The elements of the inner chunk at `inner_coords` (counted over the
+    /// whole array) that lie inside the array.
+    ///
+    /// # Errors
+    /// [`Error::OutOfBounds`] if the array is not sharded or the coordinates
+    /// lie outside the inner chunk grid.
+    pub fn inner_chunk_region(&self, inner_coords: &[u64]) -> Result<Region, Error> {
+        let out_of_bounds = || Error::OutOfBounds {
+            path: self.path.clone(),
+            region: format!("inner chunk {inner_coords:?}"),
+            shape: self.shape().to_vec(),
+        };
+        let (Some(inner), Some(grid)) = (self.inner_chunk_shape(), self.inner_chunk_grid_shape())
+        else {
+            return Err(out_of_bounds());
+        };
+        if inner_coords.len() != grid.len() || inner_coords.iter().zip(&grid).any(|(c, g)| c >= g) {
+            return Err(out_of_bounds());
+        }
+        let (start, shape) = inner_coords
+            .iter()
+            .zip(&inner)
+            .zip(self.shape())
+            .map(|((&c, &n), &len)| (c * n, n.min(len - c * n)))
+            .unzip();
+        Ok(Region::new(start, shape))
+    }
+
+    /// Reads one inner chunk of a sharded array (its part inside the array),
+    /// reading only the shard's index and that inner chunk from the store.
+    ///
+    /// # Errors
+    /// As [`Array::inner_chunk_region`] and [`Array::read_region`].
+    pub fn read_inner_chunk<T: Element>(&self, inner_coords: &[u64]) -> Result<Vec<T>, Error> {
+        self.read_region(&self.inner_chunk_region(inner_coords)?)
+    }
+
     /// Erases the chunk at `chunk_coords` (it then reads as the fill value).
     ///
     /// # Errors

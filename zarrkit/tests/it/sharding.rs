@@ -538,7 +538,11 @@ fn zarr_python_and_tensorstore_shards_read_here_and_ours_read_there() {
     let cases = manifest["cases"].as_array().unwrap();
     assert_eq!(cases.len(), 7);
     let u64s = |v: &serde_json::Value| -> Vec<u64> {
-        v.as_array().unwrap().iter().map(|n| n.as_u64().unwrap()).collect()
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n.as_u64().unwrap())
+            .collect()
     };
     let out_store: Arc<dyn Store> =
         Arc::new(FilesystemStore::new(dir.path().join("zarrkit")).unwrap());
@@ -553,8 +557,15 @@ fn zarr_python_and_tensorstore_shards_read_here_and_ours_read_there() {
             let array = Array::open(store, &format!("/{name}"))
                 .unwrap_or_else(|e| panic!("{writer}/{name}: {e:#?}"));
             assert_eq!(array.shape(), shape.as_slice(), "{writer}/{name}");
-            assert_eq!(array.chunk_shape(), chunk_shape.as_slice(), "{writer}/{name}");
-            assert_eq!(array.data_type().name(), case["data_type"].as_str().unwrap());
+            assert_eq!(
+                array.chunk_shape(),
+                chunk_shape.as_slice(),
+                "{writer}/{name}"
+            );
+            assert_eq!(
+                array.data_type().name(),
+                case["data_type"].as_str().unwrap()
+            );
             let size = array.data_type().size();
             let expected = le_to_native(expected_le.clone(), array.data_type().endian_unit());
             let all = array.read_region_bytes(&Region::whole(&shape)).unwrap();
@@ -613,4 +624,46 @@ fn zarr_python_and_tensorstore_shards_read_here_and_ours_read_there() {
         assert!(array.read_region_bytes(&Region::whole(&shape)).unwrap() == expected);
     }
     run_sharding_script(&python, "read", dir.path());
+}
+
+#[test]
+fn inner_chunks_can_be_read_one_by_one_touching_only_their_bytes() {
+    let store = Arc::new(CountingStore::default());
+    let array = Array::builder(&[10, 13], DataType::UInt16, &[8, 8])
+        .codecs(vec![zstd_sharding(&[4, 4])])
+        .create(store.clone(), "/i")
+        .unwrap();
+    let data = noise(130, 8);
+    array
+        .write_region(&Region::whole(&[10, 13]), &data)
+        .unwrap();
+    assert_eq!(array.inner_chunk_shape(), Some(vec![4, 4]));
+    assert_eq!(array.inner_chunk_grid_shape(), Some(vec![3, 4]));
+    for i in 0..3 {
+        for j in 0..4 {
+            store.reset();
+            let region = array.inner_chunk_region(&[i, j]).unwrap();
+            let got: Vec<u16> = array.read_inner_chunk(&[i, j]).unwrap();
+            // The edge inner chunks are clipped to the array.
+            assert_eq!(
+                region.shape(),
+                &[if i == 2 { 2 } else { 4 }, if j == 3 { 1 } else { 4 }]
+            );
+            let mut expected = Vec::new();
+            for r in region.start()[0]..region.start()[0] + region.shape()[0] {
+                for c in region.start()[1]..region.start()[1] + region.shape()[1] {
+                    expected.push(data[(r * 13 + c) as usize]);
+                }
+            }
+            assert_eq!(got, expected, "inner chunk ({i}, {j})");
+            // The index, then that one inner chunk.
+            assert_eq!(store.reads().1, 2, "inner chunk ({i}, {j})");
+        }
+    }
+    assert!(array.read_inner_chunk::<u16>(&[3, 0]).is_err());
+    let plain = Array::builder(&[4], DataType::UInt8, &[2])
+        .create(Arc::new(MemoryStore::new()), "/plain")
+        .unwrap();
+    assert_eq!(plain.inner_chunk_shape(), None);
+    assert!(plain.read_inner_chunk::<u8>(&[0]).is_err());
 }
