@@ -160,21 +160,26 @@ def main():
     os.makedirs(ROOT)
     zarr_python()
     tensorstore_fixture()
-    lines = [
-        "# Fixtures: one entry per array. The corpus test (zarrkit/tests/it/corpus.rs)",
-        "# opens each through every store backend and checks the data type, the shape",
-        "# and the SHA-256 of the values as little-endian C-order bytes.",
-        "# v3 entries are made by testdata/generate/v3_fixtures.py.",
-        "",
-    ]
-    for e in entries:
-        lines.append("[[fixture]]")
+    write_manifest_entries("v3", entries)
+
+
+def write_manifest_entries(fmt, new_entries):
+    """Replaces the `format = fmt` entries of testdata/fixtures.toml, keeping
+    the header and every other format's entries as they are."""
+    path = os.path.join("testdata", "fixtures.toml")
+    with open(path) as f:
+        text = f.read()
+    header, _, body = text.partition("[[fixture]]")
+    blocks = ["[[fixture]]" + b for b in body.split("[[fixture]]") if b.strip()] if body else []
+    kept = [b for b in blocks if f"format = {json.dumps(fmt)}" not in b]
+    ours = []
+    for e in new_entries:
+        lines = ["[[fixture]]"]
         for k in ["name", "format", "store", "node", "data_type", "shape", "sha256", "writer"]:
             lines.append(f"{k} = {json.dumps(e[k])}")
-        lines.append("")
-    with open(os.path.join("testdata", "fixtures.toml"), "w") as f:
-        f.write("\n".join(lines))
-
+        ours.append("\n".join(lines) + "\n\n")
+    with open(path, "w") as f:
+        f.write(header + "".join(ours) + "".join(b if b.endswith("\n\n") else b.rstrip("\n") + "\n\n" for b in kept).rstrip("\n") + "\n")
 
 if __name__ == "__main__":
     main()

@@ -805,3 +805,109 @@ fn the_shipped_sample_store_opens() {
         );
     }
 }
+
+#[test]
+fn info_and_tree_show_v2_arrays_with_their_dtype_and_compressor() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("v2.zarr");
+    let store = open_store(&root);
+    Group::create_as(
+        store.clone(),
+        "/",
+        zarrkit::format::ZarrFormat::V2,
+        object(json!({"title": "v2"})),
+    )
+    .unwrap();
+    Array::builder(&[6], DataType::Float64, &[4])
+        .format(zarrkit::format::ZarrFormat::V2)
+        .codecs_metadata(vec![
+            codec("bytes", json!({"endian": "big"})),
+            codec("numcodecs.zlib", json!({"level": 1})),
+        ])
+        .create(store, "/g/temps")
+        .unwrap();
+    let run = zarrkit([OsStr::new("info"), root.join("g/temps").as_os_str()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.contains("format:             v2\n"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("v2 dtype:           \">f8\"\n"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("v2 compressor:      {\"id\":\"zlib\",\"level\":1}\n"),
+        "{}",
+        run.stdout
+    );
+    let run = zarrkit([
+        OsStr::new("info"),
+        OsStr::new("--json"),
+        root.join("g/temps/.zarray").as_os_str(),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let document: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(document[".zarray"]["dtype"], ">f8");
+    assert_eq!(document[".zattrs"], json!({}));
+    let run = zarrkit([OsStr::new("tree"), root.as_os_str()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("g/"), "{}", run.stdout);
+    assert!(run.stdout.contains("temps [6] float64"), "{}", run.stdout);
+}
+
+#[test]
+fn info_finds_and_shows_the_format_of_v3_draft_stores() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/fixtures");
+    let run = zarrkit([
+        OsStr::new("info"),
+        fixtures
+            .join("v3-draft-2019-json/zarr-python-2.18.zarr")
+            .as_os_str(),
+        OsStr::new("--path"),
+        OsStr::new("/int16_gzip"),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout
+            .contains("format:             v3-draft-2019-json\n"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("keys such as `data/root/int16_gzip/c0/0`"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("stored chunks:      9 of 9"),
+        "{}",
+        run.stdout
+    );
+    let run = zarrkit([
+        OsStr::new("info"),
+        fixtures.join("v3-draft-2022/spec-text.zarr").as_os_str(),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.contains("format:             v3-draft-2022\n"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("implicit/"), "{}", run.stdout);
+    let run = zarrkit([
+        OsStr::new("info"),
+        OsStr::new("--json"),
+        fixtures.join("v3-draft-2019/spec-text.zarr").as_os_str(),
+        OsStr::new("--path"),
+        OsStr::new("/a/int32_big_gzip"),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let document: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(document["data_type"], json!(">i4"));
+    assert_eq!(document["compressor"]["configuration"], json!({"level": 1}));
+}

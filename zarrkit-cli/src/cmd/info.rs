@@ -6,7 +6,7 @@ use clap::Args;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
-use zarrkit::format::{self, v3};
+use zarrkit::format::{self, ZarrFormat, v2, v3};
 use zarrkit::metadata::{ChunkKeyEncoding, NodeMetadata};
 use zarrkit::store::Store;
 use zarrkit::{Array, Group, Node};
@@ -41,7 +41,8 @@ pub struct InfoArgs {
     #[arg(long, value_name = "NODE")]
     pub path: Option<String>,
 
-    /// Print the node's metadata document (`zarr.json`, pretty) instead of the summary
+    /// Print the node's metadata document (pretty, in the node's format: `zarr.json`
+    /// for v3, the `meta/...` document for a v3 draft) instead of the summary
     #[arg(long)]
     pub json: bool,
 }
@@ -68,8 +69,24 @@ fn print_json(node: &Node, out: &mut impl Write) -> anyhow::Result<()> {
         Node::Array(array) => NodeMetadata::Array(array.metadata().clone()),
         Node::Group(group) => NodeMetadata::Group(group.metadata().clone()),
     };
-    let document: serde_json::Value = serde_json::from_slice(&v3::serialize_node(&metadata))
-        .context("the serialised metadata is not JSON")?;
+    let document: serde_json::Value = if node.format() == ZarrFormat::V2 {
+        // v2 keeps attributes in their own document: show both.
+        let (name, document, attributes) = match &metadata {
+            NodeMetadata::Array(array) => (
+                v2::ARRAY_KEY,
+                v2::array_to_json(array).context("the array cannot be written as Zarr v2")?,
+                &array.attributes,
+            ),
+            NodeMetadata::Group(group) => (v2::GROUP_KEY, v2::group_to_json(), &group.attributes),
+        };
+        serde_json::json!({ name: document, v2::ATTRIBUTES_KEY: attributes })
+    } else {
+        // The document in the node's own format (for the v3 drafts, the
+        // node document without the entry point).
+        let bytes = format::serialize_node(node.format(), &metadata)
+            .context("the metadata cannot be written in its own format")?;
+        serde_json::from_slice(&bytes).context("the serialised metadata is not JSON")?
+    };
     writeln!(out, "{}", serde_json::to_string_pretty(&document)?)?;
     Ok(())
 }
@@ -85,6 +102,15 @@ fn print_array(array: &Array, out: &mut impl Write) -> anyhow::Result<()> {
     line(out, "node type", "array")?;
     line(out, "shape", format_shape(array.shape()))?;
     line(out, "data type", array.data_type())?;
+    if array.format() == ZarrFormat::V2 {
+        // The v2 document's own words: NumPy type string, order, filters
+        // and compressor, which the codec list below spells the v3 way.
+        if let Ok(document) = v2::array_to_json(metadata) {
+            for field in ["dtype", "order", "filters", "compressor"] {
+                line(out, &format!("v2 {field}"), &document[field])?;
+            }
+        }
+    }
     line(out, "chunk shape", format_shape(array.chunk_shape()))?;
     let grid = array.chunk_grid_shape();
     let num_chunks = product(&grid);
@@ -97,11 +123,14 @@ fn print_array(array: &Array, out: &mut impl Write) -> anyhow::Result<()> {
             num_chunks.map_or_else(|| "more than 2^64".to_string(), |n| n.to_string())
         ),
     )?;
-    line(
-        out,
-        "chunk key encoding",
-        describe_encoding(&metadata.chunk_key_encoding),
-    )?;
+    let mut encoding = describe_encoding(&metadata.chunk_key_encoding);
+    if array.format().is_v3_draft() {
+        // The drafts' keys differ from the v3 encodings of the same name
+        // (`c0/0`, `data/...`): show one.
+        let first = array.chunk_key(&vec![0; array.ndim()])?;
+        encoding = format!("{encoding}, keys such as `{}`", first.as_str());
+    }
+    line(out, "chunk key encoding", encoding)?;
     line(
         out,
         "fill value",

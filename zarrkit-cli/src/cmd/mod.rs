@@ -14,10 +14,23 @@ use zarrkit::store::{FilesystemStore, Store};
 /// The name of a v3 node document.
 const NODE_DOCUMENT: &str = zarrkit::format::v3::METADATA_KEY;
 
+/// The names of node documents in every format read: v3 `zarr.json`, v2
+/// `.zarray` and `.zgroup`.
+const NODE_DOCUMENTS: &[&str] = &[
+    NODE_DOCUMENT,
+    zarrkit::format::v2::ARRAY_KEY,
+    zarrkit::format::v2::GROUP_KEY,
+];
+
+/// Whether `dir` holds a node document of any format.
+fn is_node_dir(dir: &Path) -> bool {
+    NODE_DOCUMENTS.iter().any(|name| dir.join(name).is_file())
+}
+
 /// The help text, shared by `info` and `tree`, on how `STORE[/PATH]` is split.
 pub const LOCATE_HELP: &str = "\
-How STORE[/PATH] is split: the directories holding a `zarr.json` that \
-contain the given path, from the deepest upward, are nodes of one hierarchy, \
+How STORE[/PATH] is split: the directories holding a `zarr.json` (or, for \
+Zarr v2, a `.zarray` or `.zgroup`) that contain the given path, from the deepest upward, are nodes of one hierarchy, \
 and the topmost of them is the store root; the rest of the path is the node \
 inside it. So `data/my.zarr/a/b` opens node `/a/b` of store `data/my.zarr` \
 when `data/my.zarr/zarr.json`, `data/my.zarr/a/zarr.json` and \
@@ -49,8 +62,11 @@ pub fn locate(target: &Path, explicit_node: Option<&str>) -> anyhow::Result<Loca
             node: NodePath::new(node)?,
         });
     }
-    // `STORE/a/zarr.json` means the node `STORE/a`.
-    let target = if target.file_name().is_some_and(|n| n == NODE_DOCUMENT) {
+    // `STORE/a/zarr.json` (or `.zarray`, `.zgroup`) means the node `STORE/a`.
+    let target = if target
+        .file_name()
+        .is_some_and(|n| NODE_DOCUMENTS.iter().any(|d| n == *d))
+    {
         target.parent().unwrap_or(Path::new("."))
     } else {
         target
@@ -68,7 +84,7 @@ pub fn locate(target: &Path, explicit_node: Option<&str>) -> anyhow::Result<Loca
     }
     let mut root = None;
     for dir in full.ancestors() {
-        if dir.join(NODE_DOCUMENT).is_file() {
+        if is_node_dir(dir) {
             root = Some(dir);
         } else if root.is_some() {
             break;
@@ -77,7 +93,7 @@ pub fn locate(target: &Path, explicit_node: Option<&str>) -> anyhow::Result<Loca
     let Some(root) = root else {
         if rest.is_empty() {
             bail!(
-                "no Zarr hierarchy at `{}`: neither it nor a parent directory holds `{NODE_DOCUMENT}`",
+                "no Zarr hierarchy at `{}`: neither it nor a parent directory holds `{NODE_DOCUMENT}`, `.zarray` or `.zgroup`",
                 target.display()
             );
         }

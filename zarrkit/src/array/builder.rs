@@ -17,7 +17,7 @@ use std::sync::Arc;
 ///
 /// Defaults: codecs `bytes` (little endian) + `zstd` (level 0, as
 /// zarr-python), fill value zero of the data type, chunk key encoding
-/// `default` with `/`, final v3, chunks equal to the fill value not stored.
+/// `default` with `/` (`v2` with `.` when the format is v2), final v3, chunks equal to the fill value not stored.
 #[derive(Clone, Debug)]
 pub struct ArrayBuilder {
     shape: Vec<u64>,
@@ -25,7 +25,7 @@ pub struct ArrayBuilder {
     chunk_shape: Vec<u64>,
     fill_value: Option<FillValue>,
     codecs: Option<Vec<ExtensionObject>>,
-    chunk_key_encoding: ChunkKeyEncoding,
+    chunk_key_encoding: Option<ChunkKeyEncoding>,
     dimension_names: Option<Vec<Option<String>>>,
     attributes: JsonMap,
     write_empty_chunks: bool,
@@ -43,7 +43,7 @@ impl ArrayBuilder {
             chunk_shape: chunk_shape.to_vec(),
             fill_value: None,
             codecs: None,
-            chunk_key_encoding: ChunkKeyEncoding::default(),
+            chunk_key_encoding: None,
             dimension_names: None,
             attributes: JsonMap::new(),
             write_empty_chunks: false,
@@ -91,7 +91,7 @@ impl ArrayBuilder {
     /// Sets the chunk key encoding.
     #[must_use]
     pub fn chunk_key_encoding(mut self, encoding: ChunkKeyEncoding) -> Self {
-        self.chunk_key_encoding = encoding;
+        self.chunk_key_encoding = Some(encoding);
         self
     }
 
@@ -165,12 +165,19 @@ impl ArrayBuilder {
             shape: self.shape.clone(),
             data_type: self.data_type.clone(),
             chunk_grid,
-            chunk_key_encoding: self.chunk_key_encoding.clone(),
+            chunk_key_encoding: self
+                .chunk_key_encoding
+                .clone()
+                .unwrap_or_else(|| format::default_chunk_key_encoding(self.format)),
             fill_value: self
                 .fill_value
                 .clone()
                 .unwrap_or_else(|| FillValue::zero(&self.data_type)),
-            codecs: self.codecs.clone().unwrap_or_else(|| self.default_codecs()),
+            codecs: self
+                .codecs
+                .clone()
+                .or_else(|| format::default_codecs(self.format, &self.data_type))
+                .unwrap_or_else(|| self.default_codecs()),
             storage_transformers: Vec::new(),
             dimension_names: self.dimension_names.clone(),
             attributes: self.attributes.clone(),
@@ -194,6 +201,13 @@ impl ArrayBuilder {
         let mut array =
             Array::from_metadata(Arc::clone(&store), path.clone(), self.format, metadata)?;
         array.set_write_empty_chunks(self.write_empty_chunks);
+        // A format that cannot say something (a codec v2 or the v3 drafts
+        // cannot name) fails here, before anything is erased.
+        format::check_representable(
+            self.format,
+            &path,
+            &NodeMetadata::Array(array.metadata().clone()),
+        )?;
         if let Some((_, existing)) = format::read_node(store.as_ref(), &path)? {
             if !self.overwrite {
                 return Err(Error::NodeExists {

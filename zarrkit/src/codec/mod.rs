@@ -12,16 +12,26 @@
 #[cfg(feature = "blosc")]
 #[allow(unsafe_code)]
 pub mod blosc;
+#[cfg(any(feature = "zlib", feature = "bz2", feature = "lzma"))]
+mod bounded;
 pub mod bytes;
+#[cfg(feature = "bz2")]
+pub mod bz2;
 mod chain;
 #[cfg(feature = "crc32c")]
 pub mod crc32c;
 #[cfg(feature = "gzip")]
 pub mod gzip;
+#[cfg(feature = "lz4")]
+pub mod lz4;
+#[cfg(feature = "lzma")]
+pub mod lzma;
 pub mod partial;
 pub mod registry;
 pub mod sharding;
 pub mod transpose;
+#[cfg(feature = "zlib")]
+pub mod zlib;
 #[cfg(feature = "zstd")]
 pub mod zstd;
 

@@ -54,6 +54,16 @@ const REGISTRY: &[(&str, Constructor)] = &[
     ("blosc", super::blosc::create),
     #[cfg(feature = "crc32c")]
     ("crc32c", super::crc32c::create),
+    // numcodecs codecs, under the names zarr-python 3.1 writes (v2 arrays
+    // name them by compressor id; format/v2.rs maps the ids to these).
+    #[cfg(feature = "zlib")]
+    (super::zlib::NAME, super::zlib::create),
+    #[cfg(feature = "bz2")]
+    (super::bz2::NAME, super::bz2::create),
+    #[cfg(feature = "lzma")]
+    (super::lzma::NAME, super::lzma::create),
+    #[cfg(feature = "lz4")]
+    (super::lz4::NAME, super::lz4::create),
 ];
 
 /// Codecs the spec defines but this build leaves out, with their features.
@@ -66,6 +76,14 @@ const DISABLED: &[(&str, &str)] = &[
     ("blosc", "blosc"),
     #[cfg(not(feature = "crc32c"))]
     ("crc32c", "crc32c"),
+    #[cfg(not(feature = "zlib"))]
+    ("numcodecs.zlib", "zlib"),
+    #[cfg(not(feature = "bz2"))]
+    ("numcodecs.bz2", "bz2"),
+    #[cfg(not(feature = "lzma"))]
+    ("numcodecs.lzma", "lzma"),
+    #[cfg(not(feature = "lz4"))]
+    ("numcodecs.lz4", "lz4"),
 ];
 
 /// Resolves a codec from its metadata.

@@ -11,14 +11,41 @@
 //! Opening a node without naming its format probes the store in this order
 //! and takes the first format whose document exists:
 //!
-//! 1. v3: `<path>/zarr.json` with `"zarr_format": 3`.
+//! 1. v3: `<path>/zarr.json` with `"zarr_format": 3`. A root `zarr.json`
+//!    whose `zarr_format` is a string is a draft entry point, not a v3 node,
+//!    and the probe moves on.
+//! 2. v2: `<path>/.zarray` (an array), then `<path>/.zgroup` (a group); a
+//!    node with both is read as the array, as zarr-python 2 does. Its
+//!    attributes are in `<path>/.zattrs` (absent: none).
+//! 3. v3 draft 2022 ([`v3_draft2022`]): the root `zarr.json` has
+//!    `"zarr_format": "https://purl.org/zarr/spec/core/3.0"`; then
+//!    `meta/<path>.array.json`, `meta/<path>.group.json`, and a listing of
+//!    `meta/<path>/` for an implicit group (`meta/array.json` and
+//!    `meta/group.json` for the root, which always exists).
+//! 4. v3 draft 2019, zarr-python 2.x layout ([`v3_draft2019`]): the root
+//!    `zarr.json` has the 2019 protocol URI and a `metadata_key_suffix`; then
+//!    `meta/root/<path>.array.json`, `.group.json`, implicit groups.
+//! 5. v3 draft 19 June 2019: the same entry point without a suffix, and
+//!    `meta/root/<path>.array` / `.group` documents without `zarr_format`.
+//! 6. v3 early 2019 draft: the same entry point and keys, documents that
+//!    carry `zarr_format` (implicit groups belong to it when the entry
+//!    point has that draft's `http` URI, which zarrkit writes for it).
 //!
-//! Later formats (v2, v1 and the v3 drafts) add their probes to this list.
+//! v2 comes before the drafts because it is by far the more common; each
+//! draft probe costs one read of the root `zarr.json` in a store that is
+//! not a draft hierarchy, and a store of the drafts needs that entry point.
+//!
+//! v1 adds its probe to this list later.
 
+pub mod v2;
 pub mod v3;
+pub mod v3_draft2019;
+pub mod v3_draft2022;
 
 use crate::Error;
-use crate::metadata::{ChunkKeyEncoding, NodeMetadata};
+use crate::metadata::{
+    ChunkKeyEncoding, DataType, ExtensionObject, JsonMap, MetadataError, NodeMetadata,
+};
 use crate::node::NodePath;
 use crate::store::{Store, StoreKey, StorePrefix};
 
@@ -28,6 +55,17 @@ use crate::store::{Store, StoreKey, StorePrefix};
 pub enum ZarrFormat {
     /// Zarr v3 (3.0 and 3.1).
     V3,
+    /// Zarr v2 (`.zarray`, `.zgroup`, `.zattrs`).
+    V2,
+    /// The v3 core draft of 25 May 2022 (see [`v3_draft2022`]).
+    V3Draft2022,
+    /// zarr-python 2.x's experimental v3: the June 2019 draft with
+    /// `.json`-suffixed documents (see [`v3_draft2019`]).
+    V3Draft2019Json,
+    /// The v3 core protocol draft of 19 June 2019 (see [`v3_draft2019`]).
+    V3Draft2019,
+    /// The early 2019 v3 core protocol draft (see [`v3_draft2019`]).
+    V3Draft2019a,
 }
 
 impl ZarrFormat {
@@ -36,11 +74,32 @@ impl ZarrFormat {
     pub fn name(self) -> &'static str {
         match self {
             Self::V3 => "v3",
+            Self::V2 => "v2",
+            Self::V3Draft2022 => "v3-draft-2022",
+            Self::V3Draft2019Json => "v3-draft-2019-json",
+            Self::V3Draft2019 => "v3-draft-2019",
+            Self::V3Draft2019a => "v3-draft-2019a",
         }
     }
 
+    /// Whether this is one of the v3 drafts.
+    #[must_use]
+    pub fn is_v3_draft(self) -> bool {
+        matches!(
+            self,
+            Self::V3Draft2022 | Self::V3Draft2019Json | Self::V3Draft2019 | Self::V3Draft2019a
+        )
+    }
+
     /// Every format, in probe order.
-    pub const ALL: &'static [ZarrFormat] = &[ZarrFormat::V3];
+    pub const ALL: &'static [ZarrFormat] = &[
+        ZarrFormat::V3,
+        ZarrFormat::V2,
+        ZarrFormat::V3Draft2022,
+        ZarrFormat::V3Draft2019Json,
+        ZarrFormat::V3Draft2019,
+        ZarrFormat::V3Draft2019a,
+    ];
 }
 
 impl std::fmt::Display for ZarrFormat {
@@ -55,6 +114,10 @@ impl std::fmt::Display for ZarrFormat {
 pub struct ChunkLayout {
     prefix: StorePrefix,
     encoding: ChunkKeyEncoding,
+    /// The v3 drafts' `c`-prefixed keys (`c0/1`): `c` glued to the first
+    /// index, the encoding's separator between indices, and this key for a
+    /// 0-d array's one chunk. `None`: the encoding's own keys.
+    glued: Option<&'static str>,
 }
 
 impl ChunkLayout {
@@ -64,7 +127,19 @@ impl ChunkLayout {
     /// [`crate::store::StoreError::InvalidKey`] if the key is not valid (it
     /// always is for prefixes built from a [`NodePath`]).
     pub fn chunk_key(&self, chunk_coords: &[u64]) -> Result<StoreKey, crate::store::StoreError> {
-        self.prefix.key(&self.encoding.encode(chunk_coords))
+        match self.glued {
+            None => self.prefix.key(&self.encoding.encode(chunk_coords)),
+            Some(scalar) if chunk_coords.is_empty() => self.prefix.key(scalar),
+            Some(_) => {
+                // 2022 draft, "Regular grids": "the identifier for chunk
+                // with grid index (1, 23, 45) is the string c1/23/45".
+                let joined = ChunkKeyEncoding::V2 {
+                    separator: self.encoding.separator(),
+                }
+                .encode(chunk_coords);
+                self.prefix.key(&format!("c{joined}"))
+            }
+        }
     }
 
     /// The key prefix under which the chunks lie.
@@ -78,25 +153,75 @@ impl ChunkLayout {
     #[must_use]
     pub fn parse_chunk_key(&self, key: &StoreKey, ndim: usize) -> Option<Vec<u64>> {
         let suffix = key.as_str().strip_prefix(self.prefix.as_str())?;
-        self.encoding.decode(suffix, ndim)
+        match self.glued {
+            None => self.encoding.decode(suffix, ndim),
+            Some(scalar) if ndim == 0 => (suffix == scalar).then(Vec::new),
+            Some(_) => ChunkKeyEncoding::V2 {
+                separator: self.encoding.separator(),
+            }
+            .decode(suffix.strip_prefix('c')?, ndim),
+        }
     }
 }
 
-/// The key prefix of the node at `path` in `format` (empty for the root).
+/// The key prefix of the node at `path` in `format` (empty for the v3
+/// root). In the v3 drafts, which keep metadata and chunks apart, it is the
+/// prefix of the array's chunks (`data/…/`).
 #[must_use]
 pub fn node_prefix(format: ZarrFormat, path: &NodePath) -> StorePrefix {
     match format {
-        ZarrFormat::V3 => path.to_prefix(),
+        ZarrFormat::V3 | ZarrFormat::V2 => path.to_prefix(),
+        ZarrFormat::V3Draft2022 => v3_draft2022::data_prefix(path),
+        ZarrFormat::V3Draft2019Json | ZarrFormat::V3Draft2019 | ZarrFormat::V3Draft2019a => {
+            v3_draft2019::data_prefix(path, format)
+        }
     }
 }
 
-/// The key of the node document at `path` in `format`.
+/// The key of the node document at `path` in `format`; for v2, the array
+/// document `.zarray` (a group's is [`v2::GROUP_KEY`]). In the v3 drafts,
+/// where arrays and groups have differently named documents and the entry
+/// point may change the suffix, it is the array document's key with the
+/// default suffix.
 ///
 /// # Errors
 /// [`crate::store::StoreError::InvalidKey`] if the path cannot form a key.
 pub fn metadata_key(format: ZarrFormat, path: &NodePath) -> Result<StoreKey, Error> {
+    let array = v3_draft2022::DocKind::Array;
     match format {
         ZarrFormat::V3 => Ok(path.to_prefix().key(v3::METADATA_KEY)?),
+        ZarrFormat::V2 => Ok(path.to_prefix().key(v2::ARRAY_KEY)?),
+        ZarrFormat::V3Draft2022 => Ok(v3_draft2022::DraftKeys::draft2022(
+            v3_draft2022::DEFAULT_SUFFIX.to_string(),
+        )
+        .doc_key(path, array)?),
+        ZarrFormat::V3Draft2019Json | ZarrFormat::V3Draft2019 | ZarrFormat::V3Draft2019a => {
+            let suffix = if format == ZarrFormat::V3Draft2019Json {
+                ".json"
+            } else {
+                ""
+            };
+            let key = if path.is_root() {
+                format!("meta/root.array{suffix}")
+            } else {
+                format!("meta/root{path}.array{suffix}")
+            };
+            Ok(StoreKey::new(key)?)
+        }
+    }
+}
+
+/// The chunk key encoding a new array gets in `format` unless told
+/// otherwise: v3 `default` with `/`; for v2, `v2` with `.` (v2 "Chunks").
+/// The drafts derive their key forms from the chunk layout and take the v3
+/// default.
+#[must_use]
+pub fn default_chunk_key_encoding(format: ZarrFormat) -> ChunkKeyEncoding {
+    match format {
+        ZarrFormat::V2 => ChunkKeyEncoding::V2 {
+            separator: crate::metadata::Separator::Dot,
+        },
+        _ => ChunkKeyEncoding::default(),
     }
 }
 
@@ -107,10 +232,34 @@ pub fn chunk_layout(
     path: &NodePath,
     encoding: &ChunkKeyEncoding,
 ) -> ChunkLayout {
+    let prefix = node_prefix(format, path);
     match format {
-        ZarrFormat::V3 => ChunkLayout {
-            prefix: node_prefix(format, path),
+        ZarrFormat::V3 | ZarrFormat::V2 => ChunkLayout {
+            prefix,
             encoding: encoding.clone(),
+            glued: None,
+        },
+        ZarrFormat::V3Draft2022 => ChunkLayout {
+            prefix,
+            encoding: encoding.clone(),
+            // 2022 draft, "Regular grids": a 0-d array's chunk key is `c`.
+            glued: Some("c"),
+        },
+        ZarrFormat::V3Draft2019Json => ChunkLayout {
+            prefix,
+            encoding: encoding.clone(),
+            // zarr-python 2.18 gives a 0-d array's chunk the coordinates
+            // (0,), so its key is `c0`.
+            glued: Some("c0"),
+        },
+        // June 2019 draft, "Regular grids": the indices joined by the
+        // separator, `1.23.45`; a 0-d array's one chunk is `0`, as in v2.
+        ZarrFormat::V3Draft2019 | ZarrFormat::V3Draft2019a => ChunkLayout {
+            prefix,
+            encoding: ChunkKeyEncoding::V2 {
+                separator: encoding.separator(),
+            },
+            glued: None,
         },
     }
 }
@@ -142,15 +291,74 @@ pub fn read_node_as(
     path: &NodePath,
     format: ZarrFormat,
 ) -> Result<Option<NodeMetadata>, Error> {
+    match format {
+        ZarrFormat::V3 => {}
+        ZarrFormat::V2 => return read_v2_node(store, path),
+        ZarrFormat::V3Draft2022 => return v3_draft2022::read_node(store, path),
+        ZarrFormat::V3Draft2019Json | ZarrFormat::V3Draft2019 | ZarrFormat::V3Draft2019a => {
+            return v3_draft2019::read_node(store, path, format);
+        }
+    }
     let key = metadata_key(format, path)?;
     let Some(bytes) = store.get(&key, None)? else {
         return Ok(None);
     };
-    let metadata = match format {
-        ZarrFormat::V3 => v3::parse_node(&bytes),
+    if path.is_root() && is_draft_entry_point(&bytes) {
+        return Ok(None);
     }
-    .map_err(|source| Error::Metadata { key, source })?;
+    let metadata = v3::parse_node(&bytes).map_err(|source| Error::Metadata { key, source })?;
     Ok(Some(metadata))
+}
+
+/// Whether a root `zarr.json` is a v3 draft's entry point: a JSON object
+/// whose `zarr_format` is a string (a URI), where v3 has the number 3.
+fn is_draft_entry_point(bytes: &[u8]) -> bool {
+    serde_json::from_slice::<serde_json::Value>(bytes)
+        .ok()
+        .and_then(|doc| doc.get("zarr_format").map(serde_json::Value::is_string))
+        .unwrap_or(false)
+}
+
+/// The document of a node in `format`, as [`write_node`] would store it
+/// (for the v3 drafts, without the entry point).
+///
+/// # Errors
+/// [`MetadataError::UnsupportedExtension`] for what the format cannot say,
+/// such as a codec the v3 drafts cannot name.
+pub fn serialize_node(
+    format: ZarrFormat,
+    metadata: &NodeMetadata,
+) -> Result<Vec<u8>, MetadataError> {
+    match format {
+        ZarrFormat::V3 => Ok(v3::serialize_node(metadata)),
+        ZarrFormat::V2 => Ok(v2::to_bytes(&match metadata {
+            NodeMetadata::Array(array) => v2::array_to_json(array)?,
+            NodeMetadata::Group(_) => v2::group_to_json(),
+        })),
+        ZarrFormat::V3Draft2022 => v3_draft2022::serialize_node(metadata),
+        ZarrFormat::V3Draft2019Json | ZarrFormat::V3Draft2019 | ZarrFormat::V3Draft2019a => {
+            v3_draft2019::serialize_node(metadata, format)
+        }
+    }
+}
+
+/// The codecs a new array in `format` gets when none are given, or `None`
+/// for the builder's own default (`bytes` + `zstd`). The 2022 draft names no
+/// `zstd` codec, so its arrays get `gzip` (level 5) when that feature is on.
+#[must_use]
+pub fn default_codecs(format: ZarrFormat, data_type: &DataType) -> Option<Vec<ExtensionObject>> {
+    match format {
+        ZarrFormat::V3Draft2022 => {
+            let mut codecs = vec![v3_draft2022::bytes_codec(data_type, false)];
+            if cfg!(feature = "gzip") {
+                let mut gzip = JsonMap::new();
+                gzip.insert("level".into(), 5.into());
+                codecs.push(ExtensionObject::with_configuration("gzip", gzip));
+            }
+            Some(codecs)
+        }
+        _ => None,
+    }
 }
 
 /// Writes the document of the node at `path` in `format`.
@@ -163,11 +371,115 @@ pub fn write_node(
     format: ZarrFormat,
     metadata: &NodeMetadata,
 ) -> Result<(), Error> {
+    match format {
+        ZarrFormat::V3 => {}
+        ZarrFormat::V2 => return write_v2_node(store, path, metadata),
+        ZarrFormat::V3Draft2022 => return v3_draft2022::write_node(store, path, metadata),
+        ZarrFormat::V3Draft2019Json | ZarrFormat::V3Draft2019 | ZarrFormat::V3Draft2019a => {
+            return v3_draft2019::write_node(store, path, format, metadata);
+        }
+    }
     let key = metadata_key(format, path)?;
-    let bytes = match format {
-        ZarrFormat::V3 => v3::serialize_node(metadata),
-    };
+    let bytes = v3::serialize_node(metadata);
     store.set(&key, &bytes)?;
+    Ok(())
+}
+
+/// Checks that `metadata` can be written in `format`, before anything is
+/// written.
+///
+/// # Errors
+/// [`Error::InvalidMetadata`] with [`crate::metadata::MetadataError::NotRepresentable`]
+/// naming what the format cannot hold (v2: codecs other than an F-order
+/// `transpose`, `bytes` and one compressor; dimension names; ...).
+pub fn check_representable(
+    format: ZarrFormat,
+    path: &NodePath,
+    metadata: &NodeMetadata,
+) -> Result<(), Error> {
+    // Serialising is the check: each format refuses what it cannot say
+    // (v2 a codec beyond transpose/bytes/one compressor, the drafts a codec
+    // they cannot name).
+    serialize_node(format, metadata)
+        .map(drop)
+        .map_err(|source| Error::InvalidMetadata {
+            path: path.clone(),
+            source,
+        })
+}
+
+fn v2_key(path: &NodePath, name: &str) -> Result<StoreKey, Error> {
+    Ok(path.to_prefix().key(name)?)
+}
+
+/// v2 "Hierarchies": a node's document is `.zarray` or `.zgroup`, its
+/// attributes `.zattrs`.
+fn read_v2_node(store: &dyn Store, path: &NodePath) -> Result<Option<NodeMetadata>, Error> {
+    let array_key = v2_key(path, v2::ARRAY_KEY)?;
+    let array = store.get(&array_key, None)?;
+    let group_key = v2_key(path, v2::GROUP_KEY)?;
+    let (key, bytes) = match array {
+        Some(bytes) => (array_key, bytes),
+        None => match store.get(&group_key, None)? {
+            Some(bytes) => (group_key, bytes),
+            None => return Ok(None),
+        },
+    };
+    let attributes_key = v2_key(path, v2::ATTRIBUTES_KEY)?;
+    let attributes = match store.get(&attributes_key, None)? {
+        None => None,
+        Some(bytes) => Some(
+            v2::parse_attributes(&bytes).map_err(|source| Error::Metadata {
+                key: attributes_key,
+                source,
+            })?,
+        ),
+    };
+    let metadata = if key.as_str().ends_with(v2::ARRAY_KEY) {
+        v2::parse_array(&bytes, attributes).map(NodeMetadata::Array)
+    } else {
+        v2::parse_group(&bytes, attributes).map(NodeMetadata::Group)
+    }
+    .map_err(|source| Error::Metadata { key, source })?;
+    Ok(Some(metadata))
+}
+
+fn write_v2_node(store: &dyn Store, path: &NodePath, metadata: &NodeMetadata) -> Result<(), Error> {
+    let (name, document, attributes) = match metadata {
+        NodeMetadata::Array(array) => (
+            v2::ARRAY_KEY,
+            v2::array_to_json(array).map_err(|source| Error::InvalidMetadata {
+                path: path.clone(),
+                source,
+            })?,
+            &array.attributes,
+        ),
+        NodeMetadata::Group(group) => (v2::GROUP_KEY, v2::group_to_json(), &group.attributes),
+    };
+    // v2 "Groups": creating a node creates groups at all its ancestors.
+    let mut ancestor = path.parent();
+    while let Some(parent) = ancestor {
+        if store.size(&v2_key(&parent, v2::GROUP_KEY)?)?.is_none()
+            && store.size(&v2_key(&parent, v2::ARRAY_KEY)?)?.is_none()
+            && store
+                .size(&metadata_key(ZarrFormat::V3, &parent)?)?
+                .is_none()
+        {
+            store.set(
+                &v2_key(&parent, v2::GROUP_KEY)?,
+                &v2::to_bytes(&v2::group_to_json()),
+            )?;
+        }
+        ancestor = parent.parent();
+    }
+    // Attributes first: a reader that finds the document finds them too.
+    // zarr-python writes `.zattrs` even when empty; so does this, which
+    // also replaces any stale one.
+    store.set(
+        &v2_key(path, v2::ATTRIBUTES_KEY)?,
+        &v2::to_bytes(&v2::attributes_to_json(attributes)),
+    )?;
+    store.set(&v2_key(path, name)?, &v2::to_bytes(&document))?;
     Ok(())
 }
 
@@ -182,7 +494,7 @@ pub fn list_children(
     format: ZarrFormat,
 ) -> Result<Vec<NodePath>, Error> {
     match format {
-        ZarrFormat::V3 => {
+        ZarrFormat::V3 | ZarrFormat::V2 => {
             let listing = store.list_dir(&node_prefix(format, path))?;
             let mut children = Vec::new();
             for prefix in listing.prefixes {
@@ -198,11 +510,23 @@ pub fn list_children(
                 // v3 core, "Storage": a node exists only where its zarr.json
                 // does (implicit groups were removed); other directories,
                 // such as chunk directories `c/`, are not children.
-                if store.size(&metadata_key(format, &child)?)?.is_some() {
+                let exists = match format {
+                    ZarrFormat::V2 => {
+                        // v2 "Groups": a child is a path with `.zarray` or `.zgroup`.
+                        store.size(&v2_key(&child, v2::ARRAY_KEY)?)?.is_some()
+                            || store.size(&v2_key(&child, v2::GROUP_KEY)?)?.is_some()
+                    }
+                    _ => store.size(&metadata_key(format, &child)?)?.is_some(),
+                };
+                if exists {
                     children.push(child);
                 }
             }
             Ok(children)
+        }
+        ZarrFormat::V3Draft2022 => v3_draft2022::children(store, path),
+        ZarrFormat::V3Draft2019Json | ZarrFormat::V3Draft2019 | ZarrFormat::V3Draft2019a => {
+            v3_draft2019::children(store, path, format)
         }
     }
 }

@@ -88,6 +88,16 @@ pub enum MetadataError {
         found: String,
     },
 
+    /// The model holds something that the target format cannot express
+    /// (such as a checksum codec in Zarr v2).
+    #[error("Zarr {format} cannot represent {what}")]
+    NotRepresentable {
+        /// The format's short name, such as `v2`.
+        format: &'static str,
+        /// What cannot be written, naming the codec or field.
+        what: String,
+    },
+
     /// The fields are each valid but contradict one another.
     #[error("{0}")]
     Inconsistent(String),

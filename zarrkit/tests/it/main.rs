@@ -9,6 +9,9 @@
 ))]
 mod codecs;
 mod corpus;
+// The draft round trips use gzip, zstd and blosc.
+#[cfg(all(feature = "gzip", feature = "zstd", feature = "blosc"))]
+mod drafts;
 mod formats;
 // The interop matrix covers every codec, so it needs every codec feature.
 #[cfg(all(
@@ -23,3 +26,14 @@ mod regions;
 #[cfg(all(feature = "zstd", feature = "crc32c"))]
 mod sharding;
 mod stores;
+// The v2 matrix covers every numcodecs compressor.
+#[cfg(all(
+    feature = "gzip",
+    feature = "zstd",
+    feature = "blosc",
+    feature = "zlib",
+    feature = "bz2",
+    feature = "lzma",
+    feature = "lz4"
+))]
+mod v2;

@@ -1,0 +1,283 @@
+"""Writes the fixtures of the v3 drafts that no implementation ever wrote,
+by hand from the spec texts:
+
+- testdata/fixtures/v3-draft-2022/: the core draft of 25 May 2022
+  (seeds/v3-core-2022-05-25-draft.txt and draft-2022-companions/codecs/);
+- testdata/fixtures/v3-draft-2019/: the core protocol draft of 19 June 2019
+  (seeds/v3-core-protocol-2019-06-19-draft.rst);
+- testdata/fixtures/v3-draft-2019a/: the early 2019 draft
+  (seeds/v3-core-protocol-2019-early-draft.rst), stored like the June
+  draft as the specs README says.
+
+Run from the repository root with numpy and numcodecs (the interop venv of
+scripts/requirements.txt has both):
+
+    python testdata/generate/v3_draft_fixtures.py
+
+Documents follow the examples of each text: "Storage keys" for where they
+go, "Array metadata" for their fields. Chunks are the elements of each
+(edge-padded) chunk in the array's byte order and memory layout, then each
+codec of the document applied in order, using numcodecs.
+"""
+
+import gzip
+import json
+import os
+import shutil
+import sys
+
+import numcodecs
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(__file__))
+from draft_common import entry, pattern, update_manifest  # noqa: E402
+
+class GZip:
+    """gzip (RFC 1952) with a zero timestamp, so the fixtures are reproducible
+    (numcodecs.GZip stamps the current time into each chunk)."""
+
+    def __init__(self, level):
+        self.level = level
+
+    def encode(self, data):
+        return gzip.compress(bytes(data), compresslevel=self.level, mtime=0)
+
+
+WRITER = "hand-written from the spec text (testdata/generate/v3_draft_fixtures.py)"
+entries = []
+
+
+def write(path, data):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb") as f:
+        f.write(data if isinstance(data, bytes) else (json.dumps(data, indent=4) + "\n").encode())
+
+
+def chunks(values, chunk_shape, fill):
+    """Every chunk (edge-padded with `fill`) and its grid coordinates."""
+    grid = [-(-n // c) for n, c in zip(values.shape, chunk_shape)]
+    for coords in np.ndindex(*grid) if grid else [()]:
+        block = np.full(chunk_shape, fill, dtype=values.dtype)
+        src = tuple(slice(i * c, min((i + 1) * c, n)) for i, c, n in zip(coords, chunk_shape, values.shape))
+        block[tuple(slice(0, s.stop - s.start) for s in src)] = values[src]
+        yield coords, block
+
+
+def encode(block, dtype, order, codecs):
+    data = np.asarray(block, dtype=dtype).tobytes(order=order)
+    for codec in codecs:
+        data = codec.encode(data)
+    return bytes(data)
+
+
+def array(store, fmt, node, doc_key, data_prefix, key_of, values, chunk_shape, dtype, order,
+          codecs, fill, doc, missing=()):
+    """Writes one array: its document and its chunks except those in `missing`.
+    The expected values have the fill value where chunks are missing."""
+    write(os.path.join(store, doc_key), doc)
+    expected = values.copy()
+    for coords, block in chunks(values, chunk_shape, fill):
+        if coords in missing:
+            region = tuple(slice(i * c, (i + 1) * c) for i, c in zip(coords, chunk_shape))
+            expected[region] = fill
+            continue
+        write(os.path.join(store, data_prefix + key_of(coords)), encode(block, dtype, order, codecs))
+    entries.append(entry(node.strip("/").replace("/", "_"), fmt, store, node, expected, WRITER))
+
+
+# --- 2022 draft -------------------------------------------------------------
+
+def draft2022():
+    store = os.path.join("testdata", "fixtures", "v3-draft-2022", "spec-text.zarr")
+    # "Entry point metadata", second example: an extension that may be ignored.
+    write(os.path.join(store, "zarr.json"), {
+        "zarr_format": "https://purl.org/zarr/spec/core/3.0",
+        "metadata_encoding": {"type": "json", "metadata_key_suffix": ".json"},
+        "extensions": [{"extension": "http://example.org/zarr/extension/foo",
+                        "must_understand": False, "configuration": {"foo": "bar"}}],
+    })
+    write(os.path.join(store, "meta/group.json"), {"attributes": {"spam": "ham", "eggs": 42}})
+    write(os.path.join(store, "meta/sub.group.json"), {"attributes": {}})
+
+    def key_of(separator):
+        # "Regular grids": "c" then the indices joined by the separator; "c" for 0-d.
+        return lambda coords: "c" + separator.join(map(str, coords))
+
+    def doc(shape, dtype, chunk_shape, separator, order, codecs, fill):
+        return {
+            "shape": list(shape), "data_type": dtype,
+            "chunk_grid": {"type": "regular", "chunk_shape": list(chunk_shape), "separator": separator},
+            "chunk_memory_layout": order, "codecs": codecs, "fill_value": fill,
+            "extensions": [], "attributes": {"description": "see testdata/generate/v3_draft_fixtures.py"},
+        }
+
+    gzip = lambda level: {"type": "https://purl.org/zarr/spec/codecs/gzip/1.0", "configuration": {"level": level}}
+    values = pattern((7, 9), "<i4")
+    array(store, "v3-draft-2022", "/int32_gzip", "meta/int32_gzip.array.json", "data/int32_gzip/",
+          key_of("/"), values, (3, 4), "<i4", "C", [GZip(1)], 0,
+          doc((7, 9), "int32", (3, 4), "/", "C", [gzip(1)], 0))
+    values = pattern((6, 5, 4), ">f8")
+    array(store, "v3-draft-2022", "/sub/float64_big_f_blosc", "meta/sub/float64_big_f_blosc.array.json",
+          "data/sub/float64_big_f_blosc/", key_of("/"), values, (4, 2, 3), ">f8", "F",
+          [numcodecs.Blosc("lz4", 1, shuffle=1)], np.nan,
+          doc((6, 5, 4), "float64", (4, 2, 3), "/", "F", [
+              {"type": "https://purl.org/zarr/spec/codecs/endian/1.0", "configuration": {"endian": "big"}},
+              {"type": "https://purl.org/zarr/spec/codecs/blosc/1.0",
+               "configuration": {"cname": "lz4", "clevel": 1, "shuffle": 1, "blocksize": 0}},
+          ], "NaN"), missing={(1, 2, 1)})
+    # An implicit group: nothing is stored for /implicit itself.
+    values = pattern((10, 3), "<u2")
+    array(store, "v3-draft-2022", "/implicit/uint16_hex_fill", "meta/implicit/uint16_hex_fill.array.json",
+          "data/implicit/uint16_hex_fill/", key_of("."), values, (4, 3), "<u2", "C", [], 0xFFFF,
+          doc((10, 3), "uint16", (4, 3), ".", "C", [], "0xffff"), missing={(1, 0)})
+    values = pattern((5,), "<i1")
+    array(store, "v3-draft-2022", "/int8_binary_fill", "meta/int8_binary_fill.array.json",
+          "data/int8_binary_fill/", key_of("/"), values, (2,), "<i1", "C", [GZip(9)], -1,
+          doc((5,), "int8", (2,), "/", "C", [gzip(9)], "0b11111111"), missing={(2,)})
+    values = pattern((3, 2), "<c16")
+    array(store, "v3-draft-2022", "/complex128_gzip", "meta/complex128_gzip.array.json",
+          "data/complex128_gzip/", key_of("/"), values, (2, 2), "<c16", "C", [GZip(5)],
+          complex(np.inf, -1.0),
+          doc((3, 2), "complex128", (2, 2), "/", "C", [gzip(5)], ["+Infinity", -1.0]))
+    values = pattern((), "|b1")
+    array(store, "v3-draft-2022", "/bool_scalar", "meta/bool_scalar.array.json", "data/bool_scalar/",
+          key_of("/"), values, (), "|b1", "C", [], False,
+          doc((), "bool", (), "/", "C", [], False))
+    values = pattern((4, 4), "<f4")
+    array(store, "v3-draft-2022", "/float32_plus_infinity_fill", "meta/float32_plus_infinity_fill.array.json",
+          "data/float32_plus_infinity_fill/", key_of("/"), values, (3, 3), "<f4", "C", [], np.inf,
+          doc((4, 4), "float32", (3, 3), "/", "C", [], "+Infinity"), missing={(0, 1), (1, 1)})
+
+    # A hierarchy whose root is an array: "meta/array.json", chunks "data/c…".
+    root = os.path.join("testdata", "fixtures", "v3-draft-2022", "root-array.zarr")
+    write(os.path.join(root, "zarr.json"), {
+        "zarr_format": "https://purl.org/zarr/spec/core/3.0",
+        "metadata_encoding": {"type": "json", "metadata_key_suffix": ".json"},
+        "extensions": [],
+    })
+    values = pattern((4, 6), "<i8")
+    array(root, "v3-draft-2022", "/", "meta/array.json", "data/", key_of("/"), values, (2, 4), "<i8",
+          "C", [GZip(1)], 0, doc((4, 6), "int64", (2, 4), "/", "C", [gzip(1)], 0))
+    entries[-1]["name"] = "draft2022_root_array"
+
+
+# --- June 2019 draft --------------------------------------------------------
+
+BOOTSTRAP_2019 = {
+    "zarr_format": "https://purl.org/zarr/spec/protocol/core/3.0",
+    "metadata_encoding": "application/json",
+    "extensions": [],
+}
+
+
+def june2019():
+    store = os.path.join("testdata", "fixtures", "v3-draft-2019", "spec-text.zarr")
+    write(os.path.join(store, "zarr.json"), BOOTSTRAP_2019)
+    write(os.path.join(store, "meta/root.group"), {"extensions": [], "attributes": {"spam": "ham", "eggs": 42}})
+
+    def key_of(separator):
+        # "Regular grids": the indices joined by the separator ("1.23.45").
+        return lambda coords: separator.join(map(str, coords))
+
+    values = pattern((10, 4), ">i4")
+    # The "Array metadata" example: no separator (so "."), an unversioned codec URI.
+    array(store, "v3-draft-2019", "/a/int32_big_gzip", "meta/root/a/int32_big_gzip.array", "data/a/int32_big_gzip/",
+          key_of("."), values, (5, 2), ">i4", "C", [GZip(1)], 0, {
+              "shape": [10, 4], "data_type": ">i4",
+              "chunk_grid": {"type": "regular", "chunk_shape": [5, 2]},
+              "chunk_memory_layout": "C",
+              "compressor": {"codec": "http://purl.org/zarr/spec/codec/gzip", "configuration": {"level": 1}},
+              "fill_value": 0, "extensions": [], "attributes": {"foo": 42, "bar": "apples", "baz": [1, 2, 3, 4]},
+          })
+    values = pattern((5, 6), "<f4")
+    array(store, "v3-draft-2019", "/float32_f_blosc", "meta/root/float32_f_blosc.array", "data/float32_f_blosc/",
+          key_of("/"), values, (2, 4), "<f4", "F", [numcodecs.Blosc("zstd", 3, shuffle=1)], 0.0, {
+              "shape": [5, 6], "data_type": "<f4",
+              "chunk_grid": {"type": "regular", "chunk_shape": [2, 4], "separator": "/"},
+              "chunk_memory_layout": "F",
+              "compressor": {"codec": "https://purl.org/zarr/spec/codec/blosc/1.0",
+                             "configuration": {"cname": "zstd", "clevel": 3, "shuffle": -1, "blocksize": 0}},
+              # "the fill value is undefined": zarrkit uses zero.
+              "fill_value": None, "extensions": [], "attributes": {},
+          }, missing={(2, 1)})
+    values = pattern((9,), "|u1")
+    array(store, "v3-draft-2019", "/uint8_raw", "meta/root/uint8_raw.array", "data/uint8_raw/",
+          key_of("."), values, (4,), "|u1", "C", [], 255, {
+              "shape": [9], "data_type": "u1",
+              "chunk_grid": {"type": "regular", "chunk_shape": [4]},
+              "chunk_memory_layout": "C", "compressor": None,
+              "fill_value": 255, "extensions": [], "attributes": {},
+          }, missing={(1,)})
+
+    # "If the root node is an array, the metadata key is meta/root.array, and
+    # the data keys are formed by concatenating data/ and the chunk identifier."
+    root = os.path.join("testdata", "fixtures", "v3-draft-2019", "root-array.zarr")
+    write(os.path.join(root, "zarr.json"), BOOTSTRAP_2019)
+    values = pattern((4, 5), "<u8")
+    array(root, "v3-draft-2019", "/", "meta/root.array", "data/", key_of("."), values, (3, 3), "<u8", "C",
+          [numcodecs.Zstd(level=1)], 0, {
+              "shape": [4, 5], "data_type": "<u8",
+              "chunk_grid": {"type": "regular", "chunk_shape": [3, 3], "separator": "."},
+              "chunk_memory_layout": "C",
+              "compressor": {"codec": "https://purl.org/zarr/spec/codec/zstd/1.0", "configuration": {"level": 1}},
+              "fill_value": 0, "extensions": [], "attributes": {},
+          })
+    entries[-1]["name"] = "draft2019_root_array"
+
+
+# --- early 2019 draft -------------------------------------------------------
+
+def early2019():
+    store = os.path.join("testdata", "fixtures", "v3-draft-2019a", "spec-text.zarr")
+    early = "http://purl.org/zarr/spec/protocol/core/3.0"
+    # The June bootstrap with the early draft's own URI, as zarrkit writes it
+    # (the early draft has no bootstrap document).
+    write(os.path.join(store, "zarr.json"), dict(BOOTSTRAP_2019, zarr_format=early))
+    write(os.path.join(store, "meta/root.group"), {"zarr_format": early, "extensions": [], "attributes": {"spam": "ham"}})
+    key_of = lambda coords: ".".join(map(str, coords))
+    values = pattern((6, 3), "<c8")
+    array(store, "v3-draft-2019a", "/complex64_gzip", "meta/root/complex64_gzip.array", "data/complex64_gzip/",
+          key_of, values, (4, 2), "<c8", "C", [GZip(1)], complex(0, np.nan), {
+              "zarr_format": early, "shape": [6, 3], "data_type": "<c8",
+              "chunk_grid": {"type": "regular", "chunk_shape": [4, 2]},
+              "chunk_memory_layout": "C",
+              "chunk_codecs": [{"codec": "http://purl.org/zarr/spec/codec/gzip", "level": 1}],
+              "fill_value": [0.0, "NaN"], "extensions": [], "attributes": {},
+          }, missing={(1, 1)})
+    values = pattern((7, 5), ">i2")
+    # Two codecs, applied in order when encoding.
+    array(store, "v3-draft-2019a", "/g/int16_f_two_codecs", "meta/root/g/int16_f_two_codecs.array",
+          "data/g/int16_f_two_codecs/", key_of, values, (3, 3), ">i2", "F",
+          [numcodecs.Blosc("lz4", 5, shuffle=2), GZip(1)], -3, {
+              "zarr_format": early, "shape": [7, 5], "data_type": ">i2",
+              "chunk_grid": {"type": "regular", "chunk_shape": [3, 3], "separator": "."},
+              "chunk_memory_layout": "F",
+              "chunk_codecs": [
+                  {"codec": "http://purl.org/zarr/spec/codec/blosc/1.0", "cname": "lz4", "clevel": 5, "shuffle": 2,
+                   "blocksize": 0},
+                  {"codec": "http://purl.org/zarr/spec/codec/gzip/1.0", "level": 1},
+              ],
+              "fill_value": -3, "extensions": [], "attributes": {"units": "m"},
+          })
+    values = pattern((8,), "<f2")
+    array(store, "v3-draft-2019a", "/float16_no_codecs", "meta/root/float16_no_codecs.array",
+          "data/float16_no_codecs/", key_of, values, (3,), "<f2", "C", [], -np.inf, {
+              "zarr_format": early, "shape": [8], "data_type": "<f2",
+              "chunk_grid": {"type": "regular", "chunk_shape": [3]},
+              "chunk_memory_layout": "C", "chunk_codecs": [],
+              "fill_value": "-Infinity", "extensions": [], "attributes": {},
+          }, missing={(0,)})
+
+
+def main():
+    dirs = ["v3-draft-2022", "v3-draft-2019", "v3-draft-2019a"]
+    for d in dirs:
+        shutil.rmtree(os.path.join("testdata", "fixtures", d), ignore_errors=True)
+    draft2022()
+    june2019()
+    early2019()
+    update_manifest(entries, ["fixtures/" + d + "/" for d in dirs])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1267 @@
+//! Zarr v2: `.zarray`, `.zgroup` and `.zattrs` documents ↔ the internal model.
+//!
+//! Spec: `final/v2/v2.0.rst` ("Metadata", "Data type encoding", "Fill value
+//! encoding", "Chunks", "Hierarchies", "Attributes"); the compressors are
+//! numcodecs'.
+//!
+//! The model is shaped on v3, so a v2 array maps onto it like this:
+//!
+//! | `.zarray` | model |
+//! | --- | --- |
+//! | `shape`, `chunks` | `shape`, a `regular` grid |
+//! | `dtype` `"<i4"` | `int32`, and a `bytes` codec with `endian` `little` (`>`: `big`; `\|`: none) |
+//! | `order` `"F"` | a `transpose` codec with the reversed permutation before `bytes` (`"C"`: none) |
+//! | `filters` | array→array codecs (only `null` and `[]` in this version) |
+//! | `compressor` | one bytes→bytes codec after `bytes`, or none for `null` |
+//! | `dimension_separator` `.` (the default) or `/` | the `v2` chunk key encoding with that separator |
+//! | `fill_value` | `fill_value` (see below) |
+//! | `.zattrs` (absent: `{}`) | `attributes` |
+//!
+//! Data types: `|b1` `bool`; `|i1`, `<i2`…`>i8` `int8`…`int64`; `|u1`…`>u8`
+//! `uint8`…`uint64`; `<f2`…`>f8` `float16`…`float64`; `<c8`, `<c16` (both
+//! byte orders) `complex64`, `complex128`; `|V<n>` `r<8n>`. Strings,
+//! datetimes, objects and structured types are not supported yet.
+//!
+//! Compressors by numcodecs id: `blosc` (its integer `shuffle`, with -1
+//! meaning bit-shuffle for 1-byte elements and byte-shuffle otherwise, as
+//! numcodecs' `AUTOSHUFFLE`; `typesize` is the element size) → v3 `blosc`;
+//! `zstd` → v3 `zstd`; `gzip` → v3 `gzip`; `zlib`, `bz2`, `lzma`, `lz4` →
+//! `numcodecs.zlib`, `numcodecs.bz2`, `numcodecs.lzma`, `numcodecs.lz4`, the
+//! names zarr-python 3.1 gives them in v3 metadata, so a v2 array rewritten
+//! as v3 opens in zarr-python. An unknown id is an error naming it.
+//!
+//! Fill values: numbers; `"NaN"`, `"Infinity"`, `"-Infinity"` and the bare,
+//! non-standard JSON tokens `NaN`, `Infinity`, `-Infinity` that Python's
+//! `json` writes (accepted on reading only); `[re, im]` for complex numbers;
+//! integers up to 2^64-1 for `<u8`; base64 for `|V<n>`. `null` means "no
+//! fill value" in v2 and the spec leaves unwritten chunks undefined; the
+//! model has no such state, so `null` reads as zero (what zarr-python 3.1
+//! returns for it) and is remembered in `extra_fields` under the name
+//! `fill_value` ([`NULL_FILL_VALUE_FIELD`]), which writing v2 turns back into
+//! `null` and v3 writing leaves out (it writes the model's zero).
+//!
+//! Writing is canonical: keys sorted (as zarr-python 2), `filters: null`,
+//! `dimension_separator` always written, NaN with a payload written as
+//! `"NaN"` (v2 has no bit-pattern form). A model that v2 cannot express
+//! (another codec, a second compressor, a transpose other than F order,
+//! dimension names, storage transformers) is a
+//! [`MetadataError::NotRepresentable`] naming what.
+//!
+//! ```
+//! use zarrkit::format::v2;
+//! use zarrkit::metadata::DataType;
+//!
+//! let zarray = br#"{"zarr_format": 2, "shape": [10], "chunks": [5], "dtype": ">f8",
+//!     "compressor": {"id": "zlib", "level": 1}, "fill_value": NaN, "order": "C",
+//!     "filters": null}"#;
+//! let array = v2::parse_array(zarray, None)?;
+//! assert_eq!(array.data_type, DataType::Float64);
+//! assert_eq!(array.codecs[0].name, "bytes");
+//! assert_eq!(array.codecs[1].name, "numcodecs.zlib");
+//! # Ok::<(), zarrkit::metadata::MetadataError>(())
+//! ```
+
+use super::v3;
+use crate::metadata::{
+    ArrayMetadata, ChunkGrid, ChunkKeyEncoding, DataType, ExtensionObject, FillValue,
+    GroupMetadata, JsonMap, MetadataError, Separator,
+};
+use serde_json::Value;
+
+/// The key of an array's document.
+pub const ARRAY_KEY: &str = ".zarray";
+/// The key of a group's document.
+pub const GROUP_KEY: &str = ".zgroup";
+/// The key of a node's attributes.
+pub const ATTRIBUTES_KEY: &str = ".zattrs";
+
+/// The `extra_fields` entry that records a v2 `"fill_value": null`. Its
+/// name is a v3 core field, so the v3 writer never writes it (the model's
+/// own fill value wins).
+pub const NULL_FILL_VALUE_FIELD: &str = "fill_value";
+
+/// The top-level fields of `.zarray` that this module interprets. Others
+/// are ignored, as v2 "Metadata" asks ("SHOULD be ignored").
+pub const ARRAY_FIELDS: &[&str] = &[
+    "zarr_format",
+    "shape",
+    "chunks",
+    "dtype",
+    "compressor",
+    "fill_value",
+    "order",
+    "filters",
+    "dimension_separator",
+];
+
+fn required<'a>(doc: &'a JsonMap, field: &'static str) -> Result<&'a Value, MetadataError> {
+    doc.get(field).ok_or(MetadataError::MissingField { field })
+}
+
+/// Replaces the bare tokens `NaN`, `Infinity` and `-Infinity` outside
+/// strings by the strings `"NaN"`, `"Infinity"` and `"-Infinity"`.
+///
+/// Python's `json.dumps` writes them for float fill values, and zarr-python
+/// 2.x wrote such documents; they are not JSON.
+#[must_use]
+pub fn quote_non_finite_tokens(text: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    const TOKENS: [&[u8]; 3] = [b"-Infinity", b"Infinity", b"NaN"];
+    let mut out: Option<Vec<u8>> = None;
+    let mut in_string = false;
+    let mut escaped = false;
+    let mut i = 0;
+    while i < text.len() {
+        let b = text[i];
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+        } else if b == b'"' {
+            in_string = true;
+        } else if let Some(token) = TOKENS.iter().find(|t| text[i..].starts_with(t)) {
+            let out = out.get_or_insert_with(|| text[..i].to_vec());
+            out.push(b'"');
+            out.extend_from_slice(token);
+            out.push(b'"');
+            i += token.len();
+            continue;
+        }
+        if let Some(out) = out.as_mut() {
+            out.push(b);
+        }
+        i += 1;
+    }
+    match out {
+        Some(out) => std::borrow::Cow::Owned(out),
+        None => std::borrow::Cow::Borrowed(text),
+    }
+}
+
+fn parse_json(bytes: &[u8]) -> Result<JsonMap, MetadataError> {
+    let value: Value =
+        serde_json::from_slice(&quote_non_finite_tokens(bytes)).map_err(MetadataError::Json)?;
+    match value {
+        Value::Object(doc) => Ok(doc),
+        _ => Err(MetadataError::NotAnObject),
+    }
+}
+
+fn check_zarr_format(doc: &JsonMap) -> Result<(), MetadataError> {
+    let zarr_format = required(doc, "zarr_format")?;
+    if zarr_format.as_u64() != Some(2) {
+        return Err(MetadataError::ZarrFormat {
+            expected: "2",
+            found: zarr_format.to_string(),
+        });
+    }
+    Ok(())
+}
+
+/// Parses a `.zattrs` document: a JSON object.
+///
+/// # Errors
+/// [`MetadataError::Json`] or [`MetadataError::NotAnObject`].
+pub fn parse_attributes(bytes: &[u8]) -> Result<JsonMap, MetadataError> {
+    parse_json(bytes)
+}
+
+/// Parses a `.zgroup` document, with the `.zattrs` document if there is one.
+///
+/// # Errors
+/// [`MetadataError::Json`], [`MetadataError::NotAnObject`] or
+/// [`MetadataError::ZarrFormat`] for the group document. The attributes are
+/// parsed by the caller with [`parse_attributes`], so their errors name
+/// their own key.
+pub fn parse_group(
+    bytes: &[u8],
+    attributes: Option<JsonMap>,
+) -> Result<GroupMetadata, MetadataError> {
+    let doc = parse_json(bytes)?;
+    check_zarr_format(&doc)?;
+    Ok(GroupMetadata {
+        attributes: attributes.unwrap_or_default(),
+        extra_fields: JsonMap::new(),
+    })
+}
+
+/// Parses a `.zarray` document, with the attributes of `.zattrs` if there
+/// is one.
+///
+/// # Errors
+/// A [`MetadataError`] naming the field at fault.
+pub fn parse_array(
+    bytes: &[u8],
+    attributes: Option<JsonMap>,
+) -> Result<ArrayMetadata, MetadataError> {
+    let doc = parse_json(bytes)?;
+    check_zarr_format(&doc)?;
+    let shape = integers(required(&doc, "shape")?, "shape")?;
+    let chunks = integers(required(&doc, "chunks")?, "chunks")?;
+    if chunks.len() != shape.len() {
+        return Err(MetadataError::invalid(
+            "chunks",
+            format!("{} lengths, one per dimension of `shape`", shape.len()),
+            &doc["chunks"],
+        ));
+    }
+    if chunks.contains(&0) {
+        return Err(MetadataError::invalid(
+            "chunks",
+            "positive lengths",
+            &doc["chunks"],
+        ));
+    }
+    let chunk_grid = ChunkGrid::regular(&chunks)?;
+    let (data_type, endian) = dtype_from_json(required(&doc, "dtype")?)?;
+    let order = match required(&doc, "order")? {
+        Value::String(s) if s == "C" => false,
+        Value::String(s) if s == "F" => true,
+        other => return Err(MetadataError::invalid("order", "`\"C\"` or `\"F\"`", other)),
+    };
+    match required(&doc, "filters")? {
+        Value::Null => {}
+        Value::Array(filters) if filters.is_empty() => {}
+        Value::Array(filters) => {
+            // TODO(#4): v2 filters (delta, fixedscaleoffset, ...).
+            let id = filters[0]
+                .get("id")
+                .map_or_else(|| filters[0].to_string(), |id| id.to_string());
+            return Err(MetadataError::UnsupportedExtension {
+                point: "v2 filter",
+                name: id.trim_matches('"').to_string(),
+            });
+        }
+        other => {
+            return Err(MetadataError::invalid(
+                "filters",
+                "null or a list of codec objects",
+                other,
+            ));
+        }
+    }
+    let separator = match doc.get("dimension_separator") {
+        None | Some(Value::Null) => Separator::Dot,
+        Some(value) => value
+            .as_str()
+            .and_then(Separator::from_str_opt)
+            .ok_or_else(|| {
+                MetadataError::invalid("dimension_separator", "`\".\"` or `\"/\"`", value)
+            })?,
+    };
+    let mut extra_fields = JsonMap::new();
+    let fill_value = match required(&doc, "fill_value")? {
+        Value::Null => {
+            extra_fields.insert(NULL_FILL_VALUE_FIELD.into(), Value::Null);
+            FillValue::zero(&data_type)
+        }
+        value => fill_value_from_json(value, &data_type)?,
+    };
+    let mut codecs = Vec::new();
+    if order && shape.len() > 1 {
+        // v2 "order": in F order the first dimension varies fastest, which
+        // is the C-order layout of the chunk with its dimensions reversed.
+        let permutation: Vec<Value> = (0..shape.len()).rev().map(Value::from).collect();
+        let mut configuration = JsonMap::new();
+        configuration.insert("order".into(), Value::Array(permutation));
+        codecs.push(ExtensionObject::with_configuration(
+            "transpose",
+            configuration,
+        ));
+    }
+    let mut bytes = JsonMap::new();
+    if let Some(endian) = endian {
+        bytes.insert("endian".into(), endian.into());
+    }
+    codecs.push(ExtensionObject::with_configuration("bytes", bytes));
+    match required(&doc, "compressor")? {
+        Value::Null => {}
+        Value::Object(compressor) => codecs.push(compressor_from_json(compressor, &data_type)?),
+        other => {
+            return Err(MetadataError::invalid(
+                "compressor",
+                "null or a codec object with an `id`",
+                other,
+            ));
+        }
+    }
+    let metadata = ArrayMetadata {
+        shape,
+        data_type,
+        chunk_grid,
+        chunk_key_encoding: ChunkKeyEncoding::V2 { separator },
+        fill_value,
+        codecs,
+        storage_transformers: Vec::new(),
+        dimension_names: None,
+        attributes: attributes.unwrap_or_default(),
+        extra_fields,
+    };
+    metadata.validate()?;
+    Ok(metadata)
+}
+
+fn integers(value: &Value, field: &'static str) -> Result<Vec<u64>, MetadataError> {
+    let expected = "a list of non-negative integers";
+    value
+        .as_array()
+        .ok_or_else(|| MetadataError::invalid(field, expected, value))?
+        .iter()
+        .map(|item| {
+            item.as_u64()
+                .ok_or_else(|| MetadataError::invalid(field, expected, value))
+        })
+        .collect()
+}
+
+/// The data type and `bytes` codec endianness of a v2 `dtype`.
+///
+/// # Errors
+/// [`MetadataError::InvalidField`] for a malformed type string, or
+/// [`MetadataError::UnsupportedExtension`] for a well-formed NumPy type this
+/// version does not support (strings, datetimes, objects, structured types).
+pub fn dtype_from_json(value: &Value) -> Result<(DataType, Option<&'static str>), MetadataError> {
+    let expected = "a NumPy type string such as `\"<f8\"`";
+    let text = match value {
+        Value::String(text) => text,
+        Value::Array(_) => {
+            return Err(MetadataError::UnsupportedExtension {
+                point: "v2 data type",
+                name: format!("structured {}", compact(value)),
+            });
+        }
+        other => return Err(MetadataError::invalid("dtype", expected, other)),
+    };
+    let invalid = || MetadataError::invalid("dtype", expected, value);
+    let mut chars = text.chars();
+    let order = chars.next().ok_or_else(invalid)?;
+    let kind = chars.next().ok_or_else(invalid)?;
+    let size = chars.as_str();
+    if size.is_empty() || !size.bytes().all(|b| b.is_ascii_digit()) || size.len() > 9 {
+        return Err(if matches!(kind, 'S' | 'U' | 'O' | 'M' | 'm') {
+            unsupported_dtype(text)
+        } else {
+            invalid()
+        });
+    }
+    let size: usize = size.parse().map_err(|_| invalid())?;
+    let data_type = match (kind, size) {
+        ('b', 1) => DataType::Bool,
+        ('i', 1) => DataType::Int8,
+        ('i', 2) => DataType::Int16,
+        ('i', 4) => DataType::Int32,
+        ('i', 8) => DataType::Int64,
+        ('u', 1) => DataType::UInt8,
+        ('u', 2) => DataType::UInt16,
+        ('u', 4) => DataType::UInt32,
+        ('u', 8) => DataType::UInt64,
+        ('f', 2) => DataType::Float16,
+        ('f', 4) => DataType::Float32,
+        ('f', 8) => DataType::Float64,
+        ('c', 8) => DataType::Complex64,
+        ('c', 16) => DataType::Complex128,
+        ('V', n) if n > 0 => DataType::RawBits(n.checked_mul(8).ok_or_else(invalid)?),
+        ('S' | 'U' | 'O' | 'M' | 'm', _) => return Err(unsupported_dtype(text)),
+        _ => return Err(invalid()),
+    };
+    let endian = match (order, data_type.endian_unit()) {
+        // v2 "Data type encoding": `|` is "not relevant", for types whose
+        // elements are single bytes (or raw bytes); NumPy writes `|` for
+        // them, and a `<` or `>` there changes nothing.
+        ('|' | '<' | '>', 1) => None,
+        ('<', _) => Some("little"),
+        ('>', _) => Some("big"),
+        _ => return Err(invalid()),
+    };
+    Ok((data_type, endian))
+}
+
+fn unsupported_dtype(text: &str) -> MetadataError {
+    MetadataError::UnsupportedExtension {
+        point: "v2 data type",
+        name: text.to_string(),
+    }
+}
+
+/// The v2 `dtype` of a data type in a byte order (`"little"`, `"big"` or
+/// `None` for single-byte units).
+#[must_use]
+pub fn dtype_to_string(data_type: &DataType, big_endian: bool) -> String {
+    let order = if data_type.endian_unit() == 1 {
+        '|'
+    } else if big_endian {
+        '>'
+    } else {
+        '<'
+    };
+    let (kind, size) = match data_type {
+        DataType::Bool => ('b', 1),
+        DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64 => {
+            ('i', data_type.size())
+        }
+        DataType::UInt8 | DataType::UInt16 | DataType::UInt32 | DataType::UInt64 => {
+            ('u', data_type.size())
+        }
+        DataType::Float16 | DataType::Float32 | DataType::Float64 => ('f', data_type.size()),
+        DataType::Complex64 | DataType::Complex128 => ('c', data_type.size()),
+        _ => ('V', data_type.size()),
+    };
+    format!("{order}{kind}{size}")
+}
+
+/// The fill value of a v2 document: as v3 for numbers, non-finite floats
+/// and complex pairs, plus `0`/`1` for `bool` and base64 for `|V<n>`.
+///
+/// # Errors
+/// [`MetadataError::InvalidFillValue`].
+pub fn fill_value_from_json(
+    value: &Value,
+    data_type: &DataType,
+) -> Result<FillValue, MetadataError> {
+    let invalid = || MetadataError::InvalidFillValue {
+        data_type: dtype_to_string(data_type, false),
+        found: compact(value),
+    };
+    match (data_type, value) {
+        // v2 "Fill value encoding": base64 for byte strings and raw records.
+        (DataType::RawBits(_), Value::String(text)) => {
+            let bytes = base64_decode(text).ok_or_else(invalid)?;
+            if bytes.len() != data_type.size() {
+                return Err(invalid());
+            }
+            Ok(FillValue::new(bytes))
+        }
+        (DataType::Bool, Value::Number(n)) => match n.as_u64() {
+            Some(b @ (0 | 1)) => Ok(FillValue::new(vec![u8::from(b == 1)])),
+            _ => Err(invalid()),
+        },
+        _ => v3::fill_value_from_json(value, data_type).map_err(|_| invalid()),
+    }
+}
+
+/// The v2 JSON of a fill value: v3's spelling, except that `|V<n>` is
+/// base64 and a NaN with a payload is `"NaN"`.
+#[must_use]
+pub fn fill_value_to_json(fill: &FillValue, data_type: &DataType) -> Value {
+    if let DataType::RawBits(_) = data_type {
+        return Value::String(base64_encode(fill.as_bytes()));
+    }
+    let nan_payload_to_nan = |v: Value| match v {
+        Value::String(s) if s.starts_with("0x") => Value::from("NaN"),
+        other => other,
+    };
+    match v3::fill_value_to_json(fill, data_type) {
+        Value::Array(items) if data_type.is_float() => {
+            Value::Array(items.into_iter().map(nan_payload_to_nan).collect())
+        }
+        other => nan_payload_to_nan(other),
+    }
+}
+
+fn compressor_field(
+    compressor: &JsonMap,
+    allowed: &[&str],
+    id: &str,
+) -> Result<JsonMap, MetadataError> {
+    let mut configuration = JsonMap::new();
+    for (key, value) in compressor {
+        if key == "id" {
+            continue;
+        }
+        if !allowed.contains(&key.as_str()) {
+            return Err(MetadataError::invalid(
+                format!("compressor.{key}"),
+                format!("no such option for the `{id}` compressor"),
+                value,
+            ));
+        }
+        configuration.insert(key.clone(), value.clone());
+    }
+    Ok(configuration)
+}
+
+fn compressor_from_json(
+    compressor: &JsonMap,
+    data_type: &DataType,
+) -> Result<ExtensionObject, MetadataError> {
+    let id = match compressor.get("id") {
+        Some(Value::String(id)) => id.as_str(),
+        Some(other) => return Err(MetadataError::invalid("compressor.id", "a string", other)),
+        None => {
+            return Err(MetadataError::MissingField {
+                field: "compressor.id",
+            });
+        }
+    };
+    let (name, allowed): (&str, &[&str]) = match id {
+        "blosc" => return blosc_from_json(compressor, data_type),
+        "zstd" => ("zstd", &["level", "checksum"]),
+        "gzip" => ("gzip", &["level"]),
+        "zlib" => ("numcodecs.zlib", &["level"]),
+        "bz2" => ("numcodecs.bz2", &["level"]),
+        "lzma" => ("numcodecs.lzma", &["format", "check", "preset", "filters"]),
+        "lz4" => ("numcodecs.lz4", &["acceleration"]),
+        other => {
+            return Err(MetadataError::UnsupportedExtension {
+                point: "v2 compressor",
+                name: other.to_string(),
+            });
+        }
+    };
+    let mut configuration = compressor_field(compressor, allowed, id)?;
+    match id {
+        // numcodecs' defaults for options older writers left out; v3
+        // `gzip` and `zstd` require `level`.
+        "zstd" => {
+            configuration.entry("level").or_insert(Value::from(0));
+            configuration
+                .entry("checksum")
+                .or_insert(Value::Bool(false));
+        }
+        "gzip" => {
+            configuration.entry("level").or_insert(Value::from(1));
+        }
+        "lzma" => {
+            // zarr-python 3.1 leaves null options out of v3 metadata.
+            configuration.retain(|_, v| !v.is_null());
+        }
+        _ => {}
+    }
+    Ok(ExtensionObject::with_configuration(name, configuration))
+}
+
+fn blosc_from_json(
+    compressor: &JsonMap,
+    data_type: &DataType,
+) -> Result<ExtensionObject, MetadataError> {
+    let configuration = compressor_field(
+        compressor,
+        &["cname", "clevel", "shuffle", "blocksize", "typesize"],
+        "blosc",
+    )?;
+    let cname = configuration
+        .get("cname")
+        .cloned()
+        .unwrap_or(Value::from("lz4"));
+    let clevel = configuration
+        .get("clevel")
+        .cloned()
+        .unwrap_or(Value::from(5));
+    let blocksize = configuration
+        .get("blocksize")
+        .cloned()
+        .unwrap_or(Value::from(0));
+    let shuffle = match configuration.get("shuffle") {
+        None => 1,
+        Some(value) => value
+            .as_i64()
+            .filter(|n| (-1..=2).contains(n))
+            .ok_or_else(|| MetadataError::invalid("compressor.shuffle", "-1, 0, 1 or 2", value))?,
+    };
+    let typesize = data_type.size();
+    let shuffle = match shuffle {
+        0 => "noshuffle",
+        1 => "shuffle",
+        2 => "bitshuffle",
+        // numcodecs' AUTOSHUFFLE: bit-shuffle for 1-byte elements, byte-shuffle otherwise.
+        _ if typesize == 1 => "bitshuffle",
+        _ => "shuffle",
+    };
+    let mut out = JsonMap::new();
+    out.insert("cname".into(), cname);
+    out.insert("clevel".into(), clevel);
+    out.insert("shuffle".into(), shuffle.into());
+    out.insert("typesize".into(), typesize.into());
+    out.insert("blocksize".into(), blocksize);
+    Ok(ExtensionObject::with_configuration("blosc", out))
+}
+
+fn not_representable(what: impl Into<String>) -> MetadataError {
+    MetadataError::NotRepresentable {
+        format: "v2",
+        what: what.into(),
+    }
+}
+
+/// The `.zarray` document of an array (attributes go to `.zattrs`, see
+/// [`attributes_to_json`]).
+///
+/// # Errors
+/// [`MetadataError::NotRepresentable`] naming what v2 cannot hold: a codec
+/// other than an F-order `transpose`, `bytes` and one compressor; the
+/// `default` chunk key encoding; dimension names; storage transformers.
+pub fn array_to_json(array: &ArrayMetadata) -> Result<Value, MetadataError> {
+    let separator = match &array.chunk_key_encoding {
+        ChunkKeyEncoding::V2 { separator } => *separator,
+        other => {
+            return Err(not_representable(format!(
+                "the `{}` chunk key encoding (v2 keys have no `c` prefix; use the `v2` encoding)",
+                other.name()
+            )));
+        }
+    };
+    if array.dimension_names.is_some() {
+        return Err(not_representable("`dimension_names`"));
+    }
+    if let Some(transformer) = array.storage_transformers.first() {
+        return Err(not_representable(format!(
+            "the storage transformer `{}`",
+            transformer.name
+        )));
+    }
+    let ndim = array.shape.len();
+    let mut codecs = array.codecs.iter().peekable();
+    let mut order = "C";
+    if let Some(codec) = codecs.next_if(|c| c.name == "transpose") {
+        let permutation: Option<Vec<u64>> = codec
+            .configuration
+            .as_ref()
+            .and_then(|c| c.get("order"))
+            .and_then(Value::as_array)
+            .and_then(|items| items.iter().map(Value::as_u64).collect());
+        let identity: Vec<u64> = (0..ndim as u64).collect();
+        let reversed: Vec<u64> = identity.iter().rev().copied().collect();
+        match permutation {
+            Some(p) if p == identity => {}
+            Some(p) if p == reversed => order = "F",
+            _ => {
+                return Err(not_representable(format!(
+                    "the codec `transpose` with configuration `{}` (v2 has only C and F order)",
+                    compact(&Value::Object(codec.configuration_or_empty()))
+                )));
+            }
+        }
+    }
+    let big_endian = match codecs.next() {
+        Some(codec) if codec.name == "bytes" => {
+            codec
+                .configuration
+                .as_ref()
+                .and_then(|c| c.get("endian"))
+                .and_then(Value::as_str)
+                == Some("big")
+        }
+        Some(codec) => {
+            return Err(not_representable(format!(
+                "the codec `{}` in place of `bytes`",
+                codec.name
+            )));
+        }
+        None => return Err(not_representable("a codec chain without `bytes`")),
+    };
+    let compressor = match codecs.next() {
+        None => Value::Null,
+        Some(codec) => compressor_to_json(codec)?,
+    };
+    if let Some(codec) = codecs.next() {
+        return Err(not_representable(format!(
+            "the codec `{}` after the compressor (v2 has one compressor)",
+            codec.name
+        )));
+    }
+    let fill_value = if array.extra_fields.get(NULL_FILL_VALUE_FIELD) == Some(&Value::Null)
+        && array.fill_value == FillValue::zero(&array.data_type)
+    {
+        Value::Null
+    } else {
+        fill_value_to_json(&array.fill_value, &array.data_type)
+    };
+    let chunks: Vec<u64> = array
+        .chunk_grid
+        .chunk_shape()
+        .iter()
+        .map(|n| n.get())
+        .collect();
+    // Keys sorted, as zarr-python 2 writes them.
+    let mut doc = JsonMap::new();
+    doc.insert("chunks".into(), Value::from(chunks));
+    doc.insert("compressor".into(), compressor);
+    doc.insert(
+        "dimension_separator".into(),
+        separator.as_char().to_string().into(),
+    );
+    doc.insert(
+        "dtype".into(),
+        dtype_to_string(&array.data_type, big_endian).into(),
+    );
+    doc.insert("fill_value".into(), fill_value);
+    doc.insert("filters".into(), Value::Null);
+    doc.insert("order".into(), order.into());
+    doc.insert("shape".into(), Value::from(array.shape.clone()));
+    doc.insert("zarr_format".into(), 2.into());
+    Ok(Value::Object(doc))
+}
+
+fn compressor_to_json(codec: &ExtensionObject) -> Result<Value, MetadataError> {
+    let mut configuration = codec.configuration_or_empty();
+    let id = match codec.name.as_str() {
+        "gzip" => "gzip",
+        "zstd" => {
+            // As zarr-python 3.1 writes it: `checksum` only when true.
+            // Tensorstore's v2 driver refuses the member even when false.
+            if configuration.get("checksum") == Some(&Value::Bool(false)) {
+                configuration.remove("checksum");
+            }
+            "zstd"
+        }
+        "blosc" => {
+            // numcodecs' Blosc takes the type size from the chunk's dtype.
+            configuration.remove("typesize");
+            let shuffle = match configuration.get("shuffle").and_then(Value::as_str) {
+                Some("noshuffle") => 0,
+                Some("bitshuffle") => 2,
+                _ => 1,
+            };
+            configuration.insert("shuffle".into(), shuffle.into());
+            "blosc"
+        }
+        "numcodecs.zlib" => "zlib",
+        "numcodecs.bz2" => "bz2",
+        "numcodecs.lz4" => "lz4",
+        "numcodecs.lzma" => {
+            // numcodecs writes every option, null when unset.
+            for key in ["preset", "filters"] {
+                configuration.entry(key).or_insert(Value::Null);
+            }
+            "lzma"
+        }
+        other => {
+            return Err(not_representable(format!(
+                "the codec `{other}` (not a numcodecs compressor)"
+            )));
+        }
+    };
+    let mut doc = JsonMap::new();
+    doc.insert("id".into(), id.into());
+    doc.extend(configuration);
+    Ok(Value::Object(doc))
+}
+
+/// The `.zgroup` document.
+#[must_use]
+pub fn group_to_json() -> Value {
+    serde_json::json!({ "zarr_format": 2 })
+}
+
+/// The `.zattrs` document of a node's attributes.
+#[must_use]
+pub fn attributes_to_json(attributes: &JsonMap) -> Value {
+    Value::Object(attributes.clone())
+}
+
+/// Serialises a document as zarr-python does: pretty-printed JSON.
+#[must_use]
+pub fn to_bytes(document: &Value) -> Vec<u8> {
+    format!("{document:#}").into_bytes()
+}
+
+const BASE64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/// Standard base64 with padding (RFC 4648 section 4).
+fn base64_encode(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for group in bytes.chunks(3) {
+        let n = group
+            .iter()
+            .enumerate()
+            .fold(0u32, |acc, (i, &b)| acc | u32::from(b) << (16 - 8 * i));
+        for i in 0..4 {
+            if i <= group.len() {
+                out.push(char::from(BASE64[(n >> (18 - 6 * i)) as usize & 63]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// Decodes standard base64 with padding, or `None` if it is not that.
+fn base64_decode(text: &str) -> Option<Vec<u8>> {
+    let bytes = text.as_bytes();
+    if bytes.len() % 4 != 0 {
+        return None;
+    }
+    let mut out = Vec::with_capacity(bytes.len() / 4 * 3);
+    for (index, group) in bytes.chunks(4).enumerate() {
+        let last = index + 1 == bytes.len() / 4;
+        let padding = group.iter().rev().take_while(|&&b| b == b'=').count();
+        if padding > 2 || (padding > 0 && !last) {
+            return None;
+        }
+        let mut n = 0u32;
+        for &b in &group[..4 - padding] {
+            let digit = BASE64.iter().position(|&c| c == b)?;
+            n = n << 6 | digit as u32;
+        }
+        n <<= 6 * padding;
+        let decoded = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
+        out.extend_from_slice(&decoded[..3 - padding]);
+    }
+    Some(out)
+}
+
+fn compact(value: &Value) -> String {
+    let mut text = value.to_string();
+    if text.len() > 100 {
+        let cut = (0..=97)
+            .rev()
+            .find(|&i| text.is_char_boundary(i))
+            .unwrap_or(0);
+        text.truncate(cut);
+        text.push_str("...");
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    fn zarray(overrides: Value) -> Vec<u8> {
+        let mut doc = json!({
+            "zarr_format": 2, "shape": [4, 6], "chunks": [2, 3], "dtype": "<i4",
+            "compressor": null, "fill_value": 0, "order": "C", "filters": null
+        });
+        for (k, v) in overrides.as_object().unwrap() {
+            if v == &json!("__remove__") {
+                doc.as_object_mut().unwrap().remove(k);
+            } else {
+                doc[k] = v.clone();
+            }
+        }
+        doc.to_string().into_bytes()
+    }
+
+    fn parse(overrides: Value) -> Result<ArrayMetadata, MetadataError> {
+        parse_array(&zarray(overrides), None)
+    }
+
+    #[test]
+    fn dtypes_map_to_data_types_and_byte_orders() {
+        for (dtype, data_type, endian) in [
+            ("|b1", DataType::Bool, None),
+            ("|i1", DataType::Int8, None),
+            ("|u1", DataType::UInt8, None),
+            ("<i2", DataType::Int16, Some("little")),
+            (">i8", DataType::Int64, Some("big")),
+            (">u4", DataType::UInt32, Some("big")),
+            ("<u8", DataType::UInt64, Some("little")),
+            ("<f2", DataType::Float16, Some("little")),
+            (">f8", DataType::Float64, Some("big")),
+            ("<c8", DataType::Complex64, Some("little")),
+            (">c16", DataType::Complex128, Some("big")),
+            ("|V3", DataType::RawBits(24), None),
+        ] {
+            assert_eq!(
+                dtype_from_json(&json!(dtype)).unwrap(),
+                (data_type.clone(), endian),
+                "{dtype}"
+            );
+            assert_eq!(dtype_to_string(&data_type, endian == Some("big")), dtype);
+        }
+    }
+
+    #[test]
+    fn malformed_and_unsupported_dtypes_are_errors_naming_them() {
+        for bad in [
+            "",
+            "<",
+            "<i",
+            "<i3",
+            "|f4",
+            "=i4",
+            "<x4",
+            "<i4 ",
+            "<V0",
+            "<f99999999999",
+        ] {
+            let err = dtype_from_json(&json!(bad)).unwrap_err();
+            assert!(err.to_string().contains("`dtype`"), "{bad}: {err}");
+        }
+        for unsupported in ["|S5", "<U3", "|O", "<M8[ns]", "<m8[s]"] {
+            let err = dtype_from_json(&json!(unsupported)).unwrap_err();
+            assert_eq!(
+                err.to_string(),
+                format!("unsupported v2 data type `{unsupported}`")
+            );
+        }
+        let err = dtype_from_json(&json!([["a", "<i4"]])).unwrap_err();
+        assert!(err.to_string().contains("structured"), "{err}");
+    }
+
+    #[test]
+    fn f_order_becomes_a_reversing_transpose_before_bytes() {
+        let array =
+            parse(json!({"order": "F", "shape": [2, 3, 4], "chunks": [1, 2, 3], "dtype": ">f4"}))
+                .unwrap();
+        assert_eq!(array.codecs.len(), 2);
+        assert_eq!(array.codecs[0].name, "transpose");
+        assert_eq!(
+            Value::Object(array.codecs[0].configuration_or_empty()),
+            json!({"order": [2, 1, 0]})
+        );
+        assert_eq!(
+            Value::Object(array.codecs[1].configuration_or_empty()),
+            json!({"endian": "big"})
+        );
+        let doc = array_to_json(&array).unwrap();
+        assert_eq!(doc["order"], "F");
+        assert_eq!(doc["dtype"], ">f4");
+    }
+
+    #[test]
+    fn compressors_map_to_v3_names() {
+        for (compressor, name, configuration) in [
+            (
+                json!({"id": "zlib", "level": 1}),
+                "numcodecs.zlib",
+                json!({"level": 1}),
+            ),
+            (
+                json!({"id": "bz2", "level": 9}),
+                "numcodecs.bz2",
+                json!({"level": 9}),
+            ),
+            (
+                json!({"id": "lz4", "acceleration": 1}),
+                "numcodecs.lz4",
+                json!({"acceleration": 1}),
+            ),
+            (
+                json!({"id": "lzma", "format": 1, "check": -1, "preset": null, "filters": null}),
+                "numcodecs.lzma",
+                json!({"format": 1, "check": -1}),
+            ),
+            (
+                json!({"id": "zstd", "level": 0}),
+                "zstd",
+                json!({"level": 0, "checksum": false}),
+            ),
+            (
+                json!({"id": "gzip", "level": 5}),
+                "gzip",
+                json!({"level": 5}),
+            ),
+            (
+                json!({"id": "blosc", "cname": "zstd", "clevel": 3, "shuffle": 2, "blocksize": 0}),
+                "blosc",
+                json!({"cname": "zstd", "clevel": 3, "shuffle": "bitshuffle", "typesize": 4, "blocksize": 0}),
+            ),
+            (
+                json!({"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": -1, "blocksize": 0}),
+                "blosc",
+                json!({"cname": "lz4", "clevel": 5, "shuffle": "shuffle", "typesize": 4, "blocksize": 0}),
+            ),
+        ] {
+            let array = parse(json!({"compressor": compressor.clone()})).unwrap();
+            assert_eq!(array.codecs[1].name, name, "{compressor}");
+            assert_eq!(
+                Value::Object(array.codecs[1].configuration_or_empty()),
+                configuration
+            );
+            // And back: the document has the same compressor, with
+            // numcodecs' explicit nulls, shuffle as an integer (-1 resolved).
+            let back = array_to_json(&array).unwrap();
+            let mut expected = compressor.clone();
+            if expected["shuffle"] == json!(-1) {
+                expected["shuffle"] = json!(1);
+            }
+            assert_eq!(back["compressor"], expected);
+        }
+        // AUTOSHUFFLE on 1-byte elements is bit-shuffle.
+        let array =
+            parse(json!({"dtype": "|u1", "compressor": {"id": "blosc", "shuffle": -1}})).unwrap();
+        assert_eq!(
+            array.codecs[1].configuration_or_empty()["shuffle"],
+            "bitshuffle"
+        );
+    }
+
+    #[test]
+    fn unknown_compressors_and_filters_are_errors_naming_them() {
+        let err = parse(json!({"compressor": {"id": "snappy2"}})).unwrap_err();
+        assert_eq!(err.to_string(), "unsupported v2 compressor `snappy2`");
+        let err = parse(json!({"filters": [{"id": "delta", "dtype": "<i4"}]})).unwrap_err();
+        assert_eq!(err.to_string(), "unsupported v2 filter `delta`");
+        assert!(parse(json!({"filters": []})).is_ok());
+        let err = parse(json!({"compressor": {"id": "zlib", "lvl": 1}})).unwrap_err();
+        assert!(err.to_string().contains("`compressor.lvl`"), "{err}");
+        let err = parse(json!({"compressor": {"level": 1}})).unwrap_err();
+        assert!(err.to_string().contains("`compressor.id`"), "{err}");
+    }
+
+    #[test]
+    fn malformed_documents_name_the_field() {
+        for (overrides, needle) in [
+            (json!({"zarr_format": 3}), "`zarr_format` `3`"),
+            (json!({"shape": "__remove__"}), "`shape`"),
+            (json!({"shape": [-1, 2]}), "`shape`"),
+            (json!({"chunks": [2]}), "`chunks`"),
+            (json!({"chunks": [0, 1]}), "`chunks`"),
+            (json!({"order": "K"}), "`order`"),
+            (json!({"order": "__remove__"}), "`order`"),
+            (json!({"filters": {}}), "`filters`"),
+            (json!({"filters": "__remove__"}), "`filters`"),
+            (json!({"compressor": "zlib"}), "`compressor`"),
+            (json!({"compressor": "__remove__"}), "`compressor`"),
+            (json!({"dimension_separator": "-"}), "`dimension_separator`"),
+            (json!({"fill_value": "x"}), "fill value `\"x\"`"),
+            (json!({"fill_value": "__remove__"}), "`fill_value`"),
+            (json!({"dtype": 4}), "`dtype`"),
+        ] {
+            let err = parse(overrides.clone()).unwrap_err();
+            assert!(err.to_string().contains(needle), "{overrides}: {err}");
+        }
+        assert!(matches!(
+            parse_array(b"[1]", None),
+            Err(MetadataError::NotAnObject)
+        ));
+        assert!(matches!(
+            parse_array(b"{", None),
+            Err(MetadataError::Json(_))
+        ));
+    }
+
+    #[test]
+    fn fill_values_in_every_writer_form() {
+        let f32_bytes = |x: f32| x.to_ne_bytes().to_vec();
+        let nan = parse_array(
+            br#"{"zarr_format": 2, "shape": [1], "chunks": [1], "dtype": "<f4",
+                "compressor": null, "fill_value": NaN, "order": "C", "filters": null}"#,
+            None,
+        )
+        .unwrap();
+        assert_eq!(nan.fill_value.as_bytes(), 0x7fc0_0000_u32.to_ne_bytes());
+        let neg_inf = parse(json!({"dtype": "<f4", "fill_value": "-Infinity"})).unwrap();
+        assert_eq!(neg_inf.fill_value.as_bytes(), f32_bytes(f32::NEG_INFINITY));
+        let big = parse(json!({"dtype": "<u8", "fill_value": u64::MAX})).unwrap();
+        assert_eq!(big.fill_value.as_bytes(), u64::MAX.to_ne_bytes());
+        let raw = parse(json!({"dtype": "|V3", "fill_value": "AQID"})).unwrap();
+        assert_eq!(raw.fill_value.as_bytes(), [1, 2, 3]);
+        assert_eq!(array_to_json(&raw).unwrap()["fill_value"], "AQID");
+        assert!(parse(json!({"dtype": "|V3", "fill_value": "AQI="})).is_err());
+        let complex = parse(json!({"dtype": "<c8", "fill_value": [1.0, "NaN"]})).unwrap();
+        let mut expected = f32_bytes(1.0);
+        expected.extend(0x7fc0_0000_u32.to_ne_bytes());
+        assert_eq!(complex.fill_value.as_bytes(), expected);
+        let boolean = parse(json!({"dtype": "|b1", "fill_value": 1})).unwrap();
+        assert_eq!(boolean.fill_value.as_bytes(), [1]);
+        assert_eq!(array_to_json(&boolean).unwrap()["fill_value"], true);
+    }
+
+    #[test]
+    fn null_fill_value_reads_as_zero_and_writes_back_as_null() {
+        let array = parse(json!({"fill_value": null})).unwrap();
+        assert_eq!(array.fill_value.as_bytes(), [0; 4]);
+        assert_eq!(array_to_json(&array).unwrap()["fill_value"], Value::Null);
+        // Migrated to v3, the array has the zero fill value and no stray field.
+        let v3_doc = v3::node_to_json(&crate::metadata::NodeMetadata::Array(array.clone()));
+        assert_eq!(v3_doc["fill_value"], 0);
+        // A fill value set later replaces the null.
+        let mut changed = array;
+        changed.fill_value = FillValue::new(7i32.to_ne_bytes().to_vec());
+        assert_eq!(array_to_json(&changed).unwrap()["fill_value"], 7);
+    }
+
+    #[test]
+    fn bare_non_finite_tokens_are_quoted_outside_strings_only() {
+        let text = br#"{"a": NaN, "b": [Infinity, -Infinity], "c": "NaN Infinity \" NaN"}"#;
+        let quoted = quote_non_finite_tokens(text);
+        let value: Value = serde_json::from_slice(&quoted).unwrap();
+        assert_eq!(
+            value,
+            json!({"a": "NaN", "b": ["Infinity", "-Infinity"], "c": "NaN Infinity \" NaN"})
+        );
+        assert!(matches!(
+            quote_non_finite_tokens(b"{\"a\": 1}"),
+            std::borrow::Cow::Borrowed(_)
+        ));
+    }
+
+    #[test]
+    fn separators_and_zero_dimensional_arrays() {
+        let slash = parse(json!({"dimension_separator": "/"})).unwrap();
+        assert_eq!(slash.chunk_key_encoding.encode(&[1, 2]), "1/2");
+        let dot = parse(json!({})).unwrap();
+        assert_eq!(dot.chunk_key_encoding.encode(&[1, 2]), "1.2");
+        let scalar = parse(json!({"shape": [], "chunks": [], "order": "F"})).unwrap();
+        assert_eq!(scalar.chunk_key_encoding.encode(&[]), "0");
+        assert_eq!(scalar.codecs.len(), 1);
+    }
+
+    #[test]
+    fn what_v2_cannot_hold_is_an_error_naming_it() {
+        let array = parse(json!({"compressor": {"id": "zlib", "level": 1}})).unwrap();
+        let mut crc = array.clone();
+        crc.codecs.push(ExtensionObject::new("crc32c"));
+        let err = array_to_json(&crc).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "Zarr v2 cannot represent the codec `crc32c` after the compressor (v2 has one compressor)"
+        );
+        let mut sharded = array.clone();
+        sharded.codecs = vec![ExtensionObject::new("sharding_indexed")];
+        assert!(
+            array_to_json(&sharded)
+                .unwrap_err()
+                .to_string()
+                .contains("`sharding_indexed`")
+        );
+        let mut default_keys = array.clone();
+        default_keys.chunk_key_encoding = ChunkKeyEncoding::default();
+        assert!(
+            array_to_json(&default_keys)
+                .unwrap_err()
+                .to_string()
+                .contains("`default` chunk key encoding")
+        );
+        let mut named = array.clone();
+        named.dimension_names = Some(vec![None, None]);
+        assert!(
+            array_to_json(&named)
+                .unwrap_err()
+                .to_string()
+                .contains("`dimension_names`")
+        );
+        let mut odd = array;
+        let mut configuration = JsonMap::new();
+        configuration.insert("order".into(), json!([0, 1]));
+        odd.codecs.insert(
+            0,
+            ExtensionObject::with_configuration("transpose", configuration.clone()),
+        );
+        assert_eq!(array_to_json(&odd).unwrap()["order"], "C");
+        configuration.insert("order".into(), json!([1, 1]));
+        odd.codecs[0] = ExtensionObject::with_configuration("transpose", configuration);
+        assert!(
+            array_to_json(&odd)
+                .unwrap_err()
+                .to_string()
+                .contains("`transpose`")
+        );
+        let mut unknown = parse(json!({})).unwrap();
+        unknown.codecs.push(ExtensionObject::new("crc32c"));
+        assert!(
+            array_to_json(&unknown)
+                .unwrap_err()
+                .to_string()
+                .contains("not a numcodecs compressor")
+        );
+    }
+
+    #[test]
+    fn base64_matches_the_rfc_examples() {
+        for (plain, encoded) in [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg=="),
+            ("fooba", "Zm9vYmE="),
+            ("foobar", "Zm9vYmFy"),
+        ] {
+            assert_eq!(base64_encode(plain.as_bytes()), encoded);
+            assert_eq!(base64_decode(encoded).unwrap(), plain.as_bytes());
+        }
+        for bad in ["Zg=", "Z===", "Zg==Zg==", "Zm9*", "===="] {
+            assert_eq!(base64_decode(bad), None, "{bad}");
+        }
+    }
+
+    fn data_type_strategy() -> impl Strategy<Value = (DataType, bool)> {
+        let types = vec![
+            DataType::Bool,
+            DataType::Int8,
+            DataType::Int16,
+            DataType::Int32,
+            DataType::Int64,
+            DataType::UInt8,
+            DataType::UInt16,
+            DataType::UInt32,
+            DataType::UInt64,
+            DataType::Float16,
+            DataType::Float32,
+            DataType::Float64,
+            DataType::Complex64,
+            DataType::Complex128,
+            DataType::RawBits(8),
+            DataType::RawBits(40),
+        ];
+        (prop::sample::select(types), any::<bool>())
+    }
+
+    proptest! {
+        #[test]
+        fn document_to_model_to_document_is_the_identity(
+            (data_type, big) in data_type_strategy(),
+            shape in prop::collection::vec(0u64..100, 0..4),
+            f_order in any::<bool>(),
+            slash in any::<bool>(),
+            compressor in prop::sample::select(vec![
+                json!(null),
+                json!({"id": "zlib", "level": 3}),
+                json!({"id": "gzip", "level": 1}),
+                json!({"id": "bz2", "level": 2}),
+                json!({"id": "lz4", "acceleration": 1}),
+                json!({"id": "zstd", "level": 3, "checksum": true}),
+                json!({"id": "lzma", "format": 1, "check": -1, "preset": 1, "filters": null}),
+                json!({"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": 1, "blocksize": 0}),
+            ]),
+            fill in any::<[u8; 16]>(),
+            null_fill in any::<bool>(),
+        ) {
+            let ndim = shape.len();
+            let chunks: Vec<u64> = shape.iter().map(|n| n / 2 + 1).collect();
+            let mut array = parse_array(
+                &serde_json::to_vec(&json!({
+                    "zarr_format": 2, "shape": shape, "chunks": chunks,
+                    "dtype": dtype_to_string(&data_type, big), "compressor": compressor,
+                    "fill_value": null, "order": if f_order { "F" } else { "C" },
+                    "filters": null, "dimension_separator": if slash { "/" } else { "." },
+                }))?,
+                None,
+            )?;
+            if !null_fill {
+                // Any bit pattern except NaN payloads, which v2 writes as "NaN".
+                let mut bytes = fill[..data_type.size()].to_vec();
+                if data_type == DataType::Bool { bytes[0] &= 1; }
+                array.fill_value = FillValue::new(bytes);
+                array.extra_fields.clear();
+                let canonical = fill_value_to_json(&array.fill_value, &data_type);
+                array.fill_value = fill_value_from_json(&canonical, &data_type)?;
+            }
+            let doc = array_to_json(&array)?;
+            let again = parse_array(&to_bytes(&doc), None)?;
+            prop_assert_eq!(&again, &array);
+            prop_assert_eq!(array_to_json(&again)?, doc.clone());
+            prop_assert_eq!(&doc["order"], if f_order && ndim > 1 { "F" } else { "C" });
+        }
+
+        #[test]
+        fn random_documents_never_panic(text in "[\\[\\]{}\",:0-9a-zA-Z<>|. -]{0,80}") {
+            let _ = parse_array(text.as_bytes(), None);
+            let _ = parse_group(text.as_bytes(), None);
+        }
+
+        #[test]
+        fn random_field_values_never_panic(
+            field in prop::sample::select(vec!["shape", "chunks", "dtype", "compressor", "fill_value", "order", "filters", "dimension_separator", "zarr_format"]),
+            value in prop_oneof![
+                Just(json!(null)), any::<i64>().prop_map(Value::from), any::<f64>().prop_map(Value::from),
+                "[a-zA-Z<>|0-9]{0,6}".prop_map(Value::from),
+                prop::collection::vec(any::<i32>(), 0..4).prop_map(Value::from),
+                Just(json!({"id": "blosc", "shuffle": "x"})), Just(json!([{"id": 1}])), Just(json!({})),
+            ],
+        ) {
+            let mut doc: Value = serde_json::from_slice(&zarray(json!({})))?;
+            doc[field] = value;
+            let _ = parse_array(doc.to_string().as_bytes(), None);
+        }
+    }
+}

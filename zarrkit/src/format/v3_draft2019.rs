@@ -1,0 +1,889 @@
+//! The 2019 drafts of the Zarr v3 core protocol ↔ the internal model:
+//!
+//! - [`ZarrFormat::V3Draft2019`] (`v3-draft-2019`): the draft of 19 June 2019
+//!   (`seeds/v3-core-protocol-2019-06-19-draft.rst`, "Bootstrap metadata",
+//!   "Array metadata", "Group metadata", "Storage keys");
+//! - [`ZarrFormat::V3Draft2019Json`] (`v3-draft-2019-json`): zarr-python 2.x's
+//!   experimental v3 (`ZARR_V3_EXPERIMENTAL_API=1`), the same with a
+//!   `metadata_key_suffix` (`.json`) and chunks under `data/root/`;
+//! - [`ZarrFormat::V3Draft2019a`] (`v3-draft-2019a`): the early 2019 draft
+//!   (`seeds/v3-core-protocol-2019-early-draft.rst`), whose node documents
+//!   carry `zarr_format` and a `chunk_codecs` list. That draft defines no key
+//!   layout; it is stored like the June 2019 draft (see the specs README).
+//!
+//! # Layout
+//!
+//! | | June 2019 / early 2019 | zarr-python 2.x |
+//! |---|---|---|
+//! | entry point | `zarr.json` | `zarr.json` with `"metadata_key_suffix": ".json"` |
+//! | root group / array | `meta/root.group` / `meta/root.array` | `meta/root.group.json` / `meta/root.array.json` |
+//! | node `/a/b` | `meta/root/a/b.array` | `meta/root/a/b.array.json` |
+//! | chunk (0, 1) of `/a/b` | `data/a/b/0.1` (separator from the grid, `.` by default) | `data/root/a/b/c0/1` |
+//! | chunk of a 0-d array | `data/a/b/0` | `data/root/a/b/c0` (as zarr-python 2.18 writes it) |
+//!
+//! Groups need no document: a group exists when something below it does.
+//!
+//! # Mapping onto the model
+//!
+//! - Data types are NumPy type strings with their byte order: `bool`
+//!   (also `|b1`), `i1`, `u1`, `<i4`, `>f8`, `<c8`, … The byte order becomes
+//!   the `bytes` codec's `endian`. zarr-python 2.x writes complex types as
+//!   its complex-dtypes extension object, which is read (and written) too.
+//! - `chunk_memory_layout` `"F"` becomes a leading `transpose` codec.
+//! - `compressor` (`{"codec": URI, "configuration": {...}}` or `null`) and
+//!   `chunk_codecs` (`[{"codec": URI, ...configuration inline}]`) become
+//!   bytes-to-bytes codecs: URIs `http(s)://purl.org/zarr/spec/codec/<name>`
+//!   with an optional version, for `gzip`, `zlib`, `blosc`, `zstd`, `bz2`,
+//!   `lzma` and `lz4` (numcodecs configurations). Writing uses
+//!   zarr-python's `https://purl.org/zarr/spec/codec/<name>/1.0`.
+//! - `fill_value` `null` ("undefined") reads as zero.
+//! - zarr-python 2.x keeps `filters` in the attributes; arrays with filters
+//!   fail to open naming the first filter (filters are not supported yet).
+//! - Must-understand `extensions` stop the node opening, naming the URI.
+//!
+//! Node names: only `a-z`, `A-Z`, `0-9`, `-`, `_`, `.`, at most 255
+//! characters, and siblings unique ignoring case (checked when writing).
+
+use super::ZarrFormat;
+use super::v3;
+use super::v3_draft2022::{
+    self as shared, DocKind, DraftKeys, EntryPoint, Found, ZARR_FORMAT_2019,
+};
+use crate::Error;
+use crate::metadata::{
+    ArrayMetadata, ChunkKeyEncoding, DataType, ExtensionObject, FillValue, GroupMetadata, JsonMap,
+    MetadataError, NodeMetadata, Separator,
+};
+use crate::node::{NodePath, NodePathError};
+use crate::store::{Store, StoreKey, StorePrefix};
+use serde_json::Value;
+
+/// The `zarr_format` written into the entry point (June 2019 draft,
+/// "Bootstrap metadata", and zarr-python 2.x).
+pub const ZARR_FORMAT: &str = "https://purl.org/zarr/spec/protocol/core/3.0";
+
+/// The `zarr_format` of node documents of the early 2019 draft.
+pub const ZARR_FORMAT_EARLY: &str = "http://purl.org/zarr/spec/protocol/core/3.0";
+
+/// The extension URI zarr-python 2.x gives complex data types.
+pub const COMPLEX_EXTENSION: &str = "https://zarr-specs.readthedocs.io/en/core-protocol-v3.0-dev/protocol/extensions/complex-dtypes/v1.0.html";
+
+/// The codec URI prefix zarr-python 2.x writes (`…/codec/gzip/1.0`).
+const CODEC_URI_PREFIX: &str = "https://purl.org/zarr/spec/codec/";
+
+/// The compressors a 2019 document can name.
+const CODECS: &[&str] = &["gzip", "zlib", "blosc", "zstd", "bz2", "lzma", "lz4"];
+
+/// The longest node name (2019 drafts, "Node names").
+const MAX_NAME_LEN: usize = 255;
+
+fn is_early(format: ZarrFormat) -> bool {
+    format == ZarrFormat::V3Draft2019a
+}
+
+fn is_json(format: ZarrFormat) -> bool {
+    format == ZarrFormat::V3Draft2019Json
+}
+
+fn keys_for(format: ZarrFormat, suffix: String) -> DraftKeys {
+    DraftKeys {
+        meta: "meta/root",
+        data: if is_json(format) { "data/root" } else { "data" },
+        suffix,
+        root_in_meta: false,
+    }
+}
+
+/// The key layout of `format` in this store, and whether its entry point
+/// has the early draft's `http` URI; `Ok(None)` when the store is not of
+/// this format.
+///
+/// The early draft defines no bootstrap document, but a store without one
+/// is not probed: that would cost every failed lookup in every other format
+/// a listing. zarrkit writes one (see [`entry_point_document`]).
+fn keys(store: &dyn Store, format: ZarrFormat) -> Result<Option<(DraftKeys, bool)>, Error> {
+    Ok(match shared::read_entry_point(store)? {
+        EntryPoint::Draft2019 { suffix, early } if is_json(format) != suffix.is_empty() => {
+            Some((keys_for(format, suffix), early))
+        }
+        _ => None,
+    })
+}
+
+/// Reads the node at `path` in `format`, `Ok(None)` when the store is not of
+/// that format or holds nothing there. A document with `zarr_format` is of
+/// the early draft, one without of the June draft.
+///
+/// # Errors
+/// [`Error::Metadata`] naming the document's key for an invalid document; a
+/// store error.
+pub fn read_node(
+    store: &dyn Store,
+    path: &NodePath,
+    format: ZarrFormat,
+) -> Result<Option<NodeMetadata>, Error> {
+    let Some((keys, early_bootstrap)) = keys(store, format)? else {
+        return Ok(None);
+    };
+    let found = shared::find_node(store, &keys, path)?;
+    match found {
+        None => Ok(None),
+        Some(Found::Implicit) => {
+            // An implicit group has no document to say which 2019 draft it
+            // is of: the entry point's URI says (`http` for the early draft).
+            if !is_json(format) && early_bootstrap != is_early(format) {
+                return Ok(None);
+            }
+            Ok(Some(NodeMetadata::Group(GroupMetadata::default())))
+        }
+        Some(Found::Document(kind, key, bytes)) => {
+            let parsed = (|| {
+                let value: Value = serde_json::from_slice(&bytes).map_err(MetadataError::Json)?;
+                let Value::Object(doc) = value else {
+                    return Err(MetadataError::NotAnObject);
+                };
+                // The early draft's documents carry `zarr_format`; the June
+                // draft's do not (zarr-python 2.x documents are checked
+                // field by field below).
+                if !is_json(format) && doc.contains_key("zarr_format") != is_early(format) {
+                    return Ok(None);
+                }
+                node_from_json(&doc, kind, format).map(Some)
+            })();
+            parsed.map_err(|source| Error::Metadata { key, source })
+        }
+    }
+}
+
+/// Parses a node document of `format` (array or group as `kind` says).
+///
+/// # Errors
+/// A [`MetadataError`] naming the field: a missing required field, a field
+/// of the wrong type, an unknown field, an unknown codec URI or data type,
+/// or a must-understand extension.
+pub fn parse_node(
+    bytes: &[u8],
+    is_array: bool,
+    format: ZarrFormat,
+) -> Result<NodeMetadata, MetadataError> {
+    let value: Value = serde_json::from_slice(bytes).map_err(MetadataError::Json)?;
+    let Value::Object(doc) = value else {
+        return Err(MetadataError::NotAnObject);
+    };
+    let kind = if is_array {
+        DocKind::Array
+    } else {
+        DocKind::Group
+    };
+    node_from_json(&doc, kind, format)
+}
+
+fn node_from_json(
+    doc: &JsonMap,
+    kind: DocKind,
+    format: ZarrFormat,
+) -> Result<NodeMetadata, MetadataError> {
+    if is_early(format) {
+        let zarr_format = shared::required(doc, "zarr_format")?;
+        if !zarr_format
+            .as_str()
+            .is_some_and(|s| ZARR_FORMAT_2019.contains(&s))
+        {
+            return Err(MetadataError::ZarrFormat {
+                expected: ZARR_FORMAT_EARLY,
+                found: zarr_format.to_string(),
+            });
+        }
+    }
+    match kind {
+        DocKind::Group => {
+            let known: &[&str] = if is_early(format) {
+                &["zarr_format", "extensions", "attributes"]
+            } else {
+                &["extensions", "attributes"]
+            };
+            shared::reject_unknown_fields(doc, known)?;
+            shared::check_extensions(doc.get("extensions"), "extensions")?;
+            Ok(NodeMetadata::Group(GroupMetadata {
+                attributes: shared::attributes_from_json(doc)?,
+                extra_fields: JsonMap::new(),
+            }))
+        }
+        DocKind::Array => array_from_json(doc, format).map(NodeMetadata::Array),
+    }
+}
+
+fn array_from_json(doc: &JsonMap, format: ZarrFormat) -> Result<ArrayMetadata, MetadataError> {
+    let mut known = vec![
+        "shape",
+        "data_type",
+        "chunk_grid",
+        "chunk_memory_layout",
+        "fill_value",
+        "extensions",
+        "attributes",
+    ];
+    if is_early(format) {
+        known.extend(["zarr_format", "chunk_codecs"]);
+    } else {
+        known.push("compressor");
+    }
+    if is_json(format) {
+        // zarr-python 2.x writes these two besides the June fields.
+        known.extend(["dimension_separator", "storage_transformers"]);
+    }
+    shared::reject_unknown_fields(doc, &known)?;
+    let shape = shared::shape_from_json(shared::required(doc, "shape")?)?;
+    let (data_type, big) = data_type_from_json(shared::required(doc, "data_type")?)?;
+    let default_separator = if is_json(format) {
+        Separator::Slash
+    } else {
+        // June 2019 draft, "Regular grids": "The default value for the
+        // separator is the period character".
+        Separator::Dot
+    };
+    let (chunk_grid, separator) = shared::chunk_grid_from_json(
+        shared::required(doc, "chunk_grid")?,
+        Some(default_separator),
+    )?;
+    let f_order = shared::memory_layout_from_json(shared::required(doc, "chunk_memory_layout")?)?;
+    let fill_value = match shared::required(doc, "fill_value")? {
+        // "if the fill_value is the literal null then the fill value is
+        // undefined and the implementation may use any arbitrary value".
+        Value::Null => FillValue::zero(&data_type),
+        value => v3::fill_value_from_json(value, &data_type)?,
+    };
+    let extensions = shared::check_extensions(doc.get("extensions"), "extensions")?;
+    if let Some(Value::Array(items)) = doc.get("storage_transformers")
+        && let Some(first) = items.first()
+    {
+        return Err(MetadataError::UnsupportedExtension {
+            point: "storage transformer",
+            name: first
+                .as_object()
+                .map_or_else(|| first.to_string(), shared::extension_uri),
+        });
+    }
+    let attributes = shared::attributes_from_json(doc)?;
+    if is_json(format)
+        && let Some(Value::Array(filters)) = attributes.get("filters")
+        && let Some(id) = filters
+            .first()
+            .and_then(|f| f.get("id"))
+            .and_then(Value::as_str)
+    {
+        // TODO(#3): zarr-python 2.x filters.
+        return Err(MetadataError::UnsupportedExtension {
+            point: "filter (in `attributes.filters`)",
+            name: id.to_string(),
+        });
+    }
+    let mut compressors = Vec::new();
+    if is_early(format) {
+        let value = shared::required(doc, "chunk_codecs")?;
+        let items = value.as_array().ok_or_else(|| {
+            MetadataError::invalid("chunk_codecs", "an array of codec objects", value)
+        })?;
+        for (i, item) in items.iter().enumerate() {
+            let field = format!("chunk_codecs[{i}]");
+            let Value::Object(object) = item else {
+                return Err(MetadataError::invalid(field, "a codec object", item));
+            };
+            let mut configuration = object.clone();
+            let uri = configuration.remove("codec");
+            compressors.push(codec_from_json(
+                uri.as_ref(),
+                configuration,
+                &data_type,
+                &field,
+            )?);
+        }
+    } else {
+        match doc.get("compressor") {
+            None | Some(Value::Null) => {}
+            Some(Value::Object(object)) => {
+                if let Some((key, other)) = object
+                    .iter()
+                    .find(|(k, _)| !["codec", "configuration"].contains(&k.as_str()))
+                {
+                    return Err(MetadataError::invalid(
+                        format!("compressor.{key}"),
+                        "no member other than `codec` and `configuration`",
+                        other,
+                    ));
+                }
+                let configuration = match object.get("configuration") {
+                    None => JsonMap::new(),
+                    Some(Value::Object(c)) => c.clone(),
+                    Some(other) => {
+                        return Err(MetadataError::invalid(
+                            "compressor.configuration",
+                            "an object",
+                            other,
+                        ));
+                    }
+                };
+                compressors.push(codec_from_json(
+                    object.get("codec"),
+                    configuration,
+                    &data_type,
+                    "compressor",
+                )?);
+            }
+            Some(other) => {
+                return Err(MetadataError::invalid(
+                    "compressor",
+                    "a codec object or null",
+                    other,
+                ));
+            }
+        }
+    }
+    let codecs = shared::assemble_codecs(
+        f_order,
+        shape.len(),
+        Vec::new(),
+        shared::bytes_codec(&data_type, big),
+        compressors,
+    );
+    let mut extra_fields = JsonMap::new();
+    if !extensions.is_empty() {
+        extra_fields.insert("extensions".into(), Value::Array(extensions));
+    }
+    let metadata = ArrayMetadata {
+        shape,
+        data_type,
+        chunk_grid,
+        chunk_key_encoding: if is_json(format) {
+            ChunkKeyEncoding::Default { separator }
+        } else {
+            ChunkKeyEncoding::V2 { separator }
+        },
+        fill_value,
+        codecs,
+        storage_transformers: Vec::new(),
+        dimension_names: None,
+        attributes,
+        extra_fields,
+    };
+    metadata.validate()?;
+    Ok(metadata)
+}
+
+fn codec_from_json(
+    uri: Option<&Value>,
+    configuration: JsonMap,
+    data_type: &DataType,
+    field: &str,
+) -> Result<ExtensionObject, MetadataError> {
+    let uri = match uri {
+        Some(Value::String(uri)) => uri,
+        Some(other) => {
+            return Err(MetadataError::invalid(
+                format!("{field}.codec"),
+                "a codec URI",
+                other,
+            ));
+        }
+        None => {
+            return Err(MetadataError::invalid(
+                field,
+                "a codec object with `codec`",
+                &Value::Object(configuration),
+            ));
+        }
+    };
+    let name = codec_short_name(uri).ok_or_else(|| MetadataError::UnsupportedExtension {
+        point: "codec",
+        name: uri.clone(),
+    })?;
+    shared::compressor_from_draft(name, configuration, data_type, field)
+}
+
+/// `http(s)://purl.org/zarr/spec/codec/<name>` with an optional `/<version>`.
+fn codec_short_name(uri: &str) -> Option<&'static str> {
+    let rest = uri
+        .strip_prefix("https://purl.org/zarr/spec/codec/")
+        .or_else(|| uri.strip_prefix("http://purl.org/zarr/spec/codec/"))?;
+    let name = match rest.split_once('/') {
+        None => rest,
+        Some((name, version)) if !version.is_empty() && !version.contains('/') => name,
+        Some(_) => return None,
+    };
+    CODECS.iter().find(|&&n| n == name).copied()
+}
+
+/// Parses a 2019 `data_type`: the type and whether it is big endian.
+fn data_type_from_json(value: &Value) -> Result<(DataType, bool), MetadataError> {
+    match value {
+        Value::String(s) => numpy_type(s).ok_or_else(|| MetadataError::UnsupportedExtension {
+            point: "data type",
+            name: s.clone(),
+        }),
+        Value::Object(object) => {
+            let uri = shared::extension_uri(object);
+            let complex = (uri == COMPLEX_EXTENSION)
+                .then(|| {
+                    object
+                        .get("type")
+                        .and_then(Value::as_str)
+                        .and_then(numpy_type)
+                })
+                .flatten()
+                .filter(|(dt, _)| matches!(dt, DataType::Complex64 | DataType::Complex128));
+            // TODO(#3): other extension data types and their `fallback`.
+            complex.ok_or(MetadataError::UnsupportedExtension {
+                point: "data type",
+                name: uri,
+            })
+        }
+        other => Err(MetadataError::invalid(
+            "data_type",
+            "a type string such as `\"<f8\"`",
+            other,
+        )),
+    }
+}
+
+/// A NumPy type string of the 2019 drafts: the type and whether it is big endian.
+fn numpy_type(s: &str) -> Option<(DataType, bool)> {
+    if s == "bool" {
+        return Some((DataType::Bool, false));
+    }
+    let (order, rest) = match s.as_bytes().first()? {
+        b'<' => (Some(false), &s[1..]),
+        b'>' => (Some(true), &s[1..]),
+        b'|' => (None, &s[1..]),
+        _ => (None, s),
+    };
+    let data_type = match rest {
+        "b1" => DataType::Bool,
+        "i1" => DataType::Int8,
+        "u1" => DataType::UInt8,
+        "i2" => DataType::Int16,
+        "i4" => DataType::Int32,
+        "i8" => DataType::Int64,
+        "u2" => DataType::UInt16,
+        "u4" => DataType::UInt32,
+        "u8" => DataType::UInt64,
+        "f2" => DataType::Float16,
+        "f4" => DataType::Float32,
+        "f8" => DataType::Float64,
+        "c8" => DataType::Complex64,
+        "c16" => DataType::Complex128,
+        _ => return None,
+    };
+    // Multi-byte types need their byte order; one-byte types have none.
+    match (data_type.size() > 1, order) {
+        (true, Some(big)) => Some((data_type, big)),
+        (false, Some(false)) | (true, None) => None,
+        (false, _) => Some((data_type, false)),
+    }
+}
+
+/// The type string of a data type: `bool`, `i1`, `u1`, or `<`/`>` and the
+/// NumPy code. `None` for types the 2019 drafts lack (`r*`).
+fn numpy_name(data_type: &DataType, big: bool) -> Option<String> {
+    let code = match data_type {
+        DataType::Bool => return Some("bool".into()),
+        DataType::Int8 => return Some("i1".into()),
+        DataType::UInt8 => return Some("u1".into()),
+        DataType::Int16 => "i2",
+        DataType::Int32 => "i4",
+        DataType::Int64 => "i8",
+        DataType::UInt16 => "u2",
+        DataType::UInt32 => "u4",
+        DataType::UInt64 => "u8",
+        DataType::Float16 => "f2",
+        DataType::Float32 => "f4",
+        DataType::Float64 => "f8",
+        DataType::Complex64 => "c8",
+        DataType::Complex128 => "c16",
+        _ => return None,
+    };
+    Some(format!("{}{code}", if big { '>' } else { '<' }))
+}
+
+/// Serialises a node to a document of `format` (without its key).
+///
+/// # Errors
+/// [`MetadataError::UnsupportedExtension`] for what the draft cannot say:
+/// `r*` data types, array-to-array codecs other than the F-order transpose,
+/// codecs without a URI, more than one compressor (except in the early
+/// draft), dimension names or storage transformers.
+pub fn serialize_node(
+    metadata: &NodeMetadata,
+    format: ZarrFormat,
+) -> Result<Vec<u8>, MetadataError> {
+    let mut doc = JsonMap::new();
+    if is_early(format) {
+        doc.insert("zarr_format".into(), Value::from(ZARR_FORMAT_EARLY));
+    }
+    match metadata {
+        NodeMetadata::Group(group) => {
+            if !is_json(format) {
+                doc.insert("extensions".into(), Value::Array(Vec::new()));
+            }
+            doc.insert("attributes".into(), Value::Object(group.attributes.clone()));
+        }
+        NodeMetadata::Array(array) => array_to_json(array, format, &mut doc)?,
+    }
+    Ok(format!("{:#}", Value::Object(doc)).into_bytes())
+}
+
+fn array_to_json(
+    array: &ArrayMetadata,
+    format: ZarrFormat,
+    doc: &mut JsonMap,
+) -> Result<(), MetadataError> {
+    shared::check_representable(array)?;
+    let split = shared::split_codecs(&array.codecs, array.ndim());
+    if let Some(codec) = split.array_to_array.first() {
+        return Err(MetadataError::UnsupportedExtension {
+            point: "codec in this format",
+            name: codec.name.clone(),
+        });
+    }
+    let big = split.bytes.is_some_and(shared::bytes_is_big);
+    let type_name =
+        numpy_name(&array.data_type, big).ok_or_else(|| MetadataError::UnsupportedExtension {
+            point: "data type in this format",
+            name: array.data_type.name(),
+        })?;
+    let data_type = if is_json(format)
+        && matches!(array.data_type, DataType::Complex64 | DataType::Complex128)
+    {
+        serde_json::json!({"extension": COMPLEX_EXTENSION, "type": type_name, "fallback": null})
+    } else {
+        Value::String(type_name)
+    };
+    let mut compressors = Vec::new();
+    for codec in &split.bytes_to_bytes {
+        let (name, configuration) = shared::compressor_to_draft(codec, CODECS)?;
+        compressors.push((format!("{CODEC_URI_PREFIX}{name}/1.0"), configuration));
+    }
+    doc.insert("shape".into(), Value::from(array.shape.clone()));
+    doc.insert("data_type".into(), data_type);
+    doc.insert(
+        "chunk_grid".into(),
+        shared::chunk_grid_to_json(&array.chunk_grid, array.chunk_key_encoding.separator()),
+    );
+    doc.insert(
+        "chunk_memory_layout".into(),
+        Value::from(if split.f_order { "F" } else { "C" }),
+    );
+    if is_early(format) {
+        let list = compressors
+            .into_iter()
+            .map(|(uri, configuration)| {
+                let mut object = JsonMap::new();
+                object.insert("codec".into(), Value::String(uri));
+                object.extend(configuration);
+                Value::Object(object)
+            })
+            .collect();
+        doc.insert("chunk_codecs".into(), Value::Array(list));
+    } else {
+        if compressors.len() > 1 {
+            return Err(MetadataError::UnsupportedExtension {
+                point: "second compressor in this format",
+                name: split.bytes_to_bytes[1].name.clone(),
+            });
+        }
+        match compressors.pop() {
+            // zarr-python 2.x leaves `compressor` out when there is none.
+            None if is_json(format) => {}
+            None => {
+                doc.insert("compressor".into(), Value::Null);
+            }
+            Some((uri, configuration)) => {
+                doc.insert(
+                    "compressor".into(),
+                    serde_json::json!({"codec": uri, "configuration": configuration}),
+                );
+            }
+        }
+    }
+    doc.insert(
+        "fill_value".into(),
+        v3::fill_value_to_json(&array.fill_value, &array.data_type),
+    );
+    doc.insert(
+        "extensions".into(),
+        array
+            .extra_fields
+            .get("extensions")
+            .cloned()
+            .unwrap_or_else(|| Value::Array(Vec::new())),
+    );
+    doc.insert("attributes".into(), Value::Object(array.attributes.clone()));
+    Ok(())
+}
+
+/// The entry point written into an empty store for `format`.
+#[must_use]
+pub fn entry_point_document(format: ZarrFormat) -> Vec<u8> {
+    let doc = if is_json(format) {
+        // Exactly the four keys zarr-python 2.x accepts.
+        serde_json::json!({
+            "zarr_format": ZARR_FORMAT,
+            "metadata_encoding": ZARR_FORMAT,
+            "metadata_key_suffix": ".json",
+            "extensions": [],
+        })
+    } else {
+        // The early draft has no bootstrap document; zarrkit writes the June
+        // one with the early draft's own (`http`) URI, so that implicit
+        // groups, which have no document, are known to be of that draft.
+        let zarr_format = if is_early(format) {
+            ZARR_FORMAT_EARLY
+        } else {
+            ZARR_FORMAT
+        };
+        serde_json::json!({
+            "zarr_format": zarr_format,
+            "metadata_encoding": "application/json",
+            "extensions": [],
+        })
+    };
+    format!("{doc:#}").into_bytes()
+}
+
+/// Writes the node's document in `format`, and the entry point first when
+/// the store has none.
+///
+/// # Errors
+/// [`Error::InvalidMetadata`] for what the draft cannot say,
+/// [`Error::NodePath`] for a name the draft does not allow (including one
+/// that differs from a sibling's only in case), [`Error::Metadata`] when the
+/// store's entry point is of another format, or a store error.
+pub fn write_node(
+    store: &dyn Store,
+    path: &NodePath,
+    format: ZarrFormat,
+    metadata: &NodeMetadata,
+) -> Result<(), Error> {
+    shared::check_names(path, Some(MAX_NAME_LEN))?;
+    let bytes = serialize_node(metadata, format).map_err(|source| Error::InvalidMetadata {
+        path: path.clone(),
+        source,
+    })?;
+    let keys = match shared::read_entry_point(store)? {
+        EntryPoint::Draft2019 { suffix, .. } if is_json(format) != suffix.is_empty() => {
+            keys_for(format, suffix)
+        }
+        EntryPoint::Absent => {
+            store.set(
+                &StoreKey::new(shared::ENTRY_POINT_KEY)?,
+                &entry_point_document(format),
+            )?;
+            keys_for(
+                format,
+                if is_json(format) {
+                    ".json".into()
+                } else {
+                    String::new()
+                },
+            )
+        }
+        other => {
+            return Err(shared::wrong_entry_point(
+                if is_json(format) {
+                    "a 2019 draft entry point with `metadata_key_suffix`"
+                } else {
+                    "a 2019 draft entry point without `metadata_key_suffix`"
+                },
+                &other,
+            )?);
+        }
+    };
+    // 2019 drafts, "Node names": sibling names must be unique under
+    // case-insensitive comparison.
+    if let Some(parent) = path.parent() {
+        let siblings = shared::list_children(store, &keys, &parent).unwrap_or_default();
+        let name = path.name();
+        if siblings
+            .iter()
+            .any(|s| s.name() != name && s.name().eq_ignore_ascii_case(name))
+        {
+            return Err(NodePathError {
+                path: path.to_string(),
+                reason: "a sibling's name differs only in case, which the 2019 v3 drafts forbid",
+            }
+            .into());
+        }
+    }
+    let kind = match metadata {
+        NodeMetadata::Array(_) => DocKind::Array,
+        NodeMetadata::Group(_) => DocKind::Group,
+    };
+    shared::put_document(store, &keys, path, kind, &bytes)
+}
+
+/// The children of the group at `path` in `format`.
+///
+/// # Errors
+/// A store error, including a store that cannot list.
+pub fn children(
+    store: &dyn Store,
+    path: &NodePath,
+    format: ZarrFormat,
+) -> Result<Vec<NodePath>, Error> {
+    match keys(store, format)? {
+        Some((keys, _)) => shared::list_children(store, &keys, path),
+        None => Ok(Vec::new()),
+    }
+}
+
+/// The prefix under which the chunks of the array at `path` lie in `format`.
+#[must_use]
+pub fn data_prefix(path: &NodePath, format: ZarrFormat) -> StorePrefix {
+    keys_for(format, String::new()).data_prefix(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A change to a document, for bad-input tables.
+    type Edit = Box<dyn Fn(&mut Value)>;
+
+    fn array(doc: &Value, format: ZarrFormat) -> Result<ArrayMetadata, MetadataError> {
+        match parse_node(doc.to_string().as_bytes(), true, format)? {
+            NodeMetadata::Array(a) => Ok(a),
+            NodeMetadata::Group(_) => unreachable!(),
+        }
+    }
+
+    fn june() -> Value {
+        json!({
+            "shape": [10, 4], "data_type": ">i4",
+            "chunk_grid": {"type": "regular", "chunk_shape": [5, 2]},
+            "chunk_memory_layout": "C",
+            "compressor": {"codec": "http://purl.org/zarr/spec/codec/gzip", "configuration": {"level": 1}},
+            "fill_value": null, "extensions": [], "attributes": {"foo": 42}
+        })
+    }
+
+    #[test]
+    fn type_strings_carry_the_byte_order() {
+        assert_eq!(numpy_type("<i4"), Some((DataType::Int32, false)));
+        assert_eq!(numpy_type(">f8"), Some((DataType::Float64, true)));
+        assert_eq!(numpy_type("|b1"), Some((DataType::Bool, false)));
+        assert_eq!(numpy_type("bool"), Some((DataType::Bool, false)));
+        assert_eq!(numpy_type("u1"), Some((DataType::UInt8, false)));
+        assert_eq!(numpy_type(">c16"), Some((DataType::Complex128, true)));
+        for bad in ["i4", "|i4", "<i3", "<b1", "float32", "", "<", "<M8[ns]"] {
+            assert_eq!(numpy_type(bad), None, "{bad}");
+        }
+        for (dt, big) in [
+            (DataType::Int16, true),
+            (DataType::Complex64, false),
+            (DataType::Bool, false),
+        ] {
+            let name = numpy_name(&dt, big).unwrap();
+            assert_eq!(numpy_type(&name), Some((dt, big)), "{name}");
+        }
+    }
+
+    #[test]
+    fn june_documents_map_onto_the_model() {
+        let a = array(&june(), ZarrFormat::V3Draft2019).unwrap();
+        assert_eq!(a.data_type, DataType::Int32);
+        assert!(shared::bytes_is_big(&a.codecs[0]));
+        assert_eq!(a.codecs[1].name, "gzip");
+        assert_eq!(a.fill_value, FillValue::zero(&DataType::Int32));
+        assert_eq!(
+            a.chunk_key_encoding,
+            ChunkKeyEncoding::V2 {
+                separator: Separator::Dot
+            }
+        );
+        let written: Value = serde_json::from_slice(
+            &serialize_node(&NodeMetadata::Array(a), ZarrFormat::V3Draft2019).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(written["data_type"], json!(">i4"));
+        assert_eq!(
+            written["compressor"]["codec"],
+            json!("https://purl.org/zarr/spec/codec/gzip/1.0")
+        );
+        assert_eq!(written["fill_value"], json!(0));
+    }
+
+    #[test]
+    fn early_documents_list_their_codecs_inline() {
+        let doc = json!({
+            "zarr_format": "http://purl.org/zarr/spec/protocol/core/3.0",
+            "shape": [3], "data_type": "<c8",
+            "chunk_grid": {"type": "regular", "chunk_shape": [2], "separator": "/"},
+            "chunk_memory_layout": "C",
+            "chunk_codecs": [{"codec": "http://purl.org/zarr/spec/codec/blosc/1.0", "cname": "zstd", "clevel": 3, "shuffle": 2}],
+            "fill_value": [1.0, "NaN"], "extensions": [], "attributes": {}
+        });
+        let a = array(&doc, ZarrFormat::V3Draft2019a).unwrap();
+        assert_eq!(
+            a.codecs[1].configuration_or_empty()["shuffle"],
+            json!("bitshuffle")
+        );
+        let written: Value = serde_json::from_slice(
+            &serialize_node(&NodeMetadata::Array(a), ZarrFormat::V3Draft2019a).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(written["chunk_codecs"][0]["shuffle"], json!(2));
+        assert_eq!(written["zarr_format"], json!(ZARR_FORMAT_EARLY));
+    }
+
+    #[test]
+    fn bad_documents_name_the_field_or_uri() {
+        let cases: Vec<(Edit, &str)> = vec![
+            (
+                Box::new(|d| {
+                    d.as_object_mut().unwrap().remove("shape");
+                }),
+                "`shape`",
+            ),
+            (
+                Box::new(|d| d["chunk_memory_layout"] = json!(1)),
+                "`chunk_memory_layout`",
+            ),
+            (
+                Box::new(|d| {
+                    d["compressor"] = json!({"codec": "http://purl.org/zarr/spec/codec/snappy"})
+                }),
+                "`http://purl.org/zarr/spec/codec/snappy`",
+            ),
+            (
+                Box::new(|d| {
+                    d["extensions"] =
+                        json!([{"extension": "http://example.org/must", "must_understand": true}])
+                }),
+                "`http://example.org/must`",
+            ),
+            (Box::new(|d| d["data_type"] = json!("int32")), "`int32`"),
+            (
+                Box::new(|d| d["codecs"] = json!([])),
+                "unknown field `codecs`",
+            ),
+            (
+                Box::new(|d| d["compressor"]["configuration"] = json!(5)),
+                "`compressor.configuration`",
+            ),
+        ];
+        for (mutate, needle) in cases {
+            let mut doc = june();
+            mutate(&mut doc);
+            let err = array(&doc, ZarrFormat::V3Draft2019).unwrap_err();
+            assert!(err.to_string().contains(needle), "{err} for {doc}");
+        }
+    }
+
+    #[test]
+    fn zarr_python_filters_are_refused_by_name() {
+        let mut doc = june();
+        doc["attributes"] = json!({"filters": [{"id": "delta", "dtype": "<i4"}]});
+        let err = array(&doc, ZarrFormat::V3Draft2019Json).unwrap_err();
+        assert!(err.to_string().contains("`delta`"), "{err}");
+    }
+}

@@ -1,0 +1,1612 @@
+//! The Zarr v3 core draft of 25 May 2022 (`v3-draft-2022`): the entry point
+//! `zarr.json`, `meta/…` node documents and `data/…` chunks ↔ the internal
+//! model.
+//!
+//! Spec: `seeds/v3-core-2022-05-25-draft.txt` ("Entry point metadata",
+//! "Array metadata", "Group metadata", "Storage keys", "Operations") and the
+//! codec texts of that era in `draft-2022-companions/codecs/` (`endian`,
+//! `gzip`, `blosc`, all `…/1.0`).
+//!
+//! # Layout
+//!
+//! | node | document | chunks |
+//! |---|---|---|
+//! | root array | `meta/array.json` | `data/c0/0` |
+//! | root group | `meta/group.json` (optional) | — |
+//! | array `/foo/baz` | `meta/foo/baz.array.json` | `data/foo/baz/c1/0` |
+//! | group `/foo` | `meta/foo.group.json` (optional: implicit groups) | — |
+//!
+//! `.json` is the entry point's `metadata_encoding.metadata_key_suffix`, which
+//! is honoured when it says otherwise. A 0-d array's one chunk is `c`.
+//!
+//! # Mapping onto the model
+//!
+//! - Data types are the draft's names (`int32`, `float64`, `bool`, `r24`, …),
+//!   which are the model's names. Extension data types (with `fallback`) are
+//!   not supported yet: such an array fails to open naming the extension.
+//! - `chunk_memory_layout` `"F"` becomes a leading `transpose` codec that
+//!   reverses the dimensions; on writing, such a leading `transpose` becomes
+//!   `"F"` again.
+//! - The `endian` codec becomes the `bytes` codec; when the draft's chain has
+//!   none, the default representation (little endian) is meant, so a
+//!   little-endian `bytes` codec is put after the array-to-array codecs.
+//!   Writing leaves a little-endian `bytes` codec out, as the draft allows.
+//! - `gzip/1.0` and `blosc/1.0` become `gzip` and `blosc` (blosc's `shuffle`
+//!   integer becomes its name; `typesize` is the element size).
+//!   `transpose/1.0` carries a `transpose` codec's `order`. Any other codec
+//!   URI is an error naming it, and so is writing a codec the draft cannot
+//!   name (such as `zstd` or `crc32c`).
+//! - The grid's `separator` is kept as a `default` chunk key encoding; the
+//!   key of a chunk comes from [`super::chunk_layout`], which glues `c` to
+//!   the first index as this draft does (`c0/0`, not `c/0/0`).
+//! - `fill_value` is required and may be a number, `"NaN"`, `"+Infinity"`,
+//!   `"-Infinity"`, `"0x…"` (hex) or `"0b…"` (binary) with every digit of the
+//!   element given.
+//! - `extensions` (in the entry point and in array documents) whose
+//!   `must_understand` is `true` stop the node opening, naming the URI; the
+//!   others are ignored (those of an array are kept and written back).
+//!
+//! This module also holds what the draft layouts share with
+//! [`super::v3_draft2019`]: reading the entry point, the key layout,
+//! implicit groups and listing children.
+//!
+//! ```
+//! use zarrkit::format::v3_draft2022;
+//! use zarrkit::metadata::{DataType, NodeMetadata};
+//!
+//! let document = br#"{
+//!     "shape": [10, 4], "data_type": "float64",
+//!     "chunk_grid": {"type": "regular", "chunk_shape": [5, 2], "separator": "/"},
+//!     "chunk_memory_layout": "F", "fill_value": "-Infinity",
+//!     "codecs": [{"type": "https://purl.org/zarr/spec/codecs/gzip/1.0",
+//!                 "configuration": {"level": 1}}],
+//!     "extensions": [], "attributes": {}
+//! }"#;
+//! let NodeMetadata::Array(array) = v3_draft2022::parse_array(document)? else { unreachable!() };
+//! assert_eq!(array.data_type, DataType::Float64);
+//! let names: Vec<&str> = array.codecs.iter().map(|c| c.name.as_str()).collect();
+//! assert_eq!(names, ["transpose", "bytes", "gzip"]);
+//! # Ok::<(), zarrkit::metadata::MetadataError>(())
+//! ```
+
+use super::v3;
+use crate::Error;
+use crate::metadata::{
+    ArrayMetadata, ChunkGrid, ChunkKeyEncoding, DataType, ExtensionObject, FillValue,
+    GroupMetadata, JsonMap, MetadataError, NodeMetadata, Separator,
+};
+use crate::node::{NodePath, NodePathError};
+use crate::store::{Store, StoreError, StoreKey, StorePrefix};
+use serde_json::Value;
+
+/// The `zarr_format` of this draft's entry point.
+pub const ZARR_FORMAT: &str = "https://purl.org/zarr/spec/core/3.0";
+
+/// The key of the entry point document (all draft layouts).
+pub const ENTRY_POINT_KEY: &str = "zarr.json";
+
+/// The metadata key suffix when the entry point does not say otherwise.
+pub const DEFAULT_SUFFIX: &str = ".json";
+
+/// The URI prefix of this draft's codecs (`…/codecs/gzip/1.0`).
+const CODEC_URI_PREFIX: &str = "https://purl.org/zarr/spec/codecs/";
+
+/// The codecs this draft names, by their model names.
+const CODECS: &[&str] = &["endian", "transpose", "gzip", "blosc"];
+
+/// The fields of an array document (2022 draft, "Array metadata": "The array
+/// metadata object must not contain any other names").
+const ARRAY_FIELDS: &[&str] = &[
+    "shape",
+    "data_type",
+    "chunk_grid",
+    "chunk_memory_layout",
+    "fill_value",
+    "extensions",
+    "attributes",
+    "codecs",
+    "storage_transformers",
+];
+
+// ---------------------------------------------------------------------------
+// Shared with the 2019 drafts: the entry point, the key layout, hierarchy.
+// ---------------------------------------------------------------------------
+
+/// What the root `zarr.json` of a store says about the draft formats.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum EntryPoint {
+    /// There is no `zarr.json` at the root.
+    Absent,
+    /// `zarr.json` is not a draft entry point (a final v3 node, for example).
+    NotDraft,
+    /// The 2022 draft, with its metadata key suffix.
+    Draft2022 {
+        /// `metadata_encoding.metadata_key_suffix`.
+        suffix: String,
+    },
+    /// A 2019 draft; a non-empty suffix is zarr-python 2.x's json-suffixed layout.
+    Draft2019 {
+        /// `metadata_key_suffix`, empty when absent.
+        suffix: String,
+        /// Whether `zarr_format` is the early draft's `http` URI, which
+        /// zarrkit writes for early-draft hierarchies (the June draft and
+        /// zarr-python write `https`).
+        early: bool,
+    },
+}
+
+/// The URIs the 2019 drafts' `zarr_format` may have: the June 2019 text and
+/// zarr-python 2.x write `https`, the early 2019 text `http`.
+pub(crate) const ZARR_FORMAT_2019: &[&str] = &[
+    "https://purl.org/zarr/spec/protocol/core/3.0",
+    "http://purl.org/zarr/spec/protocol/core/3.0",
+];
+
+/// Reads and checks the root `zarr.json` as a draft entry point.
+///
+/// # Errors
+/// [`Error::Metadata`] naming `zarr.json` for a draft entry point that is
+/// malformed, has an unknown must-understand extension or an unknown
+/// `zarr_format` URI; a store error.
+pub(crate) fn read_entry_point(store: &dyn Store) -> Result<EntryPoint, Error> {
+    let key = StoreKey::new(ENTRY_POINT_KEY)?;
+    let Some(bytes) = store.get(&key, None)? else {
+        return Ok(EntryPoint::Absent);
+    };
+    let Ok(Value::Object(doc)) = serde_json::from_slice::<Value>(&bytes) else {
+        return Ok(EntryPoint::NotDraft);
+    };
+    let Some(Value::String(zarr_format)) = doc.get("zarr_format") else {
+        return Ok(EntryPoint::NotDraft);
+    };
+    let entry_point = if zarr_format == ZARR_FORMAT {
+        entry_point_2022(&doc)
+    } else if ZARR_FORMAT_2019.contains(&zarr_format.as_str()) {
+        entry_point_2019(&doc, zarr_format.starts_with("http:"))
+    } else {
+        Err(MetadataError::ZarrFormat {
+            expected: "a Zarr v3 draft URI",
+            found: zarr_format.clone(),
+        })
+    };
+    entry_point.map_err(|source| Error::Metadata { key, source })
+}
+
+/// 2022 draft, "Entry point metadata".
+fn entry_point_2022(doc: &JsonMap) -> Result<EntryPoint, MetadataError> {
+    let encoding = doc
+        .get("metadata_encoding")
+        .ok_or(MetadataError::MissingField {
+            field: "metadata_encoding",
+        })?;
+    let Value::Object(encoding) = encoding else {
+        return Err(MetadataError::invalid(
+            "metadata_encoding",
+            "an object",
+            encoding,
+        ));
+    };
+    if let Some(extension) = encoding.get("extension") {
+        return Err(MetadataError::UnsupportedExtension {
+            point: "metadata encoding",
+            name: extension
+                .as_str()
+                .map_or_else(|| extension.to_string(), str::to_string),
+        });
+    }
+    match encoding.get("type") {
+        Some(Value::String(t)) if t == "json" => {}
+        Some(other) => {
+            return Err(MetadataError::invalid(
+                "metadata_encoding.type",
+                "`\"json\"`",
+                other,
+            ));
+        }
+        None => {
+            return Err(MetadataError::MissingField {
+                field: "metadata_encoding.type",
+            });
+        }
+    }
+    let suffix = match encoding.get("metadata_key_suffix") {
+        None => DEFAULT_SUFFIX.to_string(),
+        Some(value) => suffix_from_json(value, "metadata_encoding.metadata_key_suffix")?,
+    };
+    check_extensions(doc.get("extensions"), "extensions")?;
+    Ok(EntryPoint::Draft2022 { suffix })
+}
+
+/// June 2019 draft, "Bootstrap metadata", and zarr-python 2.x's variant
+/// (whose `metadata_encoding` is the protocol URI and which adds
+/// `metadata_key_suffix`).
+fn entry_point_2019(doc: &JsonMap, early: bool) -> Result<EntryPoint, MetadataError> {
+    match doc.get("metadata_encoding") {
+        // The early 2019 draft has no bootstrap document; zarrkit writes the
+        // June one for it, so an absent encoding is tolerated.
+        None => {}
+        Some(Value::String(s))
+            if s == "application/json" || ZARR_FORMAT_2019.contains(&s.as_str()) => {}
+        Some(other) => {
+            return Err(MetadataError::UnsupportedExtension {
+                point: "metadata encoding",
+                name: other
+                    .as_str()
+                    .map_or_else(|| other.to_string(), str::to_string),
+            });
+        }
+    }
+    let suffix = match doc.get("metadata_key_suffix") {
+        None => String::new(),
+        Some(value) => suffix_from_json(value, "metadata_key_suffix")?,
+    };
+    check_extensions(doc.get("extensions"), "extensions")?;
+    Ok(EntryPoint::Draft2019 { suffix, early })
+}
+
+fn suffix_from_json(value: &Value, field: &str) -> Result<String, MetadataError> {
+    let expected = "a string of the characters `a-z`, `A-Z`, `0-9`, `-`, `_` and `.`";
+    let suffix = value
+        .as_str()
+        .ok_or_else(|| MetadataError::invalid(field, expected, value))?;
+    if !suffix.chars().all(is_name_char) {
+        return Err(MetadataError::invalid(field, expected, value));
+    }
+    Ok(suffix.to_string())
+}
+
+/// Checks an `extensions` list (all drafts): every member is an object with
+/// a string `extension` and a boolean `must_understand`; one that must be
+/// understood stops processing (none is known), the others are returned so
+/// they can be kept.
+///
+/// # Errors
+/// [`MetadataError::UnsupportedExtension`] naming the URI of a
+/// must-understand extension; [`MetadataError::InvalidField`] for a
+/// malformed list.
+pub(crate) fn check_extensions(
+    value: Option<&Value>,
+    field: &str,
+) -> Result<Vec<Value>, MetadataError> {
+    let Some(value) = value else {
+        return Ok(Vec::new());
+    };
+    let items = value
+        .as_array()
+        .ok_or_else(|| MetadataError::invalid(field, "an array of extension objects", value))?;
+    let mut kept = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let uri = item
+            .get("extension")
+            .and_then(Value::as_str)
+            .ok_or_else(|| {
+                MetadataError::invalid(
+                    format!("{field}[{i}].extension"),
+                    "a URI string",
+                    item.get("extension").unwrap_or(item),
+                )
+            })?;
+        match item.get("must_understand") {
+            Some(Value::Bool(false)) => kept.push(item.clone()),
+            Some(Value::Bool(true)) => {
+                return Err(MetadataError::UnsupportedExtension {
+                    point: "extension",
+                    name: uri.to_string(),
+                });
+            }
+            Some(other) => {
+                return Err(MetadataError::invalid(
+                    format!("{field}[{i}].must_understand"),
+                    "`true` or `false`",
+                    other,
+                ));
+            }
+            None => {
+                return Err(MetadataError::invalid(
+                    format!("{field}[{i}]"),
+                    "an extension object with `must_understand`",
+                    item,
+                ));
+            }
+        }
+    }
+    Ok(kept)
+}
+
+/// The key layout of a draft hierarchy.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct DraftKeys {
+    /// `meta` (2022) or `meta/root` (2019).
+    pub meta: &'static str,
+    /// `data` (2022, June and early 2019) or `data/root` (zarr-python 2.x).
+    pub data: &'static str,
+    /// The metadata key suffix, such as `.json` or nothing.
+    pub suffix: String,
+    /// Whether the root's documents are `meta/array…` (2022) rather than
+    /// `meta/root.array…` (2019).
+    pub root_in_meta: bool,
+}
+
+/// The two kinds of node document.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum DocKind {
+    /// `….array`.
+    Array,
+    /// `….group`.
+    Group,
+}
+
+impl DocKind {
+    fn word(self) -> &'static str {
+        match self {
+            Self::Array => "array",
+            Self::Group => "group",
+        }
+    }
+}
+
+impl DraftKeys {
+    /// The 2022 layout with `suffix`.
+    pub fn draft2022(suffix: String) -> Self {
+        Self {
+            meta: "meta",
+            data: "data",
+            suffix,
+            root_in_meta: true,
+        }
+    }
+
+    /// The key of the document of `kind` for the node at `path`.
+    pub fn doc_key(&self, path: &NodePath, kind: DocKind) -> Result<StoreKey, StoreError> {
+        let (meta, word, suffix) = (self.meta, kind.word(), &self.suffix);
+        StoreKey::new(if path.is_root() {
+            if self.root_in_meta {
+                // 2022 draft, "Storage keys": `meta/group.json`, `meta/array.json`.
+                format!("{meta}/{word}{suffix}")
+            } else {
+                // June 2019 draft, "Storage keys": `meta/root.group`.
+                format!("{meta}.{word}{suffix}")
+            }
+        } else {
+            format!("{meta}{path}.{word}{suffix}")
+        })
+    }
+
+    /// The prefix under which the documents of the node's descendants lie.
+    pub fn children_prefix(&self, path: &NodePath) -> Result<StorePrefix, StoreError> {
+        StorePrefix::new(if path.is_root() {
+            format!("{}/", self.meta)
+        } else {
+            format!("{}{path}/", self.meta)
+        })
+    }
+
+    /// The prefix under which an array's chunks lie.
+    pub fn data_prefix(&self, path: &NodePath) -> StorePrefix {
+        let text = if path.is_root() {
+            format!("{}/", self.data)
+        } else {
+            format!("{}{path}/", self.data)
+        };
+        // Node names were validated, so the prefix is valid.
+        StorePrefix::new(text).unwrap_or_else(|_| StorePrefix::root())
+    }
+}
+
+/// What is stored for a node in a draft layout.
+#[derive(Debug)]
+pub(crate) enum Found {
+    /// A document of `kind` under `key`.
+    Document(DocKind, StoreKey, Vec<u8>),
+    /// No document, but something below: an implicit group.
+    Implicit,
+}
+
+/// Finds the node at `path` (2022 draft, "Determine if a node exists"): the
+/// array document, then the group document, then anything under the node's
+/// children prefix, which makes an implicit group. The root always exists
+/// in a store that has an entry point.
+///
+/// # Errors
+/// A store error (a store that cannot list finds no implicit groups).
+pub(crate) fn find_node(
+    store: &dyn Store,
+    keys: &DraftKeys,
+    path: &NodePath,
+) -> Result<Option<Found>, Error> {
+    for kind in [DocKind::Array, DocKind::Group] {
+        let key = keys.doc_key(path, kind)?;
+        if let Some(bytes) = store.get(&key, None)? {
+            return Ok(Some(Found::Document(kind, key, bytes)));
+        }
+    }
+    if path.is_root() {
+        return Ok(Some(Found::Implicit));
+    }
+    match store.list_dir(&keys.children_prefix(path)?) {
+        Ok(listing) if !listing.keys.is_empty() || !listing.prefixes.is_empty() => {
+            Ok(Some(Found::Implicit))
+        }
+        Ok(_) | Err(StoreError::Unsupported { .. }) => Ok(None),
+        Err(other) => Err(other.into()),
+    }
+}
+
+/// The children of the group at `path` (2022 draft, "Discover children of a
+/// group"): keys ending in `.array<suffix>` or `.group<suffix>` and
+/// prefixes (implicit groups) under the node's children prefix, by name,
+/// each once. Names that are not valid node paths are skipped.
+///
+/// # Errors
+/// A store error, including a store that cannot list.
+pub(crate) fn list_children(
+    store: &dyn Store,
+    keys: &DraftKeys,
+    path: &NodePath,
+) -> Result<Vec<NodePath>, Error> {
+    let prefix = keys.children_prefix(path)?;
+    let listing = store.list_dir(&prefix)?;
+    let mut names = std::collections::BTreeSet::new();
+    for key in &listing.keys {
+        let rest = &key.as_str()[prefix.as_str().len()..];
+        for kind in [DocKind::Array, DocKind::Group] {
+            let ending = format!(".{}{}", kind.word(), keys.suffix);
+            if let Some(name) = rest.strip_suffix(&ending) {
+                names.insert(name.to_string());
+            }
+        }
+    }
+    for child in &listing.prefixes {
+        let name = child.as_str()[prefix.as_str().len()..].trim_end_matches('/');
+        names.insert(name.to_string());
+    }
+    Ok(names
+        .into_iter()
+        .filter(|name| !name.is_empty())
+        .filter_map(|name| path.child(&name).ok())
+        .collect())
+}
+
+fn is_name_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')
+}
+
+/// Checks the node names of `path` against a draft's rules: only `a-z`,
+/// `A-Z`, `0-9`, `-`, `_` and `.` (not only periods, which [`NodePath`]
+/// already refuses), and at most `max_len` characters where the draft says so.
+///
+/// # Errors
+/// [`NodePathError`] naming the rule.
+pub(crate) fn check_names(path: &NodePath, max_len: Option<usize>) -> Result<(), NodePathError> {
+    for name in path.as_str().split('/').filter(|n| !n.is_empty()) {
+        if !name.chars().all(is_name_char) {
+            return Err(NodePathError {
+                path: path.to_string(),
+                reason: "the v3 drafts allow only `a-z`, `A-Z`, `0-9`, `-`, `_` and `.` in names",
+            });
+        }
+        if max_len.is_some_and(|max| name.len() > max) {
+            return Err(NodePathError {
+                path: path.to_string(),
+                reason: "the 2019 v3 drafts limit names to 255 characters",
+            });
+        }
+    }
+    Ok(())
+}
+
+/// A `transpose` codec that reverses `ndim` dimensions: the model's form of
+/// `chunk_memory_layout` `"F"`. `None` when it would do nothing (fewer than
+/// two dimensions).
+pub(crate) fn f_order_transpose(ndim: usize) -> Option<ExtensionObject> {
+    if ndim < 2 {
+        return None;
+    }
+    let order: Vec<Value> = (0..ndim).rev().map(Value::from).collect();
+    let mut configuration = JsonMap::new();
+    configuration.insert("order".into(), Value::Array(order));
+    Some(ExtensionObject::with_configuration(
+        "transpose",
+        configuration,
+    ))
+}
+
+/// Whether `codec` is the `transpose` that [`f_order_transpose`] makes.
+pub(crate) fn is_f_order_transpose(codec: &ExtensionObject, ndim: usize) -> bool {
+    if codec.name != "transpose" || ndim < 2 {
+        return false;
+    }
+    match codec.configuration.as_ref().and_then(|c| c.get("order")) {
+        Some(Value::String(s)) => s == "F",
+        Some(Value::Array(order)) => order
+            .iter()
+            .map(Value::as_u64)
+            .eq((0..ndim as u64).rev().map(Some)),
+        _ => false,
+    }
+}
+
+/// Parses `chunk_memory_layout`: `"C"` gives `false`, `"F"` gives `true`.
+pub(crate) fn memory_layout_from_json(value: &Value) -> Result<bool, MetadataError> {
+    match value {
+        Value::String(s) if s == "C" => Ok(false),
+        Value::String(s) if s == "F" => Ok(true),
+        Value::Object(object) if object.contains_key("extension") => {
+            Err(MetadataError::UnsupportedExtension {
+                point: "chunk memory layout",
+                name: extension_uri(object),
+            })
+        }
+        other => Err(MetadataError::invalid(
+            "chunk_memory_layout",
+            "`\"C\"` or `\"F\"`",
+            other,
+        )),
+    }
+}
+
+/// The `extension` URI of an extension object, for messages.
+pub(crate) fn extension_uri(object: &JsonMap) -> String {
+    match object.get("extension") {
+        Some(Value::String(uri)) => uri.clone(),
+        Some(other) => other.to_string(),
+        None => Value::Object(object.clone()).to_string(),
+    }
+}
+
+/// Parses a draft `chunk_grid`: `{"type": "regular", "chunk_shape": [...],
+/// "separator": "/" | "."}`. `default_separator` is used when the separator
+/// is absent, and `None` makes it required.
+pub(crate) fn chunk_grid_from_json(
+    value: &Value,
+    default_separator: Option<Separator>,
+) -> Result<(ChunkGrid, Separator), MetadataError> {
+    let Value::Object(grid) = value else {
+        return Err(MetadataError::invalid(
+            "chunk_grid",
+            "an object with `type` and `chunk_shape`",
+            value,
+        ));
+    };
+    if grid.contains_key("extension") {
+        return Err(MetadataError::UnsupportedExtension {
+            point: "chunk grid",
+            name: extension_uri(grid),
+        });
+    }
+    match grid.get("type") {
+        Some(Value::String(t)) if t == "regular" => {}
+        Some(other) => {
+            return Err(MetadataError::invalid(
+                "chunk_grid.type",
+                "`\"regular\"`",
+                other,
+            ));
+        }
+        None => {
+            return Err(MetadataError::MissingField {
+                field: "chunk_grid.type",
+            });
+        }
+    }
+    let chunk_shape = grid.get("chunk_shape").ok_or(MetadataError::MissingField {
+        field: "chunk_grid.chunk_shape",
+    })?;
+    let invalid = || {
+        MetadataError::invalid(
+            "chunk_grid.chunk_shape",
+            "an array of positive integers",
+            chunk_shape,
+        )
+    };
+    let lengths = chunk_shape
+        .as_array()
+        .ok_or_else(invalid)?
+        .iter()
+        .map(|n| n.as_u64().filter(|&n| n > 0).ok_or_else(invalid))
+        .collect::<Result<Vec<u64>, _>>()?;
+    let separator = match (grid.get("separator"), default_separator) {
+        (Some(value), _) => value
+            .as_str()
+            .and_then(Separator::from_str_opt)
+            .ok_or_else(|| {
+                MetadataError::invalid("chunk_grid.separator", "`\"/\"` or `\".\"`", value)
+            })?,
+        (None, Some(default)) => default,
+        (None, None) => {
+            return Err(MetadataError::MissingField {
+                field: "chunk_grid.separator",
+            });
+        }
+    };
+    if let Some((key, other)) = grid
+        .iter()
+        .find(|(k, _)| !["type", "chunk_shape", "separator"].contains(&k.as_str()))
+    {
+        return Err(MetadataError::invalid(
+            format!("chunk_grid.{key}"),
+            "no member other than `type`, `chunk_shape` and `separator`",
+            other,
+        ));
+    }
+    Ok((ChunkGrid::regular(&lengths)?, separator))
+}
+
+/// The draft `chunk_grid` of a grid and separator.
+pub(crate) fn chunk_grid_to_json(grid: &ChunkGrid, separator: Separator) -> Value {
+    let lengths: Vec<u64> = grid.chunk_shape().iter().map(|n| n.get()).collect();
+    serde_json::json!({
+        "type": "regular",
+        "chunk_shape": lengths,
+        "separator": separator.as_char().to_string(),
+    })
+}
+
+/// Parses `shape` (all drafts, as v3).
+pub(crate) fn shape_from_json(value: &Value) -> Result<Vec<u64>, MetadataError> {
+    let expected = "an array of non-negative integers";
+    value
+        .as_array()
+        .ok_or_else(|| MetadataError::invalid("shape", expected, value))?
+        .iter()
+        .map(|n| {
+            n.as_u64()
+                .ok_or_else(|| MetadataError::invalid("shape", expected, value))
+        })
+        .collect()
+}
+
+/// Parses `attributes`, which may be absent.
+pub(crate) fn attributes_from_json(doc: &JsonMap) -> Result<JsonMap, MetadataError> {
+    match doc.get("attributes") {
+        None => Ok(JsonMap::new()),
+        Some(Value::Object(attributes)) => Ok(attributes.clone()),
+        Some(other) => Err(MetadataError::invalid("attributes", "an object", other)),
+    }
+}
+
+/// The first field of `doc` not in `known`, as an error.
+pub(crate) fn reject_unknown_fields(doc: &JsonMap, known: &[&str]) -> Result<(), MetadataError> {
+    match doc.keys().find(|k| !known.contains(&k.as_str())) {
+        Some(field) => Err(MetadataError::UnknownField {
+            field: field.clone(),
+        }),
+        None => Ok(()),
+    }
+}
+
+pub(crate) fn required<'a>(
+    doc: &'a JsonMap,
+    field: &'static str,
+) -> Result<&'a Value, MetadataError> {
+    doc.get(field).ok_or(MetadataError::MissingField { field })
+}
+
+/// A `bytes` codec: little endian unless `big`, and no `endian` at all for
+/// data types without byte order.
+pub(crate) fn bytes_codec(data_type: &DataType, big: bool) -> ExtensionObject {
+    let mut configuration = JsonMap::new();
+    if data_type.endian_unit() > 1 {
+        configuration.insert(
+            "endian".into(),
+            Value::from(if big { "big" } else { "little" }),
+        );
+    }
+    ExtensionObject::with_configuration("bytes", configuration)
+}
+
+/// Whether a `bytes` codec writes big endian.
+pub(crate) fn bytes_is_big(codec: &ExtensionObject) -> bool {
+    codec
+        .configuration
+        .as_ref()
+        .and_then(|c| c.get("endian"))
+        .and_then(Value::as_str)
+        == Some("big")
+}
+
+/// The blosc `shuffle` names by the integer the drafts (and numcodecs) use.
+const BLOSC_SHUFFLES: &[(i64, &str)] = &[(0, "noshuffle"), (1, "shuffle"), (2, "bitshuffle")];
+
+/// A bytes-to-bytes codec of a draft (given by its short name, such as
+/// `gzip`, and its draft configuration) as a model codec. Blosc's integer
+/// `shuffle` becomes its name (`-1`, automatic, is bit shuffling for 1-byte
+/// elements and byte shuffling otherwise, as in c-blosc and numcodecs) and its
+/// `typesize` is the element size; the other codecs keep their configuration.
+pub(crate) fn compressor_from_draft(
+    name: &str,
+    mut configuration: JsonMap,
+    data_type: &DataType,
+    field: &str,
+) -> Result<ExtensionObject, MetadataError> {
+    if name == "blosc" {
+        let shuffle = configuration.get("shuffle").cloned();
+        let value = match &shuffle {
+            None => "noshuffle",
+            Some(value) => match value.as_i64() {
+                Some(-1) if data_type.size() == 1 => "bitshuffle",
+                Some(-1) => "shuffle",
+                Some(n) => BLOSC_SHUFFLES
+                    .iter()
+                    .find(|(i, _)| *i == n)
+                    .map(|(_, s)| *s)
+                    .ok_or_else(|| {
+                        MetadataError::invalid(format!("{field}.shuffle"), "-1, 0, 1 or 2", value)
+                    })?,
+                None => {
+                    return Err(MetadataError::invalid(
+                        format!("{field}.shuffle"),
+                        "-1, 0, 1 or 2",
+                        value,
+                    ));
+                }
+            },
+        };
+        configuration.insert("shuffle".into(), Value::from(value));
+        configuration.insert("typesize".into(), Value::from(data_type.size()));
+        configuration
+            .entry("blocksize")
+            .or_insert_with(|| Value::from(0));
+    }
+    // The numcodecs compressors without a v3 codec of their own have the
+    // names zarr-python 3.1 gives them (and the v2 format uses).
+    let name = match name {
+        "zlib" | "bz2" | "lzma" | "lz4" => format!("numcodecs.{name}"),
+        other => other.to_string(),
+    };
+    Ok(ExtensionObject::with_configuration(name, configuration))
+}
+
+/// A model bytes-to-bytes codec as a draft short name and configuration
+/// (the reverse of [`compressor_from_draft`]); `known` lists the short names
+/// the draft can name.
+pub(crate) fn compressor_to_draft(
+    codec: &ExtensionObject,
+    known: &[&str],
+) -> Result<(String, JsonMap), MetadataError> {
+    let short = codec.name.strip_prefix("numcodecs.").unwrap_or(&codec.name);
+    if !known.contains(&short) {
+        return Err(MetadataError::UnsupportedExtension {
+            point: "codec in this format",
+            name: codec.name.clone(),
+        });
+    }
+    let mut configuration = codec.configuration_or_empty();
+    if codec.name == "blosc" {
+        let shuffle = configuration
+            .get("shuffle")
+            .and_then(Value::as_str)
+            .and_then(|s| BLOSC_SHUFFLES.iter().find(|(_, name)| *name == s))
+            .map_or(0, |(i, _)| *i);
+        configuration.insert("shuffle".into(), Value::from(shuffle));
+        configuration.remove("typesize");
+    }
+    Ok((short.to_string(), configuration))
+}
+
+/// The model codecs from a draft's parts: the F-order transpose, the other
+/// array-to-array codecs, the `bytes` codec and the bytes-to-bytes codecs.
+pub(crate) fn assemble_codecs(
+    f_order: bool,
+    ndim: usize,
+    array_to_array: Vec<ExtensionObject>,
+    bytes: ExtensionObject,
+    bytes_to_bytes: Vec<ExtensionObject>,
+) -> Vec<ExtensionObject> {
+    let mut codecs = Vec::new();
+    if f_order {
+        codecs.extend(f_order_transpose(ndim));
+    }
+    codecs.extend(array_to_array);
+    codecs.push(bytes);
+    codecs.extend(bytes_to_bytes);
+    codecs
+}
+
+/// The model codecs split into the draft's parts: whether the first is the
+/// F-order transpose, the other array-to-array codecs (`transpose` only),
+/// the `bytes` codec and the bytes-to-bytes codecs.
+pub(crate) struct SplitCodecs<'a> {
+    pub f_order: bool,
+    pub array_to_array: Vec<&'a ExtensionObject>,
+    pub bytes: Option<&'a ExtensionObject>,
+    pub bytes_to_bytes: Vec<&'a ExtensionObject>,
+}
+
+pub(crate) fn split_codecs(codecs: &[ExtensionObject], ndim: usize) -> SplitCodecs<'_> {
+    let mut split = SplitCodecs {
+        f_order: false,
+        array_to_array: Vec::new(),
+        bytes: None,
+        bytes_to_bytes: Vec::new(),
+    };
+    let mut rest = codecs;
+    if let Some(first) = codecs.first()
+        && is_f_order_transpose(first, ndim)
+    {
+        split.f_order = true;
+        rest = &codecs[1..];
+    }
+    for codec in rest {
+        if split.bytes.is_none() && (codec.name == "bytes" || codec.name == "endian") {
+            split.bytes = Some(codec);
+        } else if split.bytes.is_none() {
+            split.array_to_array.push(codec);
+        } else {
+            split.bytes_to_bytes.push(codec);
+        }
+    }
+    split
+}
+
+/// Writes `bytes` under the document key of `kind` for the node at `path`.
+pub(crate) fn put_document(
+    store: &dyn Store,
+    keys: &DraftKeys,
+    path: &NodePath,
+    kind: DocKind,
+    bytes: &[u8],
+) -> Result<(), Error> {
+    store.set(&keys.doc_key(path, kind)?, bytes)?;
+    Ok(())
+}
+
+/// The error for writing a draft node into a store whose entry point is of
+/// another format.
+pub(crate) fn wrong_entry_point(
+    expected: &'static str,
+    found: &EntryPoint,
+) -> Result<Error, Error> {
+    let found = match found {
+        EntryPoint::Absent => "no entry point".to_string(),
+        EntryPoint::NotDraft => "a document that is not a v3 draft entry point".to_string(),
+        EntryPoint::Draft2022 { .. } => format!("`{ZARR_FORMAT}`"),
+        EntryPoint::Draft2019 { suffix, .. } if suffix.is_empty() => {
+            "a 2019 draft entry point".to_string()
+        }
+        EntryPoint::Draft2019 { suffix, .. } => {
+            format!("a 2019 draft entry point with metadata key suffix `{suffix}`")
+        }
+    };
+    Ok(Error::Metadata {
+        key: StoreKey::new(ENTRY_POINT_KEY)?,
+        source: MetadataError::ZarrFormat { expected, found },
+    })
+}
+
+// ---------------------------------------------------------------------------
+// The 2022 draft itself.
+// ---------------------------------------------------------------------------
+
+/// The entry point this module writes into an empty store.
+#[must_use]
+pub fn entry_point_document() -> Vec<u8> {
+    let doc = serde_json::json!({
+        "zarr_format": ZARR_FORMAT,
+        "metadata_encoding": {"type": "json", "metadata_key_suffix": DEFAULT_SUFFIX},
+        "extensions": [],
+    });
+    format!("{doc:#}").into_bytes()
+}
+
+/// Parses an array document (`meta/….array.json`).
+///
+/// # Errors
+/// A [`MetadataError`] naming the field: a missing required field, a field
+/// of the wrong type, an unknown field, an unknown codec URI, extension data
+/// type, storage transformer or must-understand extension.
+pub fn parse_array(bytes: &[u8]) -> Result<NodeMetadata, MetadataError> {
+    let value: Value = serde_json::from_slice(bytes).map_err(MetadataError::Json)?;
+    let Value::Object(doc) = value else {
+        return Err(MetadataError::NotAnObject);
+    };
+    array_from_json(&doc).map(NodeMetadata::Array)
+}
+
+/// Parses a group document (`meta/….group.json`).
+///
+/// # Errors
+/// As [`parse_array`]: only `attributes` may be present.
+pub fn parse_group(bytes: &[u8]) -> Result<NodeMetadata, MetadataError> {
+    let value: Value = serde_json::from_slice(bytes).map_err(MetadataError::Json)?;
+    let Value::Object(doc) = value else {
+        return Err(MetadataError::NotAnObject);
+    };
+    // 2022 draft, "Group metadata": all names but `attributes` are reserved.
+    reject_unknown_fields(&doc, &["attributes"])?;
+    Ok(NodeMetadata::Group(GroupMetadata {
+        attributes: attributes_from_json(&doc)?,
+        extra_fields: JsonMap::new(),
+    }))
+}
+
+fn array_from_json(doc: &JsonMap) -> Result<ArrayMetadata, MetadataError> {
+    reject_unknown_fields(doc, ARRAY_FIELDS)?;
+    let shape = shape_from_json(required(doc, "shape")?)?;
+    let data_type = data_type_from_json(required(doc, "data_type")?)?;
+    let (chunk_grid, separator) = chunk_grid_from_json(required(doc, "chunk_grid")?, None)?;
+    let f_order = memory_layout_from_json(required(doc, "chunk_memory_layout")?)?;
+    let fill_value = fill_value_from_json(required(doc, "fill_value")?, &data_type)?;
+    let extensions = check_extensions(doc.get("extensions"), "extensions")?;
+    if let Some(value) = doc.get("storage_transformers") {
+        let items = value.as_array().ok_or_else(|| {
+            MetadataError::invalid("storage_transformers", "an array of objects", value)
+        })?;
+        if let Some(first) = items.first() {
+            return Err(MetadataError::UnsupportedExtension {
+                point: "storage transformer",
+                name: first
+                    .as_object()
+                    .map_or_else(|| first.to_string(), extension_uri),
+            });
+        }
+    }
+    let codecs = codecs_from_json(doc.get("codecs"), &data_type, f_order, shape.len())?;
+    let mut extra_fields = JsonMap::new();
+    if !extensions.is_empty() {
+        extra_fields.insert("extensions".into(), Value::Array(extensions));
+    }
+    let metadata = ArrayMetadata {
+        shape,
+        data_type,
+        chunk_grid,
+        chunk_key_encoding: ChunkKeyEncoding::Default { separator },
+        fill_value,
+        codecs,
+        storage_transformers: Vec::new(),
+        dimension_names: None,
+        attributes: attributes_from_json(doc)?,
+        extra_fields,
+    };
+    metadata.validate()?;
+    Ok(metadata)
+}
+
+/// Parses `data_type`: a name of the draft's core types.
+fn data_type_from_json(value: &Value) -> Result<DataType, MetadataError> {
+    match value {
+        Value::String(name) => {
+            DataType::from_name(name).ok_or_else(|| MetadataError::UnsupportedExtension {
+                point: "data type",
+                name: name.clone(),
+            })
+        }
+        Value::Object(object) if object.contains_key("extension") => {
+            // TODO(#3): extension data types and their `fallback`.
+            Err(MetadataError::UnsupportedExtension {
+                point: "data type",
+                name: extension_uri(object),
+            })
+        }
+        other => Err(MetadataError::invalid(
+            "data_type",
+            "a data type name such as `\"int32\"`",
+            other,
+        )),
+    }
+}
+
+fn codec_short_name(uri: &str) -> Option<&'static str> {
+    let rest = uri.strip_prefix(CODEC_URI_PREFIX)?;
+    let (name, version) = rest.split_once('/')?;
+    if version != "1.0" {
+        return None;
+    }
+    CODECS.iter().find(|&&n| n == name).copied()
+}
+
+fn codecs_from_json(
+    value: Option<&Value>,
+    data_type: &DataType,
+    f_order: bool,
+    ndim: usize,
+) -> Result<Vec<ExtensionObject>, MetadataError> {
+    let items = match value {
+        // 2022 draft, "codecs": "An absent codecs member is equivalent to
+        // specifying an empty list of codecs."
+        None => Vec::new(),
+        Some(Value::Array(items)) => items.clone(),
+        Some(other) => {
+            return Err(MetadataError::invalid(
+                "codecs",
+                "an array of codec objects",
+                other,
+            ));
+        }
+    };
+    let mut array_to_array = Vec::new();
+    let mut bytes = None;
+    let mut bytes_to_bytes = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let field = format!("codecs[{i}]");
+        let Value::Object(object) = item else {
+            return Err(MetadataError::invalid(field, "a codec object", item));
+        };
+        let uri = match object.get("type") {
+            Some(Value::String(uri)) => uri,
+            Some(other) => {
+                return Err(MetadataError::invalid(
+                    format!("{field}.type"),
+                    "a codec URI",
+                    other,
+                ));
+            }
+            None => {
+                return Err(MetadataError::invalid(
+                    field,
+                    "a codec object with `type`",
+                    item,
+                ));
+            }
+        };
+        let configuration = match object.get("configuration") {
+            None => JsonMap::new(),
+            Some(Value::Object(c)) => c.clone(),
+            Some(other) => {
+                return Err(MetadataError::invalid(
+                    format!("{field}.configuration"),
+                    "an object",
+                    other,
+                ));
+            }
+        };
+        if let Some((key, other)) = object
+            .iter()
+            .find(|(k, _)| !["type", "configuration"].contains(&k.as_str()))
+        {
+            return Err(MetadataError::invalid(
+                format!("{field}.{key}"),
+                "no member other than `type` and `configuration`",
+                other,
+            ));
+        }
+        let name = codec_short_name(uri).ok_or_else(|| MetadataError::UnsupportedExtension {
+            point: "codec",
+            name: uri.clone(),
+        })?;
+        let misplaced = || {
+            MetadataError::Inconsistent(format!(
+                "`{field}` (`{uri}`) comes after a codec that produces bytes"
+            ))
+        };
+        match name {
+            "transpose" => {
+                if bytes.is_some() || !bytes_to_bytes.is_empty() {
+                    return Err(misplaced());
+                }
+                array_to_array.push(ExtensionObject::with_configuration(
+                    "transpose",
+                    configuration,
+                ));
+            }
+            "endian" => {
+                if bytes.is_some() || !bytes_to_bytes.is_empty() {
+                    return Err(misplaced());
+                }
+                bytes = Some(ExtensionObject::with_configuration("bytes", configuration));
+            }
+            other => bytes_to_bytes.push(compressor_from_draft(
+                other,
+                configuration,
+                data_type,
+                &format!("{field}.configuration"),
+            )?),
+        }
+    }
+    // endian/1.0: omitting the codec means the default (little endian)
+    // representation.
+    let bytes = bytes.unwrap_or_else(|| bytes_codec(data_type, false));
+    Ok(assemble_codecs(
+        f_order,
+        ndim,
+        array_to_array,
+        bytes,
+        bytes_to_bytes,
+    ))
+}
+
+/// Parses `fill_value` (2022 draft, "fill_value"): required and not `null`;
+/// numbers, `true`/`false`, `"NaN"`, `"+Infinity"`, `"-Infinity"`, and for
+/// any core type a `"0x…"` or `"0b…"` string giving every bit of the element
+/// (complex numbers as `[re, im]`, `r*` also as an array of bytes).
+///
+/// # Errors
+/// [`MetadataError::InvalidFillValue`] for any other value.
+pub fn fill_value_from_json(
+    value: &Value,
+    data_type: &DataType,
+) -> Result<FillValue, MetadataError> {
+    let invalid = || MetadataError::InvalidFillValue {
+        data_type: data_type.name(),
+        found: value.to_string(),
+    };
+    if let Value::String(s) = value
+        && !matches!(
+            data_type,
+            DataType::Complex64 | DataType::Complex128 | DataType::Float16
+        )
+        && (s.starts_with("0b") || (s.starts_with("0x") && !data_type.is_float()))
+    {
+        let be = bits_from_string(s, data_type.size()).ok_or_else(invalid)?;
+        return element_from_big_endian(be, data_type).ok_or_else(invalid);
+    }
+    v3::fill_value_from_json(value, data_type)
+}
+
+/// The bytes of a `0x…`/`0b…` string, most significant first, if it gives
+/// exactly `size` bytes.
+fn bits_from_string(s: &str, size: usize) -> Option<Vec<u8>> {
+    let (digits, per_byte, radix) = if let Some(d) = s.strip_prefix("0x") {
+        (d, 2, 16)
+    } else {
+        (s.strip_prefix("0b")?, 8, 2)
+    };
+    if digits.len() != size.checked_mul(per_byte)? || !digits.is_ascii() {
+        return None;
+    }
+    digits
+        .as_bytes()
+        .chunks(per_byte)
+        .map(|chunk| u8::from_str_radix(std::str::from_utf8(chunk).ok()?, radix).ok())
+        .collect()
+}
+
+fn element_from_big_endian(mut bytes: Vec<u8>, data_type: &DataType) -> Option<FillValue> {
+    match data_type {
+        DataType::RawBits(_) => {}
+        DataType::Bool => {
+            if bytes[0] > 1 {
+                return None;
+            }
+        }
+        _ => {
+            if cfg!(target_endian = "little") {
+                bytes.reverse();
+            }
+        }
+    }
+    Some(FillValue::new(bytes))
+}
+
+/// The `fill_value` of this draft: as final v3 writes it, with `+Infinity`
+/// for positive infinity and `r*` as a hex string.
+#[must_use]
+pub fn fill_value_to_json(fill: &FillValue, data_type: &DataType) -> Value {
+    if let DataType::RawBits(_) = data_type {
+        let hex: String = fill.as_bytes().iter().map(|b| format!("{b:02x}")).collect();
+        return Value::String(format!("0x{hex}"));
+    }
+    plus_infinity(v3::fill_value_to_json(fill, data_type))
+}
+
+fn plus_infinity(value: Value) -> Value {
+    match value {
+        Value::String(s) if s == "Infinity" => Value::from("+Infinity"),
+        Value::Array(items) => Value::Array(items.into_iter().map(plus_infinity).collect()),
+        other => other,
+    }
+}
+
+/// Serialises a node to this draft's document (without its key).
+///
+/// # Errors
+/// [`MetadataError::UnsupportedExtension`] for what this draft cannot say:
+/// a codec other than `bytes`, `transpose`, `gzip` and `blosc`, dimension
+/// names or storage transformers.
+pub fn serialize_node(metadata: &NodeMetadata) -> Result<Vec<u8>, MetadataError> {
+    let value = match metadata {
+        NodeMetadata::Group(group) => serde_json::json!({ "attributes": group.attributes }),
+        NodeMetadata::Array(array) => array_to_json(array)?,
+    };
+    Ok(format!("{value:#}").into_bytes())
+}
+
+fn array_to_json(array: &ArrayMetadata) -> Result<Value, MetadataError> {
+    check_representable(array)?;
+    let split = split_codecs(&array.codecs, array.ndim());
+    let mut codecs = Vec::new();
+    for codec in split.array_to_array {
+        if codec.name != "transpose" {
+            return Err(MetadataError::UnsupportedExtension {
+                point: "codec in this format",
+                name: codec.name.clone(),
+            });
+        }
+        codecs.push(serde_json::json!({
+            "type": format!("{CODEC_URI_PREFIX}transpose/1.0"),
+            "configuration": codec.configuration_or_empty(),
+        }));
+    }
+    if split.bytes.is_some_and(bytes_is_big) {
+        codecs.push(serde_json::json!({
+            "type": format!("{CODEC_URI_PREFIX}endian/1.0"),
+            "configuration": {"endian": "big"},
+        }));
+    }
+    for codec in split.bytes_to_bytes {
+        let (name, configuration) = compressor_to_draft(codec, &["gzip", "blosc"])?;
+        codecs.push(serde_json::json!({
+            "type": format!("{CODEC_URI_PREFIX}{name}/1.0"),
+            "configuration": configuration,
+        }));
+    }
+    let mut doc = JsonMap::new();
+    doc.insert("shape".into(), Value::from(array.shape.clone()));
+    doc.insert("data_type".into(), Value::String(array.data_type.name()));
+    doc.insert(
+        "chunk_grid".into(),
+        chunk_grid_to_json(&array.chunk_grid, array.chunk_key_encoding.separator()),
+    );
+    doc.insert(
+        "chunk_memory_layout".into(),
+        Value::from(if split.f_order { "F" } else { "C" }),
+    );
+    doc.insert("codecs".into(), Value::Array(codecs));
+    doc.insert(
+        "fill_value".into(),
+        fill_value_to_json(&array.fill_value, &array.data_type),
+    );
+    doc.insert(
+        "extensions".into(),
+        array
+            .extra_fields
+            .get("extensions")
+            .cloned()
+            .unwrap_or_else(|| Value::Array(Vec::new())),
+    );
+    doc.insert("attributes".into(), Value::Object(array.attributes.clone()));
+    Ok(Value::Object(doc))
+}
+
+/// Refuses what no draft can say: dimension names, storage transformers
+/// and fields other than kept `extensions`.
+pub(crate) fn check_representable(array: &ArrayMetadata) -> Result<(), MetadataError> {
+    if array.dimension_names.is_some() {
+        return Err(MetadataError::UnsupportedExtension {
+            point: "field in this format",
+            name: "dimension_names".into(),
+        });
+    }
+    if let Some(transformer) = array.storage_transformers.first() {
+        return Err(MetadataError::UnsupportedExtension {
+            point: "storage transformer in this format",
+            name: transformer.name.clone(),
+        });
+    }
+    if let Some(field) = array.extra_fields.keys().find(|k| *k != "extensions") {
+        return Err(MetadataError::UnsupportedExtension {
+            point: "field in this format",
+            name: field.clone(),
+        });
+    }
+    Ok(())
+}
+
+/// The key layout of the store, from its entry point. `Ok(None)` when the
+/// store is not a 2022 draft hierarchy.
+fn keys(store: &dyn Store) -> Result<Option<DraftKeys>, Error> {
+    Ok(match read_entry_point(store)? {
+        EntryPoint::Draft2022 { suffix } => Some(DraftKeys::draft2022(suffix)),
+        _ => None,
+    })
+}
+
+/// Reads the node at `path`, `Ok(None)` when the store is not a 2022 draft
+/// hierarchy or holds nothing there. An implicit group reads as a group
+/// without attributes.
+///
+/// # Errors
+/// [`Error::Metadata`] naming the document's key for an invalid document; a
+/// store error.
+pub fn read_node(store: &dyn Store, path: &NodePath) -> Result<Option<NodeMetadata>, Error> {
+    let Some(keys) = keys(store)? else {
+        return Ok(None);
+    };
+    match find_node(store, &keys, path)? {
+        None => Ok(None),
+        Some(Found::Implicit) => Ok(Some(NodeMetadata::Group(GroupMetadata::default()))),
+        Some(Found::Document(kind, key, bytes)) => {
+            let parsed = match kind {
+                DocKind::Array => parse_array(&bytes),
+                DocKind::Group => parse_group(&bytes),
+            };
+            parsed
+                .map(Some)
+                .map_err(|source| Error::Metadata { key, source })
+        }
+    }
+}
+
+/// Writes the node's document, and the entry point first when the store has none.
+///
+/// # Errors
+/// [`Error::InvalidMetadata`] for what the draft cannot say,
+/// [`Error::NodePath`] for a name the draft does not allow,
+/// [`Error::Metadata`] when the store's entry point is of another format, or
+/// a store error.
+pub fn write_node(
+    store: &dyn Store,
+    path: &NodePath,
+    metadata: &NodeMetadata,
+) -> Result<(), Error> {
+    check_names(path, None)?;
+    let bytes = serialize_node(metadata).map_err(|source| Error::InvalidMetadata {
+        path: path.clone(),
+        source,
+    })?;
+    let keys = match read_entry_point(store)? {
+        EntryPoint::Draft2022 { suffix } => DraftKeys::draft2022(suffix),
+        EntryPoint::Absent => {
+            store.set(&StoreKey::new(ENTRY_POINT_KEY)?, &entry_point_document())?;
+            DraftKeys::draft2022(DEFAULT_SUFFIX.to_string())
+        }
+        other => return Err(wrong_entry_point(ZARR_FORMAT, &other)?),
+    };
+    let kind = match metadata {
+        NodeMetadata::Array(_) => DocKind::Array,
+        NodeMetadata::Group(_) => DocKind::Group,
+    };
+    put_document(store, &keys, path, kind, &bytes)
+}
+
+/// The children of the group at `path`.
+///
+/// # Errors
+/// A store error, including a store that cannot list.
+pub fn children(store: &dyn Store, path: &NodePath) -> Result<Vec<NodePath>, Error> {
+    match keys(store)? {
+        Some(keys) => list_children(store, &keys, path),
+        None => Ok(Vec::new()),
+    }
+}
+
+/// The prefix under which the chunks of the array at `path` lie (`data/…/`).
+#[must_use]
+pub fn data_prefix(path: &NodePath) -> StorePrefix {
+    DraftKeys::draft2022(DEFAULT_SUFFIX.to_string()).data_prefix(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A change to a document, for bad-input tables.
+    type Edit = Box<dyn Fn(&mut Value)>;
+
+    fn array(doc: Value) -> Result<ArrayMetadata, MetadataError> {
+        match parse_array(doc.to_string().as_bytes())? {
+            NodeMetadata::Array(a) => Ok(a),
+            NodeMetadata::Group(_) => unreachable!(),
+        }
+    }
+
+    fn base() -> Value {
+        json!({
+            "shape": [4, 6], "data_type": "int32",
+            "chunk_grid": {"type": "regular", "chunk_shape": [2, 3], "separator": "/"},
+            "chunk_memory_layout": "C", "fill_value": 0,
+            "extensions": [], "attributes": {}
+        })
+    }
+
+    #[test]
+    fn hex_and_binary_fill_values_give_every_bit() {
+        let fill =
+            |v: Value, dt: DataType| fill_value_from_json(&v, &dt).map(|f| f.as_bytes().to_vec());
+        assert_eq!(
+            fill(json!("0x0000ff01"), DataType::Int32).unwrap(),
+            0xff01_i32.to_ne_bytes()
+        );
+        assert_eq!(fill(json!("0b10000001"), DataType::Int8).unwrap(), [0x81]);
+        assert_eq!(
+            fill(
+                json!("0b00111111100000000000000000000000"),
+                DataType::Float32
+            )
+            .unwrap(),
+            1.0f32.to_ne_bytes()
+        );
+        assert_eq!(
+            fill(json!("0x7fc00001"), DataType::Float32).unwrap(),
+            0x7fc0_0001_u32.to_ne_bytes()
+        );
+        assert_eq!(
+            fill(json!("+Infinity"), DataType::Float64).unwrap(),
+            f64::INFINITY.to_ne_bytes()
+        );
+        assert_eq!(
+            fill(json!("0x0102ff"), DataType::RawBits(24)).unwrap(),
+            [1, 2, 255]
+        );
+        assert_eq!(fill(json!("0b00000001"), DataType::Bool).unwrap(), [1]);
+        for (bad, dt) in [
+            (json!("0x0001"), DataType::Int32),
+            (json!("0b1"), DataType::Int8),
+            (json!("0b00000002"), DataType::UInt8),
+            (json!("0x02"), DataType::Bool),
+            (json!(null), DataType::Int32),
+            (json!("0xé0"), DataType::UInt8),
+        ] {
+            assert!(fill(bad.clone(), dt).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn fill_values_are_written_with_plus_infinity() {
+        let fill = FillValue::new(f32::INFINITY.to_ne_bytes().to_vec());
+        assert_eq!(
+            fill_value_to_json(&fill, &DataType::Float32),
+            json!("+Infinity")
+        );
+        let raw = FillValue::new(vec![0, 10, 255]);
+        assert_eq!(
+            fill_value_to_json(&raw, &DataType::RawBits(24)),
+            json!("0x000aff")
+        );
+    }
+
+    #[test]
+    fn f_layout_becomes_a_reversing_transpose_and_back() {
+        let mut doc = base();
+        doc["chunk_memory_layout"] = json!("F");
+        doc["shape"] = json!([4, 6, 2]);
+        doc["chunk_grid"]["chunk_shape"] = json!([2, 3, 1]);
+        let a = array(doc).unwrap();
+        assert_eq!(a.codecs[0].name, "transpose");
+        assert_eq!(
+            a.codecs[0].configuration_or_empty()["order"],
+            json!([2, 1, 0])
+        );
+        assert_eq!(
+            a.codecs[1].configuration_or_empty()["endian"],
+            json!("little")
+        );
+        let written: Value =
+            serde_json::from_slice(&serialize_node(&NodeMetadata::Array(a)).unwrap()).unwrap();
+        assert_eq!(written["chunk_memory_layout"], json!("F"));
+        assert_eq!(written["codecs"], json!([]));
+    }
+
+    #[test]
+    fn endian_codec_becomes_bytes_and_blosc_shuffle_becomes_its_name() {
+        let mut doc = base();
+        doc["codecs"] = json!([
+            {"type": "https://purl.org/zarr/spec/codecs/endian/1.0", "configuration": {"endian": "big"}},
+            {"type": "https://purl.org/zarr/spec/codecs/blosc/1.0",
+             "configuration": {"cname": "lz4", "clevel": 1, "shuffle": -1, "blocksize": 0}}
+        ]);
+        let a = array(doc).unwrap();
+        assert_eq!(a.codecs[0].name, "bytes");
+        assert!(bytes_is_big(&a.codecs[0]));
+        assert_eq!(
+            Value::Object(a.codecs[1].configuration_or_empty()),
+            json!({"cname": "lz4", "clevel": 1, "shuffle": "shuffle", "blocksize": 0, "typesize": 4})
+        );
+        let written: Value =
+            serde_json::from_slice(&serialize_node(&NodeMetadata::Array(a)).unwrap()).unwrap();
+        assert_eq!(
+            written["codecs"][0]["configuration"],
+            json!({"endian": "big"})
+        );
+        assert_eq!(written["codecs"][1]["configuration"]["shuffle"], json!(1));
+    }
+
+    #[test]
+    fn bad_documents_name_the_field_or_uri() {
+        let cases: Vec<(Edit, &str)> = vec![
+            (
+                Box::new(|d| {
+                    d.as_object_mut().unwrap().remove("fill_value");
+                }),
+                "`fill_value`",
+            ),
+            (Box::new(|d| d["shape"] = json!("4")), "`shape`"),
+            (
+                Box::new(|d| d["chunk_grid"]["separator"] = json!("-")),
+                "`chunk_grid.separator`",
+            ),
+            (
+                Box::new(|d| {
+                    d["chunk_grid"].as_object_mut().unwrap().remove("separator");
+                }),
+                "`chunk_grid.separator`",
+            ),
+            (
+                Box::new(|d| d["zarr_format"] = json!(3)),
+                "unknown field `zarr_format`",
+            ),
+            (
+                Box::new(|d| d["chunk_memory_layout"] = json!("K")),
+                "`chunk_memory_layout`",
+            ),
+            (Box::new(|d| d["data_type"] = json!("<i4")), "`<i4`"),
+            (
+                Box::new(|d| {
+                    d["data_type"] =
+                        json!({"extension": "https://x.org/dt", "type": "x", "fallback": "r8"})
+                }),
+                "`https://x.org/dt`",
+            ),
+            (
+                Box::new(|d| {
+                    d["codecs"] = json!([{"type": "https://purl.org/zarr/spec/codecs/lz4/1.0"}])
+                }),
+                "`https://purl.org/zarr/spec/codecs/lz4/1.0`",
+            ),
+            (
+                Box::new(|d| {
+                    d["extensions"] =
+                        json!([{"extension": "https://x.org/must", "must_understand": true}])
+                }),
+                "`https://x.org/must`",
+            ),
+            (
+                Box::new(
+                    |d| d["storage_transformers"] = json!([{"extension": "https://purl.org/zarr/spec/storage_transformers/sharding/1.0", "type": "indexed"}]),
+                ),
+                "sharding",
+            ),
+            (
+                Box::new(
+                    |d| d["codecs"] = json!([{"type": "https://purl.org/zarr/spec/codecs/gzip/1.0"}, {"type": "https://purl.org/zarr/spec/codecs/endian/1.0", "configuration": {"endian": "big"}}]),
+                ),
+                "`codecs[1]`",
+            ),
+        ];
+        for (mutate, needle) in cases {
+            let mut doc = base();
+            mutate(&mut doc);
+            let err = array(doc.clone()).unwrap_err();
+            assert!(err.to_string().contains(needle), "{err} for {doc}");
+        }
+    }
+
+    #[test]
+    fn ignorable_extensions_are_kept_and_written_back() {
+        let mut doc = base();
+        let ext = json!([{"extension": "https://x.org/opt", "must_understand": false, "configuration": {"a": 1}}]);
+        doc["extensions"] = ext.clone();
+        let a = array(doc).unwrap();
+        let written: Value =
+            serde_json::from_slice(&serialize_node(&NodeMetadata::Array(a)).unwrap()).unwrap();
+        assert_eq!(written["extensions"], ext);
+    }
+
+    #[test]
+    fn codecs_without_a_draft_uri_are_refused_on_writing() {
+        let mut a = array(base()).unwrap();
+        a.codecs.push(ExtensionObject::new("crc32c"));
+        let err = serialize_node(&NodeMetadata::Array(a)).unwrap_err();
+        assert!(err.to_string().contains("`crc32c`"), "{err}");
+    }
+
+    #[test]
+    fn keys_follow_the_storage_keys_table() {
+        let keys = DraftKeys::draft2022(".json".into());
+        let p = |s: &str| NodePath::new(s).unwrap();
+        assert_eq!(
+            keys.doc_key(&p("/"), DocKind::Array).unwrap().as_str(),
+            "meta/array.json"
+        );
+        assert_eq!(
+            keys.doc_key(&p("/"), DocKind::Group).unwrap().as_str(),
+            "meta/group.json"
+        );
+        assert_eq!(
+            keys.doc_key(&p("/foo/bar"), DocKind::Group)
+                .unwrap()
+                .as_str(),
+            "meta/foo/bar.group.json"
+        );
+        assert_eq!(
+            keys.doc_key(&p("/foo/baz"), DocKind::Array)
+                .unwrap()
+                .as_str(),
+            "meta/foo/baz.array.json"
+        );
+        assert_eq!(keys.data_prefix(&p("/foo/baz")).as_str(), "data/foo/baz/");
+        assert_eq!(keys.data_prefix(&p("/")).as_str(), "data/");
+        assert_eq!(keys.children_prefix(&p("/")).unwrap().as_str(), "meta/");
+    }
+}

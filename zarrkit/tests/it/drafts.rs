@@ -1,0 +1,652 @@
+//! The v3 drafts (2019 early, 19 June 2019, zarr-python 2.x's json-suffixed
+//! layout, 25 May 2022): writing and reading back on both stores, the key
+//! layouts, format detection, implicit groups, node name rules, and bad
+//! input in each format.
+
+use serde_json::{Value, json};
+use std::path::Path;
+use std::sync::Arc;
+use zarrkit::format::{self, ZarrFormat};
+use zarrkit::metadata::{ChunkKeyEncoding, DataType, ExtensionObject, JsonMap, Separator};
+use zarrkit::store::{FilesystemStore, MemoryStore, Store, StoreKey};
+use zarrkit::{Array, Error, Group, Node, NodeKind, Region};
+
+const DRAFTS: [ZarrFormat; 4] = [
+    ZarrFormat::V3Draft2022,
+    ZarrFormat::V3Draft2019Json,
+    ZarrFormat::V3Draft2019,
+    ZarrFormat::V3Draft2019a,
+];
+
+/// A change to a document, for bad-input tables.
+type Edit = Box<dyn Fn(&mut Value)>;
+
+fn key(s: &str) -> StoreKey {
+    StoreKey::new(s).unwrap()
+}
+
+fn stores(dir: &Path) -> Vec<(&'static str, Arc<dyn Store>)> {
+    vec![
+        ("memory", Arc::new(MemoryStore::new())),
+        ("filesystem", Arc::new(FilesystemStore::new(dir).unwrap())),
+    ]
+}
+
+fn attrs(value: Value) -> JsonMap {
+    value.as_object().unwrap().clone()
+}
+
+fn codec(name: &str, configuration: Value) -> ExtensionObject {
+    ExtensionObject::with_configuration(name, attrs(configuration))
+}
+
+/// Where each format puts the document of array `/x` and its chunk (0, 1)
+/// when written with the builder's default key encoding (separator `/`).
+fn expected_keys(format: ZarrFormat) -> (&'static str, &'static str) {
+    match format {
+        // 2022 draft, "Storage keys" tables.
+        ZarrFormat::V3Draft2022 => ("meta/x.array.json", "data/x/c0/1"),
+        // zarr-python 2.18: `meta/root/...json`, chunks under `data/root/`.
+        ZarrFormat::V3Draft2019Json => ("meta/root/x.array.json", "data/root/x/c0/1"),
+        // June 2019 draft, "Storage keys": `meta/root/foo/baz.array`, `data/foo/baz/0.0`.
+        _ => ("meta/root/x.array", "data/x/0/1"),
+    }
+}
+
+#[test]
+fn every_draft_round_trips_every_element_on_both_stores() {
+    for format in DRAFTS {
+        let dir = tempfile::tempdir().unwrap();
+        for (backend, store) in stores(dir.path()) {
+            let context = format!("{format} on the {backend} store");
+            Group::create_as(
+                Arc::clone(&store),
+                "/",
+                format,
+                attrs(json!({"title": "drafts", "n": [1, 2]})),
+            )
+            .unwrap();
+
+            // The 2019 drafts join indices as v2 does; the model says so.
+            let encoding = match format {
+                ZarrFormat::V3Draft2019 | ZarrFormat::V3Draft2019a => ChunkKeyEncoding::V2 {
+                    separator: Separator::Slash,
+                },
+                _ => ChunkKeyEncoding::default(),
+            };
+            // int32 with a fill value and the format's default codecs.
+            let ints = Array::builder(&[7, 9], DataType::Int32, &[3, 4])
+                .chunk_key_encoding(encoding.clone())
+                .fill_value(-5i32)
+                .attributes(attrs(json!({"units": "m"})))
+                .format(format)
+                .create(Arc::clone(&store), "/x")
+                .unwrap();
+            let values: Vec<i32> = (0..63).map(|i| i * 1000 - 31_000).collect();
+            ints.write_region(&Region::whole(&[7, 9]), &values).unwrap();
+
+            // float64, F order, big endian, gzip, under an implicit group.
+            let f_order = Array::builder(&[5, 6, 4], DataType::Float64, &[2, 4, 3])
+                .fill_value(f64::NAN)
+                .chunk_key_encoding(encoding.clone())
+                .codecs_metadata(vec![
+                    codec("transpose", json!({"order": [2, 1, 0]})),
+                    codec("bytes", json!({"endian": "big"})),
+                    codec("gzip", json!({"level": 1})),
+                ])
+                .format(format)
+                .create(Arc::clone(&store), "/a/b/f64")
+                .unwrap();
+            let floats: Vec<f64> = (0..120).map(|i| f64::from(i) * 0.25 - 7.0).collect();
+            // Leave the last chunk row unwritten: it reads as NaN.
+            f_order
+                .write_region(&Region::from_ranges(&[0..4, 0..6, 0..4]), &floats[..96])
+                .unwrap();
+
+            // 0-d uint16 with blosc.
+            let scalar = Array::builder(&[], DataType::UInt16, &[])
+                .codecs_metadata(vec![
+                    codec("bytes", json!({"endian": "little"})),
+                    codec(
+                        "blosc",
+                        json!({"cname": "zstd", "clevel": 3, "shuffle": "shuffle", "typesize": 2, "blocksize": 0}),
+                    ),
+                ])
+                .format(format)
+                .create(Arc::clone(&store), "/scalar")
+                .unwrap();
+            scalar
+                .write_region(&Region::whole(&[]), &[54321u16])
+                .unwrap();
+
+            // Reopen everything, finding the format.
+            let root = Group::open(Arc::clone(&store), "/").unwrap();
+            assert_eq!(root.format(), format, "{context}");
+            assert_eq!(root.attributes()["title"], json!("drafts"), "{context}");
+            let names: Vec<String> = root
+                .children()
+                .unwrap()
+                .iter()
+                .map(|n| n.path().to_string())
+                .collect();
+            assert_eq!(names, ["/a", "/scalar", "/x"], "{context}");
+
+            let x = Array::open(Arc::clone(&store), "/x").unwrap();
+            assert_eq!(x.format(), format, "{context}");
+            assert_eq!(x.metadata(), ints.metadata(), "{context}");
+            assert_eq!(
+                x.read_region::<i32>(&Region::whole(&[7, 9])).unwrap(),
+                values,
+                "{context}"
+            );
+            assert_eq!(x.attributes()["units"], json!("m"), "{context}");
+
+            let f = Array::open(Arc::clone(&store), "/a/b/f64").unwrap();
+            assert_eq!(f.metadata(), f_order.metadata(), "{context}");
+            let read = f.read_region::<f64>(&Region::whole(&[5, 6, 4])).unwrap();
+            assert_eq!(read[..96], floats[..96], "{context}");
+            assert!(read[96..].iter().all(|v| v.is_nan()), "{context}");
+
+            let s = Array::open(Arc::clone(&store), "/scalar").unwrap();
+            assert_eq!(
+                s.read_region::<u16>(&Region::whole(&[])).unwrap(),
+                [54321],
+                "{context}"
+            );
+
+            // /a exists only because /a/b/f64 does.
+            let Node::Group(a) = Node::open(Arc::clone(&store), "/a").unwrap() else {
+                panic!("{context}: /a is not a group");
+            };
+            assert_eq!(a.format(), format, "{context}");
+            assert!(a.attributes().is_empty(), "{context}");
+            assert_eq!(a.walk().unwrap().len(), 2, "{context}");
+
+            let (doc, chunk) = expected_keys(format);
+            assert!(
+                store.get(&key(doc), None).unwrap().is_some(),
+                "{context}: {doc}"
+            );
+            assert!(
+                store.get(&key(chunk), None).unwrap().is_some(),
+                "{context}: {chunk}"
+            );
+            assert_eq!(x.chunk_key(&[0, 1]).unwrap().as_str(), chunk, "{context}");
+        }
+    }
+}
+
+#[test]
+fn zero_dimensional_chunk_keys_follow_each_draft() {
+    for (format, expected) in [
+        // 2022 draft, "Regular grids": "the chunk key will consist of the string c".
+        (ZarrFormat::V3Draft2022, "data/s/c"),
+        // zarr-python 2.18 writes `c0`.
+        (ZarrFormat::V3Draft2019Json, "data/root/s/c0"),
+        (ZarrFormat::V3Draft2019, "data/s/0"),
+    ] {
+        let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+        let array = Array::builder(&[], DataType::Int8, &[])
+            .format(format)
+            .create(Arc::clone(&store), "/s")
+            .unwrap();
+        array.write_region(&Region::whole(&[]), &[3i8]).unwrap();
+        assert!(
+            store.get(&key(expected), None).unwrap().is_some(),
+            "{format}"
+        );
+    }
+}
+
+#[test]
+fn june_2019_keys_use_the_grid_separator_and_a_root_array_its_own_prefix() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let array = Array::builder(&[4, 4], DataType::UInt8, &[2, 2])
+        .chunk_key_encoding(ChunkKeyEncoding::V2 {
+            separator: Separator::Dot,
+        })
+        .format(ZarrFormat::V3Draft2019)
+        .create(Arc::clone(&store), "/")
+        .unwrap();
+    array
+        .write_region(&Region::whole(&[4, 4]), &[9u8; 16])
+        .unwrap();
+    // "If the root node is an array, the metadata key is meta/root.array,
+    // and the data keys are formed by concatenating data/ and the chunk
+    // identifier."
+    assert!(store.get(&key("meta/root.array"), None).unwrap().is_some());
+    assert!(store.get(&key("data/1.0"), None).unwrap().is_some());
+    let doc: Value =
+        serde_json::from_slice(&store.get(&key("meta/root.array"), None).unwrap().unwrap())
+            .unwrap();
+    assert_eq!(doc["chunk_grid"]["separator"], json!("."));
+    assert_eq!(
+        doc["compressor"]["codec"],
+        json!("https://purl.org/zarr/spec/codec/zstd/1.0")
+    );
+    let entry: Value =
+        serde_json::from_slice(&store.get(&key("zarr.json"), None).unwrap().unwrap()).unwrap();
+    assert_eq!(entry["metadata_encoding"], json!("application/json"));
+}
+
+#[test]
+fn the_fixture_hierarchies_list_explicit_and_implicit_children() {
+    let testdata = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/fixtures");
+    for (dir, format, expected) in [
+        (
+            "v3-draft-2019-json/zarr-python-2.18.zarr",
+            ZarrFormat::V3Draft2019Json,
+            vec![
+                "/bool_dot_separator",
+                "/complex64_gzip",
+                "/float32_zstd_f_order",
+                "/float64_big_endian_raw",
+                "/int16_gzip",
+                "/int64_scalar",
+                "/nested",
+                "/sub",
+                "/uint16_blosc_bitshuffle",
+            ],
+        ),
+        (
+            "v3-draft-2022/spec-text.zarr",
+            ZarrFormat::V3Draft2022,
+            vec![
+                "/bool_scalar",
+                "/complex128_gzip",
+                "/float32_plus_infinity_fill",
+                "/implicit",
+                "/int32_gzip",
+                "/int8_binary_fill",
+                "/sub",
+            ],
+        ),
+        (
+            "v3-draft-2019/spec-text.zarr",
+            ZarrFormat::V3Draft2019,
+            vec!["/a", "/float32_f_blosc", "/uint8_raw"],
+        ),
+        (
+            "v3-draft-2019a/spec-text.zarr",
+            ZarrFormat::V3Draft2019a,
+            vec!["/complex64_gzip", "/float16_no_codecs", "/g"],
+        ),
+    ] {
+        let store: Arc<dyn Store> = Arc::new(FilesystemStore::new(testdata.join(dir)).unwrap());
+        let root = Group::open(Arc::clone(&store), "/").unwrap();
+        assert_eq!(root.format(), format, "{dir}");
+        let children: Vec<String> = root
+            .children()
+            .unwrap()
+            .iter()
+            .map(|c| c.path().to_string())
+            .collect();
+        assert_eq!(children, expected, "{dir}");
+    }
+    let store: Arc<dyn Store> = Arc::new(
+        FilesystemStore::new(testdata.join("v3-draft-2019-json/zarr-python-2.18.zarr")).unwrap(),
+    );
+    let sub = Group::open(Arc::clone(&store), "/sub").unwrap();
+    assert_eq!(sub.attributes()["kind"], json!("explicit group"));
+    let root = Group::open(store, "/").unwrap();
+    assert_eq!(root.attributes()["numbers"], json!([1, 2, 3]));
+}
+
+#[test]
+fn early_draft_documents_are_read_under_a_june_bootstrap() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let document = json!({
+        "zarr_format": "http://purl.org/zarr/spec/protocol/core/3.0",
+        "shape": [2], "data_type": "<i2",
+        "chunk_grid": {"type": "regular", "chunk_shape": [2]},
+        "chunk_memory_layout": "C", "chunk_codecs": [], "fill_value": 7,
+        "extensions": [], "attributes": {}
+    });
+    store
+        .set(&key("meta/root/g/v.array"), document.to_string().as_bytes())
+        .unwrap();
+    // No bootstrap document: not a hierarchy zarrkit probes.
+    assert!(matches!(
+        Node::open(Arc::clone(&store), "/g/v"),
+        Err(Error::NodeNotFound { .. })
+    ));
+    // Under the June bootstrap, the early draft's documents say what they are.
+    store
+        .set(
+            &key("zarr.json"),
+            json!({
+                "zarr_format": "https://purl.org/zarr/spec/protocol/core/3.0",
+                "metadata_encoding": "application/json",
+                "extensions": []
+            })
+            .to_string()
+            .as_bytes(),
+        )
+        .unwrap();
+    let array = Array::open(Arc::clone(&store), "/g/v").unwrap();
+    assert_eq!(array.format(), ZarrFormat::V3Draft2019a);
+    assert_eq!(
+        array.read_region::<i16>(&Region::whole(&[2])).unwrap(),
+        [7, 7]
+    );
+    // An implicit group follows the bootstrap.
+    let root = Group::open(store, "/").unwrap();
+    assert_eq!(root.format(), ZarrFormat::V3Draft2019);
+    assert_eq!(root.children().unwrap()[0].path().as_str(), "/g");
+}
+
+/// A store with array `/x` (2 chunks, one garbled later) in `format`, and
+/// the key of its document.
+fn small_store(format: ZarrFormat) -> (Arc<dyn Store>, StoreKey) {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let array = Array::builder(&[4], DataType::Int16, &[2])
+        .format(format)
+        .create(Arc::clone(&store), "/x")
+        .unwrap();
+    array
+        .write_region(&Region::whole(&[4]), &[1i16, 2, 3, 4])
+        .unwrap();
+    (store, key(expected_keys(format).0))
+}
+
+fn edit(store: &Arc<dyn Store>, key: &StoreKey, change: impl FnOnce(&mut Value)) {
+    let mut doc: Value = serde_json::from_slice(&store.get(key, None).unwrap().unwrap()).unwrap();
+    change(&mut doc);
+    store.set(key, doc.to_string().as_bytes()).unwrap();
+}
+
+fn open_error(store: &Arc<dyn Store>) -> String {
+    format!(
+        "{:#}",
+        anyhow_like(Array::open(Arc::clone(store), "/x").unwrap_err())
+    )
+}
+
+/// The error and its sources, as `error: {err:#}` prints them.
+fn anyhow_like(err: Error) -> String {
+    let mut text = err.to_string();
+    let mut source = std::error::Error::source(&err);
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}
+
+#[test]
+fn bad_documents_fail_naming_the_key_and_the_field_in_every_draft() {
+    for format in DRAFTS {
+        let unknown_codec = if format == ZarrFormat::V3Draft2022 {
+            json!([{"type": "https://purl.org/zarr/spec/codecs/snappy/1.0", "configuration": {}}])
+        } else {
+            json!({"codec": "https://purl.org/zarr/spec/codec/snappy/1.0", "configuration": {}})
+        };
+        let codec_field = match format {
+            ZarrFormat::V3Draft2022 => "codecs",
+            ZarrFormat::V3Draft2019a => "chunk_codecs",
+            _ => "compressor",
+        };
+        let unknown_codec = if format == ZarrFormat::V3Draft2019a {
+            json!([{"codec": "https://purl.org/zarr/spec/codec/snappy/1.0"}])
+        } else {
+            unknown_codec
+        };
+        let cases: Vec<(Edit, &str)> = vec![
+            (
+                Box::new(|d| {
+                    d.as_object_mut().unwrap().remove("shape");
+                }),
+                "missing required field `shape`",
+            ),
+            (
+                Box::new(|d| {
+                    d.as_object_mut().unwrap().remove("chunk_grid");
+                }),
+                "missing required field `chunk_grid`",
+            ),
+            (
+                Box::new(|d| d["chunk_memory_layout"] = json!(5)),
+                "field `chunk_memory_layout` is invalid",
+            ),
+            (
+                Box::new(|d| d["shape"] = json!(["4"])),
+                "field `shape` is invalid",
+            ),
+            (
+                Box::new(
+                    |d| d["extensions"] = json!([{"extension": "https://example.org/ext/must", "must_understand": true}]),
+                ),
+                "unsupported extension `https://example.org/ext/must`",
+            ),
+            (
+                Box::new(move |d| d[codec_field] = unknown_codec.clone()),
+                "unsupported codec `https://purl.org/zarr/spec/codec",
+            ),
+            (
+                Box::new(|d| d["no_such_field"] = json!(1)),
+                "unknown field `no_such_field`",
+            ),
+        ];
+        for (change, needle) in cases {
+            let (store, doc_key) = small_store(format);
+            edit(&store, &doc_key, change);
+            let message = open_error(&store);
+            assert!(
+                message.contains(&format!("`{}`", doc_key.as_str())),
+                "{format}: {message}"
+            );
+            assert!(
+                message.contains(needle),
+                "{format}: {message} (wanted {needle})"
+            );
+        }
+    }
+}
+
+#[test]
+fn entry_point_extensions_that_must_be_understood_stop_every_draft() {
+    for format in DRAFTS {
+        let (store, _) = small_store(format);
+        edit(&store, &key("zarr.json"), |d| {
+            d["extensions"] =
+                json!([{"extension": "https://example.org/ext/layout", "must_understand": true}]);
+        });
+        let message = open_error(&store);
+        assert!(message.contains("`zarr.json`"), "{format}: {message}");
+        assert!(
+            message.contains("`https://example.org/ext/layout`"),
+            "{format}: {message}"
+        );
+        // One that need not be understood is ignored.
+        edit(&store, &key("zarr.json"), |d| {
+            d["extensions"][0]["must_understand"] = json!(false);
+        });
+        let array = Array::open(Arc::clone(&store), "/x").unwrap();
+        assert_eq!(
+            array.read_region::<i16>(&Region::whole(&[4])).unwrap(),
+            [1, 2, 3, 4],
+            "{format}"
+        );
+    }
+}
+
+#[test]
+fn a_chunk_that_does_not_decode_is_named_in_every_draft() {
+    for format in DRAFTS {
+        let (store, _) = small_store(format);
+        let array = Array::open(Arc::clone(&store), "/x").unwrap();
+        let chunk = array.chunk_key(&[1]).unwrap();
+        store.set(&chunk, b"not a compressed chunk").unwrap();
+        let err = array.read_region::<i16>(&Region::whole(&[4])).unwrap_err();
+        assert!(
+            err.to_string().contains(&format!("`{}`", chunk.as_str())),
+            "{format}: {err}"
+        );
+    }
+}
+
+#[test]
+fn node_names_follow_each_drafts_rules() {
+    for format in DRAFTS {
+        let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+        let err = Group::create_as(Arc::clone(&store), "/a b", format, JsonMap::new()).unwrap_err();
+        assert!(err.to_string().contains("`a-z`"), "{format}: {err}");
+        Group::create_as(Arc::clone(&store), "/Foo", format, JsonMap::new()).unwrap();
+        let long = format!("/{}", "n".repeat(256));
+        let same_but_case = Group::create_as(Arc::clone(&store), "/foo", format, JsonMap::new());
+        let too_long = Group::create_as(Arc::clone(&store), &long, format, JsonMap::new());
+        if format == ZarrFormat::V3Draft2022 {
+            // 2022 draft: names are case sensitive, and the 255-character
+            // limit was removed (change log, PR #175).
+            same_but_case.unwrap();
+            too_long.unwrap();
+        } else {
+            // 2019 drafts, "Node names".
+            let err = same_but_case.unwrap_err();
+            assert!(
+                err.to_string().contains("differs only in case"),
+                "{format}: {err}"
+            );
+            let err = too_long.unwrap_err();
+            assert!(err.to_string().contains("255"), "{format}: {err}");
+        }
+    }
+}
+
+#[test]
+fn what_a_draft_cannot_say_is_refused_before_anything_is_written() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let err = Array::builder(&[4], DataType::UInt8, &[2])
+        .codecs_metadata(vec![
+            codec("bytes", json!({})),
+            ExtensionObject::new("crc32c"),
+        ])
+        .format(ZarrFormat::V3Draft2022)
+        .create(Arc::clone(&store), "/x")
+        .unwrap_err();
+    assert!(anyhow_like(err).contains("`crc32c`"));
+    let err = Array::builder(&[4], DataType::RawBits(24), &[2])
+        .format(ZarrFormat::V3Draft2019)
+        .create(Arc::clone(&store), "/x")
+        .unwrap_err();
+    assert!(anyhow_like(err).contains("`r24`"));
+    assert!(
+        store
+            .list_prefix(&zarrkit::store::StorePrefix::root())
+            .unwrap()
+            .is_empty()
+    );
+}
+
+#[test]
+fn drafts_do_not_mix_with_other_formats_in_one_store() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    Group::create(Arc::clone(&store), "/", JsonMap::new()).unwrap();
+    let err = Group::create_as(
+        Arc::clone(&store),
+        "/g",
+        ZarrFormat::V3Draft2022,
+        JsonMap::new(),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("`zarr.json`"), "{err}");
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    Group::create_as(
+        Arc::clone(&store),
+        "/",
+        ZarrFormat::V3Draft2019,
+        JsonMap::new(),
+    )
+    .unwrap();
+    let err = Group::create_as(
+        Arc::clone(&store),
+        "/g",
+        ZarrFormat::V3Draft2019Json,
+        JsonMap::new(),
+    )
+    .unwrap_err();
+    assert!(anyhow_like(err).contains("metadata_key_suffix"));
+    // The root of a draft store is not a v3 node, so final v3 finds nothing there.
+    assert!(
+        format::read_node_as(store.as_ref(), &zarrkit::NodePath::root(), ZarrFormat::V3)
+            .unwrap()
+            .is_none()
+    );
+}
+
+#[test]
+fn the_metadata_key_suffix_of_the_2022_entry_point_is_honoured() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    store
+        .set(
+            &key("zarr.json"),
+            json!({
+                "zarr_format": "https://purl.org/zarr/spec/core/3.0",
+                "metadata_encoding": {"type": "json", "metadata_key_suffix": ".meta"},
+                "extensions": []
+            })
+            .to_string()
+            .as_bytes(),
+        )
+        .unwrap();
+    Group::create_as(
+        Arc::clone(&store),
+        "/g",
+        ZarrFormat::V3Draft2022,
+        attrs(json!({"a": 1})),
+    )
+    .unwrap();
+    assert!(
+        store
+            .get(&key("meta/g.group.meta"), None)
+            .unwrap()
+            .is_some()
+    );
+    let node = Node::open(store, "/g").unwrap();
+    assert_eq!(node.kind(), NodeKind::Group);
+    assert_eq!(node.attributes()["a"], json!(1));
+}
+
+#[test]
+fn numcodecs_compressors_round_trip_through_the_2019_layouts_under_their_uris() {
+    for (name, configuration) in [
+        ("numcodecs.zlib", json!({"level": 3})),
+        ("numcodecs.bz2", json!({"level": 5})),
+        ("numcodecs.lz4", json!({"acceleration": 1})),
+    ] {
+        let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+        let array = Array::builder(&[5, 4], DataType::Int32, &[2, 3])
+            .format(ZarrFormat::V3Draft2019Json)
+            .codecs_metadata(vec![
+                codec("bytes", json!({"endian": "little"})),
+                codec(name, configuration.clone()),
+            ])
+            .create(store.clone(), "/n")
+            .unwrap();
+        let data: Vec<i32> = (0..20).map(|i| i * 37 - 300).collect();
+        array.write_region(&Region::whole(&[5, 4]), &data).unwrap();
+        let document: Value = serde_json::from_slice(
+            &store
+                .get(&key("meta/root/n.array.json"), None)
+                .unwrap()
+                .unwrap(),
+        )
+        .unwrap();
+        let short = name.trim_start_matches("numcodecs.");
+        assert_eq!(
+            document["compressor"]["codec"],
+            json!(format!("https://purl.org/zarr/spec/codec/{short}/1.0")),
+            "{name}"
+        );
+        let reopened = Array::open(store, "/n").unwrap();
+        assert_eq!(reopened.metadata().codecs[1].name, name);
+        assert_eq!(
+            reopened
+                .read_region::<i32>(&Region::whole(&[5, 4]))
+                .unwrap(),
+            data,
+            "{name}"
+        );
+    }
+}
