@@ -8,8 +8,8 @@
 //! bounds the memory in flight: a read holds the caller's buffer plus one
 //! batch of encoded and decoded chunks.
 
-use super::copy::BoxCopy;
 use super::{Array, Element, Region};
+use crate::codec::copy::BoxCopy;
 use crate::codec::{BytesRangeReader, ChunkBox, CodecError};
 use crate::error::Error;
 use crate::store::{ByteRange, ReadRequest, Store, StoreKey};

@@ -9,7 +9,8 @@
 //! # Ok::<(), serde_json::Error>(())
 //! ```
 
-use super::partial::{self, BoxCopy};
+use super::copy::BoxCopy;
+use super::partial;
 use super::{
     ArrayToBytesCodec, BytesRangeReader, ChunkBox, ChunkRepr, Codec, CodecError,
     registry::parse_configuration,

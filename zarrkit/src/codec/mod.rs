@@ -18,6 +18,7 @@ pub mod bytes;
 #[cfg(feature = "bz2")]
 pub mod bz2;
 mod chain;
+pub(crate) mod copy;
 #[cfg(feature = "crc32c")]
 pub mod crc32c;
 #[cfg(feature = "gzip")]

@@ -8,6 +8,7 @@
 //! for the chunk's key, so one call to [`BytesRangeReader::read_ranges`] is
 //! one batched store request.
 
+use super::copy::BoxCopy;
 use super::{ChunkRepr, CodecError};
 use crate::store::ByteRange;
 
@@ -132,89 +133,6 @@ impl ChunkBox {
             .ok_or_else(|| CodecError::TooLarge {
                 shape: self.shape.clone(),
             })
-    }
-}
-
-/// A box copy between two C-order element buffers: the box of `shape`
-/// elements at `src_start` in a buffer of `src_shape` goes to `dst_start`
-/// in a buffer of `dst_shape`. The caller checks that the box lies within
-/// both. (The array layer has its own copy; codecs do not import from it.)
-pub(crate) struct BoxCopy<'a> {
-    pub src_shape: &'a [u64],
-    pub src_start: &'a [u64],
-    pub dst_shape: &'a [u64],
-    pub dst_start: &'a [u64],
-    pub shape: &'a [u64],
-    pub elem: usize,
-}
-
-impl BoxCopy<'_> {
-    /// Copies the box from `src` to `dst`.
-    pub(crate) fn run(&self, src: &[u8], dst: &mut [u8]) {
-        self.for_each_run(|s, d, len| dst[d..d + len].copy_from_slice(&src[s..s + len]));
-    }
-
-    /// Calls `f(src_offset, dst_offset, len)`, in bytes, for each
-    /// contiguous run, in C order of the box.
-    pub(crate) fn for_each_run(&self, mut f: impl FnMut(usize, usize, usize)) {
-        let ndim = self.shape.len();
-        if self.shape.contains(&0) {
-            return;
-        }
-        if ndim == 0 {
-            f(0, 0, self.elem);
-            return;
-        }
-        let strides = |shape: &[u64]| {
-            let mut strides = vec![0usize; ndim];
-            let mut acc = 1usize;
-            for d in (0..ndim).rev() {
-                strides[d] = acc;
-                acc = acc.saturating_mul(shape[d] as usize);
-            }
-            strides
-        };
-        let src_strides = strides(self.src_shape);
-        let dst_strides = strides(self.dst_shape);
-        // Trailing dimensions the box spans fully in both buffers merge
-        // into one run; `inner` is the run's first dimension.
-        let mut inner = ndim - 1;
-        while inner > 0
-            && self.shape[inner] == self.src_shape[inner]
-            && self.shape[inner] == self.dst_shape[inner]
-        {
-            inner -= 1;
-        }
-        let run_bytes = self.shape[inner..].iter().product::<u64>() as usize * self.elem;
-        let base = |start: &[u64], strides: &[usize]| -> usize {
-            (0..ndim).map(|d| start[d] as usize * strides[d]).sum()
-        };
-        let src_base = base(self.src_start, &src_strides);
-        let dst_base = base(self.dst_start, &dst_strides);
-        let mut index = vec![0u64; inner];
-        loop {
-            let src: usize = src_base
-                + (0..inner)
-                    .map(|d| index[d] as usize * src_strides[d])
-                    .sum::<usize>();
-            let dst: usize = dst_base
-                + (0..inner)
-                    .map(|d| index[d] as usize * dst_strides[d])
-                    .sum::<usize>();
-            f(src * self.elem, dst * self.elem, run_bytes);
-            let mut d = inner;
-            loop {
-                if d == 0 {
-                    return;
-                }
-                d -= 1;
-                index[d] += 1;
-                if index[d] < self.shape[d] {
-                    break;
-                }
-                index[d] = 0;
-            }
-        }
     }
 }
 

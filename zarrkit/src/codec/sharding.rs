@@ -26,7 +26,8 @@
 //! # Ok::<(), serde_json::Error>(())
 //! ```
 
-use super::partial::{self, BoxCopy, BytesRangeReader, ChunkBox};
+use super::copy::BoxCopy;
+use super::partial::{self, BytesRangeReader, ChunkBox};
 use super::{
     ArrayToBytesCodec, ChunkRepr, Codec, CodecChain, CodecError, bytes::BytesCodec,
     codec_from_metadata, registry::parse_configuration,
