@@ -25,6 +25,9 @@ mod interop;
 #[cfg(all(feature = "gzip", feature = "zstd", feature = "crc32c"))]
 mod migrate;
 mod regions;
+// Sharded arrays here use zstd inner chunks and a crc32c index.
+#[cfg(all(feature = "zstd", feature = "crc32c"))]
+mod sharding;
 mod stores;
 // The v2 matrix covers every numcodecs compressor.
 #[cfg(all(
