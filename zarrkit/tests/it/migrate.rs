@@ -538,3 +538,52 @@ fn zarr_python_reads_migrated_v2_and_draft_stores_as_zarrkit_reads_the_sources()
         assert!(!paths.is_empty(), "{name}");
     }
 }
+
+#[test]
+fn a_sharded_array_is_copied_into_v3_and_re_encoded_shard_by_shard_into_v2() {
+    let src: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let array = Array::builder(&[10], DataType::UInt16, &[4])
+        .codecs_metadata(vec![codec(
+            "sharding_indexed",
+            json!({
+                "chunk_shape": [2],
+                "codecs": [{"name": "bytes", "configuration": {"endian": "little"}},
+                           {"name": "gzip", "configuration": {"level": 1}}],
+                "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}},
+                                 {"name": "crc32c"}],
+                "index_location": "end"
+            }),
+        )])
+        .create(Arc::clone(&src), "/")
+        .unwrap();
+    let values: Vec<u16> = (500..510).collect();
+    array.write_region(&Region::whole(&[10]), &values).unwrap();
+
+    let v3: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let plan = migrate::plan(Arc::clone(&src), Arc::clone(&v3), ZarrFormat::V3).unwrap();
+    assert_eq!(plan.nodes()[0].action, Action::CopyChunks);
+    // Three shards of four elements.
+    assert_eq!(plan.total_chunks(), 3);
+    migrate::migrate(&plan, &mut |_| {}).unwrap();
+    assert_eq!(
+        src.get(&StoreKey::new("c/1").unwrap(), None).unwrap(),
+        v3.get(&StoreKey::new("c/1").unwrap(), None).unwrap()
+    );
+
+    let v2: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let plan = migrate::plan(Arc::clone(&src), Arc::clone(&v2), ZarrFormat::V2).unwrap();
+    let Action::ReEncode { reason, codecs } = &plan.nodes()[0].action else {
+        panic!("{:?}", plan.nodes()[0].action);
+    };
+    assert!(reason.contains("sharding_indexed"), "{reason}");
+    assert_eq!(codecs, &["bytes", "zstd"]);
+    let report = migrate::migrate(&plan, &mut |_| {}).unwrap();
+    assert_eq!(report.chunks, 3);
+    let migrated = Array::open(v2, "/").unwrap();
+    // Each shard becomes one v2 chunk.
+    assert_eq!(migrated.chunk_shape(), [4]);
+    assert_eq!(
+        migrated.read_region::<u16>(&Region::whole(&[10])).unwrap(),
+        values
+    );
+}
