@@ -461,28 +461,51 @@ fn reference_python() -> Option<PathBuf> {
     None
 }
 
-/// zarr-python reads every array of the store and compares its values,
-/// as little-endian C-order bytes, with `expected/<n>.bin`.
+/// zarr-python reads every array of the store, and tensorstore those whose
+/// codecs are core v3 ones (it has no numcodecs codecs), and both compare
+/// the values, as little-endian C-order bytes, with `expected/<n>.bin`.
+/// Prints how many arrays each read.
 const READ_BACK: &str = r#"
-import json, sys, zarr, numpy as np
+import json, os, sys, zarr, numpy as np, tensorstore as ts
 root = sys.argv[1]
 arrays = json.load(open(root + "/../expected.json"))
-for i, path in enumerate(arrays):
+def le_bytes(values):
+    values = np.asarray(values)
+    dt = values.dtype.newbyteorder("<") if values.dtype.byteorder not in "|=" else values.dtype
+    return np.ascontiguousarray(values.astype(dt)).tobytes()
+read_ts = 0
+for i, entry in enumerate(arrays):
+    path = entry["path"]
+    want = open(f"{root}/../expected/{i}.bin", "rb").read()
     a = zarr.open_array(root, path=path.lstrip("/"), mode="r") if path != "/" else zarr.open_array(root, mode="r")
     assert a.metadata.zarr_format == 3, path
-    values = np.asarray(a[...])
-    dt = values.dtype.newbyteorder("<") if values.dtype.byteorder not in "|=" else values.dtype
-    got = np.ascontiguousarray(values.astype(dt)).tobytes()
-    want = open(f"{root}/../expected/{i}.bin", "rb").read()
-    assert got == want, f"{path}: {len(got)} bytes differ from {len(want)}"
-print(len(arrays))
+    got = le_bytes(a[...])
+    assert got == want, f"zarr-python {path}: {len(got)} bytes differ from {len(want)}"
+    if entry["core_codecs"]:
+        t = ts.open({"driver": "zarr3", "kvstore": {"driver": "file", "path": os.path.join(root, path.lstrip("/"))}}, read=True).result()
+        got = le_bytes(t.read().result())
+        assert got == want, f"tensorstore {path}: {len(got)} bytes differ from {len(want)}"
+        read_ts += 1
+print(len(arrays), read_ts)
 "#;
 
+/// Codecs of the v3 core spec, which tensorstore reads.
+const CORE_CODECS: &[&str] = &[
+    "bytes",
+    "transpose",
+    "gzip",
+    "zstd",
+    "blosc",
+    "crc32c",
+    "sharding_indexed",
+];
+
 #[test]
-fn zarr_python_reads_migrated_v2_and_draft_stores_as_zarrkit_reads_the_sources() {
+fn zarr_python_and_tensorstore_read_migrated_v2_and_draft_stores_as_zarrkit_reads_the_sources() {
     let Some(python) = reference_python() else {
         return;
     };
+    let mut tensorstore_total = 0;
     for name in [
         "fixtures/v2/zarr-python.zarr",
         "fixtures/v3-draft-2019-json/zarr-python-2.18.zarr",
@@ -495,6 +518,7 @@ fn zarr_python_reads_migrated_v2_and_draft_stores_as_zarrkit_reads_the_sources()
         let plan = migrate::plan(Arc::clone(&src), dst, ZarrFormat::V3).unwrap();
         migrate::migrate(&plan, &mut |_| {}).unwrap();
         let mut paths = Vec::new();
+        let mut tensorstore = 0;
         std::fs::create_dir(dir.path().join("expected")).unwrap();
         for node in all_nodes(&src) {
             let Node::Array(array) = node else { continue };
@@ -515,7 +539,13 @@ fn zarr_python_reads_migrated_v2_and_draft_stores_as_zarrkit_reads_the_sources()
                 bytes,
             )
             .unwrap();
-            paths.push(array.path().as_str().to_string());
+            let core_codecs = array
+                .metadata()
+                .codecs
+                .iter()
+                .all(|c| CORE_CODECS.contains(&c.name.as_str()));
+            paths.push(json!({"path": array.path().as_str(), "core_codecs": core_codecs}));
+            tensorstore += usize::from(core_codecs);
         }
         std::fs::write(
             dir.path().join("expected.json"),
@@ -534,9 +564,15 @@ fn zarr_python_reads_migrated_v2_and_draft_stores_as_zarrkit_reads_the_sources()
             String::from_utf8_lossy(&output.stderr)
         );
         let stdout = String::from_utf8_lossy(&output.stdout);
-        assert_eq!(stdout.trim(), paths.len().to_string(), "{name}");
+        assert_eq!(
+            stdout.trim(),
+            format!("{} {tensorstore}", paths.len()),
+            "{name}"
+        );
         assert!(!paths.is_empty(), "{name}");
+        tensorstore_total += tensorstore;
     }
+    assert!(tensorstore_total >= 5, "{tensorstore_total}");
 }
 
 #[test]
