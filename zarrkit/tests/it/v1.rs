@@ -455,3 +455,26 @@ fn bare_nan_fill_values_and_extra_keys_survive_a_rewrite() {
     assert_eq!(meta["dtype"], ">f8");
     assert_eq!(json_at(store.as_ref(), "attrs"), json!({"units": "m"}));
 }
+
+#[test]
+fn the_spec_example_fixture_holds_the_spec_values() {
+    // testdata/fixtures/v1/spec_example_int32_zlib is the spec's "Example":
+    // z[0:10, 0:10] = 1, z[0:10, 10:20] = 2, z[10:20, :] = 3, fill 42.
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../testdata/fixtures/v1/spec_example_int32_zlib");
+    let store: Arc<dyn Store> = Arc::new(FilesystemStore::new(root).unwrap());
+    let array = Array::open(store, "/").unwrap();
+    assert_eq!(array.format(), ZarrFormat::V1);
+    assert_eq!(array.metadata().codecs[1].name, "numcodecs.zlib");
+    assert_eq!(array.attributes()["fixture"], "spec_example_int32_zlib");
+    let values: Vec<i32> = array.read_region(&Region::whole(&[20, 20])).unwrap();
+    for (i, value) in values.iter().enumerate() {
+        let (row, col) = (i / 20, i % 20);
+        let expected = match (row < 10, col < 10) {
+            (true, true) => 1,
+            (true, false) => 2,
+            (false, _) => 3,
+        };
+        assert_eq!(*value, expected, "[{row}, {col}]");
+    }
+}
