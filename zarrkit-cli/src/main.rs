@@ -18,7 +18,7 @@ const LONG_ABOUT: &str = "\
 Inspect Zarr v3 and v2 hierarchies on the filesystem and export their arrays.
 
 A store is a directory holding a Zarr hierarchy: its root node's document \
-(`zarr.json`; for v2, `.zgroup` or `.zarray`) sits directly in it. Nodes inside the store are named by paths \
+(`zarr.json`; for v2, `.zgroup` or `.zarray`; for v1, `meta`) sits directly in it. Nodes inside the store are named by paths \
 such as `/weather/temperature` (`/` is the root).";
 
 const AFTER_LONG_HELP: &str = "\

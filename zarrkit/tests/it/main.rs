@@ -40,3 +40,6 @@ mod stores;
     feature = "lz4"
 ))]
 mod v2;
+// The v1 matrix covers every v1 compression.
+#[cfg(all(feature = "blosc", feature = "zlib", feature = "bz2", feature = "lzma"))]
+mod v1;
