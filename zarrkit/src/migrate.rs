@@ -44,8 +44,10 @@
 //!   Migrating back does not turn the attribute into dimension names: the
 //!   attributes are kept as they are.
 //! - **Ignorable fields** (`"must_understand": false` fields of v3, the
-//!   v2 `"fill_value": null` marker, the 2022 draft's `extensions`) that the
-//!   target cannot hold are dropped.
+//!   v2 `"fill_value": null` marker, the 2022 draft's `extensions`, v1's
+//!   extra keys) that the target cannot hold, or would not read back (v3
+//!   refuses a field that does not say `"must_understand": false`, v2 does
+//!   not write unknown keys), are dropped.
 //! - **Codecs**: if the target can hold the source's codec chain, and
 //!   writes and reads it back as the same canonical chain, the chunks are
 //!   copied byte for byte under their new keys. Otherwise every stored
@@ -348,6 +350,14 @@ fn plan_node(
         }
     };
     format::write_node(scratch.as_ref(), &path, to, &target)?;
+    // What is written must read back.
+    if let Err(error) = format::read_node_as(scratch.as_ref(), &path, to) {
+        return Err(MigrateError::NotRepresentable {
+            path,
+            format: to,
+            what: format!("its document would not read back: {}", describe(&error)),
+        });
+    }
     Ok(NodePlan {
         path,
         kind: source.kind(),
@@ -386,6 +396,24 @@ fn representable(to: ZarrFormat, path: &NodePath, metadata: &NodeMetadata) -> Re
     format::check_representable(to, path, metadata).map_err(|e| describe(&e))
 }
 
+/// Whether `metadata`, written in `to` into an empty store at the root,
+/// reads back with the same ignorable fields.
+fn fields_round_trip(to: ZarrFormat, metadata: &NodeMetadata) -> bool {
+    let store = MemoryStore::new();
+    let root = NodePath::root();
+    if format::write_node(&store, &root, to, metadata).is_err() {
+        return false;
+    }
+    let fields = |m: &NodeMetadata| match m {
+        NodeMetadata::Array(a) => a.extra_fields.clone(),
+        NodeMetadata::Group(g) => g.extra_fields.clone(),
+    };
+    match format::read_node_as(&store, &root, to) {
+        Ok(Some(read)) => fields(&read) == fields(metadata),
+        _ => false,
+    }
+}
+
 fn plan_group(
     path: &NodePath,
     source: &GroupMetadata,
@@ -409,13 +437,14 @@ fn plan_group(
     target.extra_fields = keep_fields(&source.extra_fields, notes, |fields| {
         let mut probe = baseline.clone();
         probe.extra_fields = fields;
-        representable(to, path, &group(&probe)).is_ok()
+        representable(to, path, &group(&probe)).is_ok() && fields_round_trip(to, &group(&probe))
     });
     representable(to, path, &group(&target)).map_err(refuse)?;
     Ok(group(&target))
 }
 
-/// The ignorable fields the target can hold; the others are dropped with a note.
+/// The ignorable fields the target can hold (write and read back); the
+/// others are dropped with a note.
 fn keep_fields(
     fields: &JsonMap,
     notes: &mut Vec<String>,
@@ -428,8 +457,12 @@ fn keep_fields(
         if fits(one) {
             kept.insert(name.clone(), value.clone());
         } else {
+            let mut shown = value.to_string();
+            if shown.len() > 60 {
+                shown = format!("{}…", shown.chars().take(60).collect::<String>());
+            }
             notes.push(format!(
-                "dropped the field `{name}`, which the target format cannot hold"
+                "dropped the field `{name}` ({shown}), which the target format cannot hold"
             ));
         }
     }
@@ -517,7 +550,8 @@ fn plan_array(
         .map_err(|e| refuse(format!("its attributes: {e}")))?;
 
     target.extra_fields = keep_fields(&source.extra_fields, notes, |fields| {
-        fits(&with(&|m| m.extra_fields = fields.clone())).is_ok()
+        let probe = with(&|m| m.extra_fields = fields.clone());
+        fits(&probe).is_ok() && fields_round_trip(to, &wrap(&probe))
     });
 
     // Codecs: keep the chain if the target holds it and reads it back the

@@ -501,7 +501,7 @@ const CORE_CODECS: &[&str] = &[
 ];
 
 #[test]
-fn zarr_python_and_tensorstore_read_migrated_v2_and_draft_stores_as_zarrkit_reads_the_sources() {
+fn zarr_python_and_tensorstore_read_migrated_v1_v2_and_draft_stores_as_zarrkit_reads_the_sources() {
     let Some(python) = reference_python() else {
         return;
     };
@@ -510,6 +510,8 @@ fn zarr_python_and_tensorstore_read_migrated_v2_and_draft_stores_as_zarrkit_read
         "fixtures/v2/zarr-python.zarr",
         "fixtures/v3-draft-2019-json/zarr-python-2.18.zarr",
         "fixtures/v3-draft-2022/spec-text.zarr",
+        "fixtures/v1/float32_blosc_zstd_neg_inf",
+        "fixtures/v1/spec_example_int32_zlib",
     ] {
         let src = open_fixture(name);
         let dir = tempfile::tempdir().unwrap();
