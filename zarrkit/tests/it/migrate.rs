@@ -625,3 +625,35 @@ fn a_sharded_array_is_copied_into_v3_and_re_encoded_shard_by_shard_into_v2() {
         values
     );
 }
+
+#[test]
+fn fields_the_target_would_not_read_back_are_dropped_with_a_note() {
+    // v1 keeps unknown keys such as `creator`; v3 would refuse to read a
+    // field without `"must_understand": false`.
+    let src = open_fixture("fixtures/v1/uint16_big_bz2_extra_keys");
+    let dst: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let plan = migrate::plan(src, Arc::clone(&dst), ZarrFormat::V3).unwrap();
+    let notes = &plan.nodes()[0].notes;
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("`creator`") && n.contains("\"library\"")),
+        "{notes:?}"
+    );
+    migrate::migrate(&plan, &mut |_| {}).unwrap();
+    let migrated = Array::open(dst, "/").unwrap();
+    assert!(migrated.metadata().extra_fields.is_empty());
+}
+
+#[test]
+fn a_hierarchy_with_groups_is_refused_by_a_format_without_groups() {
+    let src = sample_v3();
+    let dst: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let error = migrate::plan(src, Arc::clone(&dst), ZarrFormat::V1).unwrap_err();
+    assert!(
+        matches!(&error, MigrateError::NotRepresentable { path, format: ZarrFormat::V1, .. } if path.is_root()),
+        "{error}"
+    );
+    assert!(error.to_string().contains("groups"), "{error}");
+    assert_eq!(dst.list().unwrap(), []);
+}
