@@ -77,6 +77,13 @@ enum Command {
         after_long_help = cmd::migrate::AFTER_LONG_HELP
     )]
     Migrate(cmd::migrate::MigrateArgs),
+    /// Write a hierarchy's consolidated metadata, or check it with --check
+    #[command(
+        long_about = "Write a hierarchy's consolidated metadata (v2 `.zmetadata`, v3 \
+                      `consolidated_metadata`), or with --check compare it with the documents.",
+        after_long_help = cmd::consolidate::AFTER_LONG_HELP
+    )]
+    Consolidate(cmd::consolidate::ConsolidateArgs),
 }
 
 fn main() -> ExitCode {
@@ -89,6 +96,7 @@ fn main() -> ExitCode {
         Command::Tree(args) => cmd::tree::run(&args, &mut out),
         Command::Export(args) => cmd::export::run(&args, &mut out),
         Command::Migrate(args) => cmd::migrate::run(&args, &mut out),
+        Command::Consolidate(args) => cmd::consolidate::run(&args, &mut out),
     }
     .and_then(|()| Ok(out.flush()?));
     match result {

@@ -1,6 +1,7 @@
 //! Groups and the hierarchy: create, open, list children and walk.
 
 use crate::array::Array;
+use crate::consolidate::{self, View};
 use crate::error::{Error, NodeKind};
 use crate::format::{self, ZarrFormat};
 use crate::metadata::{GroupMetadata, JsonMap, NodeMetadata};
@@ -15,6 +16,10 @@ pub struct Group {
     path: NodePath,
     format: ZarrFormat,
     metadata: GroupMetadata,
+    /// The consolidated view this group answers from, shared with the
+    /// groups opened through it.
+    consolidated: Option<Arc<View>>,
+    warnings: Vec<String>,
 }
 
 /// Any node: an array or a group.
@@ -35,9 +40,16 @@ impl Node {
     /// # Errors
     /// [`Error::NodeNotFound`] if nothing is there, or the errors of opening
     /// an array or group.
+    ///
+    /// A group opened this way uses its consolidated metadata as
+    /// [`Group::open`] does.
     pub fn open(store: Arc<dyn Store>, path: &str) -> Result<Self, Error> {
         let path = NodePath::new(path)?;
-        Self::open_path(store, path)
+        let mut node = Self::open_path(store, path)?;
+        if let Self::Group(group) = &mut node {
+            group.load_consolidated();
+        }
+        Ok(node)
     }
 
     fn open_path(store: Arc<dyn Store>, path: NodePath) -> Result<Self, Error> {
@@ -48,6 +60,8 @@ impl Node {
                 path,
                 format,
                 metadata,
+                consolidated: None,
+                warnings: Vec::new(),
             })),
             Some((format, NodeMetadata::Array(metadata))) => Ok(Self::Array(Array::from_metadata(
                 store, path, format, metadata,
@@ -136,10 +150,17 @@ impl Group {
             path,
             format,
             metadata,
+            consolidated: None,
+            warnings: Vec::new(),
         })
     }
 
-    /// Opens the group at `path`.
+    /// Opens the group at `path`. If it holds consolidated metadata (v2
+    /// `.zmetadata`, v3 `consolidated_metadata`, see [`crate::consolidate`]),
+    /// [`Group::children`], [`Group::walk`] and [`Group::node`] answer from
+    /// it without reading the store. Consolidated metadata that is invalid,
+    /// or that disagrees with the group's own document, is ignored with a
+    /// warning in [`Group::warnings`].
     ///
     /// # Errors
     /// [`Error::NodeNotFound`] if nothing is there, [`Error::WrongNodeKind`]
@@ -159,12 +180,156 @@ impl Group {
                 expected: NodeKind::Group,
                 found: NodeKind::Array,
             }),
-            Some((format, NodeMetadata::Group(metadata))) => Ok(Self {
-                store,
+            Some((format, NodeMetadata::Group(metadata))) => {
+                let mut group = Self {
+                    store,
+                    path,
+                    format,
+                    metadata,
+                    consolidated: None,
+                    warnings: Vec::new(),
+                };
+                group.load_consolidated();
+                Ok(group)
+            }
+        }
+    }
+
+    /// Loads the group's consolidated metadata, if it has any; invalid
+    /// consolidated metadata leaves a warning instead.
+    fn load_consolidated(&mut self) {
+        let node = NodeMetadata::Group(self.metadata.clone());
+        match consolidate::load_view(self.store.as_ref(), &self.path, self.format, &node) {
+            Ok(view) => self.consolidated = view.map(Arc::new),
+            Err(warning) => {
+                self.consolidated = None;
+                self.warnings.push(warning);
+            }
+        }
+    }
+
+    /// Opens the group at `path` from its real documents only, ignoring
+    /// any consolidated metadata.
+    ///
+    /// # Errors
+    /// As [`Group::open`].
+    pub fn open_without_consolidated(store: Arc<dyn Store>, path: &str) -> Result<Self, Error> {
+        let mut group = Self::open(store, path)?;
+        group.consolidated = None;
+        group.warnings.clear();
+        Ok(group)
+    }
+
+    /// Whether the group answers from consolidated metadata.
+    #[must_use]
+    pub fn is_consolidated(&self) -> bool {
+        self.consolidated.is_some()
+    }
+
+    /// Warnings about consolidated metadata met so far: invalid, or
+    /// disagreeing with the real documents (which were then used instead).
+    #[must_use]
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    /// The node at `path` relative to this group (`a/b`), from the
+    /// consolidated metadata when the group has it (no store reads), else
+    /// from the store. A node that the consolidated metadata lacks is looked
+    /// up in the store.
+    ///
+    /// # Errors
+    /// [`Error::NodeNotFound`] if there is no such node, or the errors of
+    /// opening it.
+    pub fn node(&self, path: &str) -> Result<Node, Error> {
+        let path = self.descendant(path)?;
+        if let Some(view) = &self.consolidated {
+            if let Some(metadata) = view.nodes.get(&path) {
+                return self.node_from_view(view, path, metadata.clone());
+            }
+        }
+        Node::open_path(Arc::clone(&self.store), path)
+    }
+
+    /// Opens the node at `path` relative to this group from its real
+    /// document, and compares that with the consolidated metadata. If they
+    /// disagree (or the consolidated metadata lacks or invents the node),
+    /// the group stops using the consolidated metadata, falls back to the
+    /// real documents for everything after, and records a warning.
+    ///
+    /// # Errors
+    /// As [`Group::node`].
+    pub fn open_node_checked(&mut self, path: &str) -> Result<Node, Error> {
+        let path = self.descendant(path)?;
+        let real = format::read_node(self.store.as_ref(), &path)?;
+        if let Some(view) = &self.consolidated {
+            let agrees = match (view.nodes.get(&path), &real) {
+                (Some(entry), Some((_, real))) => {
+                    consolidate::without_consolidated(entry)
+                        == consolidate::without_consolidated(real)
+                }
+                (None, None) => true,
+                _ => false,
+            };
+            if !agrees {
+                self.warnings.push(format!(
+                    "the consolidated metadata of `{}` disagrees with the document of `{path}`; \
+                     reading the real documents",
+                    self.path
+                ));
+                self.consolidated = None;
+            }
+        }
+        match real {
+            None => Err(Error::NodeNotFound { path }),
+            Some((format, NodeMetadata::Group(metadata))) => Ok(Node::Group(Self {
+                store: Arc::clone(&self.store),
                 path,
                 format,
                 metadata,
-            }),
+                consolidated: None,
+                warnings: Vec::new(),
+            })),
+            Some((format, NodeMetadata::Array(metadata))) => Ok(Node::Array(Array::from_metadata(
+                Arc::clone(&self.store),
+                path,
+                format,
+                metadata,
+            )?)),
+        }
+    }
+
+    fn descendant(&self, path: &str) -> Result<NodePath, Error> {
+        let joined = format!(
+            "{}/{}",
+            self.path.as_str().trim_end_matches('/'),
+            path.trim_start_matches('/')
+        );
+        Ok(NodePath::new(&joined)?)
+    }
+
+    fn node_from_view(
+        &self,
+        view: &Arc<View>,
+        path: NodePath,
+        metadata: NodeMetadata,
+    ) -> Result<Node, Error> {
+        let format = view.format.unwrap_or(self.format);
+        match metadata {
+            NodeMetadata::Group(metadata) => Ok(Node::Group(Self {
+                store: Arc::clone(&self.store),
+                path,
+                format,
+                metadata,
+                consolidated: Some(Arc::clone(view)),
+                warnings: Vec::new(),
+            })),
+            NodeMetadata::Array(metadata) => Ok(Node::Array(Array::from_metadata(
+                Arc::clone(&self.store),
+                path,
+                format,
+                metadata,
+            )?)),
         }
     }
 
@@ -216,11 +381,20 @@ impl Group {
         Ok(())
     }
 
-    /// The children of the group (arrays and groups), sorted by name.
+    /// The children of the group (arrays and groups), sorted by name; from
+    /// the consolidated metadata, without reading the store, when the group
+    /// has it.
     ///
     /// # Errors
     /// A store error, or the error of opening a child whose document is invalid.
     pub fn children(&self) -> Result<Vec<Node>, Error> {
+        if let Some(view) = &self.consolidated {
+            return view
+                .children(&self.path)
+                .into_iter()
+                .map(|(path, metadata)| self.node_from_view(view, path.clone(), metadata.clone()))
+                .collect();
+        }
         format::list_children(self.store.as_ref(), &self.path, self.format)?
             .into_iter()
             .map(|child| Node::open_path(Arc::clone(&self.store), child))

@@ -33,6 +33,7 @@
 
 pub mod array;
 pub mod codec;
+pub mod consolidate;
 mod error;
 pub mod format;
 pub mod group;

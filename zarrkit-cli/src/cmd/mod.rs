@@ -1,6 +1,7 @@
 //! The subcommands, and what they share: finding the store and the node a
 //! path names, opening the store, and formatting values.
 
+pub mod consolidate;
 pub mod export;
 pub mod info;
 pub mod migrate;

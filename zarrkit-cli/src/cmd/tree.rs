@@ -54,6 +54,9 @@ pub fn run(args: &TreeArgs, out: &mut impl Write) -> anyhow::Result<()> {
             Ok(())
         }
         Node::Group(group) => {
+            for warning in group.warnings() {
+                eprintln!("warning: {warning}");
+            }
             let top = if group.path().is_root() {
                 "/".to_string()
             } else {
@@ -102,15 +105,32 @@ impl Walk {
         // List the children and open each one here, rather than through
         // `Group::children`, so that one invalid node is marked in the tree
         // instead of hiding all of its siblings.
-        let children = format::list_children(group.store().as_ref(), group.path(), group.format())?;
-        for (i, child) in children.iter().enumerate() {
-            let last = i + 1 == children.len();
+        // A group with consolidated metadata answers from it, with no reads.
+        let children: Vec<(zarrkit::NodePath, Result<Node, zarrkit::Error>)> =
+            if group.is_consolidated() {
+                group
+                    .children()?
+                    .into_iter()
+                    .map(|node| (node.path().clone(), Ok(node)))
+                    .collect()
+            } else {
+                format::list_children(group.store().as_ref(), group.path(), group.format())?
+                    .into_iter()
+                    .map(|child| {
+                        let node = Node::open(Arc::clone(group.store()), child.as_str());
+                        (child, node)
+                    })
+                    .collect()
+            };
+        let count = children.len();
+        for (i, (child, node)) in children.into_iter().enumerate() {
+            let last = i + 1 == count;
             let (branch, next_indent) = if last {
                 ("└── ", format!("{indent}    "))
             } else {
                 ("├── ", format!("{indent}│   "))
             };
-            match Node::open(Arc::clone(group.store()), child.as_str()) {
+            match node {
                 Ok(Node::Array(array)) => {
                     self.arrays += 1;
                     writeln!(

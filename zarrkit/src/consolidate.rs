@@ -1,0 +1,498 @@
+//! Consolidated metadata: every node document of a hierarchy gathered into
+//! one place, so that opening the hierarchy costs one read.
+//!
+//! - Zarr v2: the key `.zmetadata` next to the root group's `.zgroup`, as
+//!   zarr-python 2.x writes it: `{"zarr_consolidated_format": 1, "metadata":
+//!   {".zgroup": …, ".zattrs": …, "a/.zarray": …, "a/.zattrs": …}}`, each
+//!   value the JSON document stored under that key (relative to the group).
+//! - Zarr v3: the field `consolidated_metadata` of the root group's
+//!   `zarr.json`, as zarr-python 3.1 writes it: `{"kind": "inline",
+//!   "must_understand": false, "metadata": {"a": <a/zarr.json>, "a/b": …}}`,
+//!   flat, keyed by the path relative to the group; nested groups' entries
+//!   carry an empty `consolidated_metadata` of their own, as zarr-python's do.
+//!   zarrkit keeps the field in the group's
+//!   [`extra_fields`](crate::metadata::GroupMetadata::extra_fields), so any
+//!   rewrite of the root document keeps it.
+//!
+//! Consolidated metadata is a cache: [`check`] compares it with the
+//! documents it summarises, and [`crate::Group::open_node_checked`] falls
+//! back to the real documents, with a warning, when they disagree.
+
+use crate::Error;
+use crate::format::{self, ZarrFormat, v2, v3};
+use crate::metadata::{JsonMap, MetadataError, NodeMetadata};
+use crate::node::NodePath;
+use crate::store::{Store, StoreKey};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// The v2 key of consolidated metadata, next to the group's `.zgroup`.
+pub const V2_KEY: &str = ".zmetadata";
+
+/// The v3 group document field holding consolidated metadata.
+pub const V3_FIELD: &str = "consolidated_metadata";
+
+/// What [`consolidate`] wrote.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConsolidateReport {
+    /// The format of the hierarchy.
+    pub format: ZarrFormat,
+    /// The key written: `.zmetadata` (v2) or the root `zarr.json` (v3).
+    pub key: StoreKey,
+    /// How many entries the consolidated metadata holds (v2: documents,
+    /// v3: nodes below the root).
+    pub entries: usize,
+}
+
+/// How consolidated metadata disagrees with a real document.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MismatchKind {
+    /// A real document that the consolidated metadata lacks.
+    Missing,
+    /// A consolidated entry with no real document.
+    Extra,
+    /// A consolidated entry that differs from the real document.
+    Differs,
+}
+
+/// One disagreement found by [`check`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Mismatch {
+    /// What kind of disagreement.
+    pub kind: MismatchKind,
+    /// The entry's key in the consolidated metadata (v2 `a/.zarray`, v3 `a`).
+    pub key: String,
+}
+
+impl fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.kind {
+            MismatchKind::Missing => write!(
+                f,
+                "`{}` exists but is missing from the consolidated metadata",
+                self.key
+            ),
+            MismatchKind::Extra => write!(
+                f,
+                "`{}` is in the consolidated metadata but does not exist",
+                self.key
+            ),
+            MismatchKind::Differs => write!(
+                f,
+                "`{}` in the consolidated metadata differs from the real document",
+                self.key
+            ),
+        }
+    }
+}
+
+/// Gathers the documents of every node below the group at `path` (the
+/// root group of a hierarchy, usually `/`) into consolidated metadata and
+/// writes it: `.zmetadata` for v2, the `consolidated_metadata` field of the
+/// group's `zarr.json` for v3 (keeping every other field).
+///
+/// # Errors
+/// [`Error::NodeNotFound`] or [`Error::WrongNodeKind`] if `path` is not a
+/// group, [`Error::InvalidMetadata`] if its format is neither v2 nor v3,
+/// [`Error::Metadata`] naming a document that is not valid JSON, or a store
+/// error.
+pub fn consolidate(store: &dyn Store, path: &str) -> Result<ConsolidateReport, Error> {
+    let path = NodePath::new(path)?;
+    let (format, root) = open_root(store, &path)?;
+    let entries = real_entries(store, &path, format)?;
+    let count = entries.len();
+    let metadata: JsonMap = entries.into_iter().collect();
+    match format {
+        ZarrFormat::V2 => {
+            let mut doc = JsonMap::new();
+            doc.insert("metadata".into(), Value::Object(metadata));
+            doc.insert("zarr_consolidated_format".into(), 1.into());
+            let key = path.to_prefix().key(V2_KEY)?;
+            store.set(&key, &v2::to_bytes(&Value::Object(doc)))?;
+            Ok(ConsolidateReport {
+                format,
+                key,
+                entries: count,
+            })
+        }
+        _ => {
+            let NodeMetadata::Group(mut group) = root else {
+                match unreachable_group(&path)? {}
+            };
+            group
+                .extra_fields
+                .insert(V3_FIELD.into(), inline_field(metadata));
+            format::write_node(store, &path, format, &NodeMetadata::Group(group))?;
+            Ok(ConsolidateReport {
+                format,
+                key: format::metadata_key(format, &path)?,
+                entries: count,
+            })
+        }
+    }
+}
+
+/// Compares the consolidated metadata of the group at `path` with the
+/// documents it summarises. An empty list means they agree. A hierarchy
+/// without consolidated metadata has every document [`MismatchKind::Missing`].
+///
+/// # Errors
+/// As [`consolidate`], and [`Error::Metadata`] if the consolidated metadata
+/// itself is not valid.
+pub fn check(store: &dyn Store, path: &str) -> Result<Vec<Mismatch>, Error> {
+    let path = NodePath::new(path)?;
+    let (format, root) = open_root(store, &path)?;
+    let real = real_entries(store, &path, format)?;
+    let consolidated = match format {
+        ZarrFormat::V2 => {
+            let key = path.to_prefix().key(V2_KEY)?;
+            match store.get(&key, None)? {
+                None => JsonMap::new(),
+                Some(bytes) => {
+                    v2_entries(&bytes).map_err(|source| Error::Metadata { key, source })?
+                }
+            }
+        }
+        _ => {
+            let NodeMetadata::Group(group) = root else {
+                match unreachable_group(&path)? {}
+            };
+            match group.extra_fields.get(V3_FIELD) {
+                None => JsonMap::new(),
+                Some(field) => {
+                    let key = format::metadata_key(format, &path)?;
+                    v3_entries(field).map_err(|source| Error::Metadata { key, source })?
+                }
+            }
+        }
+    };
+    let mut mismatches = Vec::new();
+    for (key, value) in &real {
+        match consolidated.get(key) {
+            None => mismatches.push(Mismatch {
+                kind: MismatchKind::Missing,
+                key: key.clone(),
+            }),
+            Some(entry) if comparable(entry) != comparable(value) => mismatches.push(Mismatch {
+                kind: MismatchKind::Differs,
+                key: key.clone(),
+            }),
+            Some(_) => {}
+        }
+    }
+    for key in consolidated.keys() {
+        if !real.contains_key(key) {
+            mismatches.push(Mismatch {
+                kind: MismatchKind::Extra,
+                key: key.clone(),
+            });
+        }
+    }
+    mismatches.sort_by(|a, b| a.key.cmp(&b.key));
+    Ok(mismatches)
+}
+
+// `open_root` only returns groups; this keeps the match total without a panic.
+fn unreachable_group(path: &NodePath) -> Result<std::convert::Infallible, Error> {
+    Err(Error::WrongNodeKind {
+        path: path.clone(),
+        expected: crate::NodeKind::Group,
+        found: crate::NodeKind::Array,
+    })
+}
+
+/// The v3 field value for `metadata`.
+fn inline_field(metadata: JsonMap) -> Value {
+    let mut field = JsonMap::new();
+    field.insert("kind".into(), "inline".into());
+    field.insert("must_understand".into(), false.into());
+    field.insert("metadata".into(), Value::Object(metadata));
+    Value::Object(field)
+}
+
+/// A document as compared: a group's own `consolidated_metadata` is left
+/// out (zarr-python writes an empty one into nested groups' entries, and
+/// the root's is the consolidated metadata itself).
+fn comparable(value: &Value) -> Value {
+    let mut value = value.clone();
+    if let Some(doc) = value.as_object_mut() {
+        doc.remove(V3_FIELD);
+    }
+    value
+}
+
+fn open_root(store: &dyn Store, path: &NodePath) -> Result<(ZarrFormat, NodeMetadata), Error> {
+    match format::read_node(store, path)? {
+        None => Err(Error::NodeNotFound { path: path.clone() }),
+        Some((_, NodeMetadata::Array(_))) => Err(Error::WrongNodeKind {
+            path: path.clone(),
+            expected: crate::NodeKind::Group,
+            found: crate::NodeKind::Array,
+        }),
+        Some((format @ (ZarrFormat::V2 | ZarrFormat::V3), group)) => Ok((format, group)),
+        Some((format, _)) => Err(Error::InvalidMetadata {
+            path: path.clone(),
+            source: MetadataError::NotRepresentable {
+                format: format.name(),
+                what: "consolidated metadata (only v2 and v3 hierarchies have it)".into(),
+            },
+        }),
+    }
+}
+
+/// Reads a document as JSON, accepting v2's bare `NaN`/`Infinity` tokens.
+fn read_json(store: &dyn Store, key: &StoreKey) -> Result<Option<Value>, Error> {
+    let Some(bytes) = store.get(key, None)? else {
+        return Ok(None);
+    };
+    let text = v2::quote_non_finite_tokens(&bytes);
+    serde_json::from_slice(&text)
+        .map(Some)
+        .map_err(|e| Error::Metadata {
+            key: key.clone(),
+            source: MetadataError::Json(e),
+        })
+}
+
+/// The key of `node` relative to `root`, without a leading `/` (empty for
+/// the root itself).
+fn relative(root: &NodePath, node: &NodePath) -> String {
+    let root = root.as_str().trim_end_matches('/');
+    node.as_str()
+        .strip_prefix(root)
+        .unwrap_or(node.as_str())
+        .trim_start_matches('/')
+        .to_string()
+}
+
+/// The real documents below (and, for v2, including) the group at `root`,
+/// keyed as consolidated metadata keys them.
+fn real_entries(
+    store: &dyn Store,
+    root: &NodePath,
+    format: ZarrFormat,
+) -> Result<BTreeMap<String, Value>, Error> {
+    let mut out = BTreeMap::new();
+    let mut pending = vec![root.clone()];
+    while let Some(node) = pending.pop() {
+        let rel = relative(root, &node);
+        let mut is_group = false;
+        match format {
+            ZarrFormat::V2 => {
+                let prefix = if rel.is_empty() {
+                    String::new()
+                } else {
+                    format!("{rel}/")
+                };
+                for name in [v2::ARRAY_KEY, v2::GROUP_KEY, v2::ATTRIBUTES_KEY] {
+                    let key = node.to_prefix().key(name)?;
+                    if let Some(doc) = read_json(store, &key)? {
+                        is_group |= name == v2::GROUP_KEY;
+                        out.insert(format!("{prefix}{name}"), doc);
+                    }
+                }
+                // zarr-python 2: a node with both documents is the array.
+                if out.contains_key(&format!("{prefix}{}", v2::ARRAY_KEY)) {
+                    is_group = false;
+                }
+            }
+            _ => {
+                let key = format::metadata_key(format, &node)?;
+                if let Some(mut doc) = read_json(store, &key)? {
+                    is_group = doc.get("node_type").and_then(Value::as_str) == Some("group");
+                    if !rel.is_empty() {
+                        if let Some(fields) = doc.as_object_mut() {
+                            if is_group {
+                                fields.insert(V3_FIELD.into(), inline_field(JsonMap::new()));
+                            } else {
+                                fields.remove(V3_FIELD);
+                            }
+                        }
+                        out.insert(rel, doc);
+                    }
+                }
+            }
+        }
+        if is_group {
+            pending.extend(format::list_children(store, &node, format)?);
+        }
+    }
+    Ok(out)
+}
+
+/// The entries of a v2 `.zmetadata` document.
+fn v2_entries(bytes: &[u8]) -> Result<JsonMap, MetadataError> {
+    let text = v2::quote_non_finite_tokens(bytes);
+    let doc: Value = serde_json::from_slice(&text).map_err(MetadataError::Json)?;
+    let doc = doc.as_object().ok_or(MetadataError::NotAnObject)?;
+    match doc.get("zarr_consolidated_format") {
+        Some(Value::Number(n)) if n.as_u64() == Some(1) => {}
+        other => {
+            return Err(MetadataError::InvalidField {
+                field: "zarr_consolidated_format".into(),
+                expected: "1".into(),
+                found: other.map_or_else(|| "nothing".into(), ToString::to_string),
+            });
+        }
+    }
+    match doc.get("metadata") {
+        Some(Value::Object(entries)) => Ok(entries.clone()),
+        other => Err(MetadataError::InvalidField {
+            field: "metadata".into(),
+            expected: "an object".into(),
+            found: other.map_or_else(|| "nothing".into(), ToString::to_string),
+        }),
+    }
+}
+
+/// The entries of a v3 `consolidated_metadata` field, flattened: entries
+/// of nested groups' own consolidated metadata are added under their paths.
+fn v3_entries(field: &Value) -> Result<JsonMap, MetadataError> {
+    let invalid = |expected: &str, found: &Value| MetadataError::InvalidField {
+        field: V3_FIELD.into(),
+        expected: expected.into(),
+        found: found.to_string(),
+    };
+    let fields = field
+        .as_object()
+        .ok_or_else(|| invalid("an object", field))?;
+    match fields.get("kind") {
+        Some(Value::String(kind)) if kind == "inline" => {}
+        _ => return Err(invalid("`\"kind\": \"inline\"`", field)),
+    }
+    let entries = match fields.get("metadata") {
+        Some(Value::Object(entries)) => entries,
+        _ => return Err(invalid("a `metadata` object", field)),
+    };
+    let mut out = JsonMap::new();
+    for (key, doc) in entries {
+        if let Some(nested) = doc.get(V3_FIELD).filter(|v| !v.is_null()) {
+            for (sub, subdoc) in v3_entries(nested)? {
+                out.entry(format!("{key}/{sub}")).or_insert(subdoc);
+            }
+        }
+        out.insert(key.clone(), doc.clone());
+    }
+    Ok(out)
+}
+
+/// A parsed consolidated view: every node below a group, by absolute path.
+#[derive(Debug, Default)]
+pub(crate) struct View {
+    pub(crate) format: Option<ZarrFormat>,
+    pub(crate) nodes: BTreeMap<NodePath, NodeMetadata>,
+}
+
+impl View {
+    /// The children of `parent` in the view, sorted by name.
+    pub(crate) fn children(&self, parent: &NodePath) -> Vec<(&NodePath, &NodeMetadata)> {
+        self.nodes
+            .iter()
+            .filter(|(path, _)| path.parent().as_ref() == Some(parent))
+            .collect()
+    }
+}
+
+/// Strips the field that only consolidated views carry, for comparing.
+pub(crate) fn without_consolidated(metadata: &NodeMetadata) -> NodeMetadata {
+    let mut metadata = metadata.clone();
+    if let NodeMetadata::Group(group) = &mut metadata {
+        group.extra_fields.remove(V3_FIELD);
+    }
+    metadata
+}
+
+/// Loads the consolidated view of the group at `path` whose metadata is
+/// `group`. `Ok(None)`: there is none. `Err(warning)`: there is one, but it
+/// is invalid or disagrees with the group's own document.
+pub(crate) fn load_view(
+    store: &dyn Store,
+    path: &NodePath,
+    format: ZarrFormat,
+    group: &NodeMetadata,
+) -> Result<Option<View>, String> {
+    let mut view = View {
+        format: Some(format),
+        nodes: BTreeMap::new(),
+    };
+    let node_path = |rel: &str| {
+        NodePath::new(&format!("{}/{rel}", path.as_str().trim_end_matches('/')))
+            .map_err(|e| format!("consolidated metadata of `{path}` has an invalid key: {e}"))
+    };
+    match format {
+        ZarrFormat::V2 => {
+            let key = path
+                .to_prefix()
+                .key(V2_KEY)
+                .map_err(|e| format!("cannot form the key of `{path}`'s `{V2_KEY}`: {e}"))?;
+            let bytes = match store.get(&key, None) {
+                Ok(Some(bytes)) => bytes,
+                Ok(None) => return Ok(None),
+                Err(e) => return Err(format!("cannot read `{key}`: {e}")),
+            };
+            let entries = v2_entries(&bytes).map_err(|e| format!("`{key}` is invalid: {e}"))?;
+            for (entry, doc) in &entries {
+                let (rel, is_array) = if let Some(rel) = entry.strip_suffix(v2::ARRAY_KEY) {
+                    (rel, true)
+                } else if let Some(rel) = entry.strip_suffix(v2::GROUP_KEY) {
+                    if entries.contains_key(&format!("{rel}{}", v2::ARRAY_KEY)) {
+                        continue;
+                    }
+                    (rel, false)
+                } else {
+                    continue;
+                };
+                let attributes = match entries.get(&format!("{rel}{}", v2::ATTRIBUTES_KEY)) {
+                    None => None,
+                    Some(attrs) => Some(
+                        v2::parse_attributes(&serde_json::to_vec(attrs).unwrap_or_default())
+                            .map_err(|e| format!("`{key}` entry `{rel}.zattrs` is invalid: {e}"))?,
+                    ),
+                };
+                let doc_bytes = serde_json::to_vec(doc).unwrap_or_default();
+                let metadata = if is_array {
+                    v2::parse_array(&doc_bytes, attributes).map(NodeMetadata::Array)
+                } else {
+                    v2::parse_group(&doc_bytes, attributes).map(NodeMetadata::Group)
+                }
+                .map_err(|e| format!("`{key}` entry `{entry}` is invalid: {e}"))?;
+                let rel = rel.trim_end_matches('/');
+                if rel.is_empty() {
+                    // The group's own document was just read: they must agree.
+                    if without_consolidated(&metadata) != without_consolidated(group) {
+                        return Err(format!(
+                            "`{key}` disagrees with the documents of `{path}` itself; \
+                             reading the real documents"
+                        ));
+                    }
+                    continue;
+                }
+                view.nodes.insert(node_path(rel)?, metadata);
+            }
+        }
+        ZarrFormat::V3 => {
+            let NodeMetadata::Group(group) = group else {
+                return Ok(None);
+            };
+            let Some(field) = group.extra_fields.get(V3_FIELD) else {
+                return Ok(None);
+            };
+            let entries = v3_entries(field)
+                .map_err(|e| format!("the consolidated metadata of `{path}` is invalid: {e}"))?;
+            if entries.is_empty() {
+                // zarr-python's empty marker on nested groups: no view.
+                return Ok(None);
+            }
+            for (rel, doc) in &entries {
+                let metadata = v3::node_from_json(doc).map_err(|e| {
+                    format!("consolidated metadata of `{path}`, entry `{rel}`, is invalid: {e}")
+                })?;
+                view.nodes
+                    .insert(node_path(rel)?, without_consolidated(&metadata));
+            }
+        }
+        _ => return Ok(None),
+    }
+    Ok(Some(view))
+}
