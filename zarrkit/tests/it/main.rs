@@ -8,6 +8,9 @@
     feature = "crc32c"
 ))]
 mod codecs;
+// The hierarchies here use the default zstd codec.
+#[cfg(feature = "zstd")]
+mod consolidated;
 mod corpus;
 // The draft round trips use gzip, zstd and blosc.
 #[cfg(all(feature = "gzip", feature = "zstd", feature = "blosc"))]
