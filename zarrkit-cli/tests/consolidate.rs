@@ -1,0 +1,160 @@
+//! End-to-end tests of `zarrkit consolidate`: writing, `--check` with exit
+//! code 1 on a mismatch, refusals, and `tree` warning about consolidated
+//! metadata it cannot use.
+
+use serde_json::json;
+use std::ffi::OsStr;
+use std::path::Path;
+use std::process::Command;
+use std::sync::Arc;
+use zarrkit::format::ZarrFormat;
+use zarrkit::metadata::{DataType, JsonMap};
+use zarrkit::store::{FilesystemStore, Store};
+use zarrkit::{Array, Group};
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn zarrkit<I, S>(args: I) -> Run
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    let output = Command::new(env!("CARGO_BIN_EXE_zarrkit"))
+        .args(args)
+        .output()
+        .expect("the zarrkit binary runs");
+    Run {
+        code: output.status.code().expect("zarrkit exits with a code"),
+        stdout: String::from_utf8(output.stdout).expect("stdout is UTF-8"),
+        stderr: String::from_utf8(output.stderr).expect("stderr is UTF-8"),
+    }
+}
+
+/// `/` with array `a` and group `g` holding array `b`.
+fn store(root: &Path, format: ZarrFormat) -> Arc<dyn Store> {
+    let store: Arc<dyn Store> = Arc::new(FilesystemStore::new(root).unwrap());
+    Group::create_as(store.clone(), "/", format, JsonMap::new()).unwrap();
+    Group::create_as(store.clone(), "/g", format, JsonMap::new()).unwrap();
+    for path in ["/a", "/g/b"] {
+        Array::builder(&[4], DataType::UInt8, &[2])
+            .format(format)
+            .create(store.clone(), path)
+            .unwrap();
+    }
+    store
+}
+
+#[test]
+fn consolidate_writes_and_check_agrees_in_v2_and_v3() {
+    for (format, key) in [
+        (ZarrFormat::V2, ".zmetadata"),
+        (ZarrFormat::V3, "zarr.json"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        store(dir.path(), format);
+        let run = zarrkit([OsStr::new("consolidate"), dir.path().as_os_str()]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        assert!(
+            run.stdout.contains(&format!("to `{key}`")),
+            "{}",
+            run.stdout
+        );
+        let doc: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(dir.path().join(key)).unwrap()).unwrap();
+        match format {
+            ZarrFormat::V2 => assert_eq!(doc["zarr_consolidated_format"], 1),
+            _ => assert_eq!(
+                doc["consolidated_metadata"]["metadata"]
+                    .as_object()
+                    .unwrap()
+                    .keys()
+                    .collect::<Vec<_>>(),
+                ["a", "g", "g/b"]
+            ),
+        }
+        let run = zarrkit([
+            OsStr::new("consolidate"),
+            OsStr::new("--check"),
+            dir.path().as_os_str(),
+        ]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        assert!(run.stdout.contains("agrees"), "{}", run.stdout);
+    }
+}
+
+#[test]
+fn check_lists_every_mismatch_and_exits_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(dir.path(), ZarrFormat::V3);
+    zarrkit([OsStr::new("consolidate"), dir.path().as_os_str()]);
+    Array::builder(&[1], DataType::UInt8, &[1])
+        .create(store.clone(), "/late")
+        .unwrap();
+    std::fs::remove_file(dir.path().join("g/b/zarr.json")).unwrap();
+    let run = zarrkit([
+        OsStr::new("consolidate"),
+        OsStr::new("--check"),
+        dir.path().as_os_str(),
+    ]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stdout
+            .contains("`g/b` is in the consolidated metadata but does not exist"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("`late` exists but is missing from the consolidated metadata"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stderr.contains("in 2 places"), "{}", run.stderr);
+}
+
+#[test]
+fn consolidate_refuses_an_array_root_and_a_missing_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> = Arc::new(FilesystemStore::new(dir.path()).unwrap());
+    Array::builder(&[4], DataType::UInt8, &[2])
+        .create(store, "/")
+        .unwrap();
+    let run = zarrkit([OsStr::new("consolidate"), dir.path().as_os_str()]);
+    assert_eq!(run.code, 1);
+    assert!(run.stderr.contains("not a group"), "{}", run.stderr);
+    let run = zarrkit([
+        OsStr::new("consolidate"),
+        dir.path().join("missing").as_os_str(),
+    ]);
+    assert_eq!(run.code, 1);
+    assert!(run.stderr.contains("does not exist"), "{}", run.stderr);
+    let run = zarrkit(["consolidate"]);
+    assert_eq!(run.code, 2);
+}
+
+#[test]
+fn tree_answers_from_consolidated_metadata_and_warns_about_invalid_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    store(dir.path(), ZarrFormat::V2);
+    zarrkit([OsStr::new("consolidate"), dir.path().as_os_str()]);
+    // Remove a's document: the consolidated view still lists it.
+    std::fs::remove_file(dir.path().join("a/.zarray")).unwrap();
+    let run = zarrkit([OsStr::new("tree"), dir.path().as_os_str()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("a [4] uint8"), "{}", run.stdout);
+    assert!(run.stdout.contains("1 group, 2 arrays"), "{}", run.stdout);
+
+    std::fs::write(dir.path().join(".zmetadata"), json!([1]).to_string()).unwrap();
+    let run = zarrkit([OsStr::new("tree"), dir.path().as_os_str()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr.starts_with("warning: `.zmetadata` is invalid"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stdout.contains("1 group, 1 array"), "{}", run.stdout);
+}
