@@ -63,6 +63,30 @@ const REGISTRY: &[(&str, Constructor)] = &[
     (super::lzma::NAME, super::lzma::create),
     #[cfg(feature = "lz4")]
     (super::lz4::NAME, super::lz4::create),
+    // numcodecs filters and checksums (zarr-python 3.1's `numcodecs.<id>`).
+    (super::delta::NAME, super::delta::create),
+    (
+        super::fixedscaleoffset::NAME,
+        super::fixedscaleoffset::create,
+    ),
+    (super::quantize::NAME, super::quantize::create),
+    (super::bitround::NAME, super::bitround::create),
+    (super::astype::NAME, super::astype::create),
+    (super::packbits::NAME, super::packbits::create),
+    (super::shuffle::NAME, super::shuffle::create),
+    (super::checksums::CRC32_NAME, super::checksums::create_crc32),
+    (
+        super::checksums::ADLER32_NAME,
+        super::checksums::create_adler32,
+    ),
+    (
+        super::checksums::FLETCHER32_NAME,
+        super::checksums::create_fletcher32,
+    ),
+    (
+        super::checksums::JENKINS_LOOKUP3_NAME,
+        super::checksums::create_jenkins_lookup3,
+    ),
 ];
 
 /// Codecs the spec defines but this build leaves out, with their features.
