@@ -34,3 +34,6 @@ mod stores;
     feature = "lz4"
 ))]
 mod v2;
+// The v2 filter cases use zlib as the compressor.
+#[cfg(feature = "zlib")]
+mod v2_filters;

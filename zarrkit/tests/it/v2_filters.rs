@@ -1,0 +1,177 @@
+//! numcodecs filters and checksums in Zarr v2, with zarr-python 3.1.
+//!
+//! `testdata/generate/v2_filters_interop.py write` makes zarr-python write
+//! one `zarr_format=2` array per filter case (each filter, filters with a
+//! compressor, checksums as compressor and as filters, chains of several);
+//! zarrkit reads every element, then rewrites each array from its parsed
+//! metadata (so the `.zarray` goes through zarrkit's writer) with the
+//! values zarr-python read, and `read` checks them with zarr-python, and
+//! for uncompressed cases that zarrkit's chunk files equal zarr-python's.
+//! Needs `ZARRKIT_PYTHON`; skips, saying so, unless `ZARRKIT_REQUIRE_INTEROP=1`.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+use zarrkit::format::v2;
+use zarrkit::metadata::DataType;
+use zarrkit::store::{FilesystemStore, Store};
+use zarrkit::{Array, Region};
+
+fn reference_python() -> Option<PathBuf> {
+    if let Some(python) = std::env::var_os("ZARRKIT_PYTHON").filter(|p| !p.is_empty()) {
+        return Some(PathBuf::from(python));
+    }
+    assert!(
+        std::env::var("ZARRKIT_REQUIRE_INTEROP").as_deref() != Ok("1"),
+        "ZARRKIT_REQUIRE_INTEROP=1 but ZARRKIT_PYTHON is unset"
+    );
+    eprintln!("skipping: set ZARRKIT_PYTHON to a Python with zarr 3.1");
+    None
+}
+
+fn run_script(python: &Path, mode: &str, dir: &Path) -> String {
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/generate/v2_filters_interop.py");
+    let output = Command::new(python)
+        .arg(&script)
+        .arg(mode)
+        .arg(dir)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
+    let text = format!(
+        "{}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        output.status.success(),
+        "v2_filters_interop.py {mode} failed: {text}"
+    );
+    text
+}
+
+/// Native-endian element bytes to little-endian, or back, in place.
+fn swap_to_little_endian(bytes: &mut [u8], data_type: &DataType) {
+    let unit = data_type.endian_unit();
+    if cfg!(target_endian = "big") && unit > 1 {
+        bytes.chunks_exact_mut(unit).for_each(<[u8]>::reverse);
+    }
+}
+
+#[test]
+fn filters_round_trip_between_zarr_python_and_zarrkit() {
+    let Some(python) = reference_python() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    run_script(&python, "write", dir.path());
+    let manifest: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("manifest.json")).unwrap()).unwrap();
+    let py: Arc<dyn Store> = Arc::new(FilesystemStore::new(dir.path().join("py.zarr")).unwrap());
+    let rk_root = dir.path().join("rk.zarr");
+    let rk: Arc<dyn Store> = Arc::new(FilesystemStore::new(&rk_root).unwrap());
+    let cases = manifest.as_array().unwrap();
+    assert!(cases.len() >= 20, "{} cases", cases.len());
+    let mut failures = Vec::new();
+    for entry in cases {
+        let id = entry["id"].as_str().unwrap();
+        let result = (|| -> Result<(), String> {
+            let array = Array::open(py.clone(), id).map_err(|e| format!("open: {e:#}"))?;
+            let mut got = array
+                .read_region_bytes(&Region::whole(array.shape()))
+                .map_err(|e| format!("read: {e:#}"))?;
+            swap_to_little_endian(&mut got, array.data_type());
+            let expected = std::fs::read(dir.path().join("expected").join(format!("{id}.bin")))
+                .map_err(|e| e.to_string())?;
+            if got != expected {
+                return Err("values differ from zarr-python's".to_string());
+            }
+            // Rewrite through zarrkit's v2 writer.
+            let document = v2::array_to_json(array.metadata()).map_err(|e| e.to_string())?;
+            let path = rk_root.join(id);
+            std::fs::create_dir_all(&path).unwrap();
+            std::fs::write(path.join(".zarray"), v2::to_bytes(&document)).unwrap();
+            let written = Array::open(rk.clone(), id).map_err(|e| format!("reopen: {e:#}"))?;
+            let mut native = expected.clone();
+            swap_to_little_endian(&mut native, written.data_type());
+            written
+                .write_region_bytes(&Region::whole(written.shape()), &native)
+                .map_err(|e| format!("write: {e:#}"))?;
+            // The rewritten document has the same codecs; a byte filter
+            // last in the list with no compressor is written as the
+            // compressor (documented in format/v2.rs), which reads the same.
+            let original: Value = serde_json::from_slice(
+                &std::fs::read(dir.path().join("py.zarr").join(id).join(".zarray")).unwrap(),
+            )
+            .unwrap();
+            let count = |doc: &Value| {
+                doc["filters"].as_array().map_or(0, Vec::len)
+                    + usize::from(!doc["compressor"].is_null())
+            };
+            if count(&original) != count(&document) || original["dtype"] != document["dtype"] {
+                return Err(format!("{original} written as {document}"));
+            }
+            Ok(())
+        })();
+        if let Err(e) = result {
+            failures.push(format!("{id}: {e}"));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    let output = run_script(&python, "read", dir.path());
+    assert!(
+        output.contains(&format!("checked {} arrays", cases.len())),
+        "{output}"
+    );
+}
+
+#[test]
+fn categorize_and_misordered_filters_are_refused_naming_them() {
+    let doc = |filters: &str| {
+        format!(
+            r#"{{"zarr_format": 2, "shape": [4], "chunks": [2], "dtype": "<i4", "compressor": null,
+                "fill_value": 0, "order": "C", "filters": {filters}}}"#
+        )
+    };
+    let err = v2::parse_array(
+        doc(r#"[{"id": "categorize", "labels": ["a"], "dtype": "<U1", "astype": "|u1"}]"#)
+            .as_bytes(),
+        None,
+    )
+    .unwrap_err();
+    assert_eq!(err.to_string(), "unsupported v2 filter `categorize`");
+    let err = v2::parse_array(
+        doc(r#"[{"id": "crc32"}, {"id": "delta", "dtype": "<i4"}]"#).as_bytes(),
+        None,
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("`delta`"), "{err}");
+    let err =
+        v2::parse_array(doc(r#"[{"id": "delta", "dtype": ">i4"}]"#).as_bytes(), None).unwrap_err();
+    assert!(err.to_string().contains(">i4"), "{err}");
+    let err = v2::parse_array(
+        doc(r#"[{"id": "delta", "dtype": "<i4", "level": 1}]"#).as_bytes(),
+        None,
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("filters[0].level"), "{err}");
+    let ok = v2::parse_array(
+        doc(r#"[{"id": "astype", "encode_dtype": ">i8", "decode_dtype": "<i4"}, {"id": "crc32"}]"#)
+            .as_bytes(),
+        None,
+    )
+    .unwrap();
+    let names: Vec<&str> = ok.codecs.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["numcodecs.astype", "bytes", "numcodecs.crc32"]);
+    assert_eq!(
+        ok.codecs[1].configuration.as_ref().unwrap()["endian"],
+        "big"
+    );
+}
