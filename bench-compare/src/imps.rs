@@ -1,7 +1,7 @@
 //! The two implementations behind one small interface: create or open an
 //! array in a filesystem store, write a region, read a region.
 
-use crate::workload::{CHUNK, Codecs};
+use crate::workload::{Codecs, INNER};
 use std::fmt;
 use std::ops::Range;
 use std::path::Path;
@@ -73,7 +73,7 @@ impl Handle {
                         let array = zarrkit::Array::builder(
                             &[side; 3],
                             zarrkit::metadata::DataType::UInt16,
-                            &[CHUNK; 3],
+                            &[codecs.chunk(side); 3],
                         )
                         .codecs_metadata(zarrkit_codecs(codecs))
                         .create(store, ARRAY_PATH)?;
@@ -84,22 +84,43 @@ impl Handle {
             }
             Imp::Zarrs => {
                 let store = Arc::new(zarrs::filesystem::FilesystemStore::new(dir)?);
-                let bytes_to_bytes: Vec<Arc<dyn zarrs::array::BytesToBytesCodecTraits>> =
-                    match codecs {
-                        Codecs::Zstd => {
-                            vec![Arc::new(zarrs::array::codec::ZstdCodec::new(0, false))]
-                        }
-                        Codecs::Raw => vec![],
-                    };
-                let array = zarrs::array::ArrayBuilder::new(
+                let zstd: Arc<dyn zarrs::array::BytesToBytesCodecTraits> =
+                    Arc::new(zarrs::array::codec::ZstdCodec::new(0, false));
+                let bytes = Arc::new(zarrs::array::codec::BytesCodec::little());
+                let mut builder = zarrs::array::ArrayBuilder::new(
                     vec![side; 3],
-                    vec![CHUNK; 3],
+                    vec![codecs.chunk(side); 3],
                     zarrs::array::data_type::uint16(),
                     0u16,
-                )
-                .array_to_bytes_codec(Arc::new(zarrs::array::codec::BytesCodec::little()))
-                .bytes_to_bytes_codecs(bytes_to_bytes)
-                .build(store, ARRAY_PATH)?;
+                );
+                match codecs {
+                    Codecs::Zstd => {
+                        builder
+                            .array_to_bytes_codec(bytes)
+                            .bytes_to_bytes_codecs(vec![zstd]);
+                    }
+                    Codecs::Raw => {
+                        builder.array_to_bytes_codec(bytes);
+                    }
+                    Codecs::Sharded => {
+                        // zarrs's default index codecs are bytes + crc32c,
+                        // its default index location the end: as zarrkit's (the index
+                        // `bytes` codec is made little endian explicitly).
+                        let inner = std::num::NonZeroU64::new(INNER).expect("non-zero");
+                        let mut sharding = zarrs::array::codec::ShardingCodecBuilder::new(
+                            vec![inner; 3].into(),
+                            &zarrs::array::data_type::uint16(),
+                        );
+                        sharding.index_array_to_bytes_codec(Arc::new(
+                            zarrs::array::codec::BytesCodec::little(),
+                        ));
+                        sharding
+                            .array_to_bytes_codec(bytes)
+                            .bytes_to_bytes_codecs(vec![zstd]);
+                        builder.array_to_bytes_codec(Arc::new(sharding.build()));
+                    }
+                }
+                let array = builder.build(store, ARRAY_PATH)?;
                 array.store_metadata()?;
                 Ok(Handle::Zarrs(Box::new(array)))
             }
@@ -154,12 +175,31 @@ fn zarrkit_codecs(codecs: Codecs) -> Vec<zarrkit::metadata::ExtensionObject> {
     use zarrkit::metadata::{ExtensionObject, JsonMap};
     let mut bytes = JsonMap::new();
     bytes.insert("endian".into(), "little".into());
-    let mut chain = vec![ExtensionObject::with_configuration("bytes", bytes)];
-    if codecs == Codecs::Zstd {
-        let mut zstd = JsonMap::new();
-        zstd.insert("level".into(), 0.into());
-        zstd.insert("checksum".into(), false.into());
-        chain.push(ExtensionObject::with_configuration("zstd", zstd));
+    let bytes = ExtensionObject::with_configuration("bytes", bytes);
+    let mut zstd = JsonMap::new();
+    zstd.insert("level".into(), 0.into());
+    zstd.insert("checksum".into(), false.into());
+    let zstd = ExtensionObject::with_configuration("zstd", zstd);
+    match codecs {
+        Codecs::Zstd => vec![bytes, zstd],
+        Codecs::Raw => vec![bytes],
+        Codecs::Sharded => {
+            let to_json = zarrkit::format::v3::extension_to_json;
+            let mut sharding = JsonMap::new();
+            sharding.insert("chunk_shape".into(), vec![INNER; 3].into());
+            sharding.insert(
+                "codecs".into(),
+                vec![to_json(&bytes), to_json(&zstd)].into(),
+            );
+            sharding.insert(
+                "index_codecs".into(),
+                vec![to_json(&bytes), serde_json::json!({"name": "crc32c"})].into(),
+            );
+            sharding.insert("index_location".into(), "end".into());
+            vec![ExtensionObject::with_configuration(
+                "sharding_indexed",
+                sharding,
+            )]
+        }
     }
-    chain
 }

@@ -14,22 +14,26 @@ use imps::{BoxError, Handle, Imp};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::time::Instant;
-use workload::{Codecs, Pattern, REGION, REGION_COUNT, Workload, random_regions};
+use workload::{
+    Codecs, INNER, Pattern, REGION, REGION_COUNT, SHARD, Workload, inner_blocks, random_regions,
+};
 
 const USAGE: &str = "\
 usage: bench-compare [--quick] [--reps N] [--dir DIR] [--keep]
-                     [--codecs zstd,raw] [--workloads write,read_all,read_regions]
+                     [--codecs zstd,raw,sharded]
+                     [--workloads write,read_all,read_inner,read_regions]
 
   --quick      a 128^3 array instead of 512^3 (a smoke run)
   --reps N     timed repetitions per (implementation, workload); default 5
   --dir DIR    where the stores go (kept afterwards); default a fresh
                directory under /tmp, removed afterwards unless --keep
-  --codecs     which codec chains: zstd (bytes + zstd level 0), raw (bytes)
+  --codecs     which codec chains: zstd (bytes + zstd level 0), raw (bytes),
+               sharded (256^3 shards of 32^3 bytes + zstd inner chunks)
   --workloads  which workloads; read workloads write the store first if missing
 
 Profiling one child by hand:
   bench-compare child IMP WORKLOAD CODECS DIR SIDE [REPS]
-  (IMP: zarrkit|zarrs; WORKLOAD: write|read_all|read_regions|verify)";
+  (IMP: zarrkit|zarrs; WORKLOAD: write|read_all|read_inner|read_regions|verify)";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -98,8 +102,12 @@ fn child(args: &[String]) -> Result<(), BoxError> {
             }
             pattern.check(&whole, &last)?;
         }
-        Workload::ReadRegions => {
-            let regions = random_regions(side);
+        Workload::ReadRegions | Workload::ReadInner => {
+            let regions = if workload == Workload::ReadInner {
+                inner_blocks(side)
+            } else {
+                random_regions(side)
+            };
             let handle = Handle::open(imp, dir)?;
             for region in &regions {
                 drop(std::hint::black_box(handle.read(region)?));
@@ -261,6 +269,9 @@ fn parent(args: &[String]) -> Result<(), BoxError> {
             codecs,
         };
         for &workload in &options.workloads {
+            if !workload.applies_to(codecs) {
+                continue;
+            }
             if workload != Workload::Write {
                 for imp in Imp::ALL {
                     if !store_dir(imp).join("array").exists() {
@@ -449,11 +460,13 @@ fn print_table(rows: &[Row], side: u64, reps: usize) {
             Workload::Write => "write all".to_string(),
             Workload::ReadAll => "read all".to_string(),
             Workload::ReadRegions => format!("read {REGION_COUNT} × {REGION}³ regions"),
+            Workload::ReadInner => format!("read each {INNER}³ inner chunk"),
             Workload::Verify => "verify".to_string(),
         };
         let label = match row.codecs {
             Codecs::Zstd => format!("{label} (zstd)"),
             Codecs::Raw => format!("{label} (raw)"),
+            Codecs::Sharded => format!("{label} (sharded {SHARD}³/{INNER}³ zstd)"),
         };
         let bytes = row.workload.decoded_bytes(side) as f64;
         let cell = |r: &Result<Measured, String>, f: &dyn Fn(&Measured) -> String| match r {

@@ -7,6 +7,11 @@ use std::str::FromStr;
 
 /// The chunk edge length (chunks are `CHUNK`³).
 pub const CHUNK: u64 = 64;
+/// The shard edge length of the `sharded` chain (shards are `SHARD`³).
+pub const SHARD: u64 = 256;
+/// The inner chunk edge length of the `sharded` chain, and the block edge
+/// of the `read_inner` workload.
+pub const INNER: u64 = 32;
 /// The edge length of each random region read (regions are `REGION`³).
 pub const REGION: u64 = 32;
 /// How many random regions one `read_regions` repetition reads.
@@ -21,15 +26,28 @@ pub enum Codecs {
     Zstd,
     /// `bytes` (little endian) only.
     Raw,
+    /// `sharding_indexed`: `SHARD`³ shards of `INNER`³ inner chunks, each
+    /// `bytes` + `zstd` (level 0, no checksum); index `bytes` + `crc32c` at
+    /// the end (issue #5's workload).
+    Sharded,
 }
 
 impl Codecs {
-    pub const ALL: [Codecs; 2] = [Codecs::Zstd, Codecs::Raw];
+    pub const ALL: [Codecs; 3] = [Codecs::Zstd, Codecs::Raw, Codecs::Sharded];
 
     pub fn name(self) -> &'static str {
         match self {
             Codecs::Zstd => "zstd",
             Codecs::Raw => "raw",
+            Codecs::Sharded => "sharded",
+        }
+    }
+
+    /// The edge length of the array's chunks (for `sharded`, its shards).
+    pub fn chunk(self, side: u64) -> u64 {
+        match self {
+            Codecs::Zstd | Codecs::Raw => CHUNK,
+            Codecs::Sharded => SHARD.min(side),
         }
     }
 }
@@ -40,7 +58,7 @@ impl FromStr for Codecs {
         Self::ALL
             .into_iter()
             .find(|c| c.name() == s)
-            .ok_or_else(|| format!("unknown codecs `{s}` (expected zstd or raw)"))
+            .ok_or_else(|| format!("unknown codecs `{s}` (expected zstd, raw or sharded)"))
     }
 }
 
@@ -59,19 +77,34 @@ pub enum Workload {
     ReadAll,
     /// Read `REGION_COUNT` random `REGION`³ regions, one call each.
     ReadRegions,
+    /// Read every `INNER`³ block (for `sharded`, every inner chunk), one
+    /// call each, in C order of the blocks.
+    ReadInner,
     /// Not timed: read the whole array and check every value (the cross-check).
     Verify,
 }
 
 impl Workload {
     /// The timed workloads, in the order they run (reads need the write first).
-    pub const TIMED: [Workload; 3] = [Workload::Write, Workload::ReadAll, Workload::ReadRegions];
+    pub const TIMED: [Workload; 4] = [
+        Workload::Write,
+        Workload::ReadAll,
+        Workload::ReadInner,
+        Workload::ReadRegions,
+    ];
+
+    /// Whether the workload runs for `codecs` by default: reading inner
+    /// chunks one by one is the sharded chain's workload.
+    pub fn applies_to(self, codecs: Codecs) -> bool {
+        self != Workload::ReadInner || codecs == Codecs::Sharded
+    }
 
     pub fn name(self) -> &'static str {
         match self {
             Workload::Write => "write",
             Workload::ReadAll => "read_all",
             Workload::ReadRegions => "read_regions",
+            Workload::ReadInner => "read_inner",
             Workload::Verify => "verify",
         }
     }
@@ -80,7 +113,9 @@ impl Workload {
     pub fn decoded_bytes(self, side: u64) -> u64 {
         let element = std::mem::size_of::<u16>() as u64;
         match self {
-            Workload::Write | Workload::ReadAll | Workload::Verify => side.pow(3) * element,
+            Workload::Write | Workload::ReadAll | Workload::ReadInner | Workload::Verify => {
+                side.pow(3) * element
+            }
             Workload::ReadRegions => REGION_COUNT as u64 * REGION.pow(3) * element,
         }
     }
@@ -93,12 +128,15 @@ impl FromStr for Workload {
             Workload::Write,
             Workload::ReadAll,
             Workload::ReadRegions,
+            Workload::ReadInner,
             Workload::Verify,
         ]
         .into_iter()
         .find(|w| w.name() == s)
         .ok_or_else(|| {
-            format!("unknown workload `{s}` (expected write, read_all, read_regions or verify)")
+            format!(
+                "unknown workload `{s}` (expected write, read_all, read_inner, read_regions or verify)"
+            )
         })
     }
 }
@@ -181,6 +219,15 @@ pub fn random_regions(side: u64) -> Vec<[Range<u64>; 3]> {
                 start..start + REGION
             })
         })
+        .collect()
+}
+
+/// Every `INNER`³ block of an array of `side`³, in C order of the blocks.
+pub fn inner_blocks(side: u64) -> Vec<[Range<u64>; 3]> {
+    let n = side / INNER;
+    let block = |i: u64| i * INNER..(i + 1) * INNER;
+    (0..n * n * n)
+        .map(|i| [block(i / (n * n)), block(i / n % n), block(i % n)])
         .collect()
 }
 

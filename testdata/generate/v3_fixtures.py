@@ -20,7 +20,15 @@ import shutil
 import numpy as np
 import tensorstore as ts
 import zarr
-from zarr.codecs import BloscCodec, BytesCodec, Crc32cCodec, GzipCodec, TransposeCodec, ZstdCodec
+from zarr.codecs import (
+    BloscCodec,
+    BytesCodec,
+    Crc32cCodec,
+    GzipCodec,
+    ShardingCodec,
+    TransposeCodec,
+    ZstdCodec,
+)
 
 ROOT = os.path.join("testdata", "fixtures", "v3")
 
@@ -71,6 +79,23 @@ def zarr_python():
         ("complex64_transpose", (6, 5, 4), (3, 5, 2), "complex64", [TransposeCodec(order=[2, 0, 1]), BytesCodec(), Crc32cCodec()], 0),
         ("bool_blosc", (33,), (10,), "bool", [BytesCodec(), BloscCodec(cname="lz4", clevel=5, shuffle="bitshuffle", typesize=1)], False),
         ("int64_scalar", (), (), "int64", [BytesCodec()], -5),
+        # 10x12 shards of 5x4 inner chunks; the unwritten last rows leave
+        # inner chunks and a shard missing.
+        (
+            "uint16_sharded",
+            (20, 30),
+            (10, 12),
+            "uint16",
+            [
+                ShardingCodec(
+                    chunk_shape=(5, 4),
+                    codecs=[BytesCodec(), ZstdCodec(level=3)],
+                    index_codecs=[BytesCodec(), Crc32cCodec()],
+                    index_location="end",
+                )
+            ],
+            7,
+        ),
     ]
     for name, shape, chunks, dtype, codecs, fill in cases:
         serializer = codecs[0] if not isinstance(codecs[0], TransposeCodec) else codecs[1]
@@ -105,6 +130,7 @@ def tensorstore_fixture():
     cases = [
         ("int16_dot_keys", [17, 11], [4, 4], "int16", [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "zstd", "configuration": {"level": 1}}], {"name": "default", "configuration": {"separator": "."}}),
         ("uint32_v2_keys", [10, 10], [3, 6], "uint32", [{"name": "bytes", "configuration": {"endian": "big"}}, {"name": "blosc", "configuration": {"cname": "zstd", "clevel": 3, "shuffle": "shuffle", "typesize": 4, "blocksize": 0}}], {"name": "v2", "configuration": {"separator": "."}}),
+        ("float32_sharded_index_start", [9, 10], [6, 10], "float32", [{"name": "sharding_indexed", "configuration": {"chunk_shape": [3, 5], "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "blosc", "configuration": {"cname": "lz4", "clevel": 5, "shuffle": "shuffle", "typesize": 4, "blocksize": 0}}], "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}], "index_location": "start"}}], {"name": "default", "configuration": {"separator": "/"}}),
         ("float64_f_order", [9, 7], [4, 3], "float64", [{"name": "transpose", "configuration": {"order": [1, 0]}}, {"name": "bytes", "configuration": {"endian": "little"}}, {"name": "gzip", "configuration": {"level": 1}}], {"name": "default", "configuration": {"separator": "/"}}),
     ]
     for name, shape, chunks, dtype, codecs, cke in cases:

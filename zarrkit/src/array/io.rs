@@ -8,11 +8,63 @@
 //! bounds the memory in flight: a read holds the caller's buffer plus one
 //! batch of encoded and decoded chunks.
 
-use super::copy::BoxCopy;
 use super::{Array, Element, Region};
+use crate::codec::copy::BoxCopy;
+use crate::codec::{BytesRangeReader, ChunkBox, CodecError};
 use crate::error::Error;
-use crate::store::{ReadRequest, StoreKey};
+use crate::store::{ByteRange, ReadRequest, Store, StoreKey};
 use rayon::prelude::*;
+use std::hash::{Hash, Hasher};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+/// The number of lock stripes shared by every array in the process.
+const STRIPES: usize = 256;
+
+/// Write generations, one per stripe of (store, key) pairs.
+///
+/// A read-modify-write of a chunk notes its stripe's generation before it
+/// reads, builds the new chunk without holding any lock, then stores it
+/// only if the generation has not moved (and moves it); otherwise it starts
+/// again from a fresh read. So two threads updating different parts of one
+/// chunk or shard never lose each other's elements. No lock is held while
+/// decoding or encoding: those run on rayon, and a rayon thread that
+/// blocked on a lock it already held (after stealing a second task for the
+/// same stripe) would deadlock.
+static GENERATIONS: [Mutex<u64>; STRIPES] = [const { Mutex::new(0) }; STRIPES];
+
+/// The stripe of `key` in `store`.
+fn stripe(store: &Arc<dyn Store>, key: &StoreKey) -> &'static Mutex<u64> {
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    Arc::as_ptr(store).cast::<()>().addr().hash(&mut hasher);
+    key.as_str().hash(&mut hasher);
+    &GENERATIONS[(hasher.finish() % STRIPES as u64) as usize]
+}
+
+fn lock(stripe: &Mutex<u64>) -> MutexGuard<'_, u64> {
+    // The guarded value is a counter that is never left half-updated.
+    stripe.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Converts an error of a partial decode or encode of the chunk at `key`.
+fn partial_error(key: &StoreKey, source: CodecError, encoding: bool) -> Error {
+    match source {
+        CodecError::Store(source) => Error::Store(source),
+        source @ (CodecError::Corrupt { .. }
+        | CodecError::ChecksumMismatch { .. }
+        | CodecError::WrongSize { .. }) => Error::Decode {
+            key: key.clone(),
+            source,
+        },
+        source if encoding => Error::Encode {
+            key: key.clone(),
+            source,
+        },
+        source => Error::Decode {
+            key: key.clone(),
+            source,
+        },
+    }
+}
 
 /// One chunk of a plan: its key, and where the region and the
 /// chunk overlap.
@@ -38,6 +90,65 @@ impl Array {
     /// busy, few enough that memory in flight stays a few chunks per thread.
     fn batch_size(&self) -> usize {
         (rayon::current_num_threads() * 4).max(8)
+    }
+
+    /// The current write generation of `key`'s stripe.
+    fn generation(&self, key: &StoreKey) -> u64 {
+        *lock(stripe(&self.store, key))
+    }
+
+    /// Stores `value` under `key` (erases it for `None`), unless `seen` is
+    /// given and the stripe's generation has moved since: returns whether
+    /// it was stored.
+    fn commit(
+        &self,
+        key: &StoreKey,
+        value: Option<&[u8]>,
+        seen: Option<u64>,
+    ) -> Result<bool, Error> {
+        let mut generation = lock(stripe(&self.store, key));
+        if seen.is_some_and(|seen| seen != *generation) {
+            return Ok(false);
+        }
+        match value {
+            Some(value) => self.store.set(key, value)?,
+            None => self.store.erase(key)?,
+        }
+        *generation = generation.wrapping_add(1);
+        Ok(true)
+    }
+
+    /// A reader of byte ranges of the value under `key`: each call is one
+    /// batched store read.
+    fn range_reader<'a>(&'a self, key: &'a StoreKey) -> impl BytesRangeReader + 'a {
+        move |ranges: &[ByteRange]| -> Result<Option<Vec<Vec<u8>>>, CodecError> {
+            let requests: Vec<ReadRequest> =
+                ranges.iter().map(|r| (key.clone(), Some(*r))).collect();
+            let values = self.store.get_partial_values(&requests)?;
+            Ok(values.into_iter().collect::<Option<Vec<_>>>())
+        }
+    }
+
+    /// Decodes the part of a chunk that `piece` covers through the codec
+    /// chain's partial decoder, reading only the bytes it needs. Starts
+    /// again if a write to the chunk's stripe lands meanwhile, so the
+    /// index and the inner chunks come from the same shard.
+    fn decode_piece_partial(&self, piece: &ChunkPiece) -> Result<Option<Vec<u8>>, Error> {
+        let b = ChunkBox::new(piece.in_chunk.clone(), piece.shape.clone());
+        loop {
+            let seen = self.generation(&piece.key);
+            let result = self.codecs.decode_partial(
+                &self.range_reader(&piece.key),
+                &self.chunk_repr,
+                std::slice::from_ref(&b),
+            );
+            if self.generation(&piece.key) != seen {
+                continue;
+            }
+            return result
+                .map(|boxes| boxes.and_then(|b| b.into_iter().next()))
+                .map_err(|source| partial_error(&piece.key, source, false));
+        }
     }
 
     /// Checks a region against the array and returns its size in bytes.
@@ -155,6 +266,37 @@ impl Array {
         }
         let elem = self.data_type().size();
         let pieces = self.plan(region)?;
+        // Chunks the region covers in part are read through the chain's
+        // partial decoder when it has one (a shard's index and the inner
+        // chunks needed, or the element runs of an uncompressed chunk).
+        let (partial, pieces): (Vec<ChunkPiece>, Vec<ChunkPiece>) =
+            if self.codecs.supports_partial_decode() {
+                pieces.into_iter().partition(|p| !p.covers_chunk)
+            } else {
+                (Vec::new(), pieces)
+            };
+        for batch in partial.chunks(self.batch_size()) {
+            let decoded = batch
+                .par_iter()
+                .map(|piece| Ok((piece, self.decode_piece_partial(piece)?)))
+                .collect::<Result<Vec<_>, Error>>()?;
+            for (piece, part) in decoded {
+                let copy = BoxCopy {
+                    src_shape: &piece.shape,
+                    src_start: &vec![0; piece.shape.len()],
+                    dst_shape: region.shape(),
+                    dst_start: &piece.in_region,
+                    shape: &piece.shape,
+                    elem,
+                };
+                match part {
+                    Some(part) => copy.run(&part, out),
+                    None => {
+                        copy.for_each_run(|_, d, len| self.fill_value().fill(&mut out[d..d + len]))
+                    }
+                }
+            }
+        }
         for batch in pieces.chunks(self.batch_size()) {
             let requests: Vec<ReadRequest> = batch.iter().map(|p| (p.key.clone(), None)).collect();
             let fetched = self.store.get_partial_values(&requests)?;
@@ -430,28 +572,116 @@ impl Array {
         // Chunks the region covers entirely are never read: each task
         // builds, encodes and stores one, so memory in flight is one chunk
         // and its encoding per thread.
-        whole
-            .par_iter()
-            .try_for_each(|piece| self.write_piece(region, data, piece, None, chunk_bytes, elem))?;
-        // Chunks covered in part are read in batches (one batched store
-        // read each), then updated and stored in parallel.
+        whole.par_iter().try_for_each(|piece| {
+            let value = self.build_piece(region, data, piece, None, chunk_bytes, elem)?;
+            self.commit(&piece.key, value.as_deref(), None).map(|_| ())
+        })?;
+        // Chunks covered in part go through the chain's partial encoder
+        // when it has one (a shard rewrites only the inner chunks it must).
+        if self.codecs.supports_partial_encode() {
+            return partial
+                .par_iter()
+                .try_for_each(|piece| self.write_piece_partial(region, data, piece, elem));
+        }
+        // Otherwise they are read in batches (one batched store read
+        // each), then updated and stored in parallel.
         for batch in partial.chunks(self.batch_size()) {
+            let seen: Vec<u64> = batch.iter().map(|p| self.generation(&p.key)).collect();
             let requests: Vec<ReadRequest> = batch.iter().map(|p| (p.key.clone(), None)).collect();
             let existing = self.store.get_partial_values(&requests)?;
-            batch
-                .par_iter()
-                .zip(existing)
-                .try_for_each(|(piece, old)| {
-                    self.write_piece(region, data, piece, old, chunk_bytes, elem)
-                })?;
+            batch.par_iter().zip(existing).zip(seen).try_for_each(
+                |((piece, mut old), mut seen)| loop {
+                    let value = self.build_piece(region, data, piece, old, chunk_bytes, elem);
+                    match value {
+                        Ok(value) => {
+                            if self.commit(&piece.key, value.as_deref(), Some(seen))? {
+                                return Ok(());
+                            }
+                        }
+                        // A chunk replaced while it was read is read again.
+                        Err(_) if self.generation(&piece.key) != seen => {}
+                        Err(err) => return Err(err),
+                    }
+                    seen = self.generation(&piece.key);
+                    old = self.store.get(&piece.key, None)?;
+                },
+            )?;
         }
         Ok(())
     }
 
+    /// Updates the part of one chunk that `piece` covers through the codec
+    /// chain's partial encoder, retrying if another write to the chunk's
+    /// stripe lands between the read and the store.
+    fn write_piece_partial(
+        &self,
+        region: &Region,
+        data: &[u8],
+        piece: &ChunkPiece,
+        elem: usize,
+    ) -> Result<(), Error> {
+        let zeros = vec![0; piece.shape.len()];
+        let n = piece.shape.iter().product::<u64>() as usize * elem;
+        let mut update = vec![0u8; n];
+        BoxCopy {
+            src_shape: region.shape(),
+            src_start: &piece.in_region,
+            dst_shape: &piece.shape,
+            dst_start: &zeros,
+            shape: &piece.shape,
+            elem,
+        }
+        .run(data, &mut update);
+        let updates = [(
+            ChunkBox::new(piece.in_chunk.clone(), piece.shape.clone()),
+            update.as_slice(),
+        )];
+        loop {
+            let seen = self.generation(&piece.key);
+            let result = self.codecs.encode_partial(
+                &self.range_reader(&piece.key),
+                &self.chunk_repr,
+                &updates,
+            );
+            let value = match result {
+                Ok(value) => value,
+                // Read while another thread replaced it: read again.
+                Err(_) if self.generation(&piece.key) != seen => continue,
+                Err(source) => return Err(partial_error(&piece.key, source, true)),
+            };
+            let value = match value {
+                None if self.write_empty_chunks => {
+                    let mut chunk = vec![
+                        0u8;
+                        self.chunk_repr.size_bytes().map_err(|source| {
+                            Error::Encode {
+                                key: piece.key.clone(),
+                                source,
+                            }
+                        })?
+                    ];
+                    self.fill_value().fill(&mut chunk);
+                    Some(
+                        self.codecs
+                            .encode(chunk, &self.chunk_repr)
+                            .map_err(|source| Error::Encode {
+                                key: piece.key.clone(),
+                                source,
+                            })?,
+                    )
+                }
+                value => value,
+            };
+            if self.commit(&piece.key, value.as_deref(), Some(seen))? {
+                return Ok(());
+            }
+        }
+    }
+
     /// Builds one chunk from its stored bytes (`old`, `None` if missing or
-    /// not read) and the region's data, then stores it, or erases it if it
-    /// equals the fill value everywhere.
-    fn write_piece(
+    /// not read) and the region's data, and encodes it; `None` when it
+    /// equals the fill value everywhere and is to be erased.
+    fn build_piece(
         &self,
         region: &Region,
         data: &[u8],
@@ -459,7 +689,7 @@ impl Array {
         old: Option<Vec<u8>>,
         chunk_bytes: usize,
         elem: usize,
-    ) -> Result<(), Error> {
+    ) -> Result<Option<Vec<u8>>, Error> {
         let copy = BoxCopy {
             src_shape: region.shape(),
             src_start: &piece.in_region,
@@ -492,18 +722,15 @@ impl Array {
             }
         };
         if !self.write_empty_chunks && self.fill_value().equals_all(&chunk) {
-            self.store.erase(&piece.key)?;
-            return Ok(());
+            return Ok(None);
         }
-        let bytes = self
-            .codecs
+        self.codecs
             .encode(chunk, &self.chunk_repr)
+            .map(Some)
             .map_err(|source| Error::Encode {
                 key: piece.key.clone(),
                 source,
-            })?;
-        self.store.set(&piece.key, &bytes)?;
-        Ok(())
+            })
     }
 
     /// Reads the decoded chunk at `chunk_coords` (the whole chunk, including
@@ -518,6 +745,71 @@ impl Array {
         self.decode_chunk(&key, bytes)
     }
 
+    /// The shape of the inner chunks when the array is sharded (its codecs
+    /// start with `sharding_indexed`), or `None`. Inner chunks are the
+    /// natural unit for reading sharded data piece by piece.
+    #[must_use]
+    pub fn inner_chunk_shape(&self) -> Option<Vec<u64>> {
+        let first = self.codecs.metadata().into_iter().next()?;
+        if first.name != "sharding_indexed" {
+            return None;
+        }
+        let shape = first.configuration?.get("chunk_shape")?.as_array()?.clone();
+        shape.iter().map(serde_json::Value::as_u64).collect()
+    }
+
+    /// The number of inner chunks along each dimension of the whole array
+    /// (the shard grid refined by the inner chunk shape), or `None` when the
+    /// array is not sharded.
+    #[must_use]
+    pub fn inner_chunk_grid_shape(&self) -> Option<Vec<u64>> {
+        let inner = self.inner_chunk_shape()?;
+        Some(
+            self.shape()
+                .iter()
+                .zip(&inner)
+                .map(|(&n, &c)| n.div_ceil(c))
+                .collect(),
+        )
+    }
+
+    /// The elements of the inner chunk at `inner_coords` (counted over the
+    /// whole array) that lie inside the array.
+    ///
+    /// # Errors
+    /// [`Error::OutOfBounds`] if the array is not sharded or the coordinates
+    /// lie outside the inner chunk grid.
+    pub fn inner_chunk_region(&self, inner_coords: &[u64]) -> Result<Region, Error> {
+        let out_of_bounds = || Error::OutOfBounds {
+            path: self.path.clone(),
+            region: format!("inner chunk {inner_coords:?}"),
+            shape: self.shape().to_vec(),
+        };
+        let (Some(inner), Some(grid)) = (self.inner_chunk_shape(), self.inner_chunk_grid_shape())
+        else {
+            return Err(out_of_bounds());
+        };
+        if inner_coords.len() != grid.len() || inner_coords.iter().zip(&grid).any(|(c, g)| c >= g) {
+            return Err(out_of_bounds());
+        }
+        let (start, shape) = inner_coords
+            .iter()
+            .zip(&inner)
+            .zip(self.shape())
+            .map(|((&c, &n), &len)| (c * n, n.min(len - c * n)))
+            .unzip();
+        Ok(Region::new(start, shape))
+    }
+
+    /// Reads one inner chunk of a sharded array (its part inside the array),
+    /// reading only the shard's index and that inner chunk from the store.
+    ///
+    /// # Errors
+    /// As [`Array::inner_chunk_region`] and [`Array::read_region`].
+    pub fn read_inner_chunk<T: Element>(&self, inner_coords: &[u64]) -> Result<Vec<T>, Error> {
+        self.read_region(&self.inner_chunk_region(inner_coords)?)
+    }
+
     /// Erases the chunk at `chunk_coords` (it then reads as the fill value).
     ///
     /// # Errors
@@ -525,7 +817,7 @@ impl Array {
     pub fn erase_chunk(&self, chunk_coords: &[u64]) -> Result<(), Error> {
         self.check_chunk_coords(chunk_coords)?;
         let key = self.chunk_key(chunk_coords)?;
-        Ok(self.store.erase(&key)?)
+        self.commit(&key, None, None).map(|_| ())
     }
 
     fn check_chunk_coords(&self, chunk_coords: &[u64]) -> Result<(), Error> {

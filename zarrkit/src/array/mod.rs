@@ -1,7 +1,6 @@
 //! Arrays: the `Array` handle, its builder, regions and planned reads and writes.
 
 mod builder;
-mod copy;
 mod element;
 mod io;
 mod region;

@@ -9,8 +9,14 @@
 //! # Ok::<(), serde_json::Error>(())
 //! ```
 
-use super::{ArrayToBytesCodec, ChunkRepr, Codec, CodecError, registry::parse_configuration};
+use super::copy::BoxCopy;
+use super::partial;
+use super::{
+    ArrayToBytesCodec, BytesRangeReader, ChunkBox, ChunkRepr, Codec, CodecError,
+    registry::parse_configuration,
+};
 use crate::metadata::{ExtensionObject, JsonMap};
+use crate::store::ByteRange;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -154,6 +160,79 @@ impl ArrayToBytesCodec for BytesCodec {
         })
     }
 
+    fn supports_partial_decode(&self) -> bool {
+        true
+    }
+
+    /// Reads only the element runs of each box (runs closer than
+    /// [`COALESCE_GAP`](super::partial::COALESCE_GAP) read as one range),
+    /// all in one batch.
+    fn decode_partial(
+        &self,
+        reader: &dyn BytesRangeReader,
+        repr: &ChunkRepr,
+        boxes: &[ChunkBox],
+    ) -> Result<Option<Vec<Vec<u8>>>, CodecError> {
+        partial::check_boxes(repr, boxes)?;
+        self.validate(repr)?;
+        let elem = repr.data_type.size();
+        let mut outs = boxes
+            .iter()
+            .map(|b| b.size_bytes(elem).map(|n| vec![0u8; n]))
+            .collect::<Result<Vec<_>, _>>()?;
+        // (box, offset in the box's buffer, offset in the chunk, length)
+        let mut runs: Vec<(usize, usize, u64, u64)> = Vec::new();
+        for (i, b) in boxes.iter().enumerate() {
+            BoxCopy {
+                src_shape: &repr.shape,
+                src_start: &b.start,
+                dst_shape: &b.shape,
+                dst_start: &vec![0; b.shape.len()],
+                shape: &b.shape,
+                elem,
+            }
+            .for_each_run(|s, d, len| runs.push((i, d, s as u64, len as u64)));
+        }
+        let ranges: Vec<(u64, u64)> = runs.iter().map(|r| (r.2, r.3)).collect();
+        let (merged, placement) = partial::coalesce(&ranges);
+        let requests: Vec<ByteRange> = merged
+            .iter()
+            .map(|&(offset, length)| ByteRange::new(offset, length))
+            .collect();
+        let Some(values) = reader.read_ranges(&requests)? else {
+            return Ok(None);
+        };
+        for (value, &(_, length)) in values.iter().zip(&merged) {
+            if value.len() as u64 != length {
+                return Err(CodecError::Corrupt {
+                    codec: "bytes",
+                    reason: format!("a read of {length} bytes returned {}", value.len()),
+                });
+            }
+        }
+        if values.len() != merged.len() {
+            return Err(CodecError::Corrupt {
+                codec: "bytes",
+                reason: format!(
+                    "{} ranges requested, {} returned",
+                    merged.len(),
+                    values.len()
+                ),
+            });
+        }
+        for ((i, d, _, len), (m, within)) in runs.into_iter().zip(placement) {
+            let (within, len) = (within as usize, len as usize);
+            outs[i][d..d + len].copy_from_slice(&values[m][within..within + len]);
+        }
+        if let Some(endian) = self.endian {
+            if endian != Endian::native() {
+                let unit = repr.data_type.endian_unit();
+                outs.iter_mut().for_each(|out| swap_bytes(out, unit));
+            }
+        }
+        Ok(Some(outs))
+    }
+
     fn decode(&self, encoded: Vec<u8>, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
         let expected = repr.size_bytes()?;
         if encoded.len() != expected {
@@ -217,6 +296,43 @@ mod tests {
         assert!(codec.validate(&repr(DataType::RawBits(24), &[4])).is_ok());
         let err = codec.validate(&repr(DataType::Int16, &[4])).unwrap_err();
         assert!(err.to_string().contains("`int16` without `endian`"));
+    }
+
+    #[test]
+    fn partial_decode_reads_only_the_runs_of_the_box() {
+        use crate::codec::partial::SliceReader;
+        use std::sync::Mutex;
+        // A 4x8 big-endian uint16 chunk; the box is rows 1..3, columns 2..5.
+        let codec = BytesCodec::new(Some(Endian::Big));
+        let r = repr(DataType::UInt16, &[4, 8]);
+        let values: Vec<u16> = (0..32).map(|v| v * 100).collect();
+        let decoded: Vec<u8> = values.iter().flat_map(|v| v.to_ne_bytes()).collect();
+        let encoded = codec.encode(decoded, &r).unwrap();
+        let requested = Mutex::new(Vec::new());
+        let reader = |ranges: &[ByteRange]| {
+            requested.lock().unwrap().extend_from_slice(ranges);
+            SliceReader(Some(&encoded)).read_ranges(ranges)
+        };
+        let b = ChunkBox::new(vec![1, 2], vec![2, 3]);
+        let out = codec.decode_partial(&reader, &r, &[b]).unwrap().unwrap();
+        let got: Vec<u16> = out[0]
+            .chunks_exact(2)
+            .map(|c| u16::from_ne_bytes([c[0], c[1]]))
+            .collect();
+        assert_eq!(got, vec![1000, 1100, 1200, 1800, 1900, 2000]);
+        // Two runs 10 bytes apart coalesce into one range from (1, 2) to (2, 5).
+        assert_eq!(*requested.lock().unwrap(), vec![ByteRange::new(20, 22)]);
+        let outside = ChunkBox::new(vec![3, 0], vec![2, 1]);
+        assert!(matches!(
+            codec.decode_partial(&reader, &r, &[outside]),
+            Err(CodecError::OutsideChunk { .. })
+        ));
+        assert!(
+            codec
+                .decode_partial(&SliceReader(None), &r, &[])
+                .unwrap()
+                .is_none()
+        );
     }
 
     #[test]

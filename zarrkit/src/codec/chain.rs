@@ -1,8 +1,8 @@
 //! The codec chain: resolved and validated once, then applied to every chunk.
 
 use super::{
-    ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, ChunkRepr, Codec, CodecError,
-    codec_from_metadata,
+    ArrayToArrayCodec, ArrayToBytesCodec, BytesRangeReader, BytesToBytesCodec, ChunkBox, ChunkRepr,
+    Codec, CodecError, codec_from_metadata, partial,
 };
 use crate::metadata::ExtensionObject;
 use std::sync::Arc;
@@ -204,6 +204,11 @@ impl CodecChain {
         // without touching any data.
         let direct = self.array_to_array.is_empty()
             && self.array_to_bytes.decode_in_place(&mut [], repr).is_some();
+        if !direct && self.array_to_array.is_empty() && self.bytes_to_bytes.is_empty() {
+            // The array→bytes codec is the whole chain (as `sharding_indexed`
+            // usually is): it may decode straight into `out`.
+            return self.array_to_bytes.decode_into(encoded, repr, out);
+        }
         if !direct {
             let decoded = self.decode(encoded, repr)?;
             out.copy_from_slice(&decoded);
@@ -230,6 +235,76 @@ impl CodecChain {
         self.array_to_bytes
             .decode_in_place(out, repr)
             .unwrap_or(Ok(()))
+    }
+
+    /// Whether the array→bytes codec is the whole chain, so partial reads
+    /// and writes can go straight to it.
+    fn is_bare(&self) -> bool {
+        self.array_to_array.is_empty() && self.bytes_to_bytes.is_empty()
+    }
+
+    /// Whether [`Self::decode_partial`] reads less than the whole chunk:
+    /// the chain is its array→bytes codec alone, and that codec reads
+    /// ranges (`sharding_indexed`, or `bytes` with no compression after it).
+    #[must_use]
+    pub fn supports_partial_decode(&self) -> bool {
+        self.is_bare() && self.array_to_bytes.supports_partial_decode()
+    }
+
+    /// Whether [`Self::encode_partial`] rewrites less than the whole chunk
+    /// (`sharding_indexed` alone: it re-encodes only the inner chunks it must).
+    #[must_use]
+    pub fn supports_partial_encode(&self) -> bool {
+        self.is_bare() && self.array_to_bytes.supports_partial_encode()
+    }
+
+    /// Decodes `boxes` of one stored chunk of `repr`, reading it through
+    /// `reader`: one buffer per box (C order, native byte order), or
+    /// `Ok(None)` when the chunk is not stored. When
+    /// [`Self::supports_partial_decode`] is false the whole chunk is read.
+    ///
+    /// # Errors
+    /// [`CodecError::OutsideChunk`] for a box outside the chunk, a read
+    /// error, or the error of a codec.
+    pub fn decode_partial(
+        &self,
+        reader: &dyn BytesRangeReader,
+        repr: &ChunkRepr,
+        boxes: &[ChunkBox],
+    ) -> Result<Option<Vec<Vec<u8>>>, CodecError> {
+        partial::check_boxes(repr, boxes)?;
+        if self.is_bare() {
+            return self.array_to_bytes.decode_partial(reader, repr, boxes);
+        }
+        partial::decode_partial_whole(reader, repr, boxes, |encoded| self.decode(encoded, repr))
+    }
+
+    /// Re-encodes one stored chunk of `repr` with `updates` (boxes and their
+    /// elements in C order) applied, reading what it needs through `reader`.
+    /// Returns the new encoded chunk, or `None` when every element is now
+    /// the fill value. When [`Self::supports_partial_encode`] is false the
+    /// whole chunk is read, decoded and re-encoded.
+    ///
+    /// # Errors
+    /// [`CodecError::OutsideChunk`], [`CodecError::WrongSize`] for update
+    /// data of the wrong length, a read error, or the error of a codec.
+    pub fn encode_partial(
+        &self,
+        reader: &dyn BytesRangeReader,
+        repr: &ChunkRepr,
+        updates: &[(ChunkBox, &[u8])],
+    ) -> Result<Option<Vec<u8>>, CodecError> {
+        partial::check_boxes(repr, updates.iter().map(|(b, _)| b))?;
+        if self.is_bare() {
+            return self.array_to_bytes.encode_partial(reader, repr, updates);
+        }
+        partial::encode_partial_whole(
+            reader,
+            repr,
+            updates,
+            |encoded| self.decode(encoded, repr),
+            |decoded| self.encode(decoded, repr),
+        )
     }
 
     /// Decodes one stored chunk to the bytes of a chunk of representation `repr`.

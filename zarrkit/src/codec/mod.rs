@@ -21,6 +21,7 @@ pub mod bytes;
 pub mod bz2;
 mod chain;
 pub mod checksums;
+pub(crate) mod copy;
 #[cfg(feature = "crc32c")]
 pub mod crc32c;
 pub mod delta;
@@ -33,8 +34,10 @@ pub mod lz4;
 pub mod lzma;
 pub mod numpy_dtype;
 pub mod packbits;
+pub mod partial;
 pub mod quantize;
 pub mod registry;
+pub mod sharding;
 pub mod shuffle;
 pub mod transpose;
 #[cfg(feature = "zlib")]
@@ -43,9 +46,11 @@ pub mod zlib;
 pub mod zstd;
 
 pub use chain::CodecChain;
+pub use partial::{BytesRangeReader, ChunkBox};
 pub use registry::{Codec, codec_from_metadata};
 
 use crate::metadata::{DataType, ExtensionObject, FillValue};
+use crate::store::StoreError;
 use std::fmt::Debug;
 
 /// The decoded representation of a chunk: its shape, data type and fill value.
@@ -146,6 +151,80 @@ pub trait ArrayToBytesCodec: Debug + Send + Sync {
     fn decode_in_place(&self, data: &mut [u8], repr: &ChunkRepr) -> Option<Result<(), CodecError>> {
         let _ = (data, repr);
         None
+    }
+
+    /// Deserialises into `out`, exactly one chunk of `repr`. The default
+    /// decodes to a new buffer and copies; a codec that can write into the
+    /// caller's buffer (`sharding_indexed`) overrides it.
+    ///
+    /// # Errors
+    /// As [`Self::decode`], and [`CodecError::WrongSize`] if the result
+    /// does not fill `out`.
+    fn decode_into(
+        &self,
+        encoded: Vec<u8>,
+        repr: &ChunkRepr,
+        out: &mut [u8],
+    ) -> Result<(), CodecError> {
+        let decoded = self.decode(encoded, repr)?;
+        if decoded.len() != out.len() {
+            return Err(CodecError::WrongSize {
+                expected: out.len(),
+                actual: decoded.len(),
+            });
+        }
+        out.copy_from_slice(&decoded);
+        Ok(())
+    }
+
+    /// Whether [`Self::decode_partial`] reads less than the whole value.
+    fn supports_partial_decode(&self) -> bool {
+        false
+    }
+
+    /// Decodes `boxes` of a stored chunk of `repr`, reading through
+    /// `reader`: one buffer per box, its elements in C order and native
+    /// byte order; `Ok(None)` when the chunk is not stored. The default
+    /// reads the whole value; codecs that can do better override it and
+    /// [`Self::supports_partial_decode`].
+    ///
+    /// # Errors
+    /// A read error, or the error of decoding.
+    fn decode_partial(
+        &self,
+        reader: &dyn BytesRangeReader,
+        repr: &ChunkRepr,
+        boxes: &[ChunkBox],
+    ) -> Result<Option<Vec<Vec<u8>>>, CodecError> {
+        partial::decode_partial_whole(reader, repr, boxes, |encoded| self.decode(encoded, repr))
+    }
+
+    /// Whether [`Self::encode_partial`] reads and rewrites less than the whole chunk.
+    fn supports_partial_encode(&self) -> bool {
+        false
+    }
+
+    /// Re-encodes a stored chunk of `repr` with `updates` applied (each a
+    /// box and its elements in C order), reading what it needs through
+    /// `reader` (a missing chunk is all fill value). Returns the new encoded
+    /// chunk, or `None` when every element is now the fill value. The
+    /// default decodes and re-encodes the whole chunk.
+    ///
+    /// # Errors
+    /// A read error, or the error of decoding or encoding.
+    fn encode_partial(
+        &self,
+        reader: &dyn BytesRangeReader,
+        repr: &ChunkRepr,
+        updates: &[(ChunkBox, &[u8])],
+    ) -> Result<Option<Vec<u8>>, CodecError> {
+        partial::encode_partial_whole(
+            reader,
+            repr,
+            updates,
+            |encoded| self.decode(encoded, repr),
+            |decoded| self.encode(decoded, repr),
+        )
     }
 }
 
@@ -274,6 +353,23 @@ pub enum CodecError {
         expected: usize,
         /// The size produced.
         actual: usize,
+    },
+
+    /// Reading part of a stored value failed (the store error names the key).
+    #[error(transparent)]
+    Store(#[from] StoreError),
+
+    /// A box of a partial read or write does not lie within the chunk.
+    #[error(
+        "box at {start:?} of shape {shape:?} does not lie within a chunk of shape {chunk_shape:?}"
+    )]
+    OutsideChunk {
+        /// The box's start.
+        start: Vec<u64>,
+        /// The box's shape.
+        shape: Vec<u64>,
+        /// The chunk's shape.
+        chunk_shape: Vec<u64>,
     },
 
     /// A chunk's decoded size does not fit in memory's address space.

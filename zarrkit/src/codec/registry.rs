@@ -45,6 +45,7 @@ const REGISTRY: &[(&str, Constructor)] = &[
     // zarr-python 3.0 betas wrote `endian` for what the spec calls `bytes`.
     ("endian", super::bytes::create),
     ("transpose", super::transpose::create),
+    ("sharding_indexed", super::sharding::create),
     #[cfg(feature = "gzip")]
     ("gzip", super::gzip::create),
     #[cfg(feature = "zstd")]

@@ -66,7 +66,10 @@ const EXTENSION_MEMBERS: &[&str] = &["name", "configuration", "must_understand"]
 /// for bytes that are not JSON, [`MetadataError::ZarrFormat`] for a document
 /// of another format, and so on. The caller adds the document's key.
 pub fn parse_node(bytes: &[u8]) -> Result<NodeMetadata, MetadataError> {
-    let value: Value = serde_json::from_slice(bytes).map_err(MetadataError::Json)?;
+    // Read leniently: writers built on Python's `json` put bare `NaN` and
+    // `Infinity` tokens into fill values; they are not JSON.
+    let bytes = super::v2::quote_non_finite_tokens(bytes);
+    let value: Value = serde_json::from_slice(&bytes).map_err(MetadataError::Json)?;
     node_from_json(&value)
 }
 
@@ -715,10 +718,13 @@ fn float(value: &Value, width: usize) -> Option<Vec<u8>> {
                 _ => x.to_bits(),
             }
         }
-        Value::String(s) => match s.as_str() {
-            "NaN" => canonical_nan(width),
-            "Infinity" | "+Infinity" => infinity(width, false),
-            "-Infinity" => infinity(width, true),
+        Value::String(s) => match s.to_ascii_lowercase().as_str() {
+            // v3 core, "Fill value": `"NaN"`, `"Infinity"`, `"-Infinity"`.
+            // Read leniently: the spellings other writers use (`nan`,
+            // `inf`, signs) mean the same; only the canonical form is written.
+            "nan" | "+nan" | "-nan" => canonical_nan(width),
+            "infinity" | "+infinity" | "inf" | "+inf" => infinity(width, false),
+            "-infinity" | "-inf" => infinity(width, true),
             _ => {
                 let digits = s.strip_prefix("0x")?;
                 if digits.len() != 2 * width || !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
@@ -890,8 +896,9 @@ mod tests {
             ("0x+7e0", DataType::Float16),
             ("0X7e00", DataType::Float16),
             ("0x7g00", DataType::Float16),
-            ("nan", DataType::Float32),
-            ("inf", DataType::Float32),
+            ("nanx", DataType::Float32),
+            ("infinite", DataType::Float32),
+            ("NaN0", DataType::Float32),
         ] {
             assert!(
                 fill(json!(bad), &data_type).is_err(),
@@ -1108,5 +1115,50 @@ mod tests {
                 .contains("`chunk_key_encoding.configuration.x`"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn other_spellings_of_nan_and_infinity_read_as_the_canonical_values() {
+        for spelling in ["nan", "NAN", "+NaN", "-nan"] {
+            assert_eq!(
+                fill(json!(spelling), &DataType::Float32).unwrap(),
+                fill(json!("NaN"), &DataType::Float32).unwrap(),
+                "{spelling}"
+            );
+        }
+        for (spelling, canonical) in [
+            ("inf", "Infinity"),
+            ("+Inf", "Infinity"),
+            ("INFINITY", "Infinity"),
+            ("-inf", "-Infinity"),
+            ("-infinity", "-Infinity"),
+        ] {
+            let value = fill(json!(spelling), &DataType::Float64).unwrap();
+            assert_eq!(
+                value,
+                fill(json!(canonical), &DataType::Float64).unwrap(),
+                "{spelling}"
+            );
+            assert_eq!(
+                fill_value_to_json(&FillValue::new(value.clone()), &DataType::Float64),
+                json!(canonical)
+            );
+        }
+    }
+
+    #[test]
+    fn bare_non_finite_tokens_in_the_document_are_read() {
+        let text =
+            br#"{"zarr_format": 3, "node_type": "array", "shape": [2], "data_type": "float64",
+            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2]}},
+            "chunk_key_encoding": {"name": "default"}, "fill_value": NaN,
+            "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+            "attributes": {"note": "NaN stays a string", "lo": -Infinity}}"#;
+        let NodeMetadata::Array(array) = parse_node(text).unwrap() else {
+            panic!("an array document")
+        };
+        assert!(f64::from_ne_bytes(array.fill_value.as_bytes().try_into().unwrap()).is_nan());
+        assert_eq!(array.attributes["note"], "NaN stays a string");
+        assert_eq!(array.attributes["lo"], "-Infinity");
     }
 }

@@ -22,6 +22,9 @@ mod formats;
 ))]
 mod interop;
 mod regions;
+// Sharded arrays here use zstd inner chunks and a crc32c index.
+#[cfg(all(feature = "zstd", feature = "crc32c"))]
+mod sharding;
 mod stores;
 // The v2 matrix covers every numcodecs compressor.
 #[cfg(all(

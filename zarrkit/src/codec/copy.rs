@@ -1,4 +1,6 @@
-//! Copying boxes of elements between C-order buffers of different shapes.
+//! Copying boxes of elements between C-order buffers of different shapes,
+//! for the array layer (regions ↔ chunks) and for codecs that decode parts
+//! of chunks.
 
 /// A box copy between two C-order element buffers.
 ///

@@ -1,0 +1,365 @@
+//! Partial decoding and encoding: the pieces a codec needs to read or
+//! rewrite part of a chunk without holding all of it.
+//!
+//! A codec never does I/O itself (STYLE.md, "Layout"): it is given a
+//! [`BytesRangeReader`] over one stored value (a chunk or shard) and asks it
+//! for batches of byte ranges. The array code builds the reader over
+//! [`Store::get_partial_values`](crate::store::Store::get_partial_values)
+//! for the chunk's key, so one call to [`BytesRangeReader::read_ranges`] is
+//! one batched store request.
+
+use super::copy::BoxCopy;
+use super::{ChunkRepr, CodecError};
+use crate::store::ByteRange;
+
+/// Ranges separated by fewer bytes than this are read as one range: one
+/// request costs more than reading a few kilobytes more (on a filesystem a
+/// system call, on object storage a round trip).
+pub const COALESCE_GAP: u64 = 4096;
+
+/// Reads byte ranges of one stored value, a batch at a time.
+pub trait BytesRangeReader: Sync {
+    /// Reads each range of the value, in order, as one batch; `Ok(None)`
+    /// when the value does not exist.
+    ///
+    /// # Errors
+    /// [`CodecError::Store`] if the store fails or a range does not lie
+    /// within the value.
+    fn read_ranges(&self, ranges: &[ByteRange]) -> Result<Option<Vec<Vec<u8>>>, CodecError>;
+}
+
+impl<F> BytesRangeReader for F
+where
+    F: Fn(&[ByteRange]) -> Result<Option<Vec<Vec<u8>>>, CodecError> + Sync,
+{
+    fn read_ranges(&self, ranges: &[ByteRange]) -> Result<Option<Vec<Vec<u8>>>, CodecError> {
+        self(ranges)
+    }
+}
+
+/// A reader over a value held in memory (or `None` for a missing value),
+/// for tests and for codecs that already hold the encoded bytes.
+#[derive(Clone, Copy, Debug)]
+pub struct SliceReader<'a>(pub Option<&'a [u8]>);
+
+impl BytesRangeReader for SliceReader<'_> {
+    fn read_ranges(&self, ranges: &[ByteRange]) -> Result<Option<Vec<Vec<u8>>>, CodecError> {
+        let Some(value) = self.0 else {
+            return Ok(None);
+        };
+        ranges
+            .iter()
+            .map(|range| {
+                let (start, end) =
+                    range
+                        .bounds(value.len() as u64)
+                        .ok_or_else(|| CodecError::Corrupt {
+                            codec: "partial read",
+                            reason: format!(
+                                "{range} is out of bounds for a value of {} bytes",
+                                value.len()
+                            ),
+                        })?;
+                // Bounds lie within `value`, whose length is a usize.
+                Ok(value[start as usize..end as usize].to_vec())
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(Some)
+    }
+}
+
+/// A box of elements within one chunk: where it starts and its shape.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ChunkBox {
+    /// The first element, per dimension, within the chunk.
+    pub start: Vec<u64>,
+    /// The box's shape.
+    pub shape: Vec<u64>,
+}
+
+impl ChunkBox {
+    /// The box of `shape` elements starting at `start`.
+    #[must_use]
+    pub fn new(start: Vec<u64>, shape: Vec<u64>) -> Self {
+        Self { start, shape }
+    }
+
+    /// The number of elements, or `None` on overflow.
+    #[must_use]
+    pub fn num_elements(&self) -> Option<u64> {
+        self.shape
+            .iter()
+            .try_fold(1u64, |acc, &n| acc.checked_mul(n))
+    }
+
+    /// Whether the box lies within a chunk of `shape`.
+    #[must_use]
+    pub fn is_within(&self, shape: &[u64]) -> bool {
+        self.start.len() == shape.len()
+            && self.shape.len() == shape.len()
+            && (0..shape.len()).all(|d| {
+                self.start[d]
+                    .checked_add(self.shape[d])
+                    .is_some_and(|end| end <= shape[d])
+            })
+    }
+
+    /// The intersection with the box `[start, start + shape)`, or `None`
+    /// when they do not overlap.
+    #[must_use]
+    pub fn intersect(&self, start: &[u64], shape: &[u64]) -> Option<ChunkBox> {
+        let mut out = ChunkBox::new(
+            Vec::with_capacity(shape.len()),
+            Vec::with_capacity(shape.len()),
+        );
+        for d in 0..shape.len() {
+            let s = self.start[d].max(start[d]);
+            let e = (self.start[d].saturating_add(self.shape[d]))
+                .min(start[d].saturating_add(shape[d]));
+            if e <= s {
+                return None;
+            }
+            out.start.push(s);
+            out.shape.push(e - s);
+        }
+        Some(out)
+    }
+
+    /// The size of the box's elements in bytes, checked against `usize`.
+    pub(crate) fn size_bytes(&self, elem: usize) -> Result<usize, CodecError> {
+        self.num_elements()
+            .and_then(|n| n.checked_mul(elem as u64))
+            .and_then(|n| usize::try_from(n).ok())
+            .ok_or_else(|| CodecError::TooLarge {
+                shape: self.shape.clone(),
+            })
+    }
+}
+
+/// Checks that every box lies within a chunk of `repr`.
+pub(crate) fn check_boxes<'a>(
+    repr: &ChunkRepr,
+    boxes: impl IntoIterator<Item = &'a ChunkBox>,
+) -> Result<(), CodecError> {
+    for b in boxes {
+        if !b.is_within(&repr.shape) {
+            return Err(CodecError::OutsideChunk {
+                start: b.start.clone(),
+                shape: b.shape.clone(),
+                chunk_shape: repr.shape.clone(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Copies `b` out of a decoded chunk of `repr`.
+pub(crate) fn extract_box(
+    chunk: &[u8],
+    repr: &ChunkRepr,
+    b: &ChunkBox,
+) -> Result<Vec<u8>, CodecError> {
+    let elem = repr.data_type.size();
+    let mut out = vec![0u8; b.size_bytes(elem)?];
+    BoxCopy {
+        src_shape: &repr.shape,
+        src_start: &b.start,
+        dst_shape: &b.shape,
+        dst_start: &vec![0; b.shape.len()],
+        shape: &b.shape,
+        elem,
+    }
+    .run(chunk, &mut out);
+    Ok(out)
+}
+
+/// Copies `data`, the elements of `b`, into a decoded chunk of `repr`.
+pub(crate) fn apply_box(
+    chunk: &mut [u8],
+    repr: &ChunkRepr,
+    b: &ChunkBox,
+    data: &[u8],
+) -> Result<(), CodecError> {
+    let elem = repr.data_type.size();
+    let expected = b.size_bytes(elem)?;
+    if data.len() != expected {
+        return Err(CodecError::WrongSize {
+            expected,
+            actual: data.len(),
+        });
+    }
+    BoxCopy {
+        src_shape: &b.shape,
+        src_start: &vec![0; b.shape.len()],
+        dst_shape: &repr.shape,
+        dst_start: &b.start,
+        shape: &b.shape,
+        elem,
+    }
+    .run(data, chunk);
+    Ok(())
+}
+
+/// Reads a whole value through `reader`, or `None` when it is missing.
+pub(crate) fn read_whole(reader: &dyn BytesRangeReader) -> Result<Option<Vec<u8>>, CodecError> {
+    let whole = ByteRange::FromStart {
+        offset: 0,
+        length: None,
+    };
+    Ok(reader
+        .read_ranges(&[whole])?
+        .and_then(|values| values.into_iter().next()))
+}
+
+/// A partial decode that reads and decodes the whole value, for codecs
+/// and chains that cannot do better.
+pub(crate) fn decode_partial_whole(
+    reader: &dyn BytesRangeReader,
+    repr: &ChunkRepr,
+    boxes: &[ChunkBox],
+    decode: impl FnOnce(Vec<u8>) -> Result<Vec<u8>, CodecError>,
+) -> Result<Option<Vec<Vec<u8>>>, CodecError> {
+    check_boxes(repr, boxes)?;
+    let Some(encoded) = read_whole(reader)? else {
+        return Ok(None);
+    };
+    let chunk = decode(encoded)?;
+    let expected = repr.size_bytes()?;
+    if chunk.len() != expected {
+        return Err(CodecError::WrongSize {
+            expected,
+            actual: chunk.len(),
+        });
+    }
+    boxes
+        .iter()
+        .map(|b| extract_box(&chunk, repr, b))
+        .collect::<Result<Vec<_>, _>>()
+        .map(Some)
+}
+
+/// A partial encode that reads, decodes and re-encodes the whole value.
+pub(crate) fn encode_partial_whole(
+    reader: &dyn BytesRangeReader,
+    repr: &ChunkRepr,
+    updates: &[(ChunkBox, &[u8])],
+    decode: impl FnOnce(Vec<u8>) -> Result<Vec<u8>, CodecError>,
+    encode: impl FnOnce(Vec<u8>) -> Result<Vec<u8>, CodecError>,
+) -> Result<Option<Vec<u8>>, CodecError> {
+    check_boxes(repr, updates.iter().map(|(b, _)| b))?;
+    let size = repr.size_bytes()?;
+    let mut chunk = match read_whole(reader)? {
+        Some(encoded) => decode(encoded)?,
+        None => {
+            let mut chunk = vec![0u8; size];
+            repr.fill_value.fill(&mut chunk);
+            chunk
+        }
+    };
+    if chunk.len() != size {
+        return Err(CodecError::WrongSize {
+            expected: size,
+            actual: chunk.len(),
+        });
+    }
+    for (b, data) in updates {
+        apply_box(&mut chunk, repr, b, data)?;
+    }
+    if repr.fill_value.equals_all(&chunk) {
+        return Ok(None);
+    }
+    encode(chunk).map(Some)
+}
+
+/// Merged ranges `(offset, length)`, and where each input range lies: the
+/// merged range's index and the offset within it.
+pub(crate) type Coalesced = (Vec<(u64, u64)>, Vec<(usize, u64)>);
+
+/// Merges byte ranges `(offset, length)` whose gap is below [`COALESCE_GAP`].
+///
+/// Returns the merged ranges, sorted by offset, and for each input range
+/// the index of the merged range holding it and its offset within that.
+pub(crate) fn coalesce(ranges: &[(u64, u64)]) -> Coalesced {
+    let mut order: Vec<usize> = (0..ranges.len()).collect();
+    order.sort_by_key(|&i| ranges[i].0);
+    let mut merged: Vec<(u64, u64)> = Vec::new();
+    let mut placement = vec![(0usize, 0u64); ranges.len()];
+    for i in order {
+        let (offset, length) = ranges[i];
+        let end = offset.saturating_add(length);
+        let last = merged.len().wrapping_sub(1);
+        match merged.last_mut() {
+            Some((m_offset, m_length))
+                if offset.saturating_sub(*m_offset + *m_length) < COALESCE_GAP =>
+            {
+                let m_end = (*m_offset + *m_length).max(end);
+                *m_length = m_end - *m_offset;
+                placement[i] = (last, offset - *m_offset);
+            }
+            _ => {
+                merged.push((offset, length));
+                placement[i] = (merged.len() - 1, 0);
+            }
+        }
+    }
+    (merged, placement)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nearby_ranges_merge_and_distant_ones_do_not() {
+        let (merged, placement) = coalesce(&[(10_000, 10), (0, 100), (200, 50), (150, 10)]);
+        assert_eq!(merged, vec![(0, 250), (10_000, 10)]);
+        assert_eq!(placement, vec![(1, 0), (0, 0), (0, 200), (0, 150)]);
+    }
+
+    #[test]
+    fn box_copy_merges_full_trailing_dimensions() {
+        // A 2x4 box at (1, 0) of a 3x4 source, into a 2x4 destination: one run.
+        let src: Vec<u8> = (0..12).collect();
+        let mut runs = Vec::new();
+        BoxCopy {
+            src_shape: &[3, 4],
+            src_start: &[1, 0],
+            dst_shape: &[2, 4],
+            dst_start: &[0, 0],
+            shape: &[2, 4],
+            elem: 1,
+        }
+        .for_each_run(|s, d, len| runs.push((s, d, len)));
+        assert_eq!(runs, vec![(4, 0, 8)]);
+        let mut dst = vec![0u8; 4];
+        BoxCopy {
+            src_shape: &[3, 4],
+            src_start: &[1, 1],
+            dst_shape: &[2, 2],
+            dst_start: &[0, 0],
+            shape: &[2, 2],
+            elem: 1,
+        }
+        .run(&src, &mut dst);
+        assert_eq!(dst, vec![5, 6, 9, 10]);
+    }
+
+    #[test]
+    fn slice_reader_rejects_ranges_past_the_end() {
+        let reader = SliceReader(Some(&[1, 2, 3]));
+        assert_eq!(
+            reader
+                .read_ranges(&[ByteRange::Suffix(2)])
+                .unwrap()
+                .unwrap(),
+            vec![vec![2, 3]]
+        );
+        assert!(reader.read_ranges(&[ByteRange::new(2, 5)]).is_err());
+        assert!(
+            SliceReader(None)
+                .read_ranges(&[ByteRange::Suffix(2)])
+                .unwrap()
+                .is_none()
+        );
+    }
+}
