@@ -165,7 +165,7 @@ mod tests {
     fn one_digit_rounds_to_sixteenths() {
         // digits=1: bits = ceil(log2(10)) = 4, grid 1/16.
         let c = codec(1, "<f8");
-        let data: Vec<u8> = [0.1f64, 1.03125, 3.14159]
+        let data: Vec<u8> = [0.1f64, 1.03125, 3.1]
             .iter()
             .flat_map(|v| v.to_ne_bytes())
             .collect();
@@ -174,7 +174,7 @@ mod tests {
             .chunks_exact(8)
             .map(|b| f64::from_ne_bytes(b.try_into().unwrap()))
             .collect();
-        // 1.6 → 2/16; 16.5 → 16 (half to even); 50.265 → 50.
+        // 1.6 → 2/16; 16.5 → 16 (half to even); 49.6 → 50.
         assert_eq!(values, [0.125, 1.0, 3.125]);
     }
 
