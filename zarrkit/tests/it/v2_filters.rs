@@ -175,3 +175,86 @@ fn categorize_and_misordered_filters_are_refused_naming_them() {
         "big"
     );
 }
+
+/// The vectors of `testdata/generate/numcodecs_filter_vectors.py`: each
+/// codec, in a chain with `bytes`, encodes numcodecs' input to numcodecs'
+/// bytes exactly and decodes them to numcodecs' decoding.
+#[test]
+fn every_codec_matches_the_numcodecs_vectors_byte_for_byte() {
+    use zarrkit::codec::{ChunkRepr, CodecChain};
+    use zarrkit::metadata::{ExtensionObject, FillValue, JsonMap};
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/codecs/numcodecs/filters");
+    let manifest: Value =
+        serde_json::from_slice(&std::fs::read(root.join("manifest.json")).unwrap()).unwrap();
+    let vectors = manifest.as_array().unwrap();
+    assert!(vectors.len() >= 40, "{} vectors", vectors.len());
+    let mut failures = Vec::new();
+    for vector in vectors {
+        let name = vector["name"].as_str().unwrap();
+        let read = |suffix: &str| std::fs::read(root.join(format!("{name}.{suffix}.bin"))).unwrap();
+        let (data_type, _) = v2::dtype_from_json(&vector["dtype"]).unwrap();
+        let repr = ChunkRepr {
+            shape: serde_json::from_value(vector["shape"].clone()).unwrap(),
+            fill_value: FillValue::zero(&data_type),
+            data_type: data_type.clone(),
+        };
+        let codec = ExtensionObject::with_configuration(
+            vector["codec"]["name"].as_str().unwrap(),
+            vector["codec"]["configuration"]
+                .as_object()
+                .unwrap()
+                .clone(),
+        );
+        let bytes_codec = |endian: &str| {
+            let mut configuration = JsonMap::new();
+            configuration.insert("endian".into(), endian.into());
+            ExtensionObject::with_configuration("bytes", configuration)
+        };
+        let chain = match vector["encoded_dtype"].as_str() {
+            None => vec![bytes_codec("little"), codec],
+            Some(encoded) => vec![
+                codec,
+                bytes_codec(if encoded.starts_with('>') {
+                    "big"
+                } else {
+                    "little"
+                }),
+            ],
+        };
+        let result = (|| -> Result<(), String> {
+            let chain = CodecChain::from_metadata(&chain, &repr).map_err(|e| e.to_string())?;
+            let mut input = read("in");
+            swap_to_little_endian(&mut input, &data_type);
+            let encoded = chain
+                .encode(input, &repr)
+                .map_err(|e| format!("encode: {e}"))?;
+            let expected = read("out");
+            if encoded != expected {
+                let first = encoded.iter().zip(&expected).position(|(a, b)| a != b);
+                return Err(format!(
+                    "encoding differs ({} vs {} bytes, first at byte {first:?})",
+                    encoded.len(),
+                    expected.len()
+                ));
+            }
+            let mut decoded = vec![0u8; repr.size_bytes().unwrap()];
+            chain
+                .decode_into(expected, &repr, &mut decoded)
+                .map_err(|e| format!("decode: {e}"))?;
+            swap_to_little_endian(&mut decoded, &data_type);
+            if decoded != read("back") {
+                return Err("decoding differs".to_string());
+            }
+            Ok(())
+        })();
+        if let Err(e) = result {
+            failures.push(format!("{name}: {e}"));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
