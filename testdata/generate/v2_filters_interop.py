@@ -1,12 +1,14 @@
-"""numcodecs filters and checksums in Zarr v2: zarr-python 3.1 <-> zarrkit.
+"""numcodecs filters and checksums in Zarr v2 (and v3): zarr-python 3.1 <-> zarrkit.
 
-`write DIR`: zarr-python (zarr_format=2) writes DIR/py.zarr, one array per
-filter case, with DIR/expected/<id>.bin holding the little-endian bytes
-zarr-python reads back and DIR/manifest.json listing the cases.
-`read DIR`: zarr-python reads DIR/rk.zarr (which zarrkit wrote from the same
-documents and expected values) and checks every element; for cases without
-a compressor it also checks that zarrkit's chunk files equal zarr-python's
-byte for byte. Run by zarrkit/tests/it/v2_filters.rs.
+`write DIR`: zarr-python writes DIR/py.zarr (zarr_format=2) and DIR/py3.zarr
+(zarr_format=3, the `numcodecs.<id>` codecs of zarr.codecs.numcodecs), one
+array per filter case, with DIR/expected/<id>.bin holding the little-endian
+bytes zarr-python reads back and DIR/manifest.json listing the cases.
+`read DIR`: zarr-python reads DIR/rk.zarr and DIR/rk3.zarr (which zarrkit
+wrote from the same metadata and expected values) and checks every element;
+for cases without a compressor (v2) or without zlib (v3) it also checks that
+zarrkit's chunk files equal zarr-python's byte for byte. Run by
+zarrkit/tests/it/v2_filters.rs.
 """
 
 import json
@@ -17,6 +19,7 @@ import warnings
 import numcodecs
 import numpy as np
 import zarr
+from zarr.codecs import numcodecs as nc
 
 warnings.filterwarnings("ignore")
 
@@ -54,6 +57,19 @@ def cases():
     yield "astype_delta_crc32", f8, [numcodecs.AsType(encode_dtype="<i8", decode_dtype="<f8"), numcodecs.Delta(dtype="<i8", astype="<i4"), numcodecs.CRC32()], None, "C"
 
 
+def cases_v3():
+    rng = np.random.default_rng(3)
+    i4 = rng.integers(-1000, 1000, size=(6, 5)).astype("<i4")
+    f8 = rng.normal(1000, 3, size=(9,))
+    b1 = rng.integers(0, 2, size=(11,)).astype(bool)
+    yield "v3_delta_fso_shuffle_crc32_jenkins", i4, [nc.Delta(dtype="<i4"), nc.FixedScaleOffset(offset=0, scale=1, dtype="<i4", astype="<i2")], [nc.Shuffle(elementsize=2), nc.CRC32(), nc.JenkinsLookup3()]
+    yield "v3_quantize_adler32", f8, [nc.Quantize(digits=2, dtype="<f8")], [nc.Adler32()]
+    yield "v3_bitround_fletcher32", f8, [nc.BitRound(keepbits=6)], [nc.Fletcher32()]
+    yield "v3_astype_zlib", f8, [nc.AsType(encode_dtype="<f4", decode_dtype="<f8")], [nc.Zlib(level=1)]
+    yield "v3_packbits", b1, [nc.PackBits()], None
+    yield "v3_crc32_end", i4, None, [nc.CRC32(location="end")]
+
+
 def write(root):
     os.makedirs(os.path.join(root, "expected"), exist_ok=True)
     group = zarr.open_group(os.path.join(root, "py.zarr"), mode="w", zarr_format=2)
@@ -66,8 +82,18 @@ def write(root):
         a[...] = data
         back = zarr.open_array(os.path.join(root, "py.zarr", name), mode="r")[...]
         back.astype(back.dtype.newbyteorder("<")).tofile(os.path.join(root, "expected", name + ".bin"))
-        manifest.append({"id": name, "dtype": data.dtype.str, "shape": list(data.shape),
-                         "compressed": compressor is not None})
+        manifest.append({"id": name, "format": 2, "dtype": data.dtype.str,
+                         "shape": list(data.shape), "compare_chunks": compressor is None})
+    group3 = zarr.open_group(os.path.join(root, "py3.zarr"), mode="w", zarr_format=3)
+    for name, data, filters, compressors in cases_v3():
+        chunks = tuple(max(1, (n + 1) // 2) for n in data.shape)
+        a = group3.create_array(name, shape=data.shape, chunks=chunks, dtype=data.dtype,
+                                filters=filters, compressors=compressors, fill_value=0)
+        a[...] = data
+        back = zarr.open_array(os.path.join(root, "py3.zarr", name), mode="r")[...]
+        back.astype(back.dtype.newbyteorder("<")).tofile(os.path.join(root, "expected", name + ".bin"))
+        manifest.append({"id": name, "format": 3, "dtype": data.dtype.str,
+                         "shape": list(data.shape), "compare_chunks": "zlib" not in name})
     with open(os.path.join(root, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)
 
@@ -79,19 +105,24 @@ def read(root):
     for entry in manifest:
         name = entry["id"]
         try:
-            a = zarr.open_array(os.path.join(root, "rk.zarr", name), mode="r")
+            suffix = "" if entry["format"] == 2 else "3"
+            a = zarr.open_array(os.path.join(root, "rk" + suffix + ".zarr", name), mode="r")
             got = a[...]
             expected = np.fromfile(os.path.join(root, "expected", name + ".bin"),
                                    dtype=np.dtype(entry["dtype"]).newbyteorder("<")).reshape(entry["shape"])
             if not np.array_equal(got, expected):
                 failures.append(f"{name}: values differ")
-            if not entry["compressed"]:
-                py_dir = os.path.join(root, "py.zarr", name)
-                for key in sorted(os.listdir(py_dir)):
-                    if key.startswith("."):
-                        continue
+            if entry["compare_chunks"]:
+                py_dir = os.path.join(root, "py" + suffix + ".zarr", name)
+                rk_dir = os.path.join(root, "rk" + suffix + ".zarr", name)
+                keys = [os.path.relpath(os.path.join(d, f), py_dir)
+                        for d, _, files in os.walk(py_dir) for f in files
+                        if not f.startswith(".") and f != "zarr.json"]
+                if not keys:
+                    failures.append(f"{name}: no chunks to compare")
+                for key in sorted(keys):
                     with open(os.path.join(py_dir, key), "rb") as f1, \
-                         open(os.path.join(root, "rk.zarr", name, key), "rb") as f2:
+                         open(os.path.join(rk_dir, key), "rb") as f2:
                         if f1.read() != f2.read():
                             failures.append(f"{name}: chunk {key} differs from zarr-python's")
         except Exception as e:  # report every case, not only the first
