@@ -53,6 +53,8 @@ def cases():
     yield "fletcher32_compressor", u2, None, numcodecs.Fletcher32(), "C"
     yield "jenkins_compressor", i4, None, numcodecs.JenkinsLookup3(initval=0), "C"
     yield "jenkins_seeded_filter", f4, [numcodecs.JenkinsLookup3(initval=9)], None, "C"
+    yield "crc32c_compressor", f8, None, numcodecs.CRC32C(), "C"
+    yield "crc32c_filter_zlib", i4, [numcodecs.CRC32C()], z, "F"
     yield "delta_shuffle_adler32_zlib", i4, [numcodecs.Delta(dtype="<i4"), numcodecs.Shuffle(elementsize=4), numcodecs.Adler32()], z, "C"
     yield "astype_delta_crc32", f8, [numcodecs.AsType(encode_dtype="<i8", decode_dtype="<f8"), numcodecs.Delta(dtype="<i8", astype="<i4"), numcodecs.CRC32()], None, "C"
 
@@ -68,6 +70,7 @@ def cases_v3():
     yield "v3_astype_zlib", f8, [nc.AsType(encode_dtype="<f4", decode_dtype="<f8")], [nc.Zlib(level=1)]
     yield "v3_packbits", b1, [nc.PackBits()], None
     yield "v3_crc32_end", i4, None, [nc.CRC32(location="end")]
+    yield "v3_crc32c", f8, None, [nc.CRC32C()]
 
 
 def write(root):

@@ -54,6 +54,9 @@ const REGISTRY: &[(&str, Constructor)] = &[
     ("blosc", super::blosc::create),
     #[cfg(feature = "crc32c")]
     ("crc32c", super::crc32c::create),
+    // zarr-python 3.1's name for numcodecs' CRC32C, the same checksum.
+    #[cfg(feature = "crc32c")]
+    ("numcodecs.crc32c", super::crc32c::create),
     // numcodecs codecs, under the names zarr-python 3.1 writes (v2 arrays
     // name them by compressor id; format/v2.rs maps the ids to these).
     #[cfg(feature = "zlib")]
@@ -100,6 +103,8 @@ const DISABLED: &[(&str, &str)] = &[
     ("blosc", "blosc"),
     #[cfg(not(feature = "crc32c"))]
     ("crc32c", "crc32c"),
+    #[cfg(not(feature = "crc32c"))]
+    ("numcodecs.crc32c", "crc32c"),
     #[cfg(not(feature = "zlib"))]
     ("numcodecs.zlib", "zlib"),
     #[cfg(not(feature = "bz2"))]
