@@ -264,6 +264,26 @@ fn every_codec_matches_the_numcodecs_vectors_byte_for_byte() {
             if decoded != read("back") {
                 return Err("decoding differs".to_string());
             }
+            // Truncated, extended and corrupted encodings are errors or
+            // decode to something; they never panic.
+            let expected = read("out");
+            let mut bad = vec![
+                Vec::new(),
+                expected[..1].to_vec(),
+                expected[..expected.len() / 2].to_vec(),
+                expected[..expected.len() - 1].to_vec(),
+                [expected.as_slice(), &[0]].concat(),
+            ];
+            let mut flipped = expected.clone();
+            flipped[0] ^= 0xff;
+            bad.push(flipped);
+            for data in bad {
+                let len = data.len();
+                let result = chain.decode_into(data, &repr, &mut decoded);
+                if len != expected.len() && vector["encoded_dtype"].is_string() && result.is_ok() {
+                    return Err(format!("{len} bytes decoded without error"));
+                }
+            }
             Ok(())
         })();
         if let Err(e) = result {
@@ -276,4 +296,99 @@ fn every_codec_matches_the_numcodecs_vectors_byte_for_byte() {
         failures.len(),
         failures.join("\n")
     );
+}
+
+mod untrusted {
+    use super::*;
+    use proptest::prelude::*;
+    use zarrkit::codec::{ChunkRepr, CodecChain};
+
+    fn option_value() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            Just(Value::Null),
+            (-3i64..70).prop_map(Value::from),
+            (-1e3f64..1e3).prop_map(Value::from),
+            prop::sample::select(vec![
+                "<i4", ">i2", "|u1", "<f8", "<f4", "|b1", "<U2", "x", "end"
+            ])
+            .prop_map(Value::from),
+        ]
+    }
+
+    fn filter() -> impl Strategy<Value = Value> {
+        let ids = vec![
+            "delta",
+            "fixedscaleoffset",
+            "quantize",
+            "bitround",
+            "astype",
+            "packbits",
+            "shuffle",
+            "crc32",
+            "adler32",
+            "fletcher32",
+            "jenkins_lookup3",
+            "crc32c",
+            "categorize",
+        ];
+        let keys = vec![
+            "dtype",
+            "astype",
+            "offset",
+            "scale",
+            "digits",
+            "keepbits",
+            "encode_dtype",
+            "decode_dtype",
+            "elementsize",
+            "location",
+            "initval",
+            "prefix",
+        ];
+        (
+            prop::sample::select(ids),
+            prop::collection::vec((prop::sample::select(keys), option_value()), 0..4),
+        )
+            .prop_map(|(id, options)| {
+                let mut object = serde_json::Map::new();
+                object.insert("id".into(), id.into());
+                for (key, value) in options {
+                    object.insert(key.into(), value);
+                }
+                Value::Object(object)
+            })
+    }
+
+    proptest! {
+        /// Random filter lists parse or fail with an error; when they build a
+        /// chain, decoding random bytes fails or succeeds, never panics.
+        #[test]
+        fn random_filter_lists_never_panic(
+            filters in prop::collection::vec(filter(), 0..4),
+            dtype in prop::sample::select(vec!["<i4", "<f8", "|b1", ">u2", "<f4"]),
+            data in prop::collection::vec(any::<u8>(), 0..64),
+        ) {
+            let doc = json_doc(&Value::Array(filters), dtype);
+            if let Ok(array) = v2::parse_array(doc.as_bytes(), None) {
+                let repr = ChunkRepr {
+                    shape: vec![3, 2],
+                    data_type: array.data_type.clone(),
+                    fill_value: array.fill_value.clone(),
+                };
+                if let Ok(chain) = CodecChain::from_metadata(&array.codecs, &repr) {
+                    let mut out = vec![0u8; repr.size_bytes().unwrap()];
+                    let _ = chain.decode_into(data, &repr, &mut out);
+                    let _ = chain.encode(out, &repr);
+                }
+                let _ = v2::array_to_json(&array);
+            }
+        }
+    }
+
+    fn json_doc(filters: &Value, dtype: &str) -> String {
+        format!(
+            r#"{{"zarr_format": 2, "shape": [6, 4], "chunks": [3, 2], "dtype": "{dtype}",
+                "compressor": null, "fill_value": 0, "order": "F", "filters": {filters}}}"#
+        )
+    }
 }
