@@ -18,7 +18,7 @@ const LONG_ABOUT: &str = "\
 Inspect Zarr v3 and v2 hierarchies on the filesystem and export their arrays.
 
 A store is a directory holding a Zarr hierarchy: its root node's document \
-(`zarr.json`; for v2, `.zgroup` or `.zarray`) sits directly in it. Nodes inside the store are named by paths \
+(`zarr.json`; for v2, `.zgroup` or `.zarray`; for v1, `meta`) sits directly in it. Nodes inside the store are named by paths \
 such as `/weather/temperature` (`/` is the root).";
 
 const AFTER_LONG_HELP: &str = "\
@@ -27,6 +27,7 @@ Examples:
   zarrkit info testdata/sample.zarr/weather/temperature
   zarrkit info --json testdata/sample.zarr/weather
   zarrkit export testdata/sample.zarr /weather/temperature --out temperature.npy
+  zarrkit migrate --dry-run old-v2.zarr new.zarr
 
 Exit codes: 0 success, 1 error (the message on stderr names the path), 2 usage error.";
 
@@ -68,6 +69,14 @@ enum Command {
         after_long_help = cmd::export::AFTER_LONG_HELP
     )]
     Export(cmd::export::ExportArgs),
+    /// Copy a whole hierarchy into another Zarr format (default v3), verifying it
+    #[command(
+        long_about = "Copy a whole hierarchy into another Zarr format (default final v3): every group \
+                      and array with its attributes and metadata, then read every array back and \
+                      compare it with the source.",
+        after_long_help = cmd::migrate::AFTER_LONG_HELP
+    )]
+    Migrate(cmd::migrate::MigrateArgs),
 }
 
 fn main() -> ExitCode {
@@ -79,6 +88,7 @@ fn main() -> ExitCode {
         Command::Info(args) => cmd::info::run(&args, &mut out),
         Command::Tree(args) => cmd::tree::run(&args, &mut out),
         Command::Export(args) => cmd::export::run(&args, &mut out),
+        Command::Migrate(args) => cmd::migrate::run(&args, &mut out),
     }
     .and_then(|()| Ok(out.flush()?));
     match result {

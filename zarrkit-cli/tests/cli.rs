@@ -911,3 +911,53 @@ fn info_finds_and_shows_the_format_of_v3_draft_stores() {
     assert_eq!(document["data_type"], json!(">i4"));
     assert_eq!(document["compressor"]["configuration"], json!({"level": 1}));
 }
+
+#[test]
+fn info_and_tree_show_a_v1_array_with_its_meta_fields() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("v1.zarr");
+    let store = open_store(&root);
+    let array = Array::builder(&[6, 4], DataType::UInt16, &[4, 4])
+        .format(zarrkit::format::ZarrFormat::V1)
+        .codecs_metadata(vec![
+            codec("transpose", json!({"order": [1, 0]})),
+            codec("bytes", json!({"endian": "big"})),
+            codec("numcodecs.bz2", json!({"level": 9})),
+        ])
+        .attributes(object(json!({"title": "v1"})))
+        .create(store, "/")
+        .unwrap();
+    array
+        .write_region(&Region::new(vec![0, 0], vec![4, 4]), &[3u16; 16])
+        .unwrap();
+    let run = zarrkit([OsStr::new("info"), root.as_os_str()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    for expected in [
+        "format:             v1\n",
+        "v1 dtype:           \">u2\"\n",
+        "v1 order:           \"F\"\n",
+        "v1 compression:     \"bz2\", compression_opts 9\n",
+        "chunk key encoding: v2 (separator \".\")\n",
+        "stored chunks:      1 of 2, ",
+    ] {
+        assert!(
+            run.stdout.contains(expected),
+            "{expected:?} in\n{}",
+            run.stdout
+        );
+    }
+    // `STORE/meta` names the store too.
+    let run = zarrkit([
+        OsStr::new("info"),
+        OsStr::new("--json"),
+        root.join("meta").as_os_str(),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let document: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(document["meta"]["zarr_format"], 1);
+    assert_eq!(document["meta"]["compression"], "bz2");
+    assert_eq!(document["attrs"], json!({"title": "v1"}));
+    let run = zarrkit([OsStr::new("tree"), root.as_os_str()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("/ [6, 4] uint16"), "{}", run.stdout);
+}

@@ -143,11 +143,17 @@ impl Group {
     ///
     /// # Errors
     /// [`Error::NodeNotFound`] if nothing is there, [`Error::WrongNodeKind`]
-    /// for an array, or [`Error::Metadata`] for an invalid document.
+    /// for an array ([`Error::InvalidMetadata`] saying that v1 has no groups
+    /// for a v1 store), or [`Error::Metadata`] for an invalid document.
     pub fn open(store: Arc<dyn Store>, path: &str) -> Result<Self, Error> {
         let path = NodePath::new(path)?;
         match format::read_node(store.as_ref(), &path)? {
             None => Err(Error::NodeNotFound { path }),
+            // v1 has no groups: say so rather than that `/` is an array.
+            Some((ZarrFormat::V1, NodeMetadata::Array(_))) => Err(Error::InvalidMetadata {
+                path,
+                source: format::v1::no_groups(),
+            }),
             Some((_, NodeMetadata::Array(_))) => Err(Error::WrongNodeKind {
                 path,
                 expected: NodeKind::Group,

@@ -37,6 +37,7 @@ mod error;
 pub mod format;
 pub mod group;
 pub mod metadata;
+pub mod migrate;
 pub mod node;
 pub mod store;
 

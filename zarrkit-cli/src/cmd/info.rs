@@ -6,7 +6,7 @@ use clap::Args;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
-use zarrkit::format::{self, ZarrFormat, v2, v3};
+use zarrkit::format::{self, ZarrFormat, v1, v2, v3};
 use zarrkit::metadata::{ChunkKeyEncoding, NodeMetadata};
 use zarrkit::store::Store;
 use zarrkit::{Array, Group, Node};
@@ -42,7 +42,8 @@ pub struct InfoArgs {
     pub path: Option<String>,
 
     /// Print the node's metadata document (pretty, in the node's format: `zarr.json`
-    /// for v3, the `meta/...` document for a v3 draft) instead of the summary
+    /// for v3, the `meta/...` document for a v3 draft; `.zarray` and `.zattrs` for v2,
+    /// `meta` and `attrs` for v1) instead of the summary
     #[arg(long)]
     pub json: bool,
 }
@@ -80,6 +81,11 @@ fn print_json(node: &Node, out: &mut impl Write) -> anyhow::Result<()> {
             NodeMetadata::Group(group) => (v2::GROUP_KEY, v2::group_to_json(), &group.attributes),
         };
         serde_json::json!({ name: document, v2::ATTRIBUTES_KEY: attributes })
+    } else if let (ZarrFormat::V1, NodeMetadata::Array(array)) = (node.format(), &metadata) {
+        // v1 too: `meta` and `attrs`.
+        let document =
+            v1::array_to_json(array).context("the array cannot be written as Zarr v1")?;
+        serde_json::json!({ v1::META_KEY: document, v1::ATTRIBUTES_KEY: &array.attributes })
     } else {
         // The document in the node's own format (for the v3 drafts, the
         // node document without the entry point).
@@ -109,6 +115,22 @@ fn print_array(array: &Array, out: &mut impl Write) -> anyhow::Result<()> {
             for field in ["dtype", "order", "filters", "compressor"] {
                 line(out, &format!("v2 {field}"), &document[field])?;
             }
+        }
+    }
+    if array.format() == ZarrFormat::V1 {
+        // The same for v1's `meta`.
+        if let Ok(document) = v1::array_to_json(metadata) {
+            for field in ["dtype", "order"] {
+                line(out, &format!("v1 {field}"), &document[field])?;
+            }
+            line(
+                out,
+                "v1 compression",
+                format!(
+                    "{}, compression_opts {}",
+                    document["compression"], document["compression_opts"]
+                ),
+            )?;
         }
     }
     line(out, "chunk shape", format_shape(array.chunk_shape()))?;

@@ -3,6 +3,7 @@
 
 pub mod export;
 pub mod info;
+pub mod migrate;
 pub mod tree;
 
 use anyhow::{Context, bail};
@@ -15,11 +16,12 @@ use zarrkit::store::{FilesystemStore, Store};
 const NODE_DOCUMENT: &str = zarrkit::format::v3::METADATA_KEY;
 
 /// The names of node documents in every format read: v3 `zarr.json`, v2
-/// `.zarray` and `.zgroup`.
+/// `.zarray` and `.zgroup`, v1 `meta` (a v1 store is a single array).
 const NODE_DOCUMENTS: &[&str] = &[
     NODE_DOCUMENT,
     zarrkit::format::v2::ARRAY_KEY,
     zarrkit::format::v2::GROUP_KEY,
+    zarrkit::format::v1::META_KEY,
 ];
 
 /// Whether `dir` holds a node document of any format.
@@ -30,7 +32,7 @@ fn is_node_dir(dir: &Path) -> bool {
 /// The help text, shared by `info` and `tree`, on how `STORE[/PATH]` is split.
 pub const LOCATE_HELP: &str = "\
 How STORE[/PATH] is split: the directories holding a `zarr.json` (or, for \
-Zarr v2, a `.zarray` or `.zgroup`) that contain the given path, from the deepest upward, are nodes of one hierarchy, \
+Zarr v2, a `.zarray` or `.zgroup`; for v1, a `meta` file) that contain the given path, from the deepest upward, are nodes of one hierarchy, \
 and the topmost of them is the store root; the rest of the path is the node \
 inside it. So `data/my.zarr/a/b` opens node `/a/b` of store `data/my.zarr` \
 when `data/my.zarr/zarr.json`, `data/my.zarr/a/zarr.json` and \
@@ -93,7 +95,7 @@ pub fn locate(target: &Path, explicit_node: Option<&str>) -> anyhow::Result<Loca
     let Some(root) = root else {
         if rest.is_empty() {
             bail!(
-                "no Zarr hierarchy at `{}`: neither it nor a parent directory holds `{NODE_DOCUMENT}`, `.zarray` or `.zgroup`",
+                "no Zarr hierarchy at `{}`: neither it nor a parent directory holds `{NODE_DOCUMENT}`, `.zarray`, `.zgroup` or a v1 `meta`",
                 target.display()
             );
         }

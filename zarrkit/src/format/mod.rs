@@ -17,26 +17,30 @@
 //! 2. v2: `<path>/.zarray` (an array), then `<path>/.zgroup` (a group); a
 //!    node with both is read as the array, as zarr-python 2 does. Its
 //!    attributes are in `<path>/.zattrs` (absent: none).
-//! 3. v3 draft 2022 ([`v3_draft2022`]): the root `zarr.json` has
+//! 3. v1 ([`v1`]): at the root only (v1 has no hierarchy), the key `meta`;
+//!    its attributes are in `attrs`, which must exist.
+//! 4. v3 draft 2022 ([`v3_draft2022`]): the root `zarr.json` has
 //!    `"zarr_format": "https://purl.org/zarr/spec/core/3.0"`; then
 //!    `meta/<path>.array.json`, `meta/<path>.group.json`, and a listing of
 //!    `meta/<path>/` for an implicit group (`meta/array.json` and
 //!    `meta/group.json` for the root, which always exists).
-//! 4. v3 draft 2019, zarr-python 2.x layout ([`v3_draft2019`]): the root
+//! 5. v3 draft 2019, zarr-python 2.x layout ([`v3_draft2019`]): the root
 //!    `zarr.json` has the 2019 protocol URI and a `metadata_key_suffix`; then
 //!    `meta/root/<path>.array.json`, `.group.json`, implicit groups.
-//! 5. v3 draft 19 June 2019: the same entry point without a suffix, and
+//! 6. v3 draft 19 June 2019: the same entry point without a suffix, and
 //!    `meta/root/<path>.array` / `.group` documents without `zarr_format`.
-//! 6. v3 early 2019 draft: the same entry point and keys, documents that
+//! 7. v3 early 2019 draft: the same entry point and keys, documents that
 //!    carry `zarr_format` (implicit groups belong to it when the entry
 //!    point has that draft's `http` URI, which zarrkit writes for it).
 //!
 //! v2 comes before the drafts because it is by far the more common; each
 //! draft probe costs one read of the root `zarr.json` in a store that is
 //! not a draft hierarchy, and a store of the drafts needs that entry point.
-//!
-//! v1 adds its probe to this list later.
+//! v1 comes before the drafts too: its probe is one read of `meta`, and only
+//! at the root (the drafts' `meta/...` documents are below a `meta/` prefix,
+//! never at the key `meta` itself).
 
+pub mod v1;
 pub mod v2;
 pub mod v3;
 pub mod v3_draft2019;
@@ -57,6 +61,8 @@ pub enum ZarrFormat {
     V3,
     /// Zarr v2 (`.zarray`, `.zgroup`, `.zattrs`).
     V2,
+    /// Zarr v1: a single array, `meta` and `attrs` (see [`v1`]).
+    V1,
     /// The v3 core draft of 25 May 2022 (see [`v3_draft2022`]).
     V3Draft2022,
     /// zarr-python 2.x's experimental v3: the June 2019 draft with
@@ -75,6 +81,7 @@ impl ZarrFormat {
         match self {
             Self::V3 => "v3",
             Self::V2 => "v2",
+            Self::V1 => "v1",
             Self::V3Draft2022 => "v3-draft-2022",
             Self::V3Draft2019Json => "v3-draft-2019-json",
             Self::V3Draft2019 => "v3-draft-2019",
@@ -95,6 +102,7 @@ impl ZarrFormat {
     pub const ALL: &'static [ZarrFormat] = &[
         ZarrFormat::V3,
         ZarrFormat::V2,
+        ZarrFormat::V1,
         ZarrFormat::V3Draft2022,
         ZarrFormat::V3Draft2019Json,
         ZarrFormat::V3Draft2019,
@@ -170,7 +178,7 @@ impl ChunkLayout {
 #[must_use]
 pub fn node_prefix(format: ZarrFormat, path: &NodePath) -> StorePrefix {
     match format {
-        ZarrFormat::V3 | ZarrFormat::V2 => path.to_prefix(),
+        ZarrFormat::V3 | ZarrFormat::V2 | ZarrFormat::V1 => path.to_prefix(),
         ZarrFormat::V3Draft2022 => v3_draft2022::data_prefix(path),
         ZarrFormat::V3Draft2019Json | ZarrFormat::V3Draft2019 | ZarrFormat::V3Draft2019a => {
             v3_draft2019::data_prefix(path, format)
@@ -191,6 +199,7 @@ pub fn metadata_key(format: ZarrFormat, path: &NodePath) -> Result<StoreKey, Err
     match format {
         ZarrFormat::V3 => Ok(path.to_prefix().key(v3::METADATA_KEY)?),
         ZarrFormat::V2 => Ok(path.to_prefix().key(v2::ARRAY_KEY)?),
+        ZarrFormat::V1 => Ok(path.to_prefix().key(v1::META_KEY)?),
         ZarrFormat::V3Draft2022 => Ok(v3_draft2022::DraftKeys::draft2022(
             v3_draft2022::DEFAULT_SUFFIX.to_string(),
         )
@@ -212,13 +221,14 @@ pub fn metadata_key(format: ZarrFormat, path: &NodePath) -> Result<StoreKey, Err
 }
 
 /// The chunk key encoding a new array gets in `format` unless told
-/// otherwise: v3 `default` with `/`; for v2, `v2` with `.` (v2 "Chunks").
+/// otherwise: v3 `default` with `/`; for v2 and v1, `v2` with `.` (v2 and
+/// v1 "Chunks").
 /// The drafts derive their key forms from the chunk layout and take the v3
 /// default.
 #[must_use]
 pub fn default_chunk_key_encoding(format: ZarrFormat) -> ChunkKeyEncoding {
     match format {
-        ZarrFormat::V2 => ChunkKeyEncoding::V2 {
+        ZarrFormat::V2 | ZarrFormat::V1 => ChunkKeyEncoding::V2 {
             separator: crate::metadata::Separator::Dot,
         },
         _ => ChunkKeyEncoding::default(),
@@ -234,7 +244,7 @@ pub fn chunk_layout(
 ) -> ChunkLayout {
     let prefix = node_prefix(format, path);
     match format {
-        ZarrFormat::V3 | ZarrFormat::V2 => ChunkLayout {
+        ZarrFormat::V3 | ZarrFormat::V2 | ZarrFormat::V1 => ChunkLayout {
             prefix,
             encoding: encoding.clone(),
             glued: None,
@@ -294,6 +304,7 @@ pub fn read_node_as(
     match format {
         ZarrFormat::V3 => {}
         ZarrFormat::V2 => return read_v2_node(store, path),
+        ZarrFormat::V1 => return v1::read_node(store, path),
         ZarrFormat::V3Draft2022 => return v3_draft2022::read_node(store, path),
         ZarrFormat::V3Draft2019Json | ZarrFormat::V3Draft2019 | ZarrFormat::V3Draft2019a => {
             return v3_draft2019::read_node(store, path, format);
@@ -335,6 +346,7 @@ pub fn serialize_node(
             NodeMetadata::Array(array) => v2::array_to_json(array)?,
             NodeMetadata::Group(_) => v2::group_to_json(),
         })),
+        ZarrFormat::V1 => v1::serialize_node(metadata),
         ZarrFormat::V3Draft2022 => v3_draft2022::serialize_node(metadata),
         ZarrFormat::V3Draft2019Json | ZarrFormat::V3Draft2019 | ZarrFormat::V3Draft2019a => {
             v3_draft2019::serialize_node(metadata, format)
@@ -344,7 +356,8 @@ pub fn serialize_node(
 
 /// The codecs a new array in `format` gets when none are given, or `None`
 /// for the builder's own default (`bytes` + `zstd`). The 2022 draft names no
-/// `zstd` codec, so its arrays get `gzip` (level 5) when that feature is on.
+/// `zstd` codec, so its arrays get `gzip` (level 5) when that feature is on; v1
+/// arrays get zarr 1.x's default, `blosc` (`lz4`, level 5, byte shuffle).
 #[must_use]
 pub fn default_codecs(format: ZarrFormat, data_type: &DataType) -> Option<Vec<ExtensionObject>> {
     match format {
@@ -356,6 +369,32 @@ pub fn default_codecs(format: ZarrFormat, data_type: &DataType) -> Option<Vec<Ex
                 codecs.push(ExtensionObject::with_configuration("gzip", gzip));
             }
             Some(codecs)
+        }
+        // zarr 1.x's default compression: blosc, lz4 level 5, byte shuffle.
+        ZarrFormat::V1 if cfg!(feature = "blosc") => {
+            let mut bytes = JsonMap::new();
+            if data_type.endian_unit() > 1 {
+                bytes.insert("endian".into(), "little".into());
+            }
+            let mut blosc = JsonMap::new();
+            blosc.insert("cname".into(), "lz4".into());
+            blosc.insert("clevel".into(), 5.into());
+            blosc.insert("shuffle".into(), "shuffle".into());
+            blosc.insert("typesize".into(), data_type.size().into());
+            blosc.insert("blocksize".into(), 0.into());
+            Some(vec![
+                ExtensionObject::with_configuration("bytes", bytes),
+                ExtensionObject::with_configuration("blosc", blosc),
+            ])
+        }
+        // Without blosc, v1 arrays are uncompressed unless told otherwise
+        // (v1 has no zstd, the builder's default).
+        ZarrFormat::V1 => {
+            let mut bytes = JsonMap::new();
+            if data_type.endian_unit() > 1 {
+                bytes.insert("endian".into(), "little".into());
+            }
+            Some(vec![ExtensionObject::with_configuration("bytes", bytes)])
         }
         _ => None,
     }
@@ -374,6 +413,7 @@ pub fn write_node(
     match format {
         ZarrFormat::V3 => {}
         ZarrFormat::V2 => return write_v2_node(store, path, metadata),
+        ZarrFormat::V1 => return v1::write_node(store, path, metadata),
         ZarrFormat::V3Draft2022 => return v3_draft2022::write_node(store, path, metadata),
         ZarrFormat::V3Draft2019Json | ZarrFormat::V3Draft2019 | ZarrFormat::V3Draft2019a => {
             return v3_draft2019::write_node(store, path, format, metadata);
@@ -391,7 +431,8 @@ pub fn write_node(
 /// # Errors
 /// [`Error::InvalidMetadata`] with [`crate::metadata::MetadataError::NotRepresentable`]
 /// naming what the format cannot hold (v2: codecs other than an F-order
-/// `transpose`, `bytes` and one compressor; dimension names; ...).
+/// `transpose`, `bytes` and one compressor; dimension names; ...; v1: the
+/// same, and any path but the root, and groups).
 pub fn check_representable(
     format: ZarrFormat,
     path: &NodePath,
@@ -400,6 +441,13 @@ pub fn check_representable(
     // Serialising is the check: each format refuses what it cannot say
     // (v2 a codec beyond transpose/bytes/one compressor, the drafts a codec
     // they cannot name).
+    if format == ZarrFormat::V1 {
+        // v1 has no hierarchy: only the root exists.
+        v1::check_path(path).map_err(|source| Error::InvalidMetadata {
+            path: path.clone(),
+            source,
+        })?;
+    }
     serialize_node(format, metadata)
         .map(drop)
         .map_err(|source| Error::InvalidMetadata {
@@ -524,6 +572,8 @@ pub fn list_children(
             }
             Ok(children)
         }
+        // v1 has no hierarchy: a v1 array is the only node.
+        ZarrFormat::V1 => Ok(Vec::new()),
         ZarrFormat::V3Draft2022 => v3_draft2022::children(store, path),
         ZarrFormat::V3Draft2019Json | ZarrFormat::V3Draft2019 | ZarrFormat::V3Draft2019a => {
             v3_draft2019::children(store, path, format)

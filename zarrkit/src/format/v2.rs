@@ -672,7 +672,7 @@ fn compressor_field(
     Ok(configuration)
 }
 
-fn compressor_from_json(
+pub(crate) fn compressor_from_json(
     compressor: &JsonMap,
     data_type: &DataType,
 ) -> Result<ExtensionObject, MetadataError> {
@@ -926,7 +926,7 @@ pub fn array_to_json(array: &ArrayMetadata) -> Result<Value, MetadataError> {
     Ok(Value::Object(doc))
 }
 
-fn compressor_to_json(codec: &ExtensionObject) -> Result<Value, MetadataError> {
+pub(crate) fn compressor_to_json(codec: &ExtensionObject) -> Result<Value, MetadataError> {
     let mut configuration = codec.configuration_or_empty();
     let id = match codec.name.as_str() {
         "gzip" => "gzip",

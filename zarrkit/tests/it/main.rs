@@ -21,6 +21,9 @@ mod formats;
     feature = "crc32c"
 ))]
 mod interop;
+// The migration tests use gzip, zstd and crc32c chains.
+#[cfg(all(feature = "gzip", feature = "zstd", feature = "crc32c"))]
+mod migrate;
 mod regions;
 // Sharded arrays here use zstd inner chunks and a crc32c index.
 #[cfg(all(feature = "zstd", feature = "crc32c"))]
@@ -40,3 +43,6 @@ mod v2;
 // The v2 filter cases use zlib as the compressor.
 #[cfg(feature = "zlib")]
 mod v2_filters;
+// The v1 matrix covers every v1 compression.
+#[cfg(all(feature = "blosc", feature = "zlib", feature = "bz2", feature = "lzma"))]
+mod v1;

@@ -1,0 +1,260 @@
+//! `zarrkit migrate`: copy a whole hierarchy into another Zarr format.
+
+use super::{format_bytes, open_store};
+use anyhow::Context;
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use zarrkit::format::ZarrFormat;
+use zarrkit::migrate::{self, Action, MigrationPlan, Phase, Progress};
+use zarrkit::store::{FilesystemStore, MemoryStore, Store};
+
+/// Stored chunks above which a progress bar is worth showing.
+const PROGRESS_THRESHOLD: u64 = 64;
+
+/// The text after the options in `--help`.
+pub const AFTER_LONG_HELP: &str = "\
+Examples:
+  zarrkit migrate old-v2.zarr new.zarr
+  zarrkit migrate --dry-run old-v2.zarr new.zarr
+  zarrkit migrate --to v2 data.zarr data-v2.zarr
+
+Every group and array is copied with its attributes and metadata. An \
+array's chunks are copied byte for byte under their new keys when the \
+target can hold its codecs; otherwise each chunk is decoded and re-encoded \
+with codecs the target can hold (the output says which arrays and why). \
+Dimension names go to the attribute `_ARRAY_DIMENSIONS` in a format without \
+them (v2, the v3 drafts). What the target cannot hold at all is refused \
+before anything is written, naming the node and the feature. After copying, \
+every array of DST is read back and compared with SRC.
+
+DST must not exist or be an empty directory. --dry-run prints the plan (each \
+node's path, kind, action, stored chunks and bytes) and writes nothing.";
+
+/// Arguments of `zarrkit migrate`.
+#[derive(Debug, Args)]
+pub struct MigrateArgs {
+    /// The store directory to migrate (its root node's document sits in it)
+    #[arg(value_name = "SRC")]
+    pub src: PathBuf,
+
+    /// The new store directory: it must not exist or be empty
+    #[arg(value_name = "DST")]
+    pub dst: PathBuf,
+
+    /// The target format
+    #[arg(long, value_name = "FORMAT", default_value = "v3", value_parser = parse_format)]
+    pub to: ZarrFormat,
+
+    /// Print the plan and write nothing
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+fn parse_format(name: &str) -> Result<ZarrFormat, String> {
+    ZarrFormat::ALL
+        .iter()
+        .copied()
+        .find(|f| f.name() == name)
+        .ok_or_else(|| {
+            let names: Vec<&str> = ZarrFormat::ALL.iter().map(|f| f.name()).collect();
+            format!("unknown format `{name}`; one of: {}", names.join(", "))
+        })
+}
+
+/// Runs `zarrkit migrate`.
+///
+/// # Errors
+/// If SRC cannot be opened, DST is not empty, a node cannot be migrated, a
+/// chunk cannot be copied, verification fails, or writing to `out` fails.
+pub fn run(args: &MigrateArgs, out: &mut impl Write) -> anyhow::Result<()> {
+    let src = open_store(&args.src)?;
+    check_destination(&args.dst)?;
+    let make_plan = |dst: Arc<dyn Store>| {
+        migrate::plan(Arc::clone(&src), dst, args.to).with_context(|| {
+            format!(
+                "cannot migrate `{}` to {} in `{}`",
+                args.src.display(),
+                args.to,
+                args.dst.display()
+            )
+        })
+    };
+    let open_dst = || -> anyhow::Result<Arc<dyn Store>> {
+        Ok(Arc::new(FilesystemStore::new(&args.dst).with_context(
+            || format!("cannot open `{}`", args.dst.display()),
+        )?))
+    };
+    let plan = if args.dst.exists() {
+        make_plan(open_dst()?)?
+    } else {
+        // Plan against an empty store first, so a refused migration (and a
+        // dry run) does not even create the directory.
+        let plan = make_plan(Arc::new(MemoryStore::new()))?;
+        if args.dry_run {
+            plan
+        } else {
+            make_plan(open_dst()?)?
+        }
+    };
+    if args.dry_run {
+        print_plan(&plan, &args.src, &args.dst, out)?;
+        writeln!(out, "dry run: nothing written")?;
+        return Ok(());
+    }
+    let bar = progress_bar(plan.total_chunks());
+    let mut on_progress = |p: Progress| {
+        if let Some(bar) = &bar {
+            bar.set_message(format!(
+                "{} {}",
+                match p.phase {
+                    Phase::Copy => "copying",
+                    Phase::Verify => "verifying",
+                },
+                p.path
+            ));
+            bar.set_length(p.chunks_total.max(p.chunks_done));
+            bar.set_position(p.chunks_done);
+        }
+    };
+    let result = migrate::migrate(&plan, &mut on_progress);
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    let report = result.with_context(|| {
+        format!(
+            "migrating `{}` to {} in `{}` failed",
+            args.src.display(),
+            args.to,
+            args.dst.display()
+        )
+    })?;
+    for node in plan.nodes() {
+        for note in &node.notes {
+            writeln!(out, "{}: {note}", node.path)?;
+        }
+    }
+    for (path, reason) in &report.arrays_reencoded {
+        writeln!(out, "{path}: re-encoded: {reason}")?;
+    }
+    writeln!(
+        out,
+        "migrated `{}` to {} in `{}`: {} groups, {} arrays ({} copied byte for byte, {} re-encoded), \
+         {} chunks, {} read, {} written; verification passed ({} chunk regions)",
+        args.src.display(),
+        plan.to(),
+        args.dst.display(),
+        report.groups,
+        report.arrays_copied + report.arrays_reencoded.len() as u64,
+        report.arrays_copied,
+        report.arrays_reencoded.len(),
+        report.chunks,
+        format_bytes(report.bytes_read),
+        format_bytes(report.bytes_written),
+        report.chunks_verified,
+    )?;
+    Ok(())
+}
+
+/// Refuses a destination that exists and is not an empty directory, before
+/// a store is opened on it.
+fn check_destination(dst: &Path) -> anyhow::Result<()> {
+    match std::fs::read_dir(dst) {
+        Ok(mut entries) => {
+            if entries.next().is_some() {
+                anyhow::bail!(
+                    "the destination `{}` is not empty (migrate into a new or empty directory)",
+                    dst.display()
+                );
+            }
+            Ok(())
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e)
+            .with_context(|| format!("the destination `{}` is not a directory", dst.display())),
+    }
+}
+
+fn print_plan(
+    plan: &MigrationPlan,
+    src: &Path,
+    dst: &Path,
+    out: &mut impl Write,
+) -> anyhow::Result<()> {
+    writeln!(
+        out,
+        "plan: migrate `{}` to {} in `{}`",
+        src.display(),
+        plan.to(),
+        dst.display()
+    )?;
+    let width = plan
+        .nodes()
+        .iter()
+        .map(|n| n.path.as_str().len())
+        .max()
+        .unwrap_or(1);
+    for node in plan.nodes() {
+        let kind = match node.kind {
+            zarrkit::NodeKind::Array => "array",
+            zarrkit::NodeKind::Group => "group",
+        };
+        let mut line = format!(
+            "{:<width$}  {kind}  {:<9}  from {}",
+            node.path.as_str(),
+            node.action.name(),
+            node.source_format
+        );
+        if node.kind == zarrkit::NodeKind::Array {
+            line.push_str(&format!(
+                ", {} chunks, {}",
+                node.chunks,
+                format_bytes(node.bytes)
+            ));
+        }
+        writeln!(out, "{line}")?;
+        if let Action::ReEncode { reason, codecs } = &node.action {
+            writeln!(
+                out,
+                "{:width$}    re-encode with [{}]: {reason}",
+                "",
+                codecs.join(", ")
+            )?;
+        }
+        for note in &node.notes {
+            writeln!(out, "{:width$}    note: {note}", "")?;
+        }
+    }
+    let arrays = plan
+        .nodes()
+        .iter()
+        .filter(|n| n.kind == zarrkit::NodeKind::Array);
+    let reencoded = arrays
+        .clone()
+        .filter(|n| matches!(n.action, Action::ReEncode { .. }))
+        .count();
+    writeln!(
+        out,
+        "total: {} nodes, {} arrays ({} copied byte for byte, {reencoded} re-encoded), {} chunks, {}",
+        plan.nodes().len(),
+        arrays.clone().count(),
+        arrays.count() - reencoded,
+        plan.total_chunks(),
+        format_bytes(plan.total_bytes())
+    )?;
+    Ok(())
+}
+
+fn progress_bar(total: u64) -> Option<ProgressBar> {
+    if total <= PROGRESS_THRESHOLD || !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = ProgressBar::new(total);
+    if let Ok(style) = ProgressStyle::with_template("{wide_bar} {pos}/{len} chunks eta {eta} {msg}")
+    {
+        bar.set_style(style);
+    }
+    Some(bar)
+}

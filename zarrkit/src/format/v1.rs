@@ -1,0 +1,801 @@
+//! Zarr v1: a store holding one array, described by `meta` and `attrs`.
+//!
+//! Spec: `seeds/v1-storage-spec.rst` ("Metadata", "Data type encoding",
+//! "Chunks", "Attributes"). v1 has no hierarchy: the array is the store's
+//! root, and only the path `/` exists. There are no groups; creating one,
+//! or an array anywhere but `/`, is refused before anything is written.
+//!
+//! v1 is v2's ancestor, and most of its document means the same thing, so
+//! this module reads a `meta` document by checking the v1 fields and
+//! handing the equivalent `.zarray` to [`super::v2::parse_array`] (and
+//! writes by rewriting [`super::v2::array_to_json`]'s document). The
+//! mapping onto the model:
+//!
+//! | `meta` | model |
+//! | --- | --- |
+//! | `zarr_format` `1` | (checked) |
+//! | `shape`, `chunks` | `shape`, a `regular` grid |
+//! | `dtype` `"<i4"` | `int32`, and a `bytes` codec with `endian` `little` (as v2) |
+//! | `order` `"F"` | a `transpose` codec with the reversed permutation before `bytes` (`"C"`: none) |
+//! | `compression`, `compression_opts` | one bytes→bytes codec after `bytes` (below), or none for `"none"` |
+//! | `fill_value` | `fill_value`, as v2 (`null` reads as zero and is written back as `null`) |
+//! | other keys | `extra_fields`, written back as they were |
+//! | `attrs` (must exist) | `attributes` |
+//! | chunk `i.j` | the `v2` chunk key encoding with `.` |
+//!
+//! Data types: the fixed-size numeric NumPy type strings, as in v2 (`|b1`,
+//! `|i1`…`>i8`, `|u1`…`>u8`, `<f2`…`>f8`, `<c8`, `>c16`, both byte orders).
+//! Byte strings (`|S7`), Unicode strings (`<U5`), raw bytes (`|V3`) and
+//! structured types (`[["r", "|u1"], ...]`) are valid v1 but not supported
+//! yet: an error names the type.
+//!
+//! Compression, as zarr 1.x named it, with its `compression_opts`:
+//!
+//! | `compression` | `compression_opts` | model codec |
+//! | --- | --- | --- |
+//! | `"none"` | ignored (zarr 1.x writes `null`) | none |
+//! | `"zlib"` | level, an integer (`null`: 1) | `numcodecs.zlib` |
+//! | `"bz2"` | level, an integer (`null`: 1) | `numcodecs.bz2` |
+//! | `"lzma"` | a preset integer, or `{format, check, preset, filters}`, or `null` | `numcodecs.lzma` |
+//! | `"blosc"` | `{cname, clevel, shuffle}` (shuffle 0, 1 or 2), or `null` | `blosc` |
+//!
+//! The model names are those of v2 (and of zarr-python 3.1's v3 metadata),
+//! so a v1 array migrated to v2 or v3 keeps its chunks byte for byte. An
+//! unknown `compression` is an error naming it; an option that the
+//! compressor does not have is an error naming `compression_opts.<option>`.
+//!
+//! Fill values: as v2, including `null` and the bare `NaN`, `Infinity` and
+//! `-Infinity` tokens that Python's `json` (and so zarr 1.x) writes; they
+//! are written back as the strings `"NaN"`, ..., which are valid JSON.
+//!
+//! Chunk keys: the chunk indices joined by `.` ("Chunks"). The spec does
+//! not say what a 0-d array's one chunk is called (joining no indices gives
+//! the empty key, which no store can hold); zarrkit calls it `0`, as v2
+//! does.
+//!
+//! # F order and the zarr 1.x quirk
+//!
+//! The spec says an `"F"` chunk is laid out column-major, and zarrkit
+//! follows it: F order reads and writes the chunk's bytes with the first
+//! dimension varying fastest (a reversing `transpose`, as for v2). zarr 1.x
+//! itself did so only for `blosc`: for its other compressors (`zlib`
+//! notably) it compressed `ndarray.tobytes()`, which is C order whatever
+//! the array's order, so F-order zlib arrays written by zarr 1.x read back
+//! transposed within each chunk. The document does not say which writer
+//! made it, so zarrkit does not guess; such a store can be read by opening
+//! it with `order` changed to `"C"`.
+//!
+//! Writing is canonical: keys sorted (as zarr 1.x's `json.dumps(...,
+//! sort_keys=True)`), `compression_opts` spelled out. The model's
+//! `extra_fields` are written back beside the v1 fields. A model that v1
+//! cannot express (a codec other than those above, a second compressor,
+//! a transpose other than F order, a `/` separator or the `default` chunk
+//! key encoding, dimension names, storage transformers, a blosc
+//! `blocksize`) is a [`MetadataError::NotRepresentable`] naming it.
+//!
+//! ```
+//! use zarrkit::format::v1;
+//! use zarrkit::metadata::DataType;
+//!
+//! let meta = br#"{"zarr_format": 1, "shape": [20, 20], "chunks": [10, 10],
+//!     "dtype": "<i4", "compression": "zlib", "compression_opts": 1,
+//!     "fill_value": 42, "order": "C"}"#;
+//! let array = v1::parse_array(meta, Default::default())?;
+//! assert_eq!(array.data_type, DataType::Int32);
+//! assert_eq!(array.codecs[1].name, "numcodecs.zlib");
+//! assert_eq!(array.chunk_key_encoding.encode(&[2, 4]), "2.4");
+//! # Ok::<(), zarrkit::metadata::MetadataError>(())
+//! ```
+
+use super::v2;
+use crate::Error;
+use crate::metadata::{
+    ArrayMetadata, ChunkKeyEncoding, DataType, JsonMap, MetadataError, NodeMetadata, Separator,
+};
+use crate::node::NodePath;
+use crate::store::{Store, StoreKey};
+use serde_json::Value;
+
+/// The key of the array's metadata document.
+pub const META_KEY: &str = "meta";
+/// The key of the array's attributes (it must exist, even if `{}`).
+pub const ATTRIBUTES_KEY: &str = "attrs";
+
+/// The fields of `meta` the spec requires ("Metadata": "The following keys
+/// MUST be present"). Any other key is kept in `extra_fields`.
+pub const META_FIELDS: &[&str] = &[
+    "zarr_format",
+    "shape",
+    "chunks",
+    "dtype",
+    "compression",
+    "compression_opts",
+    "fill_value",
+    "order",
+];
+
+/// The compressions of v1, as zarr 1.x names them.
+pub const COMPRESSIONS: &[&str] = &["none", "zlib", "bz2", "lzma", "blosc"];
+
+fn not_representable(what: impl Into<String>) -> MetadataError {
+    MetadataError::NotRepresentable {
+        format: "v1",
+        what: what.into(),
+    }
+}
+
+/// The error for anything but the root: v1 has no hierarchy.
+#[must_use]
+pub fn no_hierarchy(path: &NodePath) -> MetadataError {
+    not_representable(format!(
+        "the path `{path}` (v1 has no hierarchy: a v1 store is a single array at `/`)"
+    ))
+}
+
+/// The error for a group: v1 has none.
+#[must_use]
+pub fn no_groups() -> MetadataError {
+    not_representable("groups (v1 has no groups: a v1 store is a single array)")
+}
+
+/// Rewrites an error of the v2 helpers so that it speaks of v1: the
+/// compressor's options are `compression_opts`, the extension points and
+/// format are v1's.
+fn as_v1_error(err: MetadataError) -> MetadataError {
+    match err {
+        MetadataError::InvalidField {
+            field,
+            expected,
+            found,
+        } => MetadataError::InvalidField {
+            field: match field.strip_prefix("compressor") {
+                Some(rest) => format!("compression_opts{rest}"),
+                None => field,
+            },
+            expected,
+            found,
+        },
+        MetadataError::UnsupportedExtension { point, name } => {
+            MetadataError::UnsupportedExtension {
+                point: match point {
+                    "v2 data type" => "v1 data type",
+                    "v2 compressor" => "v1 compression",
+                    other => other,
+                },
+                name,
+            }
+        }
+        MetadataError::NotRepresentable { what, .. } => {
+            not_representable(what.replace("v2 has", "v1 has"))
+        }
+        other => other,
+    }
+}
+
+/// Parses the `attrs` document: a JSON object.
+///
+/// # Errors
+/// [`MetadataError::Json`] or [`MetadataError::NotAnObject`].
+pub fn parse_attributes(bytes: &[u8]) -> Result<JsonMap, MetadataError> {
+    v2::parse_attributes(bytes)
+}
+
+/// The data type of a v1 `dtype`, refusing what this version does not
+/// support (strings, raw bytes, structured types) by name.
+fn check_dtype(value: &Value) -> Result<DataType, MetadataError> {
+    let (data_type, _) = v2::dtype_from_json(value).map_err(as_v1_error)?;
+    if let DataType::RawBits(_) = data_type {
+        return Err(MetadataError::UnsupportedExtension {
+            point: "v1 data type",
+            name: value.as_str().unwrap_or_default().to_string(),
+        });
+    }
+    Ok(data_type)
+}
+
+/// The v2 `compressor` object equivalent to v1's `compression` and
+/// `compression_opts`.
+fn compressor_from_v1(compression: &Value, opts: &Value) -> Result<Value, MetadataError> {
+    let name = compression.as_str().ok_or_else(|| {
+        MetadataError::invalid(
+            "compression",
+            "a string: `\"none\"`, `\"zlib\"`, `\"bz2\"`, `\"lzma\"` or `\"blosc\"`",
+            compression,
+        )
+    })?;
+    let mut compressor = JsonMap::new();
+    match name {
+        "none" => return Ok(Value::Null),
+        "zlib" | "bz2" => match opts {
+            Value::Null => {}
+            Value::Number(n) if n.is_i64() => {
+                compressor.insert("level".into(), opts.clone());
+            }
+            other => {
+                return Err(MetadataError::invalid(
+                    "compression_opts",
+                    format!("an integer compression level (or null) for `{name}`"),
+                    other,
+                ));
+            }
+        },
+        "lzma" => match opts {
+            Value::Null => {}
+            Value::Number(n) if n.is_u64() => {
+                compressor.insert("preset".into(), opts.clone());
+            }
+            Value::Object(options) => compressor.extend(options.clone()),
+            other => {
+                return Err(MetadataError::invalid(
+                    "compression_opts",
+                    "a preset integer, an object of `format`, `check`, `preset`, `filters`, or null for `lzma`",
+                    other,
+                ));
+            }
+        },
+        "blosc" => match opts {
+            Value::Null => {}
+            Value::Object(options) => {
+                if let Some(shuffle) = options.get("shuffle")
+                    && !matches!(shuffle.as_i64(), Some(0..=2))
+                {
+                    return Err(MetadataError::invalid(
+                        "compression_opts.shuffle",
+                        "0, 1 or 2",
+                        shuffle,
+                    ));
+                }
+                compressor.extend(options.clone());
+            }
+            other => {
+                return Err(MetadataError::invalid(
+                    "compression_opts",
+                    "an object of `cname`, `clevel`, `shuffle`, or null for `blosc`",
+                    other,
+                ));
+            }
+        },
+        other => {
+            return Err(MetadataError::UnsupportedExtension {
+                point: "v1 compression",
+                name: other.to_string(),
+            });
+        }
+    }
+    compressor.insert("id".into(), name.into());
+    Ok(Value::Object(compressor))
+}
+
+/// Parses a `meta` document, with the attributes of `attrs`.
+///
+/// # Errors
+/// A [`MetadataError`] naming the field at fault: a missing required field,
+/// a field of the wrong type, `zarr_format` other than 1, an unsupported
+/// `dtype` or `compression`, an option `compression_opts` does not have.
+pub fn parse_array(bytes: &[u8], attributes: JsonMap) -> Result<ArrayMetadata, MetadataError> {
+    let value: Value =
+        serde_json::from_slice(&v2::quote_non_finite_tokens(bytes)).map_err(MetadataError::Json)?;
+    let Value::Object(doc) = value else {
+        return Err(MetadataError::NotAnObject);
+    };
+    for &field in META_FIELDS {
+        if !doc.contains_key(field) {
+            return Err(MetadataError::MissingField { field });
+        }
+    }
+    // Spec "Metadata": zarr_format is "an integer defining the version".
+    if doc["zarr_format"].as_u64() != Some(1) {
+        return Err(MetadataError::ZarrFormat {
+            expected: "1",
+            found: doc["zarr_format"].to_string(),
+        });
+    }
+    check_dtype(&doc["dtype"])?;
+    let compressor = compressor_from_v1(&doc["compression"], &doc["compression_opts"])?;
+    let mut zarray = JsonMap::new();
+    zarray.insert("zarr_format".into(), 2.into());
+    for field in ["shape", "chunks", "dtype", "fill_value", "order"] {
+        zarray.insert(field.into(), doc[field].clone());
+    }
+    zarray.insert("compressor".into(), compressor);
+    zarray.insert("filters".into(), Value::Null);
+    // Spec "Chunks": "concatenated with the period character ('.')".
+    zarray.insert("dimension_separator".into(), ".".into());
+    let mut array = v2::parse_array(&v2::to_bytes(&Value::Object(zarray)), Some(attributes))
+        .map_err(as_v1_error)?;
+    // Spec "Metadata": "Other keys MAY be present"; they are kept.
+    for (key, value) in doc {
+        if !META_FIELDS.contains(&key.as_str()) {
+            array.extra_fields.insert(key, value);
+        }
+    }
+    Ok(array)
+}
+
+/// The `meta` document of an array (its attributes go to `attrs`).
+///
+/// # Errors
+/// [`MetadataError::NotRepresentable`] naming what v1 cannot hold: a codec
+/// other than an F-order `transpose`, `bytes` and one of the v1
+/// compressors; a blosc `blocksize`; a chunk key encoding other than `v2`
+/// with `.`; dimension names; storage transformers; a data type v1 does not
+/// have in this version.
+pub fn array_to_json(array: &ArrayMetadata) -> Result<Value, MetadataError> {
+    match &array.chunk_key_encoding {
+        ChunkKeyEncoding::V2 {
+            separator: Separator::Dot,
+        } => {}
+        other => {
+            return Err(not_representable(format!(
+                "the `{}` chunk key encoding with `{}` (v1 chunk keys are `i.j`: use `v2` with `.`)",
+                other.name(),
+                other.separator().as_char()
+            )));
+        }
+    }
+    if let DataType::RawBits(_) = array.data_type {
+        return Err(not_representable(format!(
+            "the data type `{}` in this version",
+            array.data_type
+        )));
+    }
+    let Value::Object(mut zarray) = v2::array_to_json(array).map_err(as_v1_error)? else {
+        return Err(not_representable(
+            "the array (its v2 document is not an object)",
+        ));
+    };
+    let (compression, opts) = match zarray.remove("compressor") {
+        None | Some(Value::Null) => ("none", Value::Null),
+        Some(Value::Object(mut compressor)) => {
+            let id = compressor
+                .remove("id")
+                .and_then(|id| id.as_str().map(str::to_string))
+                .unwrap_or_default();
+            match id.as_str() {
+                "zlib" | "bz2" => {
+                    let level = compressor.remove("level").unwrap_or(Value::Null);
+                    (if id == "zlib" { "zlib" } else { "bz2" }, level)
+                }
+                "lzma" => ("lzma", Value::Object(compressor)),
+                "blosc" => {
+                    match compressor.remove("blocksize") {
+                        None => {}
+                        Some(b) if b.as_u64() == Some(0) => {}
+                        Some(b) => {
+                            return Err(not_representable(format!(
+                                "the blosc `blocksize` {b} (v1 blosc has no blocksize)"
+                            )));
+                        }
+                    }
+                    ("blosc", Value::Object(compressor))
+                }
+                other => {
+                    let model = array.codecs.last().map_or("", |c| c.name.as_str());
+                    return Err(not_representable(format!(
+                        "the codec `{model}` (v1 compression is one of none, zlib, bz2, lzma, blosc; not `{other}`)"
+                    )));
+                }
+            }
+        }
+        Some(other) => {
+            return Err(not_representable(format!("the compressor `{other}`")));
+        }
+    };
+    zarray.remove("filters");
+    zarray.remove("dimension_separator");
+    let mut fields: Vec<(String, Value)> = Vec::new();
+    for (key, value) in zarray {
+        let value = if key == "zarr_format" {
+            1.into()
+        } else {
+            value
+        };
+        fields.push((key, value));
+    }
+    fields.push(("compression".into(), compression.into()));
+    fields.push(("compression_opts".into(), opts));
+    for (key, value) in &array.extra_fields {
+        // The v2 null-fill marker is named `fill_value`, a v1 field: the
+        // document's own `fill_value` already says it.
+        if !META_FIELDS.contains(&key.as_str()) {
+            fields.push((key.clone(), value.clone()));
+        }
+    }
+    // Keys sorted, as zarr 1.x writes them.
+    fields.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(Value::Object(fields.into_iter().collect()))
+}
+
+/// The `meta` document of a node, as [`write_node`] stores it.
+///
+/// # Errors
+/// [`MetadataError::NotRepresentable`] for a group (v1 has none) or for
+/// what [`array_to_json`] refuses.
+pub fn serialize_node(metadata: &NodeMetadata) -> Result<Vec<u8>, MetadataError> {
+    match metadata {
+        NodeMetadata::Array(array) => Ok(v2::to_bytes(&array_to_json(array)?)),
+        NodeMetadata::Group(_) => Err(no_groups()),
+    }
+}
+
+/// Checks that a node at `path` can be written in v1: only at the root.
+///
+/// # Errors
+/// [`MetadataError::NotRepresentable`] naming the path.
+pub fn check_path(path: &NodePath) -> Result<(), MetadataError> {
+    if path.is_root() {
+        Ok(())
+    } else {
+        Err(no_hierarchy(path))
+    }
+}
+
+fn root_key(name: &str) -> Result<StoreKey, Error> {
+    Ok(StoreKey::new(name)?)
+}
+
+/// Reads the v1 array of the store: `Ok(None)` at any path but the root,
+/// or when there is no `meta`.
+///
+/// # Errors
+/// [`Error::Metadata`] naming `meta` for an invalid document, or naming
+/// `attrs` when it is missing or invalid (spec "Attributes": "the 'attrs'
+/// key MUST be present"); a store error.
+pub fn read_node(store: &dyn Store, path: &NodePath) -> Result<Option<NodeMetadata>, Error> {
+    if !path.is_root() {
+        return Ok(None);
+    }
+    let meta_key = root_key(META_KEY)?;
+    let Some(meta) = store.get(&meta_key, None)? else {
+        return Ok(None);
+    };
+    let attributes_key = root_key(ATTRIBUTES_KEY)?;
+    let attributes = match store.get(&attributes_key, None)? {
+        None => {
+            return Err(Error::Metadata {
+                key: attributes_key,
+                source: MetadataError::Inconsistent(format!(
+                    "a v1 array store must have an `{ATTRIBUTES_KEY}` key beside `{META_KEY}`, even if its attributes are `{{}}`"
+                )),
+            });
+        }
+        Some(bytes) => parse_attributes(&bytes).map_err(|source| Error::Metadata {
+            key: attributes_key,
+            source,
+        })?,
+    };
+    let array = parse_array(&meta, attributes).map_err(|source| Error::Metadata {
+        key: meta_key,
+        source,
+    })?;
+    Ok(Some(NodeMetadata::Array(array)))
+}
+
+/// Writes `attrs` and `meta` for the array at the root.
+///
+/// # Errors
+/// [`Error::InvalidMetadata`] for a non-root path, a group, or what v1
+/// cannot represent (nothing is written then); a store error.
+pub fn write_node(
+    store: &dyn Store,
+    path: &NodePath,
+    metadata: &NodeMetadata,
+) -> Result<(), Error> {
+    let invalid = |source| Error::InvalidMetadata {
+        path: path.clone(),
+        source,
+    };
+    check_path(path).map_err(invalid)?;
+    let meta = serialize_node(metadata).map_err(invalid)?;
+    let NodeMetadata::Array(array) = metadata else {
+        return Err(invalid(no_groups()));
+    };
+    // Attributes first: a reader that finds `meta` finds `attrs` too.
+    store.set(
+        &root_key(ATTRIBUTES_KEY)?,
+        &v2::to_bytes(&v2::attributes_to_json(&array.attributes)),
+    )?;
+    store.set(&root_key(META_KEY)?, &meta)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    fn meta(overrides: Value) -> Vec<u8> {
+        let mut doc = json!({
+            "zarr_format": 1, "shape": [20, 20], "chunks": [10, 10], "dtype": "<i4",
+            "compression": "zlib", "compression_opts": 1, "fill_value": 42, "order": "C",
+        });
+        for (key, value) in overrides.as_object().unwrap() {
+            if value == "__remove__" {
+                doc.as_object_mut().unwrap().remove(key);
+            } else {
+                doc[key] = value.clone();
+            }
+        }
+        serde_json::to_vec(&doc).unwrap()
+    }
+
+    fn parse(overrides: Value) -> Result<ArrayMetadata, MetadataError> {
+        parse_array(&meta(overrides), JsonMap::new())
+    }
+
+    #[test]
+    fn the_spec_example_maps_onto_the_model() {
+        // Spec "Example": shape (20, 20), chunks (10, 10), '<i4', fill 42, zlib 1.
+        let array = parse(json!({})).unwrap();
+        assert_eq!(array.shape, [20, 20]);
+        assert_eq!(array.data_type, DataType::Int32);
+        assert_eq!(array.fill_value.as_bytes(), 42i32.to_ne_bytes());
+        assert_eq!(array.codecs.len(), 2);
+        assert_eq!(array.codecs[0].name, "bytes");
+        assert_eq!(array.codecs[0].configuration_or_empty()["endian"], "little");
+        assert_eq!(array.codecs[1].name, "numcodecs.zlib");
+        assert_eq!(array.codecs[1].configuration_or_empty()["level"], 1);
+        assert_eq!(array.chunk_key_encoding.encode(&[2, 4]), "2.4");
+        assert!(array.extra_fields.is_empty());
+        // And back, byte for byte the same fields.
+        assert_eq!(
+            array_to_json(&array).unwrap(),
+            serde_json::from_slice::<Value>(&meta(json!({}))).unwrap()
+        );
+    }
+
+    #[test]
+    fn every_compression_and_its_options_round_trip() {
+        for (compression, opts, name, configuration) in [
+            ("none", json!(null), None, json!(null)),
+            (
+                "zlib",
+                json!(5),
+                Some("numcodecs.zlib"),
+                json!({"level": 5}),
+            ),
+            ("bz2", json!(9), Some("numcodecs.bz2"), json!({"level": 9})),
+            (
+                "lzma",
+                json!({"format": 1, "check": 0, "preset": 1, "filters": null}),
+                Some("numcodecs.lzma"),
+                json!({"format": 1, "check": 0, "preset": 1}),
+            ),
+            (
+                "blosc",
+                json!({"cname": "zstd", "clevel": 3, "shuffle": 2}),
+                Some("blosc"),
+                json!({"cname": "zstd", "clevel": 3, "shuffle": "bitshuffle", "typesize": 4, "blocksize": 0}),
+            ),
+            (
+                "blosc",
+                json!({"cname": "lz4", "clevel": 5, "shuffle": 0}),
+                Some("blosc"),
+                json!({"cname": "lz4", "clevel": 5, "shuffle": "noshuffle", "typesize": 4, "blocksize": 0}),
+            ),
+        ] {
+            let array =
+                parse(json!({"compression": compression, "compression_opts": opts})).unwrap();
+            match name {
+                None => assert_eq!(array.codecs.len(), 1, "{compression}"),
+                Some(name) => {
+                    assert_eq!(array.codecs[1].name, name, "{compression}");
+                    assert_eq!(
+                        Value::Object(array.codecs[1].configuration_or_empty()),
+                        configuration
+                    );
+                }
+            }
+            let back = array_to_json(&array).unwrap();
+            assert_eq!(back["compression"], compression);
+            assert_eq!(back["compression_opts"], opts, "{compression}");
+        }
+        // An lzma preset alone is the preset.
+        let preset = parse(json!({"compression": "lzma", "compression_opts": 4})).unwrap();
+        assert_eq!(preset.codecs[1].configuration_or_empty()["preset"], 4);
+        // null options take the compressor's defaults.
+        let blosc = parse(json!({"compression": "blosc", "compression_opts": null})).unwrap();
+        assert_eq!(blosc.codecs[1].configuration_or_empty()["cname"], "lz4");
+    }
+
+    #[test]
+    fn bad_documents_are_errors_naming_the_key() {
+        for (overrides, needle) in [
+            (json!({"zarr_format": 2}), "`zarr_format` `2`"),
+            (json!({"zarr_format": "__remove__"}), "`zarr_format`"),
+            (json!({"shape": "__remove__"}), "`shape`"),
+            (json!({"chunks": "__remove__"}), "`chunks`"),
+            (json!({"dtype": "__remove__"}), "`dtype`"),
+            (json!({"compression": "__remove__"}), "`compression`"),
+            (
+                json!({"compression_opts": "__remove__"}),
+                "`compression_opts`",
+            ),
+            (json!({"fill_value": "__remove__"}), "`fill_value`"),
+            (json!({"order": "__remove__"}), "`order`"),
+            (json!({"shape": "20"}), "`shape`"),
+            (json!({"chunks": [10]}), "`chunks`"),
+            (json!({"dtype": 4}), "`dtype`"),
+            (json!({"order": "K"}), "`order`"),
+            (json!({"compression": 3}), "`compression`"),
+            (json!({"compression": "snappy"}), "v1 compression `snappy`"),
+            (json!({"compression_opts": "fast"}), "`compression_opts`"),
+            (
+                json!({"compression": "blosc", "compression_opts": {"cname": "lz4", "shuffle": 3}}),
+                "`compression_opts.shuffle`",
+            ),
+            (
+                json!({"compression": "blosc", "compression_opts": {"speed": 1}}),
+                "`compression_opts.speed`",
+            ),
+            (
+                json!({"compression": "lzma", "compression_opts": "x"}),
+                "`compression_opts`",
+            ),
+            (json!({"fill_value": "x"}), "fill value `\"x\"`"),
+        ] {
+            let err = parse(overrides.clone()).unwrap_err();
+            assert!(err.to_string().contains(needle), "{overrides}: {err}");
+        }
+        assert!(matches!(
+            parse_array(b"[1]", JsonMap::new()),
+            Err(MetadataError::NotAnObject)
+        ));
+        assert!(matches!(
+            parse_array(b"{", JsonMap::new()),
+            Err(MetadataError::Json(_))
+        ));
+    }
+
+    #[test]
+    fn unsupported_data_types_are_refused_by_name() {
+        for (dtype, name) in [
+            (json!("|S7"), "`|S7`"),
+            (json!("<U5"), "`<U5`"),
+            (json!("|V3"), "`|V3`"),
+            (json!([["r", "|u1"], ["g", "|u1"]]), "structured"),
+        ] {
+            let err = parse(json!({"dtype": dtype, "fill_value": null})).unwrap_err();
+            let text = err.to_string();
+            assert!(
+                text.contains("unsupported v1 data type") && text.contains(name),
+                "{dtype}: {text}"
+            );
+        }
+    }
+
+    #[test]
+    fn fill_values_null_and_bare_non_finite_tokens() {
+        let nan = parse_array(
+            br#"{"zarr_format": 1, "shape": [3], "chunks": [2], "dtype": ">f8",
+                "compression": "none", "compression_opts": null, "fill_value": NaN,
+                "order": "C"}"#,
+            JsonMap::new(),
+        )
+        .unwrap();
+        assert!(f64::from_ne_bytes(nan.fill_value.as_bytes().try_into().unwrap()).is_nan());
+        assert_eq!(nan.codecs[0].configuration_or_empty()["endian"], "big");
+        for (token, expected) in [
+            ("Infinity", f32::INFINITY),
+            ("-Infinity", f32::NEG_INFINITY),
+        ] {
+            let text = format!(
+                r#"{{"zarr_format": 1, "shape": [3], "chunks": [2], "dtype": "<f4",
+                "compression": "none", "compression_opts": null, "fill_value": {token},
+                "order": "C"}}"#
+            );
+            let array = parse_array(text.as_bytes(), JsonMap::new()).unwrap();
+            assert_eq!(array.fill_value.as_bytes(), expected.to_ne_bytes());
+            assert_eq!(array_to_json(&array).unwrap()["fill_value"], token);
+        }
+        let null = parse(json!({"fill_value": null})).unwrap();
+        assert_eq!(null.fill_value.as_bytes(), [0; 4]);
+        assert_eq!(array_to_json(&null).unwrap()["fill_value"], Value::Null);
+        let boolean = parse(json!({"dtype": "|b1", "fill_value": true})).unwrap();
+        assert_eq!(boolean.fill_value.as_bytes(), [1]);
+    }
+
+    #[test]
+    fn extra_keys_are_kept_and_written_back() {
+        let array =
+            parse(json!({"creator": {"name": "zarr", "version": "1.1.0"}, "filters": 7})).unwrap();
+        assert_eq!(
+            array.extra_fields["creator"],
+            json!({"name": "zarr", "version": "1.1.0"})
+        );
+        let back = array_to_json(&array).unwrap();
+        assert_eq!(back["creator"], json!({"name": "zarr", "version": "1.1.0"}));
+        assert_eq!(back["filters"], 7);
+        let keys: Vec<&String> = back.as_object().unwrap().keys().collect();
+        let mut sorted = keys.clone();
+        sorted.sort();
+        assert_eq!(keys, sorted, "keys are written sorted");
+    }
+
+    #[test]
+    fn f_order_is_a_reversing_transpose() {
+        let array = parse(json!({"order": "F", "shape": [4, 5, 6], "chunks": [2, 2, 2]})).unwrap();
+        assert_eq!(array.codecs[0].name, "transpose");
+        assert_eq!(
+            array.codecs[0].configuration_or_empty()["order"],
+            json!([2, 1, 0])
+        );
+        assert_eq!(array_to_json(&array).unwrap()["order"], "F");
+        let scalar = parse(json!({"shape": [], "chunks": []})).unwrap();
+        assert_eq!(scalar.chunk_key_encoding.encode(&[]), "0");
+    }
+
+    #[test]
+    fn what_v1_cannot_hold_is_an_error_naming_it() {
+        let array = parse(json!({})).unwrap();
+        let mut gzip = array.clone();
+        gzip.codecs[1] = crate::metadata::ExtensionObject::new("gzip");
+        let err = array_to_json(&gzip).unwrap_err().to_string();
+        assert!(
+            err.starts_with("Zarr v1 cannot represent") && err.contains("`gzip`"),
+            "{err}"
+        );
+        let mut slash = array.clone();
+        slash.chunk_key_encoding = ChunkKeyEncoding::V2 {
+            separator: Separator::Slash,
+        };
+        assert!(
+            array_to_json(&slash)
+                .unwrap_err()
+                .to_string()
+                .contains("`/`")
+        );
+        let mut named = array.clone();
+        named.dimension_names = Some(vec![None, None]);
+        assert!(
+            array_to_json(&named)
+                .unwrap_err()
+                .to_string()
+                .contains("`dimension_names`")
+        );
+        let mut two = array;
+        two.codecs
+            .push(crate::metadata::ExtensionObject::new("crc32c"));
+        let err = array_to_json(&two).unwrap_err().to_string();
+        assert!(err.contains("v1 has one compressor"), "{err}");
+        let group = NodeMetadata::Group(crate::metadata::GroupMetadata {
+            attributes: JsonMap::new(),
+            extra_fields: JsonMap::new(),
+        });
+        assert!(
+            serialize_node(&group)
+                .unwrap_err()
+                .to_string()
+                .contains("v1 has no groups")
+        );
+        let path = NodePath::new("/a").unwrap();
+        assert!(check_path(&path).unwrap_err().to_string().contains("`/a`"));
+    }
+
+    proptest! {
+        #[test]
+        fn random_documents_never_panic(text in "[\\[\\]{}\",:0-9a-zA-Z<>|. -]{0,80}") {
+            let _ = parse_array(text.as_bytes(), JsonMap::new());
+        }
+
+        #[test]
+        fn random_field_values_never_panic(
+            field in prop::sample::select(META_FIELDS.to_vec()),
+            value in prop_oneof![
+                Just(json!(null)),
+                any::<i64>().prop_map(Value::from),
+                any::<f64>().prop_map(Value::from),
+                "[a-zA-Z<>|0-9]{0,6}".prop_map(Value::from),
+                prop::collection::vec(any::<i32>(), 0..4).prop_map(Value::from),
+                Just(json!({"shuffle": "x"})),
+                Just(json!({})),
+            ],
+            compression in prop::sample::select(COMPRESSIONS.to_vec()),
+        ) {
+            let mut doc: Value = serde_json::from_slice(&meta(json!({"compression": compression})))?;
+            doc[field] = value;
+            let _ = parse_array(doc.to_string().as_bytes(), JsonMap::new());
+        }
+    }
+}

@@ -1,0 +1,1012 @@
+//! Migrating a whole hierarchy from any Zarr format into another.
+//!
+//! [`plan`] walks the source hierarchy and decides, node by node, what the
+//! target format gets; [`migrate`] carries the plan out and then verifies
+//! that every array of the destination reads back identical to the source.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use zarrkit::format::ZarrFormat;
+//! use zarrkit::store::{MemoryStore, Store};
+//! use zarrkit::{Array, Region, metadata::DataType, migrate};
+//!
+//! let src: Arc<dyn Store> = Arc::new(MemoryStore::new());
+//! let array = Array::builder(&[4], DataType::Int32, &[2])
+//!     .format(ZarrFormat::V2)
+//!     .create(src.clone(), "/")?;
+//! array.write_region(&Region::whole(&[4]), &[1, 2, 3, 4])?;
+//!
+//! let dst: Arc<dyn Store> = Arc::new(MemoryStore::new());
+//! let plan = migrate::plan(src, dst.clone(), ZarrFormat::V3)?;
+//! let report = migrate::migrate(&plan, &mut |_| {})?;
+//! assert_eq!(report.arrays_copied, 1);
+//! let migrated = Array::open(dst, "/")?;
+//! assert_eq!(migrated.format(), ZarrFormat::V3);
+//! assert_eq!(migrated.read_region::<i32>(&Region::whole(&[4]))?, [1, 2, 3, 4]);
+//! # Ok::<(), migrate::MigrateError>(())
+//! ```
+//!
+//! # What each array gets
+//!
+//! Everything the model holds is carried over: shape, data type, chunk
+//! grid, fill value, codecs, dimension names, attributes and the fields an
+//! implementation may ignore. Where the target cannot hold a feature, the
+//! plan adapts it, and says so in the node's notes:
+//!
+//! - **Chunk key encoding**: if the target cannot use the source's, the
+//!   array gets the `v2` encoding with the same separator if the target
+//!   can use that, else the target's default (v3 `default` with `/` into v2
+//!   becomes `v2` with `/`). Only the keys change; the chunks are copied.
+//! - **Dimension names**: a target without them (v2, the v3 drafts) gets
+//!   them in the attribute `_ARRAY_DIMENSIONS`, as xarray stores them in v2.
+//!   That needs every dimension to be named and no other
+//!   `_ARRAY_DIMENSIONS` attribute; otherwise the migration is refused.
+//!   Migrating back does not turn the attribute into dimension names: the
+//!   attributes are kept as they are.
+//! - **Ignorable fields** (`"must_understand": false` fields of v3, the
+//!   v2 `"fill_value": null` marker, the 2022 draft's `extensions`, v1's
+//!   extra keys) that the target cannot hold, or would not read back (v3
+//!   refuses a field that does not say `"must_understand": false`, v2 does
+//!   not write unknown keys), are dropped.
+//! - **Codecs**: if the target can hold the source's codec chain, and
+//!   writes and reads it back as the same canonical chain, the chunks are
+//!   copied byte for byte under their new keys. Otherwise every stored
+//!   chunk is decoded and re-encoded with a chain the target can hold:
+//!   `bytes` and the source's first bytes-to-bytes codec that the target
+//!   can hold, else the target's default chain (`bytes` + `zstd`, for the
+//!   2022 draft `gzip`), else `bytes` alone. The reason is in
+//!   [`Action::ReEncode`].
+//!
+//! What cannot be adapted (a data type, fill value, storage transformer or
+//! attribute the target cannot hold, or dimension names that cannot become
+//! `_ARRAY_DIMENSIONS`) is refused by [`plan`] with
+//! [`MigrateError::NotRepresentable`], naming the node and the feature,
+//! before anything is written.
+//!
+//! # Memory and parallelism
+//!
+//! Stored chunks are found by listing the array's chunk prefix (or, on a
+//! store that cannot list, by probing every position of the chunk grid),
+//! then copied, re-encoded and verified in batches of at most 64 chunks and
+//! about 256 MiB of decoded data, each batch in parallel with rayon.
+
+use crate::array::{Array, ArrayBuilder, Region};
+use crate::codec::{Codec, CodecChain};
+use crate::error::{Error, NodeKind};
+use crate::format::{self, ZarrFormat};
+use crate::group::Node;
+use crate::metadata::{
+    ArrayMetadata, ChunkKeyEncoding, ExtensionObject, GroupMetadata, JsonMap, NodeMetadata,
+};
+use crate::node::NodePath;
+use crate::store::{MemoryStore, Store, StoreError, StoreKey, StorePrefix};
+use rayon::prelude::*;
+use std::sync::Arc;
+
+/// The most chunks handled at once.
+const MAX_BATCH_CHUNKS: usize = 64;
+
+/// The decoded bytes a batch aims to stay under.
+const BATCH_BYTES: u64 = 256 << 20;
+
+/// The attribute xarray keeps dimension names in, in v2.
+pub const DIMENSIONS_ATTRIBUTE: &str = "_ARRAY_DIMENSIONS";
+
+/// Errors of planning, running or verifying a migration.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum MigrateError {
+    /// Reading the source or writing the destination failed.
+    #[error(transparent)]
+    Zarr(#[from] Error),
+
+    /// The destination already holds something.
+    #[error("the destination is not empty: it holds `{key}` (migrate into an empty store)")]
+    DestinationNotEmpty {
+        /// One key found in the destination.
+        key: StoreKey,
+    },
+
+    /// A node has a feature the target format cannot represent.
+    #[error("`{path}` cannot be migrated to {format}: {what}")]
+    NotRepresentable {
+        /// The node.
+        path: NodePath,
+        /// The target format.
+        format: ZarrFormat,
+        /// The feature, and why.
+        what: String,
+    },
+
+    /// An array of the destination reads back differently from the source.
+    #[error(
+        "verification failed: array `{path}` reads back differently from the source in chunk {chunk_coords:?} (elements {region})"
+    )]
+    Mismatch {
+        /// The array.
+        path: NodePath,
+        /// The chunk whose region differs.
+        chunk_coords: Vec<u64>,
+        /// The region, as `[start..end, ...]`.
+        region: String,
+    },
+}
+
+impl From<StoreError> for MigrateError {
+    fn from(error: StoreError) -> Self {
+        Self::Zarr(error.into())
+    }
+}
+
+/// What the migration does with a node.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// Write the group's document.
+    CreateGroup,
+    /// Write the array's document and copy its stored chunks byte for byte
+    /// under their keys in the target.
+    CopyChunks,
+    /// Write the array's document and decode and re-encode every stored
+    /// chunk with a chain the target can hold.
+    ReEncode {
+        /// Why the chunks cannot be copied.
+        reason: String,
+        /// The codecs the target array gets, by name.
+        codecs: Vec<String>,
+    },
+}
+
+impl Action {
+    /// A short name: `create`, `copy` or `re-encode`.
+    #[must_use]
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::CreateGroup => "create",
+            Self::CopyChunks => "copy",
+            Self::ReEncode { .. } => "re-encode",
+        }
+    }
+}
+
+/// The plan for one node.
+#[derive(Clone, Debug)]
+pub struct NodePlan {
+    /// The node's path, the same in source and destination.
+    pub path: NodePath,
+    /// Array or group.
+    pub kind: NodeKind,
+    /// The node's format in the source.
+    pub source_format: ZarrFormat,
+    /// What the migration does.
+    pub action: Action,
+    /// What was adapted for the target (a changed chunk key encoding,
+    /// dimension names moved to an attribute, dropped fields).
+    pub notes: Vec<String>,
+    /// The number of stored chunks in the source (0 for a group).
+    pub chunks: u64,
+    /// Their total stored size in bytes.
+    pub bytes: u64,
+    source: Node,
+    target: NodeMetadata,
+}
+
+/// A planned migration: every node of the source, parents before children.
+#[derive(Clone, Debug)]
+pub struct MigrationPlan {
+    src: Arc<dyn Store>,
+    dst: Arc<dyn Store>,
+    to: ZarrFormat,
+    nodes: Vec<NodePlan>,
+}
+
+impl MigrationPlan {
+    /// The target format.
+    #[must_use]
+    pub fn to(&self) -> ZarrFormat {
+        self.to
+    }
+
+    /// The store migrated from.
+    #[must_use]
+    pub fn source(&self) -> &Arc<dyn Store> {
+        &self.src
+    }
+
+    /// The store migrated into.
+    #[must_use]
+    pub fn destination(&self) -> &Arc<dyn Store> {
+        &self.dst
+    }
+
+    /// The nodes, the root first, parents before children.
+    #[must_use]
+    pub fn nodes(&self) -> &[NodePlan] {
+        &self.nodes
+    }
+
+    /// The number of stored chunks of all arrays.
+    #[must_use]
+    pub fn total_chunks(&self) -> u64 {
+        self.nodes.iter().map(|n| n.chunks).sum()
+    }
+
+    /// Their total stored size in bytes.
+    #[must_use]
+    pub fn total_bytes(&self) -> u64 {
+        self.nodes.iter().map(|n| n.bytes).sum()
+    }
+}
+
+/// Which part of the migration a [`Progress`] report is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// Copying or re-encoding chunks.
+    Copy,
+    /// Reading source and destination back and comparing.
+    Verify,
+}
+
+/// A progress report, sent after each batch of chunks.
+#[derive(Clone, Debug)]
+pub struct Progress {
+    /// Copying or verifying.
+    pub phase: Phase,
+    /// The array being worked on.
+    pub path: NodePath,
+    /// Chunks done in this phase so far, over all arrays.
+    pub chunks_done: u64,
+    /// Chunks this phase handles in all (for [`Phase::Verify`], the stored
+    /// chunks of the source; the destination may store a few more or fewer
+    /// when chunks equal to the fill value are stored in one and not the other).
+    pub chunks_total: u64,
+    /// Encoded bytes read from the source so far in this phase.
+    pub bytes_done: u64,
+}
+
+/// What a migration did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MigrationReport {
+    /// Groups written.
+    pub groups: u64,
+    /// Arrays whose chunks were copied byte for byte.
+    pub arrays_copied: u64,
+    /// Arrays whose chunks were re-encoded, with the reason.
+    pub arrays_reencoded: Vec<(NodePath, String)>,
+    /// Chunks written.
+    pub chunks: u64,
+    /// Encoded bytes read from the source's chunks.
+    pub bytes_read: u64,
+    /// Encoded bytes written to the destination's chunks.
+    pub bytes_written: u64,
+    /// Chunk regions compared in verification.
+    pub chunks_verified: u64,
+}
+
+/// Plans the migration of the whole hierarchy in `src` into `to` in `dst`.
+///
+/// Reads every node's metadata and lists every array's stored chunks;
+/// writes nothing.
+///
+/// # Errors
+/// [`MigrateError::DestinationNotEmpty`] if `dst` holds any key,
+/// [`MigrateError::NotRepresentable`] naming the first node with a feature
+/// `to` cannot hold, [`Error::NodeNotFound`] if `src` has no root node, or a
+/// store or metadata error naming the key.
+pub fn plan(
+    src: Arc<dyn Store>,
+    dst: Arc<dyn Store>,
+    to: ZarrFormat,
+) -> Result<MigrationPlan, MigrateError> {
+    check_empty(dst.as_ref())?;
+    let root = Node::open(Arc::clone(&src), "/")?;
+    let mut sources = vec![root.clone()];
+    if let Node::Group(group) = &root {
+        sources.extend(group.walk()?);
+    }
+    // Each node's document is written to a scratch store and read back, so
+    // the plan knows what the target will really hold.
+    let scratch: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let mut nodes = Vec::with_capacity(sources.len());
+    for source in sources {
+        nodes.push(plan_node(source, to, &scratch)?);
+    }
+    Ok(MigrationPlan {
+        src,
+        dst,
+        to,
+        nodes,
+    })
+}
+
+fn check_empty(dst: &dyn Store) -> Result<(), MigrateError> {
+    if let Some(key) = dst.list_prefix(&StorePrefix::root())?.into_iter().next() {
+        return Err(MigrateError::DestinationNotEmpty { key });
+    }
+    Ok(())
+}
+
+fn plan_node(
+    source: Node,
+    to: ZarrFormat,
+    scratch: &Arc<dyn Store>,
+) -> Result<NodePlan, MigrateError> {
+    let path = source.path().clone();
+    let source_format = source.format();
+    let mut notes = Vec::new();
+    let (target, action, chunks, bytes) = match &source {
+        Node::Group(group) => {
+            let target = plan_group(&path, group.metadata(), to, &mut notes)?;
+            (target, Action::CreateGroup, 0, 0)
+        }
+        Node::Array(array) => {
+            let (target, action) = plan_array(array, to, scratch, &mut notes)?;
+            let stored = stored_chunks(array)?;
+            let mut bytes = 0u64;
+            for coords in &stored {
+                let key = array.chunk_key(coords)?;
+                bytes = bytes.saturating_add(array.store().size(&key)?.unwrap_or(0));
+            }
+            (target, action, stored.len() as u64, bytes)
+        }
+    };
+    format::write_node(scratch.as_ref(), &path, to, &target)?;
+    // What is written must read back.
+    if let Err(error) = format::read_node_as(scratch.as_ref(), &path, to) {
+        return Err(MigrateError::NotRepresentable {
+            path,
+            format: to,
+            what: format!("its document would not read back: {}", describe(&error)),
+        });
+    }
+    Ok(NodePlan {
+        path,
+        kind: source.kind(),
+        source_format,
+        action,
+        notes,
+        chunks,
+        bytes,
+        source,
+        target,
+    })
+}
+
+/// The message of a representability check's error, with its causes.
+fn describe(error: &Error) -> String {
+    let mut text = String::new();
+    let mut cause: Option<&dyn std::error::Error> = Some(error);
+    let mut first = true;
+    while let Some(c) = cause {
+        let message = c.to_string();
+        // `InvalidMetadata` says only "invalid metadata for `path`"; the
+        // cause says what the format cannot hold.
+        if !(first && matches!(error, Error::InvalidMetadata { .. })) {
+            if !text.is_empty() {
+                text.push_str(": ");
+            }
+            text.push_str(&message);
+        }
+        first = false;
+        cause = c.source();
+    }
+    text
+}
+
+fn representable(to: ZarrFormat, path: &NodePath, metadata: &NodeMetadata) -> Result<(), String> {
+    format::check_representable(to, path, metadata).map_err(|e| describe(&e))
+}
+
+/// Whether `metadata`, written in `to` into an empty store at the root,
+/// reads back with the same ignorable fields.
+fn fields_round_trip(to: ZarrFormat, metadata: &NodeMetadata) -> bool {
+    let store = MemoryStore::new();
+    let root = NodePath::root();
+    if format::write_node(&store, &root, to, metadata).is_err() {
+        return false;
+    }
+    let fields = |m: &NodeMetadata| match m {
+        NodeMetadata::Array(a) => a.extra_fields.clone(),
+        NodeMetadata::Group(g) => g.extra_fields.clone(),
+    };
+    match format::read_node_as(&store, &root, to) {
+        Ok(Some(read)) => fields(&read) == fields(metadata),
+        _ => false,
+    }
+}
+
+fn plan_group(
+    path: &NodePath,
+    source: &GroupMetadata,
+    to: ZarrFormat,
+    notes: &mut Vec<String>,
+) -> Result<NodeMetadata, MigrateError> {
+    let refuse = |what: String| MigrateError::NotRepresentable {
+        path: path.clone(),
+        format: to,
+        what,
+    };
+    let baseline = GroupMetadata {
+        attributes: JsonMap::new(),
+        extra_fields: JsonMap::new(),
+    };
+    let group = |m: &GroupMetadata| NodeMetadata::Group(m.clone());
+    representable(to, path, &group(&baseline)).map_err(refuse)?;
+    let mut target = baseline.clone();
+    target.attributes = source.attributes.clone();
+    representable(to, path, &group(&target)).map_err(|e| refuse(format!("its attributes: {e}")))?;
+    target.extra_fields = keep_fields(&source.extra_fields, notes, |fields| {
+        let mut probe = baseline.clone();
+        probe.extra_fields = fields;
+        representable(to, path, &group(&probe)).is_ok() && fields_round_trip(to, &group(&probe))
+    });
+    representable(to, path, &group(&target)).map_err(refuse)?;
+    Ok(group(&target))
+}
+
+/// The ignorable fields the target can hold (write and read back); the
+/// others are dropped with a note.
+fn keep_fields(
+    fields: &JsonMap,
+    notes: &mut Vec<String>,
+    fits: impl Fn(JsonMap) -> bool,
+) -> JsonMap {
+    let mut kept = JsonMap::new();
+    for (name, value) in fields {
+        let mut one = JsonMap::new();
+        one.insert(name.clone(), value.clone());
+        if fits(one) {
+            kept.insert(name.clone(), value.clone());
+        } else {
+            let mut shown = value.to_string();
+            if shown.len() > 60 {
+                shown = format!("{}…", shown.chars().take(60).collect::<String>());
+            }
+            notes.push(format!(
+                "dropped the field `{name}` ({shown}), which the target format cannot hold"
+            ));
+        }
+    }
+    kept
+}
+
+fn plan_array(
+    array: &Array,
+    to: ZarrFormat,
+    scratch: &Arc<dyn Store>,
+    notes: &mut Vec<String>,
+) -> Result<(NodeMetadata, Action), MigrateError> {
+    let path = array.path();
+    let source = array.metadata();
+    let refuse = |what: String| MigrateError::NotRepresentable {
+        path: path.clone(),
+        format: to,
+        what,
+    };
+    let wrap = |m: &ArrayMetadata| NodeMetadata::Array(m.clone());
+    let fits = |m: &ArrayMetadata| representable(to, path, &wrap(m));
+
+    // The target's own defaults for this shape, data type and chunk shape:
+    // each feature of the source is tried on top of it alone, so each
+    // decision is about that feature.
+    let baseline = ArrayBuilder::new(
+        array.shape(),
+        array.data_type().clone(),
+        array.chunk_shape(),
+    )
+    .format(to)
+    .build_metadata(path)?;
+    fits(&baseline).map_err(refuse)?;
+    let with = |change: &dyn Fn(&mut ArrayMetadata)| {
+        let mut m = baseline.clone();
+        change(&mut m);
+        m
+    };
+
+    let mut target = baseline.clone();
+    target.fill_value = source.fill_value.clone();
+    fits(&target).map_err(|e| refuse(format!("its fill value: {e}")))?;
+
+    // The source's encoding, else the `v2` encoding with its separator,
+    // else the target's default.
+    let candidates = [
+        source.chunk_key_encoding.clone(),
+        ChunkKeyEncoding::V2 {
+            separator: source.chunk_key_encoding.separator(),
+        },
+    ];
+    if let Some(encoding) = candidates
+        .into_iter()
+        .find(|encoding| fits(&with(&|m| m.chunk_key_encoding = encoding.clone())).is_ok())
+    {
+        target.chunk_key_encoding = encoding;
+    }
+    if target.chunk_key_encoding != source.chunk_key_encoding {
+        notes.push(format!(
+            "chunk key encoding `{}` (separator `{}`) becomes `{}` (separator `{}`)",
+            source.chunk_key_encoding.name(),
+            source.chunk_key_encoding.separator().as_char(),
+            target.chunk_key_encoding.name(),
+            target.chunk_key_encoding.separator().as_char(),
+        ));
+    }
+
+    if !source.storage_transformers.is_empty() {
+        target.storage_transformers = source.storage_transformers.clone();
+        fits(&with(&|m| {
+            m.storage_transformers = source.storage_transformers.clone();
+        }))
+        .map_err(|e| refuse(format!("its storage transformers: {e}")))?;
+    }
+
+    target.attributes = source.attributes.clone();
+    if let Some(names) = &source.dimension_names {
+        if fits(&with(&|m| m.dimension_names = Some(names.clone()))).is_ok() {
+            target.dimension_names = Some(names.clone());
+        } else {
+            move_dimension_names(names, &mut target.attributes, notes).map_err(refuse)?;
+        }
+    }
+    fits(&with(&|m| m.attributes = target.attributes.clone()))
+        .map_err(|e| refuse(format!("its attributes: {e}")))?;
+
+    target.extra_fields = keep_fields(&source.extra_fields, notes, |fields| {
+        let probe = with(&|m| m.extra_fields = fields.clone());
+        fits(&probe).is_ok() && fields_round_trip(to, &wrap(&probe))
+    });
+
+    // Codecs: keep the chain if the target holds it and reads it back the
+    // same; otherwise re-encode.
+    let keep = fits(&with(&|m| m.codecs = source.codecs.clone()));
+    let action = match keep {
+        Ok(()) => {
+            target.codecs = source.codecs.clone();
+            fits(&target).map_err(refuse)?;
+            match read_back_codecs(scratch, path, to, &target)? {
+                Some(read) if read == source.codecs => Action::CopyChunks,
+                read => {
+                    let reason = format!(
+                        "the target reads the codecs back as {}, not {}",
+                        read.as_deref()
+                            .map_or_else(|| "nothing".into(), codec_names),
+                        codec_names(&source.codecs)
+                    );
+                    target.codecs = reencode_codecs(array, &baseline, to)?;
+                    reencode(reason, &target.codecs)
+                }
+            }
+        }
+        Err(reason) => {
+            target.codecs = reencode_codecs(array, &baseline, to)?;
+            reencode(reason, &target.codecs)
+        }
+    };
+    fits(&target).map_err(refuse)?;
+    Ok((NodeMetadata::Array(target), action))
+}
+
+fn reencode(reason: String, codecs: &[ExtensionObject]) -> Action {
+    Action::ReEncode {
+        reason,
+        codecs: codecs.iter().map(|c| c.name.clone()).collect(),
+    }
+}
+
+fn codec_names(codecs: &[ExtensionObject]) -> String {
+    let names: Vec<&str> = codecs.iter().map(|c| c.name.as_str()).collect();
+    format!("[{}]", names.join(", "))
+}
+
+/// The dimension names as xarray's `_ARRAY_DIMENSIONS` attribute.
+fn move_dimension_names(
+    names: &[Option<String>],
+    attributes: &mut JsonMap,
+    notes: &mut Vec<String>,
+) -> Result<(), String> {
+    let Some(names): Option<Vec<String>> = names.iter().cloned().collect() else {
+        return Err(format!(
+            "the target format has no dimension names, and they cannot become the attribute \
+             `{DIMENSIONS_ATTRIBUTE}` because some dimensions are unnamed"
+        ));
+    };
+    let value = serde_json::Value::from(names);
+    match attributes.get(DIMENSIONS_ATTRIBUTE) {
+        Some(existing) if *existing != value => {
+            return Err(format!(
+                "the target format has no dimension names, and the attribute \
+                 `{DIMENSIONS_ATTRIBUTE}` already holds {existing}, not the dimension names {value}"
+            ));
+        }
+        _ => {}
+    }
+    attributes.insert(DIMENSIONS_ATTRIBUTE.into(), value.clone());
+    notes.push(format!(
+        "dimension names {value} go to the attribute `{DIMENSIONS_ATTRIBUTE}` (the target format has none)"
+    ));
+    Ok(())
+}
+
+/// Writes `metadata` into the scratch store and reads its canonical codecs
+/// back, or `None` if the target reads back something else than an array.
+fn read_back_codecs(
+    scratch: &Arc<dyn Store>,
+    path: &NodePath,
+    to: ZarrFormat,
+    metadata: &ArrayMetadata,
+) -> Result<Option<Vec<ExtensionObject>>, MigrateError> {
+    format::write_node(
+        scratch.as_ref(),
+        path,
+        to,
+        &NodeMetadata::Array(metadata.clone()),
+    )?;
+    let Some(NodeMetadata::Array(read)) = format::read_node_as(scratch.as_ref(), path, to)? else {
+        return Ok(None);
+    };
+    let array = Array::from_metadata(Arc::clone(scratch), path.clone(), to, read)?;
+    Ok(Some(array.metadata().codecs.clone()))
+}
+
+/// A codec chain the target can hold for re-encoded chunks.
+fn reencode_codecs(
+    array: &Array,
+    baseline: &ArrayMetadata,
+    to: ZarrFormat,
+) -> Result<Vec<ExtensionObject>, MigrateError> {
+    let bytes = baseline
+        .codecs
+        .first()
+        .cloned()
+        .unwrap_or_else(|| ExtensionObject::new("bytes"));
+    let mut candidates: Vec<Vec<ExtensionObject>> = array
+        .codecs()
+        .codecs()
+        .iter()
+        .filter_map(|codec| match codec {
+            Codec::BytesToBytes(c) => Some(vec![bytes.clone(), c.metadata()]),
+            _ => None,
+        })
+        .collect();
+    candidates.push(baseline.codecs.clone());
+    candidates.push(vec![bytes]);
+    let path = array.path();
+    for codecs in candidates {
+        let mut probe = baseline.clone();
+        probe.codecs = codecs;
+        let repr_ok = CodecChain::from_metadata(&probe.codecs, &chunk_repr(array)).is_ok();
+        if repr_ok && representable(to, path, &NodeMetadata::Array(probe.clone())).is_ok() {
+            return Ok(probe.codecs);
+        }
+    }
+    Err(MigrateError::NotRepresentable {
+        path: path.clone(),
+        format: to,
+        what: "no codec chain the target can hold encodes its chunks".into(),
+    })
+}
+
+fn chunk_repr(array: &Array) -> crate::codec::ChunkRepr {
+    crate::codec::ChunkRepr {
+        shape: array.chunk_shape().to_vec(),
+        data_type: array.data_type().clone(),
+        fill_value: array.fill_value().clone(),
+    }
+}
+
+/// The coordinates of the stored chunks of `array`, sorted.
+///
+/// Lists the array's chunk prefix and keeps the keys that parse as chunk
+/// keys of positions inside the grid and are exactly the key of that
+/// position; a store that cannot list is asked for every position instead.
+///
+/// # Errors
+/// A store error.
+pub fn stored_chunks(array: &Array) -> Result<Vec<Vec<u64>>, Error> {
+    let metadata = array.metadata();
+    let layout = format::chunk_layout(array.format(), array.path(), &metadata.chunk_key_encoding);
+    let grid = array.chunk_grid_shape();
+    let ndim = array.ndim();
+    let inside = |coords: &[u64]| coords.iter().zip(&grid).all(|(c, n)| c < n);
+    let mut found = Vec::new();
+    match array.store().list_prefix(layout.prefix()) {
+        Ok(keys) => {
+            for key in keys {
+                let Some(coords) = layout.parse_chunk_key(&key, ndim) else {
+                    continue;
+                };
+                if inside(&coords) && array.chunk_key(&coords)? == key {
+                    found.push(coords);
+                }
+            }
+        }
+        Err(StoreError::Unsupported { .. }) => {
+            for coords in GridIter::new(&grid) {
+                if array.store().size(&array.chunk_key(&coords)?)?.is_some() {
+                    found.push(coords);
+                }
+            }
+        }
+        Err(e) => return Err(e.into()),
+    }
+    found.sort_unstable();
+    found.dedup();
+    Ok(found)
+}
+
+/// Every position of a chunk grid, in C order.
+struct GridIter {
+    grid: Vec<u64>,
+    next: Option<Vec<u64>>,
+}
+
+impl GridIter {
+    fn new(grid: &[u64]) -> Self {
+        let next = (!grid.contains(&0)).then(|| vec![0; grid.len()]);
+        Self {
+            grid: grid.to_vec(),
+            next,
+        }
+    }
+}
+
+impl Iterator for GridIter {
+    type Item = Vec<u64>;
+    fn next(&mut self) -> Option<Vec<u64>> {
+        let current = self.next.take()?;
+        let mut following = current.clone();
+        for d in (0..self.grid.len()).rev() {
+            following[d] += 1;
+            if following[d] < self.grid[d] {
+                self.next = Some(following);
+                break;
+            }
+            following[d] = 0;
+        }
+        Some(current)
+    }
+}
+
+/// How many chunks of `array` a batch holds.
+fn batch_len(array: &Array) -> usize {
+    let chunk_bytes = array
+        .chunk_shape()
+        .iter()
+        .try_fold(array.data_type().size() as u64, |acc, &n| {
+            acc.checked_mul(n)
+        })
+        .unwrap_or(u64::MAX)
+        .max(1);
+    usize::try_from(BATCH_BYTES / chunk_bytes)
+        .unwrap_or(MAX_BATCH_CHUNKS)
+        .clamp(1, MAX_BATCH_CHUNKS)
+}
+
+/// Carries out `plan`: writes every node's document, copies or re-encodes
+/// every stored chunk, then verifies that every array of the destination
+/// reads back identical to the source. `progress` is called after each
+/// batch of chunks.
+///
+/// # Errors
+/// [`MigrateError::DestinationNotEmpty`] if something was written to the
+/// destination since planning, [`MigrateError::Mismatch`] naming the array
+/// and chunk if verification fails, or a store, decode or encode error
+/// naming the key. The destination is left as far as the migration got.
+pub fn migrate(
+    plan: &MigrationPlan,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<MigrationReport, MigrateError> {
+    check_empty(plan.dst.as_ref())?;
+    let mut report = MigrationReport::default();
+    let mut targets = Vec::new();
+    for node in &plan.nodes {
+        format::write_node(plan.dst.as_ref(), &node.path, plan.to, &node.target)?;
+        match (&node.source, &node.target) {
+            (Node::Array(source), NodeMetadata::Array(metadata)) => {
+                let mut target = Array::from_metadata(
+                    Arc::clone(&plan.dst),
+                    node.path.clone(),
+                    plan.to,
+                    metadata.clone(),
+                )?;
+                // Keep the source's set of stored chunks, even those equal to
+                // the fill value everywhere.
+                target.set_write_empty_chunks(true);
+                targets.push((node, source, target));
+            }
+            _ => report.groups += 1,
+        }
+    }
+
+    let total = plan.total_chunks();
+    let mut done = 0u64;
+    for &(node, source, ref target) in &targets {
+        let coords = stored_chunks(source)?;
+        for batch in coords.chunks(batch_len(source)) {
+            let results: Vec<Result<(u64, u64), Error>> = batch
+                .par_iter()
+                .map(|c| match node.action {
+                    Action::ReEncode { .. } => reencode_chunk(source, target, c),
+                    _ => copy_chunk(source, target, c),
+                })
+                .collect();
+            for result in results {
+                let (read, written) = result?;
+                report.bytes_read += read;
+                report.bytes_written += written;
+            }
+            report.chunks += batch.len() as u64;
+            done += batch.len() as u64;
+            progress(Progress {
+                phase: Phase::Copy,
+                path: node.path.clone(),
+                chunks_done: done,
+                chunks_total: total,
+                bytes_done: report.bytes_read,
+            });
+        }
+        match &node.action {
+            Action::ReEncode { reason, .. } => report
+                .arrays_reencoded
+                .push((node.path.clone(), reason.clone())),
+            _ => report.arrays_copied += 1,
+        }
+    }
+
+    let mut done = 0u64;
+    for &(node, source, _) in &targets {
+        let target = Array::open(Arc::clone(&plan.dst), node.path.as_str())?;
+        done += verify_array(source, &target, done, total, progress)?;
+    }
+    report.chunks_verified = done;
+    Ok(report)
+}
+
+/// Copies one chunk's bytes; returns (bytes read, bytes written).
+fn copy_chunk(source: &Array, target: &Array, coords: &[u64]) -> Result<(u64, u64), Error> {
+    let key = source.chunk_key(coords)?;
+    let Some(bytes) = source.store().get(&key, None)? else {
+        return Ok((0, 0));
+    };
+    target.store().set(&target.chunk_key(coords)?, &bytes)?;
+    let n = bytes.len() as u64;
+    Ok((n, n))
+}
+
+/// Decodes one chunk's region and writes it with the target's chain.
+fn reencode_chunk(source: &Array, target: &Array, coords: &[u64]) -> Result<(u64, u64), Error> {
+    let read = source
+        .store()
+        .size(&source.chunk_key(coords)?)?
+        .unwrap_or(0);
+    let region = source.chunk_region(coords);
+    let data = source.read_region_bytes(&region)?;
+    target.write_region_bytes(&region, &data)?;
+    let written = target
+        .store()
+        .size(&target.chunk_key(coords)?)?
+        .unwrap_or(0);
+    Ok((read, written))
+}
+
+/// Compares `source` and `target` chunk region by chunk region over the
+/// chunks stored in either; returns the number of regions compared.
+fn verify_array(
+    source: &Array,
+    target: &Array,
+    done_before: u64,
+    total: u64,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<u64, MigrateError> {
+    let path = source.path();
+    let mismatch = |coords: &[u64]| MigrateError::Mismatch {
+        path: path.clone(),
+        chunk_coords: coords.to_vec(),
+        region: region_text(&source.chunk_region(coords)),
+    };
+    if source.shape() != target.shape()
+        || source.chunk_shape() != target.chunk_shape()
+        || source.data_type() != target.data_type()
+    {
+        return Err(MigrateError::Mismatch {
+            path: path.clone(),
+            chunk_coords: Vec::new(),
+            region: format!(
+                "the whole array: shape, chunk shape or data type differ ({:?} {:?} {} vs {:?} {:?} {})",
+                source.shape(),
+                source.chunk_shape(),
+                source.data_type(),
+                target.shape(),
+                target.chunk_shape(),
+                target.data_type()
+            ),
+        });
+    }
+    // Chunks stored in neither read as the fill value in both, if the fill
+    // values agree.
+    if source.fill_value() != target.fill_value() {
+        return Err(MigrateError::Mismatch {
+            path: path.clone(),
+            chunk_coords: Vec::new(),
+            region: "the fill value".into(),
+        });
+    }
+    let mut coords = stored_chunks(source)?;
+    coords.extend(stored_chunks(target)?);
+    coords.sort_unstable();
+    coords.dedup();
+    let mut done = 0u64;
+    for batch in coords.chunks(batch_len(source)) {
+        let results: Vec<Result<bool, Error>> = batch
+            .par_iter()
+            .map(|c| {
+                let region = source.chunk_region(c);
+                Ok(source.read_region_bytes(&region)? == target.read_region_bytes(&region)?)
+            })
+            .collect();
+        for (c, result) in batch.iter().zip(results) {
+            if !result? {
+                return Err(mismatch(c));
+            }
+        }
+        done += batch.len() as u64;
+        progress(Progress {
+            phase: Phase::Verify,
+            path: path.clone(),
+            chunks_done: done_before + done,
+            chunks_total: total,
+            bytes_done: 0,
+        });
+    }
+    Ok(done)
+}
+
+fn region_text(region: &Region) -> String {
+    let parts: Vec<String> = region
+        .start()
+        .iter()
+        .zip(region.shape())
+        .map(|(s, n)| format!("{s}..{}", s + n))
+        .collect();
+    format!("[{}]", parts.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grid_iteration_visits_every_position_in_c_order() {
+        let all: Vec<Vec<u64>> = GridIter::new(&[2, 3]).collect();
+        assert_eq!(
+            all,
+            [[0, 0], [0, 1], [0, 2], [1, 0], [1, 1], [1, 2]].map(Vec::from)
+        );
+        assert_eq!(GridIter::new(&[]).collect::<Vec<_>>(), [Vec::<u64>::new()]);
+        assert_eq!(GridIter::new(&[3, 0]).count(), 0);
+    }
+
+    #[test]
+    fn dimension_names_become_the_xarray_attribute_only_when_all_are_named() {
+        let mut attributes = JsonMap::new();
+        let mut notes = Vec::new();
+        move_dimension_names(
+            &[Some("y".into()), Some("x".into())],
+            &mut attributes,
+            &mut notes,
+        )
+        .unwrap();
+        assert_eq!(
+            attributes[DIMENSIONS_ATTRIBUTE],
+            serde_json::json!(["y", "x"])
+        );
+        assert_eq!(notes.len(), 1);
+        let error =
+            move_dimension_names(&[Some("y".into()), None], &mut JsonMap::new(), &mut notes)
+                .unwrap_err();
+        assert!(error.contains("unnamed"), "{error}");
+        let mut clashing = JsonMap::new();
+        clashing.insert(DIMENSIONS_ATTRIBUTE.into(), serde_json::json!(["a"]));
+        let error =
+            move_dimension_names(&[Some("y".into())], &mut clashing, &mut notes).unwrap_err();
+        assert!(error.contains("already holds"), "{error}");
+    }
+}

@@ -1,0 +1,480 @@
+//! Zarr v1: round trips through both stores for every numeric data type,
+//! byte order, order and compression; what v1 cannot hold; bad stores.
+//!
+//! The fixtures in `testdata/fixtures/v1/` (hand-made from the spec text by
+//! `testdata/generate/v1_fixtures.py`) are checked by the corpus test.
+
+use serde_json::{Value, json};
+use std::sync::Arc;
+use zarrkit::format::{ZarrFormat, v2};
+use zarrkit::metadata::{DataType, ExtensionObject, FillValue, JsonMap};
+use zarrkit::store::{FilesystemStore, MemoryStore, Store, StoreKey};
+use zarrkit::{Array, Error, Group, Node, Region};
+
+fn key(s: &str) -> StoreKey {
+    StoreKey::new(s).unwrap()
+}
+
+fn json_at(store: &dyn Store, k: &str) -> Value {
+    serde_json::from_slice(&store.get(&key(k), None).unwrap().unwrap()).unwrap()
+}
+
+fn codec(name: &str, configuration: Value) -> ExtensionObject {
+    let Value::Object(configuration) = configuration else {
+        panic!("an object")
+    };
+    ExtensionObject::with_configuration(name, configuration)
+}
+
+/// The error and its sources, joined by `: `.
+fn chain(err: &Error) -> String {
+    let mut text = err.to_string();
+    let mut source = std::error::Error::source(err);
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}
+
+fn keys(store: &dyn Store) -> Vec<String> {
+    let mut keys: Vec<String> = store
+        .list()
+        .unwrap()
+        .into_iter()
+        .map(|k| k.as_str().to_string())
+        .collect();
+    keys.sort();
+    keys
+}
+
+const NUMERIC: &[DataType] = &[
+    DataType::Bool,
+    DataType::Int8,
+    DataType::Int16,
+    DataType::Int32,
+    DataType::Int64,
+    DataType::UInt8,
+    DataType::UInt16,
+    DataType::UInt32,
+    DataType::UInt64,
+    DataType::Float16,
+    DataType::Float32,
+    DataType::Float64,
+    DataType::Complex64,
+    DataType::Complex128,
+];
+
+/// The model codec for a v1 compression and the `compression_opts` it is
+/// written as.
+fn compression(name: &str, data_type: &DataType) -> (Option<ExtensionObject>, Value) {
+    match name {
+        "none" => (None, Value::Null),
+        "zlib" => (Some(codec("numcodecs.zlib", json!({"level": 1}))), json!(1)),
+        "bz2" => (Some(codec("numcodecs.bz2", json!({"level": 2}))), json!(2)),
+        "lzma" => (
+            Some(codec(
+                "numcodecs.lzma",
+                json!({"format": 1, "check": -1, "preset": 1}),
+            )),
+            json!({"format": 1, "check": -1, "preset": 1, "filters": null}),
+        ),
+        "blosc" => (
+            Some(codec(
+                "blosc",
+                json!({"cname": "zstd", "clevel": 3, "shuffle": "bitshuffle",
+                       "typesize": data_type.size(), "blocksize": 0}),
+            )),
+            json!({"cname": "zstd", "clevel": 3, "shuffle": 2}),
+        ),
+        other => panic!("{other}"),
+    }
+}
+
+/// Deterministic element bytes (native endian); `bool` elements are 0 or 1.
+fn values(data_type: &DataType, n: usize) -> Vec<u8> {
+    let size = data_type.size();
+    (0..n * size)
+        .map(|i| {
+            if *data_type == DataType::Bool {
+                u8::from(i % 3 == 0)
+            } else {
+                (i * 37 % 251) as u8
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn every_numeric_dtype_byte_order_order_and_compression_round_trips_on_both_stores() {
+    let dir = tempfile::tempdir().unwrap();
+    let shape = [5u64, 7];
+    let chunks = [2u64, 3];
+    // The written region leaves chunks (2, *) partly and (*, 2) partly
+    // unwritten, so the fill value shows there.
+    let written = Region::new(vec![0, 0], vec![4, 5]);
+    let mut cases = 0;
+    for data_type in NUMERIC {
+        let byte_orders: &[bool] = if data_type.endian_unit() > 1 {
+            &[false, true]
+        } else {
+            &[false]
+        };
+        for &big in byte_orders {
+            for f_order in [false, true] {
+                for name in ["none", "zlib", "bz2", "lzma", "blosc"] {
+                    let id = format!(
+                        "{data_type}-{}-{}-{name}",
+                        if big { "big" } else { "little" },
+                        if f_order { "F" } else { "C" }
+                    );
+                    let (compressor, opts) = compression(name, data_type);
+                    let mut codecs = Vec::new();
+                    if f_order {
+                        codecs.push(codec("transpose", json!({"order": [1, 0]})));
+                    }
+                    codecs.push(if data_type.endian_unit() > 1 {
+                        codec(
+                            "bytes",
+                            json!({"endian": if big { "big" } else { "little" }}),
+                        )
+                    } else {
+                        codec("bytes", json!({}))
+                    });
+                    codecs.extend(compressor);
+                    let fill = vec![1u8; data_type.size()];
+                    let stores: Vec<(&str, Arc<dyn Store>)> = vec![
+                        ("memory", Arc::new(MemoryStore::new())),
+                        (
+                            "filesystem",
+                            Arc::new(FilesystemStore::new(dir.path().join(&id)).unwrap()),
+                        ),
+                    ];
+                    for (backend, store) in stores {
+                        let context = format!("{id} on the {backend} store");
+                        let array = Array::builder(&shape, data_type.clone(), &chunks)
+                            .format(ZarrFormat::V1)
+                            .codecs_metadata(codecs.clone())
+                            .fill_value_bytes(FillValue::new(fill.clone()))
+                            .create(store.clone(), "/")
+                            .unwrap_or_else(|e| panic!("{context}: {}", chain(&e)));
+                        let data = values(data_type, 20);
+                        array.write_region_bytes(&written, &data).unwrap();
+                        let meta = json_at(store.as_ref(), "meta");
+                        assert_eq!(meta["zarr_format"], 1, "{context}");
+                        assert_eq!(
+                            meta["dtype"],
+                            v2::dtype_to_string(data_type, big),
+                            "{context}"
+                        );
+                        assert_eq!(meta["order"], if f_order { "F" } else { "C" });
+                        assert_eq!(meta["compression"], name, "{context}");
+                        assert_eq!(meta["compression_opts"], opts, "{context}");
+                        assert_eq!(meta["shape"], json!(shape));
+                        assert_eq!(meta["chunks"], json!(chunks));
+                        assert_eq!(json_at(store.as_ref(), "attrs"), json!({}));
+                        // Chunks (0..2, 0..2) are written: `i.j` keys.
+                        assert_eq!(
+                            keys(store.as_ref()),
+                            ["0.0", "0.1", "1.0", "1.1", "attrs", "meta"],
+                            "{context}"
+                        );
+                        let reopened = Array::open(store.clone(), "/").unwrap();
+                        assert_eq!(reopened.format(), ZarrFormat::V1, "{context}");
+                        assert_eq!(reopened.data_type(), data_type, "{context}");
+                        let got = reopened.read_region_bytes(&Region::whole(&shape)).unwrap();
+                        let size = data_type.size();
+                        for row in 0..5usize {
+                            for col in 0..7usize {
+                                let at = (row * 7 + col) * size;
+                                let expected = if row < 4 && col < 5 {
+                                    &data[(row * 5 + col) * size..][..size]
+                                } else {
+                                    &fill[..]
+                                };
+                                assert_eq!(
+                                    &got[at..at + size],
+                                    expected,
+                                    "{context} [{row},{col}]"
+                                );
+                            }
+                        }
+                        cases += 1;
+                    }
+                }
+            }
+        }
+    }
+    // 14 types, 11 of them with two byte orders, × 2 orders × 5 compressions × 2 stores.
+    assert_eq!(cases, (3 + 11 * 2) * 2 * 5 * 2);
+}
+
+#[test]
+fn uncompressed_chunks_are_laid_out_as_the_spec_says() {
+    // Spec "Chunks": the raw bytes of the chunk; "order" F: the first
+    // dimension varies fastest.
+    for (order, expected) in [("C", [1u16, 2, 3, 4, 5, 6]), ("F", [1, 4, 2, 5, 3, 6])] {
+        let store = Arc::new(MemoryStore::new());
+        let mut codecs = Vec::new();
+        if order == "F" {
+            codecs.push(codec("transpose", json!({"order": [1, 0]})));
+        }
+        codecs.push(codec("bytes", json!({"endian": "big"})));
+        let array = Array::builder(&[2, 3], DataType::UInt16, &[2, 3])
+            .format(ZarrFormat::V1)
+            .codecs_metadata(codecs)
+            .create(store.clone(), "/")
+            .unwrap();
+        array
+            .write_region(&Region::whole(&[2, 3]), &[1u16, 2, 3, 4, 5, 6])
+            .unwrap();
+        let chunk = store.get(&key("0.0"), None).unwrap().unwrap();
+        let want: Vec<u8> = expected.iter().flat_map(|v| v.to_be_bytes()).collect();
+        assert_eq!(chunk, want, "order {order}");
+        assert_eq!(json_at(store.as_ref(), "meta")["dtype"], ">u2");
+    }
+}
+
+#[test]
+fn the_builder_writes_meta_and_attrs_with_zarr_1_defaults() {
+    let store = Arc::new(MemoryStore::new());
+    let mut attributes = JsonMap::new();
+    attributes.insert("foo".into(), 42.into());
+    let array = Array::builder(&[20, 20], DataType::Int32, &[10, 10])
+        .format(ZarrFormat::V1)
+        .attributes(attributes)
+        .fill_value(42i32)
+        .create(store.clone(), "/")
+        .unwrap();
+    assert_eq!(
+        json_at(store.as_ref(), "meta"),
+        json!({
+            "chunks": [10, 10], "compression": "blosc",
+            "compression_opts": {"clevel": 5, "cname": "lz4", "shuffle": 1},
+            "dtype": "<i4", "fill_value": 42, "order": "C", "shape": [20, 20],
+            "zarr_format": 1
+        })
+    );
+    assert_eq!(json_at(store.as_ref(), "attrs"), json!({"foo": 42}));
+    let text = String::from_utf8(store.get(&key("meta"), None).unwrap().unwrap()).unwrap();
+    let keys_in_order: Vec<usize> = ["chunks", "compression\"", "dtype", "zarr_format"]
+        .iter()
+        .map(|k| text.find(k).unwrap())
+        .collect();
+    assert!(keys_in_order.is_sorted(), "keys sorted: {text}");
+    array
+        .write_region(&Region::new(vec![0, 0], vec![10, 10]), &[1i32; 100])
+        .unwrap();
+    assert_eq!(keys(store.as_ref()), ["0.0", "attrs", "meta"]);
+    let node = Node::open(store.clone(), "/").unwrap();
+    assert_eq!(node.format(), ZarrFormat::V1);
+    assert_eq!(node.format().name(), "v1");
+    let read: Vec<i32> = Array::open(store, "")
+        .unwrap()
+        .read_region(&Region::new(vec![9, 9], vec![2, 2]))
+        .unwrap();
+    assert_eq!(read, [1, 42, 42, 42]);
+}
+
+#[test]
+fn zero_dimensional_arrays_use_the_chunk_key_0() {
+    let store = Arc::new(MemoryStore::new());
+    let array = Array::builder(&[], DataType::Float64, &[])
+        .format(ZarrFormat::V1)
+        .create(store.clone(), "/")
+        .unwrap();
+    array.write_region(&Region::whole(&[]), &[2.5f64]).unwrap();
+    assert_eq!(keys(store.as_ref()), ["0", "attrs", "meta"]);
+    let read: Vec<f64> = Array::open(store, "/")
+        .unwrap()
+        .read_region(&Region::whole(&[]))
+        .unwrap();
+    assert_eq!(read, [2.5]);
+}
+
+#[test]
+fn what_v1_cannot_hold_is_refused_before_anything_is_written() {
+    let builder = || Array::builder(&[4], DataType::UInt8, &[2]).format(ZarrFormat::V1);
+    let cases: Vec<(&str, zarrkit::ArrayBuilder, &str)> = vec![
+        ("/a", builder(), "`/a`"),
+        (
+            "/",
+            builder().codecs_metadata(vec![
+                codec("bytes", json!({})),
+                codec("gzip", json!({"level": 1})),
+            ]),
+            "`gzip`",
+        ),
+        (
+            "/",
+            builder().codecs_metadata(vec![
+                codec("bytes", json!({})),
+                codec("zstd", json!({"level": 1, "checksum": false})),
+            ]),
+            "`zstd`",
+        ),
+        ("/", builder().dimension_names(["x"]), "`dimension_names`"),
+        (
+            "/",
+            builder().chunk_key_encoding(zarrkit::metadata::ChunkKeyEncoding::default()),
+            "chunk key encoding",
+        ),
+    ];
+    for (path, builder, needle) in cases {
+        let store = Arc::new(MemoryStore::new());
+        let err = builder.create(store.clone(), path).unwrap_err();
+        let text = chain(&err);
+        assert!(
+            text.contains("Zarr v1 cannot represent") && text.contains(needle),
+            "{text}"
+        );
+        assert!(keys(store.as_ref()).is_empty(), "{needle}: nothing written");
+    }
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let err = Group::create_as(store.clone(), "/", ZarrFormat::V1, JsonMap::new()).unwrap_err();
+    assert!(chain(&err).contains("v1 has no groups"), "{}", chain(&err));
+    assert!(keys(store.as_ref()).is_empty());
+}
+
+#[test]
+fn a_v1_store_has_one_array_and_no_groups() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    Array::builder(&[4], DataType::UInt8, &[2])
+        .format(ZarrFormat::V1)
+        .create(store.clone(), "/")
+        .unwrap();
+    let err = Group::open(store.clone(), "/").unwrap_err();
+    assert!(chain(&err).contains("v1 has no groups"), "{}", chain(&err));
+    assert!(matches!(
+        Array::open(store.clone(), "/meta"),
+        Err(Error::NodeNotFound { .. })
+    ));
+    assert!(matches!(Node::open(store, "/"), Ok(Node::Array(_))));
+}
+
+/// A valid v1 store (the spec's example) with `meta` replaced by `meta`.
+fn store_with(meta: &[u8], attrs: Option<&[u8]>) -> Arc<dyn Store> {
+    let store = MemoryStore::new();
+    store.set(&key("meta"), meta).unwrap();
+    if let Some(attrs) = attrs {
+        store.set(&key("attrs"), attrs).unwrap();
+    }
+    Arc::new(store)
+}
+
+fn example_meta(overrides: Value) -> Vec<u8> {
+    let mut doc = json!({
+        "chunks": [10, 10], "compression": "zlib", "compression_opts": 1, "dtype": "<i4",
+        "fill_value": 42, "order": "C", "shape": [20, 20], "zarr_format": 1
+    });
+    for (k, v) in overrides.as_object().unwrap() {
+        if v == "__remove__" {
+            doc.as_object_mut().unwrap().remove(k);
+        } else {
+            doc[k] = v.clone();
+        }
+    }
+    serde_json::to_vec_pretty(&doc).unwrap()
+}
+
+#[test]
+fn bad_stores_are_errors_naming_the_key() {
+    // Spec "Attributes": "the 'attrs' key MUST be present".
+    let err = Array::open(store_with(&example_meta(json!({})), None), "/").unwrap_err();
+    let text = chain(&err);
+    assert!(text.starts_with("invalid metadata in `attrs`"), "{text}");
+    let err = Array::open(store_with(&example_meta(json!({})), Some(b"[]")), "/").unwrap_err();
+    assert!(chain(&err).starts_with("invalid metadata in `attrs`"));
+    for (overrides, needle) in [
+        (
+            json!({"compression_opts": "__remove__"}),
+            "missing required field `compression_opts`",
+        ),
+        (
+            json!({"order": "__remove__"}),
+            "missing required field `order`",
+        ),
+        (json!({"shape": {"a": 1}}), "field `shape` is invalid"),
+        (
+            json!({"compression": ["zlib"]}),
+            "field `compression` is invalid",
+        ),
+        (
+            json!({"compression": "snappy"}),
+            "unsupported v1 compression `snappy`",
+        ),
+        (
+            json!({"dtype": "|S7", "fill_value": null}),
+            "unsupported v1 data type `|S7`",
+        ),
+        (json!({"zarr_format": 2}), "`zarr_format` `2`"),
+    ] {
+        let store = store_with(&example_meta(overrides.clone()), Some(b"{}"));
+        let err = Array::open(store, "/").unwrap_err();
+        let text = chain(&err);
+        assert!(
+            text.starts_with("invalid metadata in `meta`") && text.contains(needle),
+            "{overrides}: {text}"
+        );
+    }
+    // A chunk that does not decode names its key.
+    let store = store_with(&example_meta(json!({})), Some(b"{}"));
+    store.set(&key("1.0"), b"not zlib").unwrap();
+    let array = Array::open(store, "/").unwrap();
+    let err = array
+        .read_region::<i32>(&Region::whole(&[20, 20]))
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::Decode { key, .. } if key.as_str() == "1.0"),
+        "{}",
+        chain(&err)
+    );
+}
+
+#[test]
+fn bare_nan_fill_values_and_extra_keys_survive_a_rewrite() {
+    let meta = br#"{
+    "chunks": [2], "compression": "none", "compression_opts": null,
+    "creator": {"library": "zarr", "version": "1.1.0"},
+    "dtype": ">f8", "fill_value": NaN, "order": "C", "shape": [3], "zarr_format": 1
+}"#;
+    let store = store_with(meta, Some(b"{}"));
+    let mut array = Array::open(store.clone(), "/").unwrap();
+    let read: Vec<f64> = array.read_region(&Region::whole(&[3])).unwrap();
+    assert!(read.iter().all(|v| v.is_nan()), "{read:?}");
+    let mut attributes = JsonMap::new();
+    attributes.insert("units".into(), "m".into());
+    array.set_attributes(attributes).unwrap();
+    let meta = json_at(store.as_ref(), "meta");
+    assert_eq!(
+        meta["creator"],
+        json!({"library": "zarr", "version": "1.1.0"})
+    );
+    assert_eq!(meta["fill_value"], "NaN");
+    assert_eq!(meta["dtype"], ">f8");
+    assert_eq!(json_at(store.as_ref(), "attrs"), json!({"units": "m"}));
+}
+
+#[test]
+fn the_spec_example_fixture_holds_the_spec_values() {
+    // testdata/fixtures/v1/spec_example_int32_zlib is the spec's "Example":
+    // z[0:10, 0:10] = 1, z[0:10, 10:20] = 2, z[10:20, :] = 3, fill 42.
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../testdata/fixtures/v1/spec_example_int32_zlib");
+    let store: Arc<dyn Store> = Arc::new(FilesystemStore::new(root).unwrap());
+    let array = Array::open(store, "/").unwrap();
+    assert_eq!(array.format(), ZarrFormat::V1);
+    assert_eq!(array.metadata().codecs[1].name, "numcodecs.zlib");
+    assert_eq!(array.attributes()["fixture"], "spec_example_int32_zlib");
+    let values: Vec<i32> = array.read_region(&Region::whole(&[20, 20])).unwrap();
+    for (i, value) in values.iter().enumerate() {
+        let (row, col) = (i / 20, i % 20);
+        let expected = match (row < 10, col < 10) {
+            (true, true) => 1,
+            (true, false) => 2,
+            (false, _) => 3,
+        };
+        assert_eq!(*value, expected, "[{row}, {col}]");
+    }
+}
