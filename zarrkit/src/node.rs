@@ -19,15 +19,25 @@ pub fn exists(store: &dyn Store, path: &str) -> Result<Option<(ZarrFormat, NodeK
 
 /// Erases the node at `path` (an array, or a group, explicit or implicit)
 /// with everything below it, in whichever format it is, and returns that
-/// format. Formats are tried in the probe order of [`crate::format`], and a
-/// node is found by its keys alone, so one with an invalid document can be
-/// erased too. See [`format::erase_node`] for what each format erases.
+/// format. The format is found as [`exists`] finds it; when the node's
+/// document is invalid, formats are tried in the probe order of
+/// [`crate::format`] by their keys alone, so a broken node can be erased
+/// too. See [`format::erase_node`] for what each format erases.
 ///
 /// # Errors
 /// [`Error::NodePath`] for an invalid path, [`Error::NodeNotFound`] if no
 /// format has a node there, or a store error.
 pub fn erase(store: &dyn Store, path: &str) -> Result<ZarrFormat, Error> {
     let path = NodePath::new(path)?;
+    match format::node_exists(store, &path) {
+        Ok(Some((found, _))) => {
+            format::erase_node(store, &path, found)?;
+            return Ok(found);
+        }
+        Ok(None) => return Err(Error::NodeNotFound { path }),
+        Err(Error::Metadata { .. }) => {}
+        Err(other) => return Err(other),
+    }
     for &candidate in ZarrFormat::ALL {
         match format::erase_node(store, &path, candidate) {
             Ok(()) => return Ok(candidate),
