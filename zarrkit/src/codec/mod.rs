@@ -9,6 +9,8 @@
 //! To add a codec: write `codec/<spec-name>.rs` with a `create` function,
 //! and add one line to [`registry`].
 
+pub mod astype;
+pub mod bitround;
 #[cfg(feature = "blosc")]
 #[allow(unsafe_code)]
 pub mod blosc;
@@ -18,18 +20,25 @@ pub mod bytes;
 #[cfg(feature = "bz2")]
 pub mod bz2;
 mod chain;
+pub mod checksums;
 pub(crate) mod copy;
 #[cfg(feature = "crc32c")]
 pub mod crc32c;
+pub mod delta;
+pub mod fixedscaleoffset;
 #[cfg(feature = "gzip")]
 pub mod gzip;
 #[cfg(feature = "lz4")]
 pub mod lz4;
 #[cfg(feature = "lzma")]
 pub mod lzma;
+pub mod numpy_dtype;
+pub mod packbits;
 pub mod partial;
+pub mod quantize;
 pub mod registry;
 pub mod sharding;
+pub mod shuffle;
 pub mod transpose;
 #[cfg(feature = "zlib")]
 pub mod zlib;

@@ -54,6 +54,9 @@ const REGISTRY: &[(&str, Constructor)] = &[
     ("blosc", super::blosc::create),
     #[cfg(feature = "crc32c")]
     ("crc32c", super::crc32c::create),
+    // zarr-python 3.1's name for numcodecs' CRC32C, the same checksum.
+    #[cfg(feature = "crc32c")]
+    ("numcodecs.crc32c", super::crc32c::create),
     // numcodecs codecs, under the names zarr-python 3.1 writes (v2 arrays
     // name them by compressor id; format/v2.rs maps the ids to these).
     #[cfg(feature = "zlib")]
@@ -64,6 +67,30 @@ const REGISTRY: &[(&str, Constructor)] = &[
     (super::lzma::NAME, super::lzma::create),
     #[cfg(feature = "lz4")]
     (super::lz4::NAME, super::lz4::create),
+    // numcodecs filters and checksums (zarr-python 3.1's `numcodecs.<id>`).
+    (super::delta::NAME, super::delta::create),
+    (
+        super::fixedscaleoffset::NAME,
+        super::fixedscaleoffset::create,
+    ),
+    (super::quantize::NAME, super::quantize::create),
+    (super::bitround::NAME, super::bitround::create),
+    (super::astype::NAME, super::astype::create),
+    (super::packbits::NAME, super::packbits::create),
+    (super::shuffle::NAME, super::shuffle::create),
+    (super::checksums::CRC32_NAME, super::checksums::create_crc32),
+    (
+        super::checksums::ADLER32_NAME,
+        super::checksums::create_adler32,
+    ),
+    (
+        super::checksums::FLETCHER32_NAME,
+        super::checksums::create_fletcher32,
+    ),
+    (
+        super::checksums::JENKINS_LOOKUP3_NAME,
+        super::checksums::create_jenkins_lookup3,
+    ),
 ];
 
 /// Codecs the spec defines but this build leaves out, with their features.
@@ -76,6 +103,8 @@ const DISABLED: &[(&str, &str)] = &[
     ("blosc", "blosc"),
     #[cfg(not(feature = "crc32c"))]
     ("crc32c", "crc32c"),
+    #[cfg(not(feature = "crc32c"))]
+    ("numcodecs.crc32c", "crc32c"),
     #[cfg(not(feature = "zlib"))]
     ("numcodecs.zlib", "zlib"),
     #[cfg(not(feature = "bz2"))]

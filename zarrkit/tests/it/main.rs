@@ -43,6 +43,9 @@ mod stores;
     feature = "lz4"
 ))]
 mod v2;
+// The v2 filter cases use zlib as the compressor.
+#[cfg(feature = "zlib")]
+mod v2_filters;
 // The v1 matrix covers every v1 compression.
 #[cfg(all(feature = "blosc", feature = "zlib", feature = "bz2", feature = "lzma"))]
 mod v1;

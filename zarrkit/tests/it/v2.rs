@@ -152,6 +152,7 @@ fn what_v2_cannot_hold_is_refused_before_anything_is_written() {
         .format(ZarrFormat::V2)
         .codecs_metadata(vec![
             codec("bytes", json!({"endian": "little"})),
+            codec("gzip", json!({"level": 1})),
             codec("crc32c", json!({})),
         ])
         .create(store.clone(), "/x")
@@ -160,7 +161,7 @@ fn what_v2_cannot_hold_is_refused_before_anything_is_written() {
     let message = format!("{err}: {}", std::error::Error::source(&err).unwrap());
     assert_eq!(
         message,
-        "invalid metadata for `/x`: Zarr v2 cannot represent the codec `crc32c` (not a numcodecs compressor)"
+        "invalid metadata for `/x`: Zarr v2 cannot represent the codec `gzip` before the compressor (v2 has one compressor)"
     );
     assert!(
         store
