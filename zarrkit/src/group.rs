@@ -69,6 +69,19 @@ impl Node {
         }
     }
 
+    /// Erases the node and everything below it from its store (see
+    /// [`format::erase_node`] for what each format erases).
+    ///
+    /// # Errors
+    /// [`Error::NodeNotFound`] if the node has already gone, or a store error.
+    pub fn erase(self) -> Result<(), Error> {
+        let (store, format) = match &self {
+            Self::Array(a) => (a.store(), a.format()),
+            Self::Group(g) => (g.store(), g.format()),
+        };
+        format::erase_node(store.as_ref(), self.path(), format)
+    }
+
     /// The node's path.
     #[must_use]
     pub fn path(&self) -> &NodePath {
@@ -379,6 +392,18 @@ impl Group {
         )?;
         self.metadata = metadata;
         Ok(())
+    }
+
+    /// Erases the child `name` (an array, or a group with everything below
+    /// it, explicit or implicit in the v3 drafts).
+    ///
+    /// # Errors
+    /// [`Error::NodePath`] if `name` is not one valid node name,
+    /// [`Error::NodeNotFound`] if the group has no such child, or a store
+    /// error.
+    pub fn erase_child(&self, name: &str) -> Result<(), Error> {
+        let child = self.path.child(name)?;
+        format::erase_node(self.store.as_ref(), &child, self.format)
     }
 
     /// The children of the group (arrays and groups), sorted by name; from

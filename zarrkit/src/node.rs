@@ -1,7 +1,64 @@
 //! Node paths and the hierarchy: opening any node, listing and walking.
 
-use crate::store::StorePrefix;
+use crate::error::{Error, NodeKind};
+use crate::format::{self, ZarrFormat};
+use crate::store::{Store, StorePrefix};
 use std::fmt;
+
+/// Whether a node exists at `path` in any format, and if so its format and
+/// kind (the storage protocol's "decide whether a node exists"). In the v3
+/// drafts an implicit group counts as a group. See
+/// [`format::node_exists`].
+///
+/// # Errors
+/// [`Error::NodePath`] for an invalid path, [`Error::Metadata`] naming the
+/// key of a document that exists but is invalid, or a store error.
+pub fn exists(store: &dyn Store, path: &str) -> Result<Option<(ZarrFormat, NodeKind)>, Error> {
+    format::node_exists(store, &NodePath::new(path)?)
+}
+
+/// Erases the node at `path` (an array, or a group, explicit or implicit)
+/// with everything below it, in whichever format it is, and returns that
+/// format. The format is found as [`exists`] finds it; when the node's
+/// document is invalid, formats are tried in the probe order of
+/// [`crate::format`] by their keys alone, so a broken node can be erased
+/// too. See [`format::erase_node`] for what each format erases.
+///
+/// # Errors
+/// [`Error::NodePath`] for an invalid path, [`Error::NodeNotFound`] if no
+/// format has a node there, or a store error.
+pub fn erase(store: &dyn Store, path: &str) -> Result<ZarrFormat, Error> {
+    let path = NodePath::new(path)?;
+    match format::node_exists(store, &path) {
+        Ok(Some((found, _))) => {
+            format::erase_node(store, &path, found)?;
+            return Ok(found);
+        }
+        Ok(None) => return Err(Error::NodeNotFound { path }),
+        Err(Error::Metadata { .. }) => {}
+        Err(other) => return Err(other),
+    }
+    for &candidate in ZarrFormat::ALL {
+        match format::erase_node(store, &path, candidate) {
+            Ok(()) => return Ok(candidate),
+            Err(Error::NodeNotFound { .. }) => {}
+            Err(other) => return Err(other),
+        }
+    }
+    Err(Error::NodeNotFound { path })
+}
+
+/// Every node in the store from the root down, depth first, parents before
+/// children and siblings sorted by name, each with its kind and format (the
+/// storage protocol's "discover all nodes"). Empty when the store has no
+/// root node; a v1 store is its one array. See [`format::list_nodes`].
+///
+/// # Errors
+/// [`Error::Metadata`] naming the key of an invalid document, or a store
+/// error (including a store that cannot list).
+pub fn list_nodes(store: &dyn Store) -> Result<Vec<(NodePath, NodeKind, ZarrFormat)>, Error> {
+    format::list_nodes(store)
+}
 
 /// The path of a node in a hierarchy: `/` for the root, `/a/b` below it.
 ///

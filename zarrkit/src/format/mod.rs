@@ -580,3 +580,121 @@ pub fn list_children(
         }
     }
 }
+
+/// Whether a node exists at `path`, and if so in which format and of which
+/// kind, probing formats in the documented order (2022 draft, "Determine if
+/// a node exists"). In the v3 drafts an implicit group (no document, but
+/// something below it) is a group; in final v3 and v2 a node exists only
+/// where its document does; in v1 only the root array exists.
+///
+/// # Errors
+/// [`Error::Metadata`] naming the key of a document that exists but is
+/// invalid, or a store error.
+pub fn node_exists(
+    store: &dyn Store,
+    path: &NodePath,
+) -> Result<Option<(ZarrFormat, crate::NodeKind)>, Error> {
+    Ok(read_node(store, path)?.map(|(format, metadata)| (format, kind_of(&metadata))))
+}
+
+fn kind_of(metadata: &NodeMetadata) -> crate::NodeKind {
+    match metadata {
+        NodeMetadata::Array(_) => crate::NodeKind::Array,
+        NodeMetadata::Group(_) => crate::NodeKind::Group,
+    }
+}
+
+/// Erases the node at `path` in `format` and everything below it: its
+/// documents, its chunks and its descendants. Siblings whose names share a
+/// prefix with the node's (`a` and `ab`) are not touched. Whether the node
+/// exists is decided from its keys alone, so a node with an invalid document
+/// can be erased.
+///
+/// - v3 and v2 (v3 core, "Storage"; v2 "Storage"): every key under the
+///   node's prefix `<path>/`; for the root, every key in the store.
+/// - v1: the store holds one array, so erasing it erases every key.
+/// - the v3 drafts (2022 draft, "Erase an array", "Erase a group"): the
+///   node's documents, every key under `meta/<path>/` and under
+///   `data/<path>/` (each draft's own layout); erasing the root also erases
+///   the entry point `zarr.json`, leaving an empty store.
+///
+/// # Errors
+/// [`Error::NodeNotFound`] if there is no node at `path` in `format` (for
+/// the drafts, neither a document nor anything below it), or a store error
+/// (including a store that cannot erase by prefix).
+pub fn erase_node(store: &dyn Store, path: &NodePath, format: ZarrFormat) -> Result<(), Error> {
+    let not_found = || Error::NodeNotFound { path: path.clone() };
+    match format {
+        ZarrFormat::V3 => {
+            let key = metadata_key(format, path)?;
+            let Some(bytes) = store.get(&key, None)? else {
+                return Err(not_found());
+            };
+            if path.is_root() && is_draft_entry_point(&bytes) {
+                return Err(not_found());
+            }
+            store.erase_prefix(&path.to_prefix())?;
+        }
+        ZarrFormat::V2 => {
+            let is_node = store.size(&v2_key(path, v2::ARRAY_KEY)?)?.is_some()
+                || store.size(&v2_key(path, v2::GROUP_KEY)?)?.is_some();
+            if !is_node {
+                return Err(not_found());
+            }
+            store.erase_prefix(&path.to_prefix())?;
+        }
+        ZarrFormat::V1 => {
+            if !path.is_root() || store.size(&metadata_key(format, path)?)?.is_none() {
+                return Err(not_found());
+            }
+            store.erase_prefix(&crate::store::StorePrefix::root())?;
+        }
+        ZarrFormat::V3Draft2022 => v3_draft2022::erase_node(store, path)?,
+        ZarrFormat::V3Draft2019Json | ZarrFormat::V3Draft2019 | ZarrFormat::V3Draft2019a => {
+            v3_draft2019::erase_node(store, path, format)?;
+        }
+    }
+    Ok(())
+}
+
+/// Every node in the store, from the root down: depth first, parents before
+/// children, siblings sorted by name, each with its kind and format (the
+/// format of the root; a hierarchy is of one format). Empty when the store
+/// has no root node. A v1 store is its root array alone.
+///
+/// # Errors
+/// [`Error::Metadata`] naming the key of an invalid document, or a store
+/// error (including a store that cannot list, when the root is a group).
+pub fn list_nodes(
+    store: &dyn Store,
+) -> Result<Vec<(NodePath, crate::NodeKind, ZarrFormat)>, Error> {
+    let root = NodePath::root();
+    let Some((format, metadata)) = read_node(store, &root)? else {
+        return Ok(Vec::new());
+    };
+    let mut out = vec![(root.clone(), kind_of(&metadata), format)];
+    if matches!(metadata, NodeMetadata::Group(_)) {
+        list_below(store, &root, format, &mut out)?;
+    }
+    Ok(out)
+}
+
+fn list_below(
+    store: &dyn Store,
+    path: &NodePath,
+    format: ZarrFormat,
+    out: &mut Vec<(NodePath, crate::NodeKind, ZarrFormat)>,
+) -> Result<(), Error> {
+    for child in list_children(store, path, format)? {
+        // A listed child whose document has gone (a concurrent erase) is skipped.
+        let Some(metadata) = read_node_as(store, &child, format)? else {
+            continue;
+        };
+        let kind = kind_of(&metadata);
+        out.push((child.clone(), kind, format));
+        if kind == crate::NodeKind::Group {
+            list_below(store, &child, format, out)?;
+        }
+    }
+    Ok(())
+}

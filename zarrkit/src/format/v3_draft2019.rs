@@ -735,6 +735,21 @@ pub fn children(
     }
 }
 
+/// Erases the node at `path` in `format` (array, explicit or implicit
+/// group) and everything below it: `meta/root/<path>.array` or `.group`
+/// (with the entry point's suffix), `meta/root/<path>/` and the chunks under
+/// `data/<path>/` (`data/root/<path>/` in zarr-python 2.x's layout).
+///
+/// # Errors
+/// [`Error::NodeNotFound`] when the store is not a hierarchy of `format` or
+/// has no node at `path`; a store error.
+pub fn erase_node(store: &dyn Store, path: &NodePath, format: ZarrFormat) -> Result<(), Error> {
+    match keys(store, format)? {
+        Some((keys, _)) => shared::erase_found(store, &keys, path),
+        None => Err(Error::NodeNotFound { path: path.clone() }),
+    }
+}
+
 /// The prefix under which the chunks of the array at `path` lie in `format`.
 #[must_use]
 pub fn data_prefix(path: &NodePath, format: ZarrFormat) -> StorePrefix {

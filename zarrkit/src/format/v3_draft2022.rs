@@ -851,6 +851,37 @@ pub(crate) fn put_document(
     Ok(())
 }
 
+/// Erases the node at `path` in a draft layout and everything below it
+/// (2022 draft, "Erase an array" and "Erase a group": every key under
+/// `meta/<path>` and `data/<path>`): both its possible documents, the
+/// prefix of its descendants' documents and the prefix of its chunks. The
+/// prefixes end in `/`, so a sibling whose name only starts with the node's
+/// (`ab` beside `a`) keeps its keys. Erasing the root erases the entry point
+/// too, so nothing of the hierarchy is left.
+///
+/// # Errors
+/// [`Error::NodeNotFound`] when neither a document nor anything below the
+/// node exists; a store error.
+pub(crate) fn erase_found(
+    store: &dyn Store,
+    keys: &DraftKeys,
+    path: &NodePath,
+) -> Result<(), Error> {
+    if find_node(store, keys, path)?.is_none() {
+        return Err(Error::NodeNotFound { path: path.clone() });
+    }
+    store.erase_values(&[
+        keys.doc_key(path, DocKind::Array)?,
+        keys.doc_key(path, DocKind::Group)?,
+    ])?;
+    store.erase_prefix(&keys.children_prefix(path)?)?;
+    store.erase_prefix(&keys.data_prefix(path))?;
+    if path.is_root() {
+        store.erase(&StoreKey::new(ENTRY_POINT_KEY)?)?;
+    }
+    Ok(())
+}
+
 /// The error for writing a draft node into a store whose entry point is of
 /// another format.
 pub(crate) fn wrong_entry_point(
@@ -1357,6 +1388,20 @@ pub fn children(store: &dyn Store, path: &NodePath) -> Result<Vec<NodePath>, Err
     match keys(store)? {
         Some(keys) => list_children(store, &keys, path),
         None => Ok(Vec::new()),
+    }
+}
+
+/// Erases the node at `path` (array, explicit or implicit group) and
+/// everything below it: `meta/<path>.array.json` or `.group.json`,
+/// `meta/<path>/` and `data/<path>/` (the entry point's suffix honoured).
+///
+/// # Errors
+/// [`Error::NodeNotFound`] when the store is not a 2022 draft hierarchy or
+/// has no node at `path`; a store error.
+pub fn erase_node(store: &dyn Store, path: &NodePath) -> Result<(), Error> {
+    match keys(store)? {
+        Some(keys) => erase_found(store, &keys, path),
+        None => Err(Error::NodeNotFound { path: path.clone() }),
     }
 }
 

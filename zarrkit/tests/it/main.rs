@@ -27,6 +27,9 @@ mod interop;
 // The migration tests use gzip, zstd and crc32c chains.
 #[cfg(all(feature = "gzip", feature = "zstd", feature = "crc32c"))]
 mod migrate;
+// The protocol tests write v1 arrays with its default blosc compression.
+#[cfg(feature = "blosc")]
+mod protocol;
 mod regions;
 // Sharded arrays here use zstd inner chunks and a crc32c index.
 #[cfg(all(feature = "zstd", feature = "crc32c"))]
