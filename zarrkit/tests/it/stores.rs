@@ -361,3 +361,33 @@ fn both_backends_list_the_same_keys_in_the_same_order() {
         );
     }
 }
+
+#[test]
+fn setting_a_key_where_a_directory_stands_fails_and_keeps_the_directory() {
+    let (_dir, store) = temp_store();
+    store.set(&key("a/b"), b"inner").unwrap();
+    // `a` is a directory: replacing it with a value must fail, not swap the
+    // directory (and the value under it) away.
+    assert!(store.set(&key("a"), b"outer").is_err());
+    assert_eq!(store.get(&key("a/b"), None).unwrap().unwrap(), b"inner");
+    assert_eq!(tree(store.root()), vec!["a/", "a/b"]);
+}
+
+#[test]
+fn rewriting_values_replaces_them_and_leaves_no_old_copies() {
+    let (_dir, store) = temp_store();
+    for round in 0..50u8 {
+        for k in ["c/0/0", "c/0/1", "c/1/0"] {
+            store
+                .set(&key(k), &vec![round; 1000 + usize::from(round)])
+                .unwrap();
+        }
+    }
+    for k in ["c/0/0", "c/0/1", "c/1/0"] {
+        assert_eq!(store.get(&key(k), None).unwrap().unwrap(), vec![49u8; 1049]);
+    }
+    assert_eq!(
+        tree(store.root()),
+        vec!["c/", "c/0/", "c/0/0", "c/0/1", "c/1/", "c/1/0"]
+    );
+}
