@@ -10,12 +10,14 @@ mod chunk_key_encoding;
 mod data_type;
 mod extension;
 mod fill_value;
+mod small_float;
 
 pub use array::{ArrayMetadata, ChunkGrid, GroupMetadata, NodeMetadata};
 pub use chunk_key_encoding::{ChunkKeyEncoding, Separator};
 pub use data_type::{DataType, TimeUnit};
 pub use extension::ExtensionObject;
 pub use fill_value::FillValue;
+pub use small_float::{SmallFloat, SmallInt, SmallTypeError};
 
 /// A JSON object, as found in `attributes` and codec `configuration`s.
 pub type JsonMap = serde_json::Map<String, serde_json::Value>;
