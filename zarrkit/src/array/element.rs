@@ -68,7 +68,13 @@ pod_element!(
     "i64",
     DataType::Int64 | DataType::NumpyDateTime64 { .. } | DataType::NumpyTimeDelta64 { .. }
 );
-pod_element!(u8, "u8", DataType::UInt8 | DataType::RawBits(8));
+// The small float and integer types are held as one byte per element: `u8`
+// reads and writes that byte (convert with `SmallFloat`/`SmallInt`).
+pod_element!(
+    u8,
+    "u8",
+    DataType::UInt8 | DataType::RawBits(8) | DataType::SmallFloat(_) | DataType::SmallInt(_)
+);
 pod_element!(u16, "u16", DataType::UInt16);
 pod_element!(u32, "u32", DataType::UInt32);
 pod_element!(u64, "u64", DataType::UInt64);

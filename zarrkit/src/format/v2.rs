@@ -852,7 +852,11 @@ fn not_representable(what: impl Into<String>) -> MetadataError {
 pub fn array_to_json(array: &ArrayMetadata) -> Result<Value, MetadataError> {
     if matches!(
         array.data_type,
-        DataType::BFloat16 | DataType::ComplexBFloat16 | DataType::ComplexFloat16
+        DataType::BFloat16
+            | DataType::ComplexBFloat16
+            | DataType::ComplexFloat16
+            | DataType::SmallFloat(_)
+            | DataType::SmallInt(_)
     ) {
         return Err(not_representable(format!(
             "the data type `{}` (NumPy has no such dtype)",

@@ -31,7 +31,7 @@
 
 use crate::metadata::{
     ArrayMetadata, ChunkGrid, ChunkKeyEncoding, DataType, ExtensionObject, FillValue,
-    GroupMetadata, JsonMap, MetadataError, NodeMetadata, Separator, TimeUnit,
+    GroupMetadata, JsonMap, MetadataError, NodeMetadata, Separator, SmallFloat, TimeUnit,
 };
 use serde_json::{Number, Value};
 
@@ -702,7 +702,13 @@ const CANONICAL_NAN_F64: u64 = 0x7ff8_0000_0000_0000;
 /// - `bfloat16`: as a float, with `"0x…"` of 4 hex digits and `"NaN"` being
 ///   `0x7fc0`; `complex_float16`/`complex_bfloat16`: `[re, im]` of those;
 /// - `numpy.datetime64`/`numpy.timedelta64`: a JSON integer in the `i64`
-///   range, or `"NaT"` (stored as `i64::MIN`, as NumPy does).
+///   range, or `"NaT"` (stored as `i64::MIN`, as NumPy does);
+/// - `float8_*`, `float6_*`, `float4_e2m1fn`: a number (rounded as
+///   [`SmallFloat::from_f64`]), `"NaN"` (each type's own pattern, refused by
+///   the types without NaN), `"Infinity"`/`"+Infinity"`/`"-Infinity"` (only
+///   the IEEE-like `float8_e3m4`, `float8_e4m3`, `float8_e5m2`), or `"0x…"`
+///   of two hex digits (the in-memory byte);
+/// - `int2`, `int4`, `uint2`, `uint4`: an integer in the type's range.
 ///
 /// The result holds the element in native byte order.
 ///
@@ -744,6 +750,8 @@ fn fill_value_bytes(value: &Value, data_type: &DataType) -> Option<Vec<u8>> {
             bytes
         }
         DataType::BFloat16 => bfloat(value)?,
+        DataType::SmallFloat(t) => vec![small_float(value, *t)?],
+        DataType::SmallInt(t) => vec![t.from_i64(i64::try_from(integer(value)?).ok()?).ok()?],
         DataType::ComplexBFloat16 => {
             let [re, im] = value.as_array()?.as_slice() else {
                 return None;
@@ -790,6 +798,54 @@ fn bfloat(value: &Value) -> Option<Vec<u8>> {
         _ => return None,
     };
     Some(bits.to_ne_bytes().to_vec())
+}
+
+/// A small float fill value (`extensions/data-types/<name>`, "Fill value
+/// representation": as the core floats, with the type's own `"NaN"` and no
+/// `"Infinity"` for the types without one).
+fn small_float(value: &Value, data_type: SmallFloat) -> Option<u8> {
+    match value {
+        Value::Number(number) => data_type.from_f64(number.as_f64()?).ok(),
+        Value::String(s) => match s.as_str() {
+            "NaN" => data_type.nan_bits(),
+            "Infinity" | "+Infinity" if data_type.has_infinity() => {
+                data_type.from_f32(f32::INFINITY).ok()
+            }
+            "-Infinity" if data_type.has_infinity() => data_type.from_f32(f32::NEG_INFINITY).ok(),
+            _ => {
+                let digits = s.strip_prefix("0x")?;
+                if digits.len() != 2 || !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
+                    return None;
+                }
+                // Any byte: the bits above the type's width are ignored, as
+                // the `bytes` codec specifies, and kept as written.
+                u8::from_str_radix(digits, 16).ok()
+            }
+        },
+        _ => None,
+    }
+}
+
+/// A small float's bit pattern as JSON, in the form of [`float_to_json`]:
+/// a number, `"NaN"` for the type's own NaN pattern, other NaNs as `"0x…"`,
+/// `"Infinity"`/`"-Infinity"`; patterns with bits above the type's width
+/// as `"0x…"` too (zarrkit never produces them from numbers).
+fn small_float_to_json(bits: u8, data_type: SmallFloat) -> Option<Value> {
+    if u32::from(bits) >> data_type.bits() != 0 {
+        return Some(Value::String(format!("0x{bits:02x}")));
+    }
+    let x = data_type.to_f32(bits);
+    Some(if x.is_nan() {
+        if Some(bits) == data_type.nan_bits() {
+            Value::from("NaN")
+        } else {
+            Value::String(format!("0x{bits:02x}"))
+        }
+    } else if x.is_infinite() {
+        Value::from(if x > 0.0 { "Infinity" } else { "-Infinity" })
+    } else {
+        Value::Number(Number::from_f64(f64::from(x))?)
+    })
 }
 
 /// A native-endian `bfloat16` as JSON, in the form of [`float_to_json`].
@@ -924,6 +980,8 @@ fn fill_value_json(bytes: &[u8], data_type: &DataType) -> Option<Value> {
         }
         DataType::RawBits(_) => bytes_to_json(bytes),
         DataType::BFloat16 => bfloat_to_json(bytes)?,
+        DataType::SmallFloat(t) => small_float_to_json(*bytes.first()?, *t)?,
+        DataType::SmallInt(t) => Value::from(t.to_i8(*bytes.first()?)),
         DataType::ComplexBFloat16 => {
             let (re, im) = bytes.split_at(2);
             Value::Array(vec![bfloat_to_json(re)?, bfloat_to_json(im)?])
@@ -1435,5 +1493,95 @@ mod tests {
         assert!(
             data_type_from_json(&json!({"name": "bfloat16", "configuration": {"x": 1}})).is_err()
         );
+    }
+
+    #[test]
+    fn small_float_fill_values_use_each_types_own_nan_and_infinity() {
+        let t = |name| DataType::from_name(name).unwrap();
+        for (name, input, bits) in [
+            ("float8_e4m3", json!("NaN"), 0x7c),
+            ("float8_e3m4", json!("NaN"), 0x78),
+            ("float8_e5m2", json!("NaN"), 0x7e),
+            ("float8_e4m3fnuz", json!("NaN"), 0x80),
+            ("float8_e8m0fnu", json!("NaN"), 0xff),
+            ("float8_e4m3", json!("Infinity"), 0x78),
+            ("float8_e4m3", json!("-Infinity"), 0xf8),
+            ("float8_e5m2", json!("+Infinity"), 0x7c),
+            ("float8_e4m3", json!(1.0), 0x38),
+            // 1.0625 is halfway between 1.0 (0x38) and 1.125: ties to even.
+            ("float8_e4m3", json!(1.0625), 0x38),
+            ("float8_e4m3fnuz", json!(-1.0), 0xc0),
+            ("float8_e8m0fnu", json!(0.25), 0x7d),
+            ("float6_e2m3fn", json!(-7.5), 0x3f),
+            ("float4_e2m1fn", json!(6), 0x07),
+            ("float4_e2m1fn", json!("0x0a"), 0x0a),
+            ("int4", json!(-8), 0xf8),
+            ("int4", json!(7.0), 0x07),
+            ("uint4", json!(15), 0x0f),
+            ("int2", json!(-1), 0xff),
+            ("uint2", json!(3), 0x03),
+        ] {
+            assert_eq!(
+                fill(input.clone(), &t(name)).unwrap(),
+                [bits],
+                "{name} {input}"
+            );
+        }
+        for (name, bad) in [
+            ("float8_e4m3fnuz", json!("Infinity")),
+            ("float8_e8m0fnu", json!("-Infinity")),
+            ("float6_e3m2fn", json!("NaN")),
+            ("float4_e2m1fn", json!("Infinity")),
+            ("float8_e4m3", json!("0x7c00")),
+            ("float8_e4m3", json!("0xg0")),
+            ("float8_e4m3", json!("nan")),
+            ("float8_e4m3", json!(true)),
+            ("int4", json!(8)),
+            ("int4", json!(-9)),
+            ("uint4", json!(16)),
+            ("uint2", json!(-1)),
+            ("int2", json!(2)),
+            ("int2", json!(0.5)),
+        ] {
+            let err = fill_value_from_json(&bad, &t(name))
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(name), "{name} {bad}: {err}");
+        }
+    }
+
+    #[test]
+    fn small_type_fill_values_round_trip_in_their_canonical_form() {
+        let t = |name| DataType::from_name(name).unwrap();
+        for (name, input, canonical) in [
+            ("float8_e4m3", json!("0x7c"), json!("NaN")),
+            ("float8_e4m3", json!("0x7d"), json!("0x7d")),
+            ("float8_e4m3", json!("0xf8"), json!("-Infinity")),
+            ("float8_e4m3", json!(0.1), json!(0.1015625)),
+            ("float8_e5m2fnuz", json!("0x80"), json!("NaN")),
+            ("float8_e5m2fnuz", json!(-0.0), json!(0.0)),
+            ("float8_e8m0fnu", json!(3.0), json!(4.0)),
+            ("float6_e3m2fn", json!(1e9), json!(28.0)),
+            ("float4_e2m1fn", json!("0xf2"), json!("0xf2")),
+            ("int4", json!(-3), json!(-3)),
+            ("uint2", json!(2), json!(2)),
+        ] {
+            let value = fill_value_from_json(&input, &t(name)).unwrap();
+            assert_eq!(
+                fill_value_to_json(&value, &t(name)),
+                canonical,
+                "{name} {input}"
+            );
+        }
+        assert_eq!(
+            data_type_to_json(&t("float8_e4m3b11fnuz")),
+            json!("float8_e4m3b11fnuz")
+        );
+        assert_eq!(
+            data_type_from_json(&json!({"name": "uint4"})).unwrap(),
+            DataType::SmallInt(crate::metadata::SmallInt::UInt4)
+        );
+        // tensorstore's `float8_e4m3fn` is not the registered `float8_e4m3`.
+        assert!(data_type_from_json(&json!("float8_e4m3fn")).is_err());
     }
 }

@@ -4,6 +4,7 @@
 //! formats and extensions add variants; every variant has a fixed element
 //! size in bytes.
 
+use super::small_float::{SmallFloat, SmallInt};
 use std::fmt;
 
 /// The data type of an array's elements.
@@ -66,6 +67,17 @@ pub enum DataType {
         /// How many `unit`s one step of the count is, in `1..=2^31-1`.
         scale_factor: u32,
     },
+    /// A registered small float type (`float8_*`, `float6_*`,
+    /// `float4_e2m1fn`): one byte per element holding its bit pattern in
+    /// the low bits, as the `bytes` codec encodes it. Rust element: `u8`
+    /// (the bit pattern); convert with [`SmallFloat::to_f32`] and
+    /// [`SmallFloat::from_f32`].
+    SmallFloat(SmallFloat),
+    /// A registered small integer type (`int2`, `int4`, `uint2`, `uint4`):
+    /// one byte per element, the value in the low bits. Rust element: `u8`
+    /// (the raw byte); convert with [`SmallInt::to_i8`] and
+    /// [`SmallInt::from_i64`].
+    SmallInt(SmallInt),
 }
 
 /// The `unit` of `numpy.datetime64` and `numpy.timedelta64`
@@ -154,7 +166,7 @@ impl DataType {
     #[must_use]
     pub fn size(&self) -> usize {
         match self {
-            Self::Bool | Self::Int8 | Self::UInt8 => 1,
+            Self::Bool | Self::Int8 | Self::UInt8 | Self::SmallFloat(_) | Self::SmallInt(_) => 1,
             Self::Int16 | Self::UInt16 | Self::Float16 | Self::BFloat16 => 2,
             Self::Int32
             | Self::UInt32
@@ -204,6 +216,8 @@ impl DataType {
             Self::ComplexFloat16 => "complex_float16",
             Self::NumpyDateTime64 { .. } => "numpy.datetime64",
             Self::NumpyTimeDelta64 { .. } => "numpy.timedelta64",
+            Self::SmallFloat(t) => t.name(),
+            Self::SmallInt(t) => t.name(),
         }
     }
 
@@ -235,6 +249,10 @@ impl DataType {
             "bfloat16" => Self::BFloat16,
             "complex_bfloat16" => Self::ComplexBFloat16,
             "complex_float16" => Self::ComplexFloat16,
+            _ if SmallFloat::from_name(name).is_some() => {
+                Self::SmallFloat(SmallFloat::from_name(name)?)
+            }
+            _ if SmallInt::from_name(name).is_some() => Self::SmallInt(SmallInt::from_name(name)?),
             _ => {
                 // v3 core, "Data types": `r*` where * is a positive multiple of 8.
                 let digits = name.strip_prefix('r')?;
@@ -269,7 +287,8 @@ impl DataType {
 
     /// Whether the data type is a registered v3 extension rather than a core
     /// type (`bfloat16`, `complex_bfloat16`, `complex_float16`,
-    /// `numpy.datetime64`, `numpy.timedelta64`): formats other than final v3
+    /// `numpy.datetime64`, `numpy.timedelta64`, the small float and integer
+    /// types): formats other than final v3
     /// refuse these (v2 maps only the `numpy.*` ones, to `M8`/`m8`).
     #[must_use]
     pub fn is_extension(&self) -> bool {
@@ -280,6 +299,8 @@ impl DataType {
                 | Self::ComplexFloat16
                 | Self::NumpyDateTime64 { .. }
                 | Self::NumpyTimeDelta64 { .. }
+                | Self::SmallFloat(_)
+                | Self::SmallInt(_)
         )
     }
 
@@ -296,6 +317,7 @@ impl DataType {
                 | Self::BFloat16
                 | Self::ComplexBFloat16
                 | Self::ComplexFloat16
+                | Self::SmallFloat(_)
         )
     }
 }
@@ -333,6 +355,11 @@ mod tests {
             ("bfloat16", 2),
             ("complex_bfloat16", 4),
             ("complex_float16", 4),
+            ("float8_e4m3", 1),
+            ("float8_e8m0fnu", 1),
+            ("float4_e2m1fn", 1),
+            ("int4", 1),
+            ("uint2", 1),
         ] {
             let dt = DataType::from_name(name).unwrap();
             assert_eq!(dt.name(), name);

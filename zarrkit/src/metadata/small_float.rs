@@ -4,7 +4,7 @@
 //!
 //! zarrkit holds each of these types as ONE BYTE per element: its bit
 //! pattern in the low bits, exactly as the `bytes` codec encodes it
-//! (extensions/data-types/<name>, "Codec compatibility", "bytes": a 1-byte
+//! (`extensions/data-types/<name>`, "Codec compatibility", "bytes": a 1-byte
 //! value, the `"endian"` parameter has no effect, and for the 6-, 4- and
 //! 2-bit types the upper bits are ignored). Arrays of these types read and
 //! write those bytes as `u8` elements; the functions here turn them into
@@ -145,7 +145,7 @@ impl SmallFloat {
     }
 
     /// The bit pattern the fill value `"NaN"` stands for, or `None` for the
-    /// types without NaN (extensions/data-types/<name>, "Fill value
+    /// types without NaN (`extensions/data-types/<name>`, "Fill value
     /// representation").
     #[must_use]
     pub fn nan_bits(self) -> Option<u8> {
@@ -223,6 +223,21 @@ impl SmallFloat {
         if self == Self::Float8E8M0Fnu {
             return Ok(e8m0_from_f32(x));
         }
+        self.from_f64(f64::from(x))
+    }
+
+    /// As [`SmallFloat::from_f32`], rounding an `f64` directly (no double
+    /// rounding through `f32`), except for `float8_e8m0fnu`, which rounds
+    /// through `f32`.
+    ///
+    /// # Errors
+    /// [`SmallTypeError::NanNotRepresentable`] for a NaN into `float6_*` or
+    /// `float4_e2m1fn`.
+    #[allow(clippy::cast_possible_truncation)] // e8m0 rounds through f32
+    pub fn from_f64(self, x: f64) -> Result<u8, SmallTypeError> {
+        if self == Self::Float8E8M0Fnu {
+            return Ok(e8m0_from_f32(x as f32));
+        }
         let (width, _, _, _, specials) = self.layout();
         let sign_bit = 1u32 << (width - 1);
         let sign = if x.is_sign_negative() { sign_bit } else { 0 };
@@ -235,7 +250,7 @@ impl SmallFloat {
                 }),
             };
         }
-        let a = f64::from(x.abs());
+        let a = x.abs();
         // Candidate magnitudes are the positive patterns 0..=top, where
         // `top` is one past the largest finite pattern: a value that rounds
         // to it overflows.
@@ -294,7 +309,7 @@ fn e8m0_from_f32(x: f32) -> u8 {
         return u8::from(mantissa > 0x40_0000);
     }
     let rounded = exponent + u32::from(mantissa >= 0x40_0000);
-    u8::try_from(rounded).map_or(0xff, |r| r.min(0xff))
+    u8::try_from(rounded).unwrap_or(0xff)
 }
 
 /// A registered small integer data type, held as one byte per element.
@@ -421,7 +436,12 @@ mod tests {
                 if expected.is_nan() {
                     assert!(got.is_nan(), "{} {pattern:#x}: {got}", t.name());
                 } else {
-                    assert_eq!(got.to_bits(), expected.to_bits(), "{} {pattern:#x}", t.name());
+                    assert_eq!(
+                        got.to_bits(),
+                        expected.to_bits(),
+                        "{} {pattern:#x}",
+                        t.name()
+                    );
                 }
                 seen += 1;
             }
@@ -442,7 +462,12 @@ mod tests {
                 let (x, expected) = pair.split_once(':').unwrap();
                 let x = f32::from_bits(hex(x));
                 let got = t.from_f32(x).unwrap();
-                assert_eq!(u32::from(got), hex(expected), "{} from {x:e} ({pair})", t.name());
+                assert_eq!(
+                    u32::from(got),
+                    hex(expected),
+                    "{} from {x:e} ({pair})",
+                    t.name()
+                );
                 seen += 1;
             }
         }
@@ -493,12 +518,20 @@ mod tests {
             (SmallInt::Int2, 2),
         ] {
             let err = t.from_i64(bad).unwrap_err().to_string();
-            assert!(err.contains(t.name()) && err.contains(&bad.to_string()), "{err}");
+            assert!(
+                err.contains(t.name()) && err.contains(&bad.to_string()),
+                "{err}"
+            );
         }
         for t in SmallInt::ALL {
             let (min, max) = t.range();
             for v in min..=max {
-                assert_eq!(t.to_i8(t.from_i64(i64::from(v)).unwrap()), v, "{}", t.name());
+                assert_eq!(
+                    t.to_i8(t.from_i64(i64::from(v)).unwrap()),
+                    v,
+                    "{}",
+                    t.name()
+                );
             }
         }
     }

@@ -35,6 +35,7 @@ mod regions;
 // Sharded arrays here use zstd inner chunks and a crc32c index.
 #[cfg(all(feature = "zstd", feature = "crc32c"))]
 mod sharding;
+mod small_dtypes;
 mod stores;
 // The v2 matrix covers every numcodecs compressor.
 #[cfg(all(

@@ -1,0 +1,148 @@
+//! The registered small v3 data types (issue #5): `float8_*`, `float6_*`,
+//! `float4_e2m1fn`, `int2`, `int4`, `uint2`, `uint4`, held as one byte per
+//! element: round trips through the `bytes` codec on a `MemoryStore`, fill
+//! values in the stored metadata, and the other formats refusing them.
+
+use serde_json::{Value, json};
+use std::sync::Arc;
+use zarrkit::format::ZarrFormat;
+use zarrkit::metadata::{DataType, ExtensionObject, SmallFloat, SmallInt};
+use zarrkit::store::{MemoryStore, Store, StoreKey};
+use zarrkit::{Array, Region};
+
+fn whole(n: u64) -> Region {
+    Region::new(vec![0], vec![n])
+}
+
+/// Only the `bytes` codec, so chunks hold the elements' bytes as they are.
+fn bytes_only() -> Vec<ExtensionObject> {
+    vec![ExtensionObject::new("bytes")]
+}
+
+/// An error and its sources, for checking what they name.
+fn chain(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        text.push_str(&format!(": {cause}"));
+        source = cause.source();
+    }
+    text
+}
+
+fn get(store: &Arc<dyn Store>, key: &str) -> Vec<u8> {
+    store
+        .get(&StoreKey::new(key).unwrap(), None)
+        .unwrap()
+        .unwrap()
+        .to_vec()
+}
+
+#[test]
+fn every_small_float_round_trips_its_values_and_its_nan_fill_value() {
+    for t in SmallFloat::ALL {
+        let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+        let mut builder =
+            Array::builder(&[5], DataType::SmallFloat(t), &[3]).codecs_metadata(bytes_only());
+        if let Some(nan) = t.nan_bits() {
+            builder = builder.fill_value(nan);
+        }
+        let array = builder.create(store.clone(), "/a").unwrap();
+        let doc: Value = serde_json::from_slice(&get(&store, "a/zarr.json")).unwrap();
+        assert_eq!(doc["data_type"], json!(t.name()));
+        let expected_fill = if t.nan_bits().is_some() {
+            json!("NaN")
+        } else {
+            json!(0.0)
+        };
+        assert_eq!(doc["fill_value"], expected_fill, "{}", t.name());
+
+        let values = [1.0f32, -2.0, 0.5, 4.0];
+        let bits: Vec<u8> = values.iter().map(|&x| t.from_f32(x).unwrap()).collect();
+        array
+            .write_region(&Region::new(vec![0], vec![4]), &bits)
+            .unwrap();
+        // One byte per element in the chunk, as the `bytes` codec encodes.
+        assert_eq!(get(&store, "a/c/0"), bits[..3], "{}", t.name());
+
+        let reopened = Array::open(store.clone(), "/a").unwrap();
+        assert_eq!(reopened.data_type(), &DataType::SmallFloat(t));
+        let back: Vec<u8> = reopened.read_region(&whole(5)).unwrap();
+        assert_eq!(back[..4], bits[..], "{}", t.name());
+        let floats: Vec<f32> = back[..4].iter().map(|&b| t.to_f32(b)).collect();
+        if t == SmallFloat::Float8E8M0Fnu {
+            // Unsigned: -2.0 has no pattern and is NaN.
+            assert_eq!([floats[0], floats[2], floats[3]], [1.0, 0.5, 4.0]);
+            assert!(floats[1].is_nan());
+        } else {
+            assert_eq!(floats, values, "{}", t.name());
+        }
+        // The unwritten element is the fill value.
+        let filled = t.to_f32(back[4]);
+        assert!(
+            if t.nan_bits().is_some() {
+                filled.is_nan()
+            } else {
+                filled == 0.0
+            },
+            "{}",
+            t.name()
+        );
+    }
+}
+
+#[test]
+fn small_ints_round_trip_through_their_byte_and_read_ignoring_upper_bits() {
+    for t in SmallInt::ALL {
+        let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+        let (min, max) = t.range();
+        let array = Array::builder(&[2], DataType::SmallInt(t), &[2])
+            .codecs_metadata(bytes_only())
+            .fill_value(t.from_i64(i64::from(max)).unwrap())
+            .create(store.clone(), "/i")
+            .unwrap();
+        let doc: Value = serde_json::from_slice(&get(&store, "i/zarr.json")).unwrap();
+        assert_eq!(doc["fill_value"], json!(max), "{}", t.name());
+        let bytes = [t.from_i64(i64::from(min)).unwrap(), t.from_i64(0).unwrap()];
+        array.write_region(&whole(2), &bytes).unwrap();
+        let back: Vec<u8> = array.read_region(&whole(2)).unwrap();
+        let ints: Vec<i8> = back.iter().map(|&b| t.to_i8(b)).collect();
+        assert_eq!(ints, [min, 0], "{}", t.name());
+    }
+    // A chunk written by another implementation with arbitrary upper bits:
+    // int4 0x5e is -2 (low nibble 0xe), uint2 0xfd is 1.
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let array = Array::builder(&[1], DataType::SmallInt(SmallInt::Int4), &[1])
+        .codecs_metadata(bytes_only())
+        .create(store.clone(), "/x")
+        .unwrap();
+    store
+        .set(&StoreKey::new("x/c/0").unwrap(), &[0x5e])
+        .unwrap();
+    let back: Vec<u8> = array.read_region(&whole(1)).unwrap();
+    assert_eq!(SmallInt::Int4.to_i8(back[0]), -2);
+    assert_eq!(SmallInt::UInt2.to_i8(0xfd), 1);
+}
+
+#[test]
+fn small_types_are_read_only_as_their_byte() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let array = Array::builder(&[1], DataType::SmallInt(SmallInt::Int4), &[1])
+        .create(store, "/x")
+        .unwrap();
+    let err = array.read_region::<i8>(&whole(1)).unwrap_err().to_string();
+    assert!(err.contains("int4"), "{err}");
+}
+
+#[test]
+fn other_formats_refuse_the_small_types_by_name() {
+    for format in [ZarrFormat::V2, ZarrFormat::V1, ZarrFormat::V3Draft2022] {
+        let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+        let err = Array::builder(&[1], DataType::SmallFloat(SmallFloat::Float8E5M2), &[1])
+            .format(format)
+            .create(store, "/")
+            .expect_err("only v3 has float8_e5m2");
+        let err = chain(&err);
+        assert!(err.contains("float8_e5m2"), "{err}");
+    }
+}
