@@ -11,6 +11,7 @@
 
 pub mod astype;
 pub mod bitround;
+pub mod bitround_v3;
 #[cfg(feature = "blosc")]
 #[allow(unsafe_code)]
 pub mod blosc;
@@ -37,6 +38,7 @@ pub mod packbits;
 pub mod partial;
 pub mod quantize;
 pub mod registry;
+pub mod reshape;
 pub mod sharding;
 pub mod shuffle;
 pub mod transpose;

@@ -1,0 +1,130 @@
+//! The registered v3 extension codecs (`bitround`, `reshape`, `packbits`):
+//! whole arrays through the chain, metadata round trips through
+//! `zarr.json`, and bad configurations refused at open.
+//!
+//! Interop: zarr-python 3.1.6 and tensorstore 0.1.86 implement none of
+//! these codecs under their v3 extension names, so there is no
+//! cross-implementation test yet.
+
+use serde_json::{Value, json};
+use std::sync::Arc;
+use zarrkit::metadata::{DataType, ExtensionObject, JsonMap};
+use zarrkit::store::{MemoryStore, Store, StoreKey};
+use zarrkit::{Array, Region};
+
+fn ext(name: &str, configuration: Value) -> ExtensionObject {
+    let Value::Object(map) = configuration else {
+        panic!("configuration must be an object");
+    };
+    ExtensionObject::with_configuration(name, map)
+}
+
+fn bytes_codec() -> ExtensionObject {
+    let mut c = JsonMap::new();
+    c.insert("endian".into(), "little".into());
+    ExtensionObject::with_configuration("bytes", c)
+}
+
+fn zarr_json(store: &MemoryStore, path: &str) -> Value {
+    let raw = store
+        .get(&StoreKey::new(format!("{path}/zarr.json")).unwrap(), None)
+        .unwrap()
+        .unwrap();
+    serde_json::from_slice(&raw).unwrap()
+}
+
+/// An error and its sources, joined.
+fn error_chain(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}
+
+#[test]
+fn bitround_rounds_integers_on_write_and_reopens_from_zarr_json() {
+    let store = Arc::new(MemoryStore::new());
+    let array = Array::builder(&[6], DataType::UInt16, &[4])
+        .codecs_metadata(vec![ext("bitround", json!({"keepbits": 2})), bytes_codec()])
+        .create(store.clone(), "/b")
+        .unwrap();
+    array
+        .write_region(&Region::whole(&[6]), &[5u16, 6, 7, 1000, 1, 0])
+        .unwrap();
+    let reopened = Array::open(store.clone(), "/b").unwrap();
+    let got: Vec<u16> = reopened.read_region(&Region::whole(&[6])).unwrap();
+    // 5 = 0b101 -> 0b100 (half to even), 6 = 0b110 stays, 7 = 0b111 -> 0b1000,
+    // 1000 = 0b11_1110_1000 -> 0b100_0000_0000.
+    assert_eq!(got, [4, 6, 8, 1024, 1, 0]);
+    assert_eq!(
+        zarr_json(&store, "b")["codecs"][0],
+        json!({"name": "bitround", "configuration": {"keepbits": 2}})
+    );
+}
+
+#[test]
+fn bitround_rounds_float_mantissas() {
+    let store = Arc::new(MemoryStore::new());
+    let array = Array::builder(&[3], DataType::Float64, &[3])
+        .codecs_metadata(vec![ext("bitround", json!({"keepbits": 1})), bytes_codec()])
+        .create(store, "/f")
+        .unwrap();
+    array
+        .write_region(&Region::whole(&[3]), &[1.2f64, 1.3, -2.9])
+        .unwrap();
+    let got: Vec<f64> = array.read_region(&Region::whole(&[3])).unwrap();
+    assert_eq!(got, [1.0, 1.5, -3.0]);
+}
+
+#[test]
+fn reshape_then_transpose_round_trips_and_changes_the_stored_order() {
+    let store = Arc::new(MemoryStore::new());
+    // Chunks of [2, 3, 2] become [6, 2], then transposed to [2, 6].
+    let array = Array::builder(&[2, 3, 2], DataType::UInt8, &[2, 3, 2])
+        .codecs_metadata(vec![
+            ext("reshape", json!({"shape": [[0, 1], [2]]})),
+            ext("transpose", json!({"order": [1, 0]})),
+            bytes_codec(),
+        ])
+        .create(store.clone(), "/r")
+        .unwrap();
+    let data: Vec<u8> = (0..12).collect();
+    array
+        .write_region(&Region::whole(&[2, 3, 2]), &data)
+        .unwrap();
+    let reopened = Array::open(store.clone(), "/r").unwrap();
+    let got: Vec<u8> = reopened.read_region(&Region::whole(&[2, 3, 2])).unwrap();
+    assert_eq!(got, data);
+    let chunk = store
+        .get(&StoreKey::new("r/c/0/0/0").unwrap(), None)
+        .unwrap()
+        .unwrap();
+    // The transpose of the 6x2 matrix: even elements, then odd ones.
+    assert_eq!(chunk, [0, 2, 4, 6, 8, 10, 1, 3, 5, 7, 9, 11]);
+    assert_eq!(
+        zarr_json(&store, "r")["codecs"][0],
+        json!({"name": "reshape", "configuration": {"shape": [[0, 1], [2]]}})
+    );
+}
+
+#[test]
+fn bad_extension_configurations_are_refused_naming_the_codec() {
+    let store = Arc::new(MemoryStore::new());
+    for (codec, why) in [
+        (ext("bitround", json!({"keepbits": 0})), "bitround"),
+        (ext("bitround", json!({"keepbits": "x"})), "bitround"),
+        (ext("reshape", json!({"shape": [[1], [0]]})), "reshape"),
+        (ext("reshape", json!({"shape": [5]})), "reshape"),
+    ] {
+        let err = Array::builder(&[4, 3], DataType::UInt8, &[4, 3])
+            .codecs_metadata(vec![codec, bytes_codec()])
+            .create(store.clone(), "/bad")
+            .unwrap_err();
+        let chain = error_chain(&err);
+        assert!(chain.contains(&format!("`{why}`")), "{why}: {chain}");
+    }
+}
