@@ -35,6 +35,7 @@ pub mod lz4;
 pub mod lzma;
 pub mod numpy_dtype;
 pub mod packbits;
+pub mod packbits_v3;
 pub mod partial;
 pub mod quantize;
 pub mod registry;

@@ -49,6 +49,7 @@ const REGISTRY: &[(&str, Constructor)] = &[
     // Registered v3 extension codecs (zarr-extensions).
     (super::bitround_v3::NAME, super::bitround_v3::create),
     (super::reshape::NAME, super::reshape::create),
+    (super::packbits_v3::NAME, super::packbits_v3::create),
     #[cfg(feature = "gzip")]
     ("gzip", super::gzip::create),
     #[cfg(feature = "zstd")]

@@ -119,12 +119,82 @@ fn bad_extension_configurations_are_refused_naming_the_codec() {
         (ext("bitround", json!({"keepbits": "x"})), "bitround"),
         (ext("reshape", json!({"shape": [[1], [0]]})), "reshape"),
         (ext("reshape", json!({"shape": [5]})), "reshape"),
+        (
+            ext("packbits", json!({"first_bit": 3, "last_bit": 2})),
+            "packbits",
+        ),
+        // uint8 has no bit 8.
+        (ext("packbits", json!({"last_bit": 8})), "packbits"),
     ] {
         let err = Array::builder(&[4, 3], DataType::UInt8, &[4, 3])
-            .codecs_metadata(vec![codec, bytes_codec()])
+            .codecs_metadata(if codec.name == "packbits" {
+                vec![codec]
+            } else {
+                vec![codec, bytes_codec()]
+            })
             .create(store.clone(), "/bad")
             .unwrap_err();
         let chain = error_chain(&err);
         assert!(chain.contains(&format!("`{why}`")), "{why}: {chain}");
     }
+}
+
+#[test]
+fn packbits_stores_int4_range_values_in_half_bytes() {
+    let store = Arc::new(MemoryStore::new());
+    let array = Array::builder(&[5], DataType::Int8, &[5])
+        .codecs_metadata(vec![ext(
+            "packbits",
+            json!({"padding_encoding": "first_byte", "last_bit": 3}),
+        )])
+        .create(store.clone(), "/p")
+        .unwrap();
+    array
+        .write_region(&Region::whole(&[5]), &[-1i8, 7, -8, 1, 3])
+        .unwrap();
+    let chunk = store
+        .get(&StoreKey::new("p/c/0").unwrap(), None)
+        .unwrap()
+        .unwrap();
+    // 20 bits: 4 padding bits, then nibbles low first: F,7 | 8,1 | 3.
+    assert_eq!(chunk, [4, 0x7F, 0x18, 0x03]);
+    let reopened = Array::open(store.clone(), "/p").unwrap();
+    let got: Vec<i8> = reopened.read_region(&Region::whole(&[5])).unwrap();
+    assert_eq!(got, [-1, 7, -8, 1, 3]);
+    assert_eq!(
+        zarr_json(&store, "p")["codecs"][0],
+        json!({"name": "packbits", "configuration": {"padding_encoding": "first_byte", "last_bit": 3}})
+    );
+    // A truncated chunk is an error naming the codec, not a panic.
+    store
+        .set(&StoreKey::new("p/c/0").unwrap(), &[4, 0x7F])
+        .unwrap();
+    let err = reopened
+        .read_region::<i8>(&Region::whole(&[5]))
+        .unwrap_err();
+    assert!(
+        error_chain(&err).contains("packbits"),
+        "{}",
+        error_chain(&err)
+    );
+}
+
+#[test]
+fn packbits_packs_bools_eight_to_a_byte() {
+    let store = Arc::new(MemoryStore::new());
+    let array = Array::builder(&[10], DataType::Bool, &[10])
+        .codecs_metadata(vec![ext("packbits", json!({}))])
+        .create(store.clone(), "/q")
+        .unwrap();
+    let data = [
+        true, false, true, true, false, false, false, false, true, true,
+    ];
+    array.write_region(&Region::whole(&[10]), &data).unwrap();
+    let chunk = store
+        .get(&StoreKey::new("q/c/0").unwrap(), None)
+        .unwrap()
+        .unwrap();
+    assert_eq!(chunk, [0b0000_1101, 0b0000_0011]);
+    let got: Vec<bool> = array.read_region(&Region::whole(&[10])).unwrap();
+    assert_eq!(got, data);
 }
