@@ -40,6 +40,7 @@ pub mod partial;
 pub mod quantize;
 pub mod registry;
 pub mod reshape;
+pub mod scale_offset;
 pub mod sharding;
 pub mod shuffle;
 pub mod transpose;

@@ -50,6 +50,7 @@ const REGISTRY: &[(&str, Constructor)] = &[
     (super::bitround_v3::NAME, super::bitround_v3::create),
     (super::reshape::NAME, super::reshape::create),
     (super::packbits_v3::NAME, super::packbits_v3::create),
+    (super::scale_offset::NAME, super::scale_offset::create),
     #[cfg(feature = "gzip")]
     ("gzip", super::gzip::create),
     #[cfg(feature = "zstd")]

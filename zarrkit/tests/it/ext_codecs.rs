@@ -1,4 +1,5 @@
-//! The registered v3 extension codecs (`bitround`, `reshape`, `packbits`):
+//! The registered v3 extension codecs (`bitround`, `reshape`, `packbits`,
+//! `scale_offset`):
 //! whole arrays through the chain, metadata round trips through
 //! `zarr.json`, and bad configurations refused at open.
 //!
@@ -123,6 +124,8 @@ fn bad_extension_configurations_are_refused_naming_the_codec() {
             ext("packbits", json!({"first_bit": 3, "last_bit": 2})),
             "packbits",
         ),
+        (ext("scale_offset", json!({"scale": "x"})), "scale_offset"),
+        (ext("scale_offset", json!({"scale": 0})), "scale_offset"),
         // uint8 has no bit 8.
         (ext("packbits", json!({"last_bit": 8})), "packbits"),
     ] {
@@ -197,4 +200,41 @@ fn packbits_packs_bools_eight_to_a_byte() {
     assert_eq!(chunk, [0b0000_1101, 0b0000_0011]);
     let got: Vec<bool> = array.read_region(&Region::whole(&[10])).unwrap();
     assert_eq!(got, data);
+}
+
+#[test]
+fn scale_offset_shifts_stored_values_and_the_fill_value() {
+    let store = Arc::new(MemoryStore::new());
+    let array = Array::builder(&[4], DataType::UInt16, &[2])
+        .fill_value(1000u16)
+        .codecs_metadata(vec![
+            ext("scale_offset", json!({"offset": 1000})),
+            bytes_codec(),
+        ])
+        .create(store.clone(), "/s")
+        .unwrap();
+    array
+        .write_region(&Region::new(vec![0], vec![2]), &[1000u16, 1255])
+        .unwrap();
+    let chunk = store
+        .get(&StoreKey::new("s/c/0").unwrap(), None)
+        .unwrap()
+        .unwrap();
+    assert_eq!(chunk, [0, 0, 255, 0]);
+    let reopened = Array::open(store.clone(), "/s").unwrap();
+    let got: Vec<u16> = reopened.read_region(&Region::whole(&[4])).unwrap();
+    assert_eq!(got, [1000, 1255, 1000, 1000]);
+    // Values below the offset do not fit uint16 after subtracting it.
+    let err = reopened
+        .write_region(&Region::new(vec![2], vec![1]), &[5u16])
+        .unwrap_err();
+    assert!(
+        error_chain(&err).contains("scale_offset"),
+        "{}",
+        error_chain(&err)
+    );
+    assert_eq!(
+        zarr_json(&store, "s")["codecs"][0],
+        json!({"name": "scale_offset", "configuration": {"offset": 1000}})
+    );
 }
