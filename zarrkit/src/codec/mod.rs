@@ -20,6 +20,7 @@ mod bounded;
 pub mod bytes;
 #[cfg(feature = "bz2")]
 pub mod bz2;
+pub mod cast_value;
 mod chain;
 pub mod checksums;
 pub(crate) mod copy;

@@ -51,6 +51,7 @@ const REGISTRY: &[(&str, Constructor)] = &[
     (super::reshape::NAME, super::reshape::create),
     (super::packbits_v3::NAME, super::packbits_v3::create),
     (super::scale_offset::NAME, super::scale_offset::create),
+    (super::cast_value::NAME, super::cast_value::create),
     #[cfg(feature = "gzip")]
     ("gzip", super::gzip::create),
     #[cfg(feature = "zstd")]

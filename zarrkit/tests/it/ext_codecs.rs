@@ -1,5 +1,5 @@
 //! The registered v3 extension codecs (`bitround`, `reshape`, `packbits`,
-//! `scale_offset`):
+//! `scale_offset`, `cast_value`):
 //! whole arrays through the chain, metadata round trips through
 //! `zarr.json`, and bad configurations refused at open.
 //!
@@ -126,6 +126,18 @@ fn bad_extension_configurations_are_refused_naming_the_codec() {
         ),
         (ext("scale_offset", json!({"scale": "x"})), "scale_offset"),
         (ext("scale_offset", json!({"scale": 0})), "scale_offset"),
+        (
+            ext("cast_value", json!({"data_type": "bool"})),
+            "cast_value",
+        ),
+        // The fill value 0 as int8 is fine; 300 is not a uint8 value.
+        (
+            ext(
+                "cast_value",
+                json!({"data_type": "int8", "scalar_map": {"encode": [[0, 300]]}}),
+            ),
+            "cast_value",
+        ),
         // uint8 has no bit 8.
         (ext("packbits", json!({"last_bit": 8})), "packbits"),
     ] {
@@ -237,4 +249,78 @@ fn scale_offset_shifts_stored_values_and_the_fill_value() {
         zarr_json(&store, "s")["codecs"][0],
         json!({"name": "scale_offset", "configuration": {"offset": 1000}})
     );
+}
+
+#[test]
+fn readme_uint16_range_reduction_stores_one_byte_per_element() {
+    let store = Arc::new(MemoryStore::new());
+    let array = Array::builder(&[3], DataType::UInt16, &[3])
+        .fill_value(1000u16)
+        .codecs_metadata(vec![
+            ext("scale_offset", json!({"offset": 1000})),
+            ext("cast_value", json!({"data_type": "uint8"})),
+            bytes_codec(),
+        ])
+        .create(store.clone(), "/u")
+        .unwrap();
+    array
+        .write_region(&Region::whole(&[3]), &[1000u16, 1017, 1255])
+        .unwrap();
+    let chunk = store
+        .get(&StoreKey::new("u/c/0").unwrap(), None)
+        .unwrap()
+        .unwrap();
+    assert_eq!(chunk, [0, 17, 255]);
+    let reopened = Array::open(store.clone(), "/u").unwrap();
+    let got: Vec<u16> = reopened.read_region(&Region::whole(&[3])).unwrap();
+    assert_eq!(got, [1000, 1017, 1255]);
+    // 1256 - 1000 = 256 does not fit uint8 and no out_of_range rule is set.
+    let err = reopened
+        .write_region(&Region::new(vec![0], vec![1]), &[1256u16])
+        .unwrap_err();
+    assert!(
+        error_chain(&err).contains("cast_value"),
+        "{}",
+        error_chain(&err)
+    );
+}
+
+#[test]
+fn readme_float64_to_uint8_keeps_nan_as_zero() {
+    let store = Arc::new(MemoryStore::new());
+    let array = Array::builder(&[4], DataType::Float64, &[4])
+        .fill_value(f64::NAN)
+        .codecs_metadata(vec![
+            ext("scale_offset", json!({"offset": -10, "scale": 0.1})),
+            ext(
+                "cast_value",
+                json!({
+                    "data_type": "uint8",
+                    "rounding": "nearest-even",
+                    "scalar_map": {"encode": [["NaN", 0]], "decode": [[0, "NaN"]]}
+                }),
+            ),
+            bytes_codec(),
+        ])
+        .create(store.clone(), "/n")
+        .unwrap();
+    array
+        .write_region(&Region::whole(&[4]), &[0.0f64, 2540.0, f64::NAN, 1234.0])
+        .unwrap();
+    let chunk = store
+        .get(&StoreKey::new("n/c/0").unwrap(), None)
+        .unwrap()
+        .unwrap();
+    // (x + 10) * 0.1: 1, 255, NaN -> 0, 124.4 -> 124.
+    assert_eq!(chunk, [1, 255, 0, 124]);
+    let got: Vec<f64> = Array::open(store.clone(), "/n")
+        .unwrap()
+        .read_region(&Region::whole(&[4]))
+        .unwrap();
+    assert!(
+        (got[0] - 0.0).abs() < 1e-9 && (got[1] - 2540.0).abs() < 1e-9,
+        "{got:?}"
+    );
+    assert!(got[2].is_nan());
+    assert!((got[3] - 1230.0).abs() < 1e-9, "{got:?}");
 }
