@@ -1,7 +1,7 @@
 //! The `Element` trait: Rust types that array elements read into and write from.
 
 use crate::metadata::DataType;
-use half::f16;
+use half::{bf16, f16};
 use num_complex::Complex;
 use std::borrow::Cow;
 
@@ -61,7 +61,13 @@ macro_rules! pod_element {
 pod_element!(i8, "i8", DataType::Int8);
 pod_element!(i16, "i16", DataType::Int16);
 pod_element!(i32, "i32", DataType::Int32);
-pod_element!(i64, "i64", DataType::Int64);
+// `numpy.datetime64`/`numpy.timedelta64` elements are their raw counts of
+// `unit` × `scale_factor` (`i64::MIN` is NaT), as NumPy stores them.
+pod_element!(
+    i64,
+    "i64",
+    DataType::Int64 | DataType::NumpyDateTime64 { .. } | DataType::NumpyTimeDelta64 { .. }
+);
 pod_element!(u8, "u8", DataType::UInt8 | DataType::RawBits(8));
 pod_element!(u16, "u16", DataType::UInt16);
 pod_element!(u32, "u32", DataType::UInt32);
@@ -71,6 +77,9 @@ pod_element!(f32, "f32", DataType::Float32);
 pod_element!(f64, "f64", DataType::Float64);
 pod_element!(Complex<f32>, "Complex<f32>", DataType::Complex64);
 pod_element!(Complex<f64>, "Complex<f64>", DataType::Complex128);
+pod_element!(bf16, "bf16", DataType::BFloat16);
+pod_element!(Complex<f16>, "Complex<f16>", DataType::ComplexFloat16);
+pod_element!(Complex<bf16>, "Complex<bf16>", DataType::ComplexBFloat16);
 
 impl Element for bool {
     const NAME: &'static str = "bool";

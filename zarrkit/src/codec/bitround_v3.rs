@@ -8,9 +8,10 @@
 //!
 //! Lossy: decoding is the identity. The element type is unchanged. Floats
 //! (and both parts of complex numbers) round half to even on the mantissa
-//! bits, sharing [`super::bitround`]'s rounding. Integers round their
+//! bits, sharing [`super::bitround`]'s rounding (`float16`, `bfloat16`,
+//! `float32`, `float64` and their complex types). Integers round their
 //! magnitude half to even, keeping `keepbits` bits from the most significant
-//! set bit, and keep their sign; a rounding that would leave the type's range
+//! set bit, and keep their sign (`numpy.datetime64`/`timedelta64` as `int64`); a rounding that would leave the type's range
 //! rounds down instead.
 //!
 //! ```
@@ -72,13 +73,17 @@ impl BitRoundCodec {
         let float = |mantissa, width| Ok(Kind::Float { mantissa, width });
         let int = |width, signed| Ok(Kind::Int { width, signed });
         match data_type {
-            DataType::Float16 => float(10, 2),
+            DataType::Float16 | DataType::ComplexFloat16 => float(10, 2),
+            DataType::BFloat16 | DataType::ComplexBFloat16 => float(7, 2),
             DataType::Float32 | DataType::Complex64 => float(23, 4),
             DataType::Float64 | DataType::Complex128 => float(52, 8),
             DataType::Int8 => int(1, true),
             DataType::Int16 => int(2, true),
             DataType::Int32 => int(4, true),
-            DataType::Int64 => int(8, true),
+            // Spec: datetimes and timedeltas round as `int64`.
+            DataType::Int64
+            | DataType::NumpyDateTime64 { .. }
+            | DataType::NumpyTimeDelta64 { .. } => int(8, true),
             DataType::UInt8 => int(1, false),
             DataType::UInt16 => int(2, false),
             DataType::UInt32 => int(4, false),
@@ -235,6 +240,19 @@ mod tests {
             .map(|b| f32::from_ne_bytes(b.try_into().unwrap()))
             .collect();
         assert_eq!(values, [1.0, 1.5, 2.0, -3.0]);
+    }
+
+    #[test]
+    fn bfloat16_keeps_seven_mantissa_bits_at_most() {
+        // bfloat16 1.3 is 0x3FA6 (mantissa 0b0100110); one bit kept: 1.5 (0x3FC0).
+        let c = codec(1);
+        let out = c
+            .encode(
+                0x3FA6u16.to_ne_bytes().to_vec(),
+                &repr(DataType::BFloat16, 1),
+            )
+            .unwrap();
+        assert_eq!(u16::from_ne_bytes([out[0], out[1]]), 0x3FC0);
     }
 
     #[test]

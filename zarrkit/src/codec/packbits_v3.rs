@@ -104,7 +104,11 @@ impl PackBitsCodec {
             DataType::Int32 => (4, 32, true),
             DataType::Int64 => (8, 64, true),
             DataType::UInt8 => (1, 8, false),
-            DataType::UInt16 | DataType::Float16 => (2, 16, false),
+            DataType::UInt16
+            | DataType::Float16
+            | DataType::BFloat16
+            | DataType::ComplexFloat16
+            | DataType::ComplexBFloat16 => (2, 16, false),
             DataType::UInt32 | DataType::Float32 | DataType::Complex64 => (4, 32, false),
             DataType::UInt64 | DataType::Float64 | DataType::Complex128 => (8, 64, false),
             other => {
@@ -399,6 +403,8 @@ mod tests {
         assert!(c.validate(&repr(DataType::UInt8, 1)).is_err());
         assert!(c.validate(&repr(DataType::UInt16, 1)).is_ok());
         assert!(c.validate(&repr(DataType::RawBits(16), 1)).is_err());
+        // complex_bfloat16 is two 16-bit components.
+        assert!(c.validate(&repr(DataType::ComplexBFloat16, 1)).is_ok());
     }
 
     #[test]

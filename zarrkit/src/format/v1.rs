@@ -333,7 +333,7 @@ pub fn array_to_json(array: &ArrayMetadata) -> Result<Value, MetadataError> {
             )));
         }
     }
-    if let DataType::RawBits(_) = array.data_type {
+    if matches!(array.data_type, DataType::RawBits(_)) || array.data_type.is_extension() {
         return Err(not_representable(format!(
             "the data type `{}` in this version",
             array.data_type

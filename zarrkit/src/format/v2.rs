@@ -64,7 +64,7 @@
 use super::v3;
 use crate::metadata::{
     ArrayMetadata, ChunkGrid, ChunkKeyEncoding, DataType, ExtensionObject, FillValue,
-    GroupMetadata, JsonMap, MetadataError, Separator,
+    GroupMetadata, JsonMap, MetadataError, Separator, TimeUnit,
 };
 use serde_json::Value;
 
@@ -334,6 +334,9 @@ pub fn dtype_from_json(value: &Value) -> Result<(DataType, Option<&'static str>)
     let order = chars.next().ok_or_else(invalid)?;
     let kind = chars.next().ok_or_else(invalid)?;
     let size = chars.as_str();
+    if matches!(kind, 'M' | 'm') {
+        return numpy_time_dtype(order, kind, size).ok_or_else(|| unsupported_dtype(text));
+    }
     if size.is_empty() || !size.bytes().all(|b| b.is_ascii_digit()) || size.len() > 9 {
         return Err(if matches!(kind, 'S' | 'U' | 'O' | 'M' | 'm') {
             unsupported_dtype(text)
@@ -373,6 +376,46 @@ pub fn dtype_from_json(value: &Value) -> Result<(DataType, Option<&'static str>)
     Ok((data_type, endian))
 }
 
+/// NumPy's `M8[<scale><unit>]` / `m8[...]` (and `M8` with the generic
+/// unit) as `numpy.datetime64` / `numpy.timedelta64`: the same 64-bit counts
+/// (extensions/data-types/numpy.datetime64, "Background").
+fn numpy_time_dtype(
+    order: char,
+    kind: char,
+    size: &str,
+) -> Option<(DataType, Option<&'static str>)> {
+    let endian = match order {
+        '<' => Some("little"),
+        '>' => Some("big"),
+        _ => return None,
+    };
+    let rest = size.strip_prefix('8')?;
+    let (unit, scale_factor) = if rest.is_empty() {
+        (TimeUnit::Generic, 1)
+    } else {
+        let inner = rest.strip_prefix('[')?.strip_suffix(']')?;
+        let split = inner
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(inner.len());
+        let (digits, unit) = inner.split_at(split);
+        let scale_factor = if digits.is_empty() {
+            1
+        } else {
+            digits
+                .parse::<u32>()
+                .ok()
+                .filter(|n| (1..=0x7fff_ffff).contains(n))?
+        };
+        (TimeUnit::from_name(unit)?, scale_factor)
+    };
+    let data_type = if kind == 'M' {
+        DataType::NumpyDateTime64 { unit, scale_factor }
+    } else {
+        DataType::NumpyTimeDelta64 { unit, scale_factor }
+    };
+    Some((data_type, endian))
+}
+
 fn unsupported_dtype(text: &str) -> MetadataError {
     MetadataError::UnsupportedExtension {
         point: "v2 data type",
@@ -401,6 +444,19 @@ pub fn dtype_to_string(data_type: &DataType, big_endian: bool) -> String {
         }
         DataType::Float16 | DataType::Float32 | DataType::Float64 => ('f', data_type.size()),
         DataType::Complex64 | DataType::Complex128 => ('c', data_type.size()),
+        DataType::NumpyDateTime64 { unit, scale_factor }
+        | DataType::NumpyTimeDelta64 { unit, scale_factor } => {
+            let kind = if matches!(data_type, DataType::NumpyDateTime64 { .. }) {
+                'M'
+            } else {
+                'm'
+            };
+            return match (unit, scale_factor) {
+                (TimeUnit::Generic, 1) => format!("{order}{kind}8"),
+                (unit, 1) => format!("{order}{kind}8[{}]", unit.name()),
+                (unit, n) => format!("{order}{kind}8[{n}{}]", unit.name()),
+            };
+        }
         _ => ('V', data_type.size()),
     };
     format!("{order}{kind}{size}")
@@ -442,6 +498,13 @@ pub fn fill_value_from_json(
 pub fn fill_value_to_json(fill: &FillValue, data_type: &DataType) -> Value {
     if let DataType::RawBits(_) = data_type {
         return Value::String(base64_encode(fill.as_bytes()));
+    }
+    if let DataType::NumpyDateTime64 { .. } | DataType::NumpyTimeDelta64 { .. } = data_type {
+        // zarr-python 2 writes `M8`/`m8` fill values as their i64 count
+        // (NaT as -2^63).
+        if let Ok(bytes) = <[u8; 8]>::try_from(fill.as_bytes()) {
+            return Value::from(i64::from_ne_bytes(bytes));
+        }
     }
     let nan_payload_to_nan = |v: Value| match v {
         Value::String(s) if s.starts_with("0x") => Value::from("NaN"),
@@ -787,6 +850,15 @@ fn not_representable(what: impl Into<String>) -> MetadataError {
 /// other than an F-order `transpose`, `bytes` and one compressor; the
 /// `default` chunk key encoding; dimension names; storage transformers.
 pub fn array_to_json(array: &ArrayMetadata) -> Result<Value, MetadataError> {
+    if matches!(
+        array.data_type,
+        DataType::BFloat16 | DataType::ComplexBFloat16 | DataType::ComplexFloat16
+    ) {
+        return Err(not_representable(format!(
+            "the data type `{}` (NumPy has no such dtype)",
+            array.data_type
+        )));
+    }
     let separator = match &array.chunk_key_encoding {
         ChunkKeyEncoding::V2 { separator } => *separator,
         other => {
@@ -1112,6 +1184,30 @@ mod tests {
             ("<c8", DataType::Complex64, Some("little")),
             (">c16", DataType::Complex128, Some("big")),
             ("|V3", DataType::RawBits(24), None),
+            (
+                "<M8[ns]",
+                DataType::NumpyDateTime64 {
+                    unit: TimeUnit::Nanosecond,
+                    scale_factor: 1,
+                },
+                Some("little"),
+            ),
+            (
+                ">m8[10s]",
+                DataType::NumpyTimeDelta64 {
+                    unit: TimeUnit::Second,
+                    scale_factor: 10,
+                },
+                Some("big"),
+            ),
+            (
+                "<M8",
+                DataType::NumpyDateTime64 {
+                    unit: TimeUnit::Generic,
+                    scale_factor: 1,
+                },
+                Some("little"),
+            ),
         ] {
             assert_eq!(
                 dtype_from_json(&json!(dtype)).unwrap(),
@@ -1139,7 +1235,9 @@ mod tests {
             let err = dtype_from_json(&json!(bad)).unwrap_err();
             assert!(err.to_string().contains("`dtype`"), "{bad}: {err}");
         }
-        for unsupported in ["|S5", "<U3", "|O", "<M8[ns]", "<m8[s]"] {
+        for unsupported in [
+            "|S5", "<U3", "|O", "<M8[xs]", "|m8[s]", "<m4[s]", "<M8[0s]", "<M8[ns", "<m8[]",
+        ] {
             let err = dtype_from_json(&json!(unsupported)).unwrap_err();
             assert_eq!(
                 err.to_string(),

@@ -31,7 +31,7 @@
 
 use crate::metadata::{
     ArrayMetadata, ChunkGrid, ChunkKeyEncoding, DataType, ExtensionObject, FillValue,
-    GroupMetadata, JsonMap, MetadataError, NodeMetadata, Separator,
+    GroupMetadata, JsonMap, MetadataError, NodeMetadata, Separator, TimeUnit,
 };
 use serde_json::{Number, Value};
 
@@ -445,15 +445,27 @@ fn required_extension_from_json(
 }
 
 /// Parses `data_type`: a core data type name (`"float32"`, `"r24"`), or the
-/// same as an extension object (`{"name": "float32"}`, Zarr 3.1).
+/// same as an extension object (`{"name": "float32"}`, Zarr 3.1), or one of
+/// the registered extension data types `bfloat16`, `complex_bfloat16`,
+/// `complex_float16`, `complex_float32`/`complex_float64` (aliases read as
+/// `complex64`/`complex128`), and `numpy.datetime64`/`numpy.timedelta64`
+/// with their `unit` and `scale_factor` configuration.
 ///
 /// # Errors
-/// [`MetadataError::UnsupportedExtension`] for a name that is not a core
-/// data type (extension data types are not supported yet), and
-/// [`MetadataError::InvalidField`] for a malformed value, a non-empty
-/// configuration or `"must_understand": false`.
+/// [`MetadataError::UnsupportedExtension`] for a name that is none of these,
+/// [`MetadataError::MissingField`] for a `numpy.*` type without its
+/// configuration or one of its members, and [`MetadataError::InvalidField`]
+/// for a malformed value, a non-empty configuration on a type that takes
+/// none, an unknown unit, a scale factor outside `1..=2^31-1`, another
+/// member, or `"must_understand": false`.
 pub fn data_type_from_json(value: &Value) -> Result<DataType, MetadataError> {
     let extension = required_extension_from_json(value, "data_type")?;
+    if matches!(
+        extension.name.as_str(),
+        "numpy.datetime64" | "numpy.timedelta64"
+    ) {
+        return numpy_time_from_json(&extension.name, extension.configuration);
+    }
     let data_type = DataType::from_name(&extension.name).ok_or_else(|| {
         MetadataError::UnsupportedExtension {
             point: "data type",
@@ -463,20 +475,78 @@ pub fn data_type_from_json(value: &Value) -> Result<DataType, MetadataError> {
     match extension.configuration {
         Some(configuration) if !configuration.is_empty() => Err(MetadataError::invalid(
             "data_type.configuration",
-            format!(
-                "no configuration for the core data type `{}`",
-                extension.name
-            ),
+            format!("no configuration for the data type `{}`", extension.name),
             &Value::Object(configuration),
         )),
         _ => Ok(data_type),
     }
 }
 
-/// The `data_type` value of a data type: its name.
+/// `numpy.datetime64` / `numpy.timedelta64` from their configuration
+/// (extensions/data-types/numpy.datetime64, "Configuration": `unit` and
+/// `scale_factor` are required, no other member is permitted).
+fn numpy_time_from_json(
+    name: &str,
+    configuration: Option<JsonMap>,
+) -> Result<DataType, MetadataError> {
+    let configuration = configuration.ok_or(MetadataError::MissingField {
+        field: "data_type.configuration",
+    })?;
+    reject_other_members(
+        &configuration,
+        "data_type.configuration",
+        &["unit", "scale_factor"],
+    )?;
+    let unit_value = configuration
+        .get("unit")
+        .ok_or(MetadataError::MissingField {
+            field: "data_type.configuration.unit",
+        })?;
+    let unit = unit_value
+        .as_str()
+        .and_then(TimeUnit::from_name)
+        .ok_or_else(|| {
+            MetadataError::invalid(
+                "data_type.configuration.unit",
+                format!("a unit of `{name}` (`Y`, `M`, `W`, `D`, `h`, `m`, `s`, `ms`, `us`, `ns`, `ps`, `fs`, `as` or `generic`)"),
+                unit_value,
+            )
+        })?;
+    let scale_value = configuration
+        .get("scale_factor")
+        .ok_or(MetadataError::MissingField {
+            field: "data_type.configuration.scale_factor",
+        })?;
+    let scale_factor = scale_value
+        .as_u64()
+        .and_then(|n| u32::try_from(n).ok())
+        .filter(|n| (1..=0x7fff_ffff).contains(n))
+        .ok_or_else(|| {
+            MetadataError::invalid(
+                "data_type.configuration.scale_factor",
+                "an integer in 1..=2147483647",
+                scale_value,
+            )
+        })?;
+    Ok(if name == "numpy.datetime64" {
+        DataType::NumpyDateTime64 { unit, scale_factor }
+    } else {
+        DataType::NumpyTimeDelta64 { unit, scale_factor }
+    })
+}
+
+/// The `data_type` value of a data type: its name, or for `numpy.datetime64`
+/// and `numpy.timedelta64` an object with the name and configuration.
 #[must_use]
 pub fn data_type_to_json(data_type: &DataType) -> Value {
-    Value::String(data_type.name())
+    match data_type {
+        DataType::NumpyDateTime64 { unit, scale_factor }
+        | DataType::NumpyTimeDelta64 { unit, scale_factor } => serde_json::json!({
+            "name": data_type.name(),
+            "configuration": {"unit": unit.name(), "scale_factor": scale_factor},
+        }),
+        _ => Value::String(data_type.name()),
+    }
 }
 
 /// Parses `chunk_grid`; only the core `regular` grid is supported.
@@ -628,7 +698,11 @@ const CANONICAL_NAN_F64: u64 = 0x7ff8_0000_0000_0000;
 ///   `"Infinity"`, `"+Infinity"`, `"-Infinity"`, or `"0x…"` with exactly
 ///   two hex digits per byte giving the bit pattern (any NaN payload);
 /// - `complex64/128`: `[re, im]`, each as for the float of half the size;
-/// - `r<N>`: an array of N/8 integers in `0..=255`, the element's bytes.
+/// - `r<N>`: an array of N/8 integers in `0..=255`, the element's bytes;
+/// - `bfloat16`: as a float, with `"0x…"` of 4 hex digits and `"NaN"` being
+///   `0x7fc0`; `complex_float16`/`complex_bfloat16`: `[re, im]` of those;
+/// - `numpy.datetime64`/`numpy.timedelta64`: a JSON integer in the `i64`
+///   range, or `"NaT"` (stored as `i64::MIN`, as NumPy does).
 ///
 /// The result holds the element in native byte order.
 ///
@@ -660,7 +734,7 @@ fn fill_value_bytes(value: &Value, data_type: &DataType) -> Option<Vec<u8>> {
         DataType::Float16 => float(value, 2)?,
         DataType::Float32 => float(value, 4)?,
         DataType::Float64 => float(value, 8)?,
-        DataType::Complex64 | DataType::Complex128 => {
+        DataType::Complex64 | DataType::Complex128 | DataType::ComplexFloat16 => {
             let half = data_type.size() / 2;
             let [re, im] = value.as_array()?.as_slice() else {
                 return None;
@@ -669,6 +743,22 @@ fn fill_value_bytes(value: &Value, data_type: &DataType) -> Option<Vec<u8>> {
             bytes.extend(float(im, half)?);
             bytes
         }
+        DataType::BFloat16 => bfloat(value)?,
+        DataType::ComplexBFloat16 => {
+            let [re, im] = value.as_array()?.as_slice() else {
+                return None;
+            };
+            let mut bytes = bfloat(re)?;
+            bytes.extend(bfloat(im)?);
+            bytes
+        }
+        // extensions/data-types/numpy.datetime64, "Fill value
+        // representation": an integer, or `"NaT"` (the same as -2^63).
+        DataType::NumpyDateTime64 { .. } | DataType::NumpyTimeDelta64 { .. } => match value {
+            Value::String(s) if s == "NaT" => i64::MIN.to_ne_bytes().to_vec(),
+            // "no fraction or exponent part": only exact JSON integers.
+            _ => value.as_i64()?.to_ne_bytes().to_vec(),
+        },
         DataType::RawBits(_) => {
             // final/v3/data-types says "length equal to <N>", but each item
             // is a byte (0..=255), so an `r<N>` element is N/8 of them.
@@ -681,6 +771,41 @@ fn fill_value_bytes(value: &Value, data_type: &DataType) -> Option<Vec<u8>> {
                 .map(|b| b.as_u64().and_then(|b| u8::try_from(b).ok()))
                 .collect::<Option<Vec<u8>>>()?
         }
+    })
+}
+
+/// A `bfloat16` fill value, native-endian: as a float (extensions/data-types/
+/// bfloat16, "Fill value representation"), with `"0x…"` of 4 hex digits.
+/// `"NaN"` is `0x7fc0`, the high half of the `float32` canonical NaN.
+fn bfloat(value: &Value) -> Option<Vec<u8>> {
+    let bits = match value {
+        Value::Number(number) => half::bf16::from_f64(number.as_f64()?).to_bits(),
+        Value::String(s) if s.starts_with("0x") => {
+            return float(value, 2);
+        }
+        Value::String(_) => {
+            let bits = u32::from_ne_bytes(float(value, 4)?.try_into().ok()?);
+            u16::try_from(bits >> 16).ok()?
+        }
+        _ => return None,
+    };
+    Some(bits.to_ne_bytes().to_vec())
+}
+
+/// A native-endian `bfloat16` as JSON, in the form of [`float_to_json`].
+fn bfloat_to_json(bytes: &[u8]) -> Option<Value> {
+    let bits = u16::from_ne_bytes(bytes.try_into().ok()?);
+    let x = half::bf16::from_bits(bits).to_f64();
+    Some(if x.is_nan() {
+        if bits == 0x7fc0 {
+            Value::from("NaN")
+        } else {
+            Value::String(format!("0x{bits:04x}"))
+        }
+    } else if x.is_infinite() {
+        Value::from(if x > 0.0 { "Infinity" } else { "-Infinity" })
+    } else {
+        Value::Number(Number::from_f64(x)?)
     })
 }
 
@@ -793,11 +918,22 @@ fn fill_value_json(bytes: &[u8], data_type: &DataType) -> Option<Value> {
         DataType::UInt32 => Value::from(u32::from_ne_bytes(bytes.try_into().ok()?)),
         DataType::UInt64 => Value::from(u64::from_ne_bytes(bytes.try_into().ok()?)),
         DataType::Float16 | DataType::Float32 | DataType::Float64 => float_to_json(bytes)?,
-        DataType::Complex64 | DataType::Complex128 => {
+        DataType::Complex64 | DataType::Complex128 | DataType::ComplexFloat16 => {
             let (re, im) = bytes.split_at(bytes.len() / 2);
             Value::Array(vec![float_to_json(re)?, float_to_json(im)?])
         }
         DataType::RawBits(_) => bytes_to_json(bytes),
+        DataType::BFloat16 => bfloat_to_json(bytes)?,
+        DataType::ComplexBFloat16 => {
+            let (re, im) = bytes.split_at(2);
+            Value::Array(vec![bfloat_to_json(re)?, bfloat_to_json(im)?])
+        }
+        DataType::NumpyDateTime64 { .. } | DataType::NumpyTimeDelta64 { .. } => {
+            match i64::from_ne_bytes(bytes.try_into().ok()?) {
+                i64::MIN => Value::from("NaT"),
+                n => Value::from(n),
+            }
+        }
     })
 }
 
@@ -1160,5 +1296,144 @@ mod tests {
         assert!(f64::from_ne_bytes(array.fill_value.as_bytes().try_into().unwrap()).is_nan());
         assert_eq!(array.attributes["note"], "NaN stays a string");
         assert_eq!(array.attributes["lo"], "-Infinity");
+    }
+
+    #[test]
+    fn bfloat16_fill_values_use_the_high_half_of_float32() {
+        // 1.0f32 is 0x3f800000, so bfloat16 1.0 is 0x3f80 (a float16 would
+        // be 0x3c00).
+        assert_eq!(
+            fill(json!(1.0), &DataType::BFloat16).unwrap(),
+            0x3f80u16.to_ne_bytes()
+        );
+        assert_eq!(
+            fill(json!("NaN"), &DataType::BFloat16).unwrap(),
+            0x7fc0u16.to_ne_bytes()
+        );
+        assert_eq!(
+            fill(json!("-Infinity"), &DataType::BFloat16).unwrap(),
+            0xff80u16.to_ne_bytes()
+        );
+        assert_eq!(
+            fill(json!("0x7f81"), &DataType::BFloat16).unwrap(),
+            0x7f81u16.to_ne_bytes()
+        );
+        // 1 + 2^-8 is halfway between bfloat16 1.0 and 1 + 2^-7: ties to even.
+        assert_eq!(
+            fill(json!(1.00390625), &DataType::BFloat16).unwrap(),
+            0x3f80u16.to_ne_bytes()
+        );
+        for bad in [json!("0x7fc00000"), json!("0x7f8"), json!(true), json!([1])] {
+            assert!(fill(bad.clone(), &DataType::BFloat16).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn extension_fill_values_round_trip_in_their_canonical_form() {
+        let day = DataType::NumpyDateTime64 {
+            unit: TimeUnit::Day,
+            scale_factor: 1,
+        };
+        for (data_type, input, canonical) in [
+            (DataType::BFloat16, json!(-2.5), json!(-2.5)),
+            (DataType::BFloat16, json!("0x7fc0"), json!("NaN")),
+            (DataType::BFloat16, json!("0x7fc1"), json!("0x7fc1")),
+            (DataType::BFloat16, json!("+Infinity"), json!("Infinity")),
+            (DataType::BFloat16, json!(0.1), json!(0.10009765625)),
+            (
+                DataType::ComplexBFloat16,
+                json!([1, "NaN"]),
+                json!([1.0, "NaN"]),
+            ),
+            (
+                DataType::ComplexFloat16,
+                json!([0.1, "-Infinity"]),
+                json!([0.0999755859375, "-Infinity"]),
+            ),
+            (day.clone(), json!("NaT"), json!("NaT")),
+            (day.clone(), json!(i64::MIN), json!("NaT")),
+            (day.clone(), json!(-7), json!(-7)),
+            (day.clone(), json!(i64::MAX), json!(i64::MAX)),
+        ] {
+            let value = fill_value_from_json(&input, &data_type).unwrap();
+            assert_eq!(fill_value_to_json(&value, &data_type), canonical, "{input}");
+        }
+        assert_eq!(fill(json!("NaT"), &day).unwrap(), i64::MIN.to_ne_bytes());
+        for bad in [
+            json!(1.5),
+            json!(1e3),
+            json!("nat"),
+            json!(u64::MAX),
+            json!(null),
+        ] {
+            assert!(fill(bad.clone(), &day).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn numpy_time_types_carry_unit_and_scale_factor() {
+        let parsed = data_type_from_json(&json!({
+            "name": "numpy.timedelta64",
+            "configuration": {"unit": "\u{3bc}s", "scale_factor": 10}
+        }))
+        .unwrap();
+        assert_eq!(
+            parsed,
+            DataType::NumpyTimeDelta64 {
+                unit: TimeUnit::Microsecond,
+                scale_factor: 10
+            }
+        );
+        assert_eq!(
+            data_type_to_json(&parsed),
+            json!({"name": "numpy.timedelta64",
+                   "configuration": {"unit": "us", "scale_factor": 10}})
+        );
+        for (bad, needle) in [
+            (json!("numpy.datetime64"), "configuration"),
+            (
+                json!({"name": "numpy.datetime64", "configuration": {"unit": "s"}}),
+                "scale_factor",
+            ),
+            (
+                json!({"name": "numpy.datetime64", "configuration": {"unit": "sec", "scale_factor": 1}}),
+                "unit",
+            ),
+            (
+                json!({"name": "numpy.datetime64", "configuration": {"unit": "s", "scale_factor": 0}}),
+                "scale_factor",
+            ),
+            (
+                json!({"name": "numpy.datetime64",
+                       "configuration": {"unit": "s", "scale_factor": 2_147_483_648u64}}),
+                "scale_factor",
+            ),
+            (
+                json!({"name": "numpy.datetime64",
+                       "configuration": {"unit": "s", "scale_factor": 1, "endian": "little"}}),
+                "endian",
+            ),
+        ] {
+            let err = data_type_from_json(&bad).unwrap_err().to_string();
+            assert!(err.contains(needle), "{bad}: {err}");
+        }
+    }
+
+    #[test]
+    fn complex_aliases_are_written_under_the_core_name() {
+        let parsed = data_type_from_json(&json!("complex_float32")).unwrap();
+        assert_eq!(parsed, DataType::Complex64);
+        assert_eq!(data_type_to_json(&parsed), json!("complex64"));
+        assert_eq!(
+            data_type_from_json(&json!({"name": "complex_float64"})).unwrap(),
+            DataType::Complex128
+        );
+        assert_eq!(
+            data_type_to_json(&DataType::ComplexBFloat16),
+            json!("complex_bfloat16")
+        );
+        assert!(
+            data_type_from_json(&json!({"name": "bfloat16", "configuration": {"x": 1}})).is_err()
+        );
     }
 }

@@ -996,12 +996,14 @@ fn array_from_json(doc: &JsonMap) -> Result<ArrayMetadata, MetadataError> {
 /// Parses `data_type`: a name of the draft's core types.
 fn data_type_from_json(value: &Value) -> Result<DataType, MetadataError> {
     match value {
-        Value::String(name) => {
-            DataType::from_name(name).ok_or_else(|| MetadataError::UnsupportedExtension {
+        Value::String(name) => DataType::from_name(name)
+            // Only the draft's own names: not the final v3 extension types
+            // nor their aliases (`complex_float32`).
+            .filter(|data_type| !data_type.is_extension() && data_type.name() == *name)
+            .ok_or_else(|| MetadataError::UnsupportedExtension {
                 point: "data type",
                 name: name.clone(),
-            })
-        }
+            }),
         Value::Object(object) if object.contains_key("extension") => {
             // TODO(#3): extension data types and their `fallback`.
             Err(MetadataError::UnsupportedExtension {
@@ -1234,6 +1236,12 @@ pub fn serialize_node(metadata: &NodeMetadata) -> Result<Vec<u8>, MetadataError>
 
 fn array_to_json(array: &ArrayMetadata) -> Result<Value, MetadataError> {
     check_representable(array)?;
+    if array.data_type.is_extension() {
+        return Err(MetadataError::UnsupportedExtension {
+            point: "data type in this format",
+            name: array.data_type.name(),
+        });
+    }
     let split = split_codecs(&array.codecs, array.ndim());
     let mut codecs = Vec::new();
     for codec in split.array_to_array {

@@ -13,7 +13,7 @@ mod fill_value;
 
 pub use array::{ArrayMetadata, ChunkGrid, GroupMetadata, NodeMetadata};
 pub use chunk_key_encoding::{ChunkKeyEncoding, Separator};
-pub use data_type::DataType;
+pub use data_type::{DataType, TimeUnit};
 pub use extension::ExtensionObject;
 pub use fill_value::FillValue;
 

@@ -503,9 +503,17 @@ fn unknown_extensions_are_unsupported() {
     assert_eq!(
         error_with(
             "data_type",
+            json!({"name": "float8_e4m3", "configuration": {"unit": "s"}})
+        ),
+        "unsupported data type `float8_e4m3`"
+    );
+    // A supported extension data type with a bad configuration says what is wrong.
+    assert_eq!(
+        error_with(
+            "data_type",
             json!({"name": "numpy.datetime64", "configuration": {"unit": "s"}})
         ),
-        "unsupported data type `numpy.datetime64`"
+        "missing required field `data_type.configuration.scale_factor`"
     );
     assert_eq!(
         error_with(

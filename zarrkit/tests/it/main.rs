@@ -16,6 +16,7 @@ mod ext_codecs;
 // The draft round trips use gzip, zstd and blosc.
 #[cfg(all(feature = "gzip", feature = "zstd", feature = "blosc"))]
 mod drafts;
+mod ext_dtypes;
 mod formats;
 // The interop matrix covers every codec, so it needs every codec feature.
 #[cfg(all(
