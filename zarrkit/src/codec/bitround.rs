@@ -83,7 +83,7 @@ pub fn create(metadata: &ExtensionObject) -> Result<Codec, CodecError> {
 }
 
 /// Rounds the `width`-bit pattern `b` (sign-extended to `i64`), dropping `maskbits` bits.
-fn round_bits(b: i64, maskbits: u32, width: u32) -> i64 {
+pub(crate) fn round_bits(b: i64, maskbits: u32, width: u32) -> i64 {
     let mask = -1i64 << maskbits;
     let half_quantum1 = (1i64 << (maskbits - 1)) - 1;
     let sum = b.wrapping_add(((b >> maskbits) & 1) + half_quantum1);

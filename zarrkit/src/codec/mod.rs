@@ -11,6 +11,7 @@
 
 pub mod astype;
 pub mod bitround;
+pub mod bitround_v3;
 #[cfg(feature = "blosc")]
 #[allow(unsafe_code)]
 pub mod blosc;
@@ -19,6 +20,7 @@ mod bounded;
 pub mod bytes;
 #[cfg(feature = "bz2")]
 pub mod bz2;
+pub mod cast_value;
 mod chain;
 pub mod checksums;
 pub(crate) mod copy;
@@ -34,9 +36,12 @@ pub mod lz4;
 pub mod lzma;
 pub mod numpy_dtype;
 pub mod packbits;
+pub mod packbits_v3;
 pub mod partial;
 pub mod quantize;
 pub mod registry;
+pub mod reshape;
+pub mod scale_offset;
 pub mod sharding;
 pub mod shuffle;
 pub mod transpose;

@@ -46,6 +46,12 @@ const REGISTRY: &[(&str, Constructor)] = &[
     ("endian", super::bytes::create),
     ("transpose", super::transpose::create),
     ("sharding_indexed", super::sharding::create),
+    // Registered v3 extension codecs (zarr-extensions).
+    (super::bitround_v3::NAME, super::bitround_v3::create),
+    (super::reshape::NAME, super::reshape::create),
+    (super::packbits_v3::NAME, super::packbits_v3::create),
+    (super::scale_offset::NAME, super::scale_offset::create),
+    (super::cast_value::NAME, super::cast_value::create),
     #[cfg(feature = "gzip")]
     ("gzip", super::gzip::create),
     #[cfg(feature = "zstd")]

@@ -12,6 +12,7 @@ mod codecs;
 #[cfg(feature = "zstd")]
 mod consolidated;
 mod corpus;
+mod ext_codecs;
 // The draft round trips use gzip, zstd and blosc.
 #[cfg(all(feature = "gzip", feature = "zstd", feature = "blosc"))]
 mod drafts;
