@@ -503,9 +503,10 @@ fn unknown_extensions_are_unsupported() {
     assert_eq!(
         error_with(
             "data_type",
-            json!({"name": "float8_e4m3", "configuration": {"unit": "s"}})
+            json!({"name": "float8_e4m3fn", "configuration": {"unit": "s"}})
         ),
-        "unsupported data type `float8_e4m3`"
+        // tensorstore's `float8_e4m3fn` is not the registered `float8_e4m3`.
+        "unsupported data type `float8_e4m3fn`"
     );
     // A supported extension data type with a bad configuration says what is wrong.
     assert_eq!(
