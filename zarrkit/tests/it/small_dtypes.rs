@@ -1,7 +1,8 @@
 //! The registered small v3 data types (issue #5): `float8_*`, `float6_*`,
 //! `float4_e2m1fn`, `int2`, `int4`, `uint2`, `uint4`, held as one byte per
 //! element: round trips through the `bytes` codec on a `MemoryStore`, fill
-//! values in the stored metadata, and the other formats refusing them.
+//! values in the stored metadata, the other formats refusing them, and
+//! interop with tensorstore via `testdata/generate/small_dtypes_interop.py`.
 
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -195,4 +196,113 @@ fn packbits_packs_the_small_types_to_their_bit_width() {
         [0x08u8, 0x07, 0x0f, 0x00, 0x03, 0x0d].map(|b| t.to_i8(b)),
         [-8, 7, -1, 0, 3, -3]
     );
+}
+
+/// The types tensorstore has under the registered names, with the values
+/// the interop script writes and expects. Not `float8_e8m0fnu`: tensorstore
+/// 0.1.86 writes 1.0 as `0x3f` and 2.0 as `0x40`, where the specification
+/// (bias 127) and `ml_dtypes` 0.6.0 give `0x7f` and `0x80`.
+fn tensorstore_floats() -> Vec<(SmallFloat, [f32; 4])> {
+    let v = [1.0, -2.0, 0.5, 4.0];
+    vec![
+        (SmallFloat::Float8E3M4, v),
+        (SmallFloat::Float8E4M3B11Fnuz, v),
+        (SmallFloat::Float8E4M3Fnuz, v),
+        (SmallFloat::Float8E5M2, v),
+        (SmallFloat::Float8E5M2Fnuz, v),
+        (SmallFloat::Float4E2M1Fn, v),
+    ]
+}
+
+const TENSORSTORE_INTS: [(SmallInt, [i8; 4]); 2] = [
+    (SmallInt::Int2, [-2, 1, 0, -1]),
+    (SmallInt::Int4, [-8, 7, -1, 3]),
+];
+
+fn reference_python() -> Option<std::path::PathBuf> {
+    if let Some(python) = std::env::var_os("ZARRKIT_PYTHON").filter(|p| !p.is_empty()) {
+        return Some(python.into());
+    }
+    assert!(
+        std::env::var("ZARRKIT_REQUIRE_INTEROP").as_deref() != Ok("1"),
+        "ZARRKIT_REQUIRE_INTEROP=1 but ZARRKIT_PYTHON is unset"
+    );
+    eprintln!("skipping: set ZARRKIT_PYTHON to a Python with tensorstore");
+    None
+}
+
+fn run(python: &std::path::Path, mode: &str, dir: &std::path::Path) -> String {
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../testdata/generate/small_dtypes_interop.py");
+    let output = std::process::Command::new(python)
+        .arg(&script)
+        .arg(mode)
+        .arg(dir)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{} {mode} failed:\n{}",
+        script.display(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap()
+}
+
+#[test]
+fn reads_the_small_types_tensorstore_writes() {
+    let Some(python) = reference_python() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    run(&python, "write", dir.path());
+    let store: Arc<dyn Store> = Arc::new(zarrkit::store::FilesystemStore::new(dir.path()).unwrap());
+    for (t, values) in tensorstore_floats() {
+        let array = Array::open(store.clone(), &format!("/{}", t.name())).unwrap();
+        assert_eq!(array.data_type(), &DataType::SmallFloat(t));
+        let bytes: Vec<u8> = array.read_region(&whole(4)).unwrap();
+        let floats: Vec<f32> = bytes.iter().map(|&b| t.to_f32(b)).collect();
+        assert_eq!(floats, values, "{}", t.name());
+    }
+    for (t, values) in TENSORSTORE_INTS {
+        let array = Array::open(store.clone(), &format!("/{}", t.name())).unwrap();
+        let bytes: Vec<u8> = array.read_region(&whole(4)).unwrap();
+        let ints: Vec<i8> = bytes.iter().map(|&b| t.to_i8(b)).collect();
+        assert_eq!(ints, values, "{}", t.name());
+    }
+}
+
+#[test]
+fn tensorstore_reads_the_small_types_zarrkit_writes() {
+    let Some(python) = reference_python() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> = Arc::new(zarrkit::store::FilesystemStore::new(dir.path()).unwrap());
+    for (t, values) in tensorstore_floats() {
+        let array = Array::builder(&[4], DataType::SmallFloat(t), &[2])
+            .codecs_metadata(bytes_only())
+            .create(store.clone(), &format!("/{}", t.name()))
+            .unwrap();
+        let bytes: Vec<u8> = values.iter().map(|&x| t.from_f32(x).unwrap()).collect();
+        array.write_region(&whole(4), &bytes).unwrap();
+    }
+    for (t, values) in TENSORSTORE_INTS {
+        let array = Array::builder(&[4], DataType::SmallInt(t), &[2])
+            .codecs_metadata(bytes_only())
+            .create(store.clone(), &format!("/{}", t.name()))
+            .unwrap();
+        let bytes: Vec<u8> = values
+            .iter()
+            .map(|&v| t.from_i64(i64::from(v)).unwrap())
+            .collect();
+        array.write_region(&whole(4), &bytes).unwrap();
+    }
+    let read: Value = serde_json::from_str(&run(&python, "read", dir.path())).unwrap();
+    for (t, values) in tensorstore_floats() {
+        assert_eq!(read[t.name()], json!(values), "{}", t.name());
+    }
+    for (t, values) in TENSORSTORE_INTS {
+        assert_eq!(read[t.name()], json!(values), "{}", t.name());
+    }
 }
