@@ -1,17 +1,34 @@
 //! Reading a decompressor's output without trusting the stream's size.
 
 use super::CodecError;
-use std::io::Read;
+
+/// The error for a failure of a decompression stream: malformed input
+/// (`InvalidInput`/`InvalidData`) and truncated input (`UnexpectedEof`)
+/// mean the stored bytes are bad; anything else is the library's failure.
+#[cfg(any(feature = "gzip", feature = "zlib", feature = "bz2"))]
+pub(crate) fn stream_error(codec: &'static str, source: std::io::Error) -> CodecError {
+    match source.kind() {
+        std::io::ErrorKind::InvalidInput
+        | std::io::ErrorKind::InvalidData
+        | std::io::ErrorKind::UnexpectedEof => CodecError::Corrupt {
+            codec,
+            reason: source.to_string(),
+        },
+        _ => CodecError::Library { codec, source },
+    }
+}
 
 /// Reads all of `reader`, stopping one byte past `decoded_size` when it is
 /// known, so a stream that inflates beyond its chunk cannot exhaust memory
 /// (the chain then reports the wrong size).
+#[cfg(any(feature = "zlib", feature = "bz2", feature = "lzma"))]
 pub(crate) fn read_bounded(
-    reader: impl Read,
+    reader: impl std::io::Read,
     decoded_size: Option<usize>,
     codec: &'static str,
     map_error: fn(std::io::Error) -> CodecError,
 ) -> Result<Vec<u8>, CodecError> {
+    use std::io::Read as _;
     /// The largest allocation made up front from a size hint.
     const MAX_PREALLOCATION: usize = 256 << 20;
     let mut output = Vec::new();

@@ -69,20 +69,7 @@ pub fn create(metadata: &ExtensionObject) -> Result<Codec, CodecError> {
 }
 
 fn library_error(source: std::io::Error) -> CodecError {
-    // flate2 reports malformed streams as `InvalidInput`/`InvalidData` and
-    // truncated ones as `UnexpectedEof`; both mean the stored bytes are bad.
-    match source.kind() {
-        std::io::ErrorKind::InvalidInput
-        | std::io::ErrorKind::InvalidData
-        | std::io::ErrorKind::UnexpectedEof => CodecError::Corrupt {
-            codec: "gzip",
-            reason: source.to_string(),
-        },
-        _ => CodecError::Library {
-            codec: "gzip",
-            source,
-        },
-    }
+    super::bounded::stream_error("gzip", source)
 }
 
 impl BytesToBytesCodec for GzipCodec {

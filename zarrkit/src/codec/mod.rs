@@ -15,7 +15,7 @@ pub mod bitround_v3;
 #[cfg(feature = "blosc")]
 #[allow(unsafe_code)]
 pub mod blosc;
-#[cfg(any(feature = "zlib", feature = "bz2", feature = "lzma"))]
+#[cfg(any(feature = "gzip", feature = "zlib", feature = "bz2", feature = "lzma"))]
 mod bounded;
 pub mod bytes;
 #[cfg(feature = "bz2")]

@@ -77,18 +77,7 @@ pub fn create(metadata: &ExtensionObject) -> Result<Codec, CodecError> {
 }
 
 fn library_error(source: std::io::Error) -> CodecError {
-    match source.kind() {
-        std::io::ErrorKind::InvalidInput
-        | std::io::ErrorKind::InvalidData
-        | std::io::ErrorKind::UnexpectedEof => CodecError::Corrupt {
-            codec: NAME,
-            reason: source.to_string(),
-        },
-        _ => CodecError::Library {
-            codec: NAME,
-            source,
-        },
-    }
+    super::bounded::stream_error(NAME, source)
 }
 
 impl BytesToBytesCodec for ZlibCodec {
