@@ -15,7 +15,7 @@
 //! # Ok::<(), serde_json::Error>(())
 //! ```
 
-use super::numpy_dtype::{NumpyDtype, check_len, check_type, map_elements, repr_as};
+use super::numpy_dtype::{Direction, NumpyDtype, check_type, convert_chunk, repr_as};
 use super::{ArrayToArrayCodec, ChunkRepr, Codec, CodecError, registry::parse_configuration};
 use crate::metadata::{ExtensionObject, JsonMap};
 use serde::{Deserialize, Serialize};
@@ -90,25 +90,25 @@ impl ArrayToArrayCodec for AsTypeCodec {
     }
 
     fn encode(&self, decoded: Vec<u8>, decoded_repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
-        check_type(NAME, &decoded_repr.data_type, &self.decode_dtype)?;
-        let (from, to) = (&self.decode_dtype.data_type, &self.encode_dtype.data_type);
-        check_len(
+        convert_chunk(
+            NAME,
             &decoded,
-            decoded_repr.size_bytes()? / from.size(),
-            from.size(),
-        )?;
-        Ok(map_elements(&decoded, from, to, |v| v))
+            decoded_repr,
+            (&self.decode_dtype, &self.encode_dtype),
+            Direction::Encode,
+            |v| v,
+        )
     }
 
     fn decode(&self, encoded: Vec<u8>, decoded_repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
-        check_type(NAME, &decoded_repr.data_type, &self.decode_dtype)?;
-        let (to, from) = (&self.decode_dtype.data_type, &self.encode_dtype.data_type);
-        check_len(
+        convert_chunk(
+            NAME,
             &encoded,
-            decoded_repr.size_bytes()? / to.size(),
-            from.size(),
-        )?;
-        Ok(map_elements(&encoded, from, to, |v| v))
+            decoded_repr,
+            (&self.decode_dtype, &self.encode_dtype),
+            Direction::Decode,
+            |v| v,
+        )
     }
 }
 

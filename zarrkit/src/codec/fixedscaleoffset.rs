@@ -22,7 +22,7 @@
 //! ```
 
 use super::numpy_dtype::{
-    Num, NumpyDtype, check_len, check_type, is_float, is_integer, map_elements, repr_as, round_to,
+    Direction, Num, NumpyDtype, check_type, convert_chunk, is_float, is_integer, repr_as, round_to,
     wrap,
 };
 use super::{ArrayToArrayCodec, ChunkRepr, Codec, CodecError, registry::parse_configuration};
@@ -186,25 +186,25 @@ impl ArrayToArrayCodec for FixedScaleOffsetCodec {
     }
 
     fn encode(&self, decoded: Vec<u8>, decoded_repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
-        check_type(NAME, &decoded_repr.data_type, &self.dtype)?;
-        let (from, to) = (&self.dtype.data_type, &self.astype.data_type);
-        check_len(
+        convert_chunk(
+            NAME,
             &decoded,
-            decoded_repr.size_bytes()? / from.size(),
-            from.size(),
-        )?;
-        Ok(map_elements(&decoded, from, to, |x| self.encode_one(x)))
+            decoded_repr,
+            (&self.dtype, &self.astype),
+            Direction::Encode,
+            |x| self.encode_one(x),
+        )
     }
 
     fn decode(&self, encoded: Vec<u8>, decoded_repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
-        check_type(NAME, &decoded_repr.data_type, &self.dtype)?;
-        let (to, from) = (&self.dtype.data_type, &self.astype.data_type);
-        check_len(
+        convert_chunk(
+            NAME,
             &encoded,
-            decoded_repr.size_bytes()? / to.size(),
-            from.size(),
-        )?;
-        Ok(map_elements(&encoded, from, to, |e| self.decode_one(e)))
+            decoded_repr,
+            (&self.dtype, &self.astype),
+            Direction::Decode,
+            |e| self.decode_one(e),
+        )
     }
 }
 

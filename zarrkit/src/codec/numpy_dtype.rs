@@ -328,6 +328,45 @@ pub fn map_elements(
     out
 }
 
+/// Which way a dtype-changing filter runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    /// From `dtype` to `astype`.
+    Encode,
+    /// From `astype` back to `dtype`.
+    Decode,
+}
+
+/// The shared body of numcodecs' dtype-changing filters (`astype`,
+/// `fixedscaleoffset`, `quantize`): checks that chunks of `decoded_repr`
+/// hold `dtype` elements and that `data` holds as many elements of the
+/// input type, then maps each element with `f`, from `dtype` to `astype`
+/// when encoding and back when decoding.
+///
+/// # Errors
+/// [`CodecError::Incompatible`] for another data type, or
+/// [`CodecError::WrongSize`] when `data` has the wrong length.
+pub fn convert_chunk(
+    codec: &'static str,
+    data: &[u8],
+    decoded_repr: &ChunkRepr,
+    (dtype, astype): (&NumpyDtype, &NumpyDtype),
+    direction: Direction,
+    f: impl FnMut(Num) -> Num,
+) -> Result<Vec<u8>, CodecError> {
+    check_type(codec, &decoded_repr.data_type, dtype)?;
+    let (from, to) = match direction {
+        Direction::Encode => (&dtype.data_type, &astype.data_type),
+        Direction::Decode => (&astype.data_type, &dtype.data_type),
+    };
+    check_len(
+        data,
+        decoded_repr.size_bytes()? / dtype.data_type.size(),
+        from.size(),
+    )?;
+    Ok(map_elements(data, from, to, f))
+}
+
 /// The representation `decoded` takes when its elements become `data_type`
 /// (the fill value becomes zero, which the chain does not read back).
 #[must_use]

@@ -15,7 +15,7 @@
 //! ```
 
 use super::numpy_dtype::{
-    Num, NumpyDtype, check_len, check_type, is_float, map_elements, repr_as, round_to,
+    Direction, Num, NumpyDtype, check_type, convert_chunk, is_float, repr_as, round_to,
 };
 use super::{ArrayToArrayCodec, ChunkRepr, Codec, CodecError, registry::parse_configuration};
 use crate::metadata::{ExtensionObject, JsonMap};
@@ -116,29 +116,30 @@ impl ArrayToArrayCodec for QuantizeCodec {
     }
 
     fn encode(&self, decoded: Vec<u8>, decoded_repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
-        check_type(NAME, &decoded_repr.data_type, &self.dtype)?;
-        let (from, to) = (&self.dtype.data_type, &self.astype.data_type);
-        check_len(
-            &decoded,
-            decoded_repr.size_bytes()? / from.size(),
-            from.size(),
-        )?;
+        let from = &self.dtype.data_type;
         let scale = round_to(from, self.scale);
-        Ok(map_elements(&decoded, from, to, |x| {
-            let scaled = round_to(from, scale * x.to_f64()).round_ties_even();
-            Num::Float(round_to(from, scaled / scale))
-        }))
+        convert_chunk(
+            NAME,
+            &decoded,
+            decoded_repr,
+            (&self.dtype, &self.astype),
+            Direction::Encode,
+            |x| {
+                let scaled = round_to(from, scale * x.to_f64()).round_ties_even();
+                Num::Float(round_to(from, scaled / scale))
+            },
+        )
     }
 
     fn decode(&self, encoded: Vec<u8>, decoded_repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
-        check_type(NAME, &decoded_repr.data_type, &self.dtype)?;
-        let (to, from) = (&self.dtype.data_type, &self.astype.data_type);
-        check_len(
+        convert_chunk(
+            NAME,
             &encoded,
-            decoded_repr.size_bytes()? / to.size(),
-            from.size(),
-        )?;
-        Ok(map_elements(&encoded, from, to, |e| e))
+            decoded_repr,
+            (&self.dtype, &self.astype),
+            Direction::Decode,
+            |e| e,
+        )
     }
 }
 
