@@ -136,7 +136,10 @@ impl BytesCodec {
     }
 
     fn convert(&self, mut data: Vec<u8>, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
-        if self.endian_for(repr)?.is_some_and(|e| e != Endian::native()) {
+        if self
+            .endian_for(repr)?
+            .is_some_and(|e| e != Endian::native())
+        {
             swap_element_bytes(&mut data, &repr.data_type);
         }
         Ok(data)
@@ -255,7 +258,10 @@ impl ArrayToBytesCodec for BytesCodec {
             let (within, len) = (within as usize, len as usize);
             outs[i][d..d + len].copy_from_slice(&values[m][within..within + len]);
         }
-        if self.endian_for(repr)?.is_some_and(|e| e != Endian::native()) {
+        if self
+            .endian_for(repr)?
+            .is_some_and(|e| e != Endian::native())
+        {
             for out in &mut outs {
                 swap_element_bytes(out, &repr.data_type);
             }

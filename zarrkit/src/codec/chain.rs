@@ -2,7 +2,7 @@
 
 use super::{
     ArrayToArrayCodec, ArrayToBytesCodec, BytesRangeReader, BytesToBytesCodec, ChunkBox, ChunkRepr,
-    Codec, CodecError, codec_from_metadata, partial,
+    Codec, CodecError, codec_from_metadata, partial, vlen::VlenChunk,
 };
 use crate::metadata::ExtensionObject;
 use std::sync::Arc;
@@ -52,6 +52,16 @@ impl CodecChain {
         for (position, codec) in codecs.iter().enumerate() {
             match codec {
                 Codec::ArrayToArray(c) => {
+                    if current.data_type.is_variable_length() && !c.permutes_elements() {
+                        return Err(chain_error(
+                            position,
+                            codec,
+                            &format!(
+                                "cannot apply to variable-length `{}` data (only codecs that move elements, such as `transpose`, can)",
+                                current.data_type
+                            ),
+                        ));
+                    }
                     if array_to_bytes.is_some() {
                         return Err(chain_error(
                             position,
@@ -335,5 +345,80 @@ impl CodecChain {
             });
         }
         Ok(data)
+    }
+
+    /// Encodes one chunk of variable-length elements (C order) of `repr`.
+    ///
+    /// # Errors
+    /// [`CodecError::WrongSize`] if `decoded` is not one chunk of `repr`,
+    /// or the error of a codec.
+    pub fn encode_vlen(
+        &self,
+        decoded: &VlenChunk,
+        repr: &ChunkRepr,
+    ) -> Result<Vec<u8>, CodecError> {
+        let reprs = self.reprs(repr)?;
+        let mut permuted: Option<VlenChunk> = None;
+        for (codec, r) in self.array_to_array.iter().zip(&reprs) {
+            let current = permuted.as_ref().unwrap_or(decoded);
+            let indices = codec.encode(identity_indices(current.len()), &index_repr(r))?;
+            permuted = Some(current.gather(bytemuck::cast_slice(&indices), "chain")?);
+        }
+        let last = reprs.last().unwrap_or(repr);
+        let mut data = self
+            .array_to_bytes
+            .encode_vlen(permuted.as_ref().unwrap_or(decoded), last)?;
+        for codec in &self.bytes_to_bytes {
+            data = codec.encode(data)?;
+        }
+        Ok(data)
+    }
+
+    /// Decodes one stored chunk of variable-length elements of `repr`.
+    ///
+    /// # Errors
+    /// The error of a codec, or [`CodecError::WrongSize`] if the result is
+    /// not one chunk of `repr`.
+    pub fn decode_vlen(&self, encoded: Vec<u8>, repr: &ChunkRepr) -> Result<VlenChunk, CodecError> {
+        let reprs = self.reprs(repr)?;
+        let mut data = encoded;
+        for codec in self.bytes_to_bytes.iter().rev() {
+            data = codec.decode(data, None)?;
+        }
+        let last = reprs.last().unwrap_or(repr);
+        let mut chunk = self.array_to_bytes.decode_vlen(data, last)?;
+        for (codec, r) in self.array_to_array.iter().zip(&reprs).rev() {
+            let indices = codec.decode(identity_indices(chunk.len()), &index_repr(r))?;
+            chunk = chunk.gather(bytemuck::cast_slice(&indices), "chain")?;
+        }
+        let expected = repr
+            .num_elements()
+            .and_then(|n| usize::try_from(n).ok())
+            .ok_or_else(|| CodecError::TooLarge {
+                shape: repr.shape.clone(),
+            })?;
+        if chunk.len() != expected {
+            return Err(CodecError::WrongSize {
+                expected,
+                actual: chunk.len(),
+            });
+        }
+        Ok(chunk)
+    }
+}
+
+/// The native bytes of the `u64` indices `0..n`.
+fn identity_indices(n: usize) -> Vec<u8> {
+    let indices: Vec<u64> = (0..n as u64).collect();
+    bytemuck::cast_slice(&indices).to_vec()
+}
+
+/// `repr` with `uint64` elements: an element-moving codec applied to the
+/// indices of a variable-length chunk moves them as it would the elements.
+fn index_repr(repr: &ChunkRepr) -> ChunkRepr {
+    ChunkRepr {
+        shape: repr.shape.clone(),
+        data_type: crate::metadata::DataType::UInt64,
+        fill_value: crate::metadata::FillValue::zero(&crate::metadata::DataType::UInt64),
     }
 }

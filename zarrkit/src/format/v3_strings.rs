@@ -48,11 +48,12 @@ pub(super) fn data_type_from_parts(
 }
 
 fn length_bytes(configuration: Option<&JsonMap>) -> Result<usize, MetadataError> {
-    let value = configuration
-        .and_then(|c| c.get("length_bytes"))
-        .ok_or(MetadataError::MissingField {
-            field: "data_type.configuration.length_bytes",
-        })?;
+    let value =
+        configuration
+            .and_then(|c| c.get("length_bytes"))
+            .ok_or(MetadataError::MissingField {
+                field: "data_type.configuration.length_bytes",
+            })?;
     value
         .as_u64()
         .and_then(|n| usize::try_from(n).ok())
@@ -253,7 +254,9 @@ pub(super) fn fill_value_json(
         DataType::String => Value::String(std::str::from_utf8(bytes).ok()?.to_owned()),
         // extensions/data-types/bytes: base64 is the compact form.
         DataType::Bytes => Value::String(super::base64_encode(bytes)),
-        DataType::FixedUtf32(_) => Value::String(crate::metadata::strings::decode_utf32(bytes).ok()?),
+        DataType::FixedUtf32(_) => {
+            Value::String(crate::metadata::strings::decode_utf32(bytes).ok()?)
+        }
         DataType::FixedBytes(_) => Value::String(super::base64_encode(bytes)),
         DataType::Struct(fields) => {
             let mut object = JsonMap::new();
@@ -286,7 +289,11 @@ mod tests {
         let cases = [
             (json!("string"), DataType::String, json!("string")),
             (json!("bytes"), DataType::Bytes, json!("bytes")),
-            (json!("variable_length_bytes"), DataType::Bytes, json!("bytes")),
+            (
+                json!("variable_length_bytes"),
+                DataType::Bytes,
+                json!("bytes"),
+            ),
             (
                 json!({"name": "fixed_length_utf32", "configuration": {"length_bytes": 12}}),
                 DataType::FixedUtf32(12),
@@ -326,13 +333,31 @@ mod tests {
     #[test]
     fn bad_configurations_name_the_field() {
         for (input, field) in [
-            (json!({"name": "fixed_length_utf32", "configuration": {"length_bytes": 6}}), "length_bytes"),
-            (json!({"name": "fixed_length_utf32", "configuration": {"length_bytes": 0}}), "length_bytes"),
+            (
+                json!({"name": "fixed_length_utf32", "configuration": {"length_bytes": 6}}),
+                "length_bytes",
+            ),
+            (
+                json!({"name": "fixed_length_utf32", "configuration": {"length_bytes": 0}}),
+                "length_bytes",
+            ),
             (json!({"name": "fixed_length_utf32"}), "length_bytes"),
-            (json!({"name": "struct", "configuration": {"fields": []}}), "fields"),
-            (json!({"name": "struct", "configuration": {"fields": [{"name": "a", "data_type": "string"}]}}), "fields[0].data_type"),
-            (json!({"name": "struct", "configuration": {"fields": [["a", "int8"], ["a", "int8"]]}}), "fields[1].name"),
-            (json!({"name": "struct", "configuration": {"fields": [["a", "nope"]]}}), "nope"),
+            (
+                json!({"name": "struct", "configuration": {"fields": []}}),
+                "fields",
+            ),
+            (
+                json!({"name": "struct", "configuration": {"fields": [{"name": "a", "data_type": "string"}]}}),
+                "fields[0].data_type",
+            ),
+            (
+                json!({"name": "struct", "configuration": {"fields": [["a", "int8"], ["a", "int8"]]}}),
+                "fields[1].name",
+            ),
+            (
+                json!({"name": "struct", "configuration": {"fields": [["a", "nope"]]}}),
+                "nope",
+            ),
         ] {
             let err = data_type_from_json(&input).unwrap_err().to_string();
             assert!(err.contains(field), "{input}: {err}");
@@ -358,8 +383,16 @@ mod tests {
         assert!(fill_value_from_json(&json!("cXFxcXE="), &s).is_err());
 
         let b = DataType::Bytes;
-        assert_eq!(fill_value_from_json(&json!([1, 2, 3]), &b).unwrap().as_bytes(), [1, 2, 3]);
-        assert_eq!(fill_value_from_json(&json!("AQID"), &b).unwrap().as_bytes(), [1, 2, 3]);
+        assert_eq!(
+            fill_value_from_json(&json!([1, 2, 3]), &b)
+                .unwrap()
+                .as_bytes(),
+            [1, 2, 3]
+        );
+        assert_eq!(
+            fill_value_from_json(&json!("AQID"), &b).unwrap().as_bytes(),
+            [1, 2, 3]
+        );
         assert!(fill_value_from_json(&json!([256]), &b).is_err());
 
         let st = DataType::Struct(vec![

@@ -285,9 +285,7 @@ impl DataType {
                 for field in fields {
                     let size = field.data_type.size();
                     for i in 0..field.count() {
-                        field
-                            .data_type
-                            .push_endian_units(offset + i * size, out);
+                        field.data_type.push_endian_units(offset + i * size, out);
                     }
                     offset += field.size();
                 }

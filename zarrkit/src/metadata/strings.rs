@@ -27,7 +27,10 @@ pub fn encode_utf32(s: &str, length_bytes: usize) -> Option<Vec<u8>> {
 /// or of a length that is not a multiple of 4.
 pub fn decode_utf32(bytes: &[u8]) -> Result<String, String> {
     if bytes.len() % 4 != 0 {
-        return Err(format!("{} bytes is not a whole number of UTF-32 code units", bytes.len()));
+        return Err(format!(
+            "{} bytes is not a whole number of UTF-32 code units",
+            bytes.len()
+        ));
     }
     let mut units: Vec<u32> = bytes
         .chunks_exact(4)
@@ -38,7 +41,10 @@ pub fn decode_utf32(bytes: &[u8]) -> Result<String, String> {
     }
     units
         .into_iter()
-        .map(|u| char::from_u32(u).ok_or_else(|| format!("code unit 0x{u:08x} is not a Unicode scalar value")))
+        .map(|u| {
+            char::from_u32(u)
+                .ok_or_else(|| format!("code unit 0x{u:08x} is not a Unicode scalar value"))
+        })
         .collect()
 }
 
@@ -63,11 +69,15 @@ mod tests {
         assert_eq!(decode_utf32(&e).unwrap(), "Hé😀");
         assert_eq!(encode_utf32("abcde", 16), None);
         assert_eq!(encode_utf32("", 4).unwrap(), [0; 4]);
-        assert!(decode_utf32(&0xD800u32.to_ne_bytes()).unwrap_err().contains("0x0000d800"));
+        assert!(
+            decode_utf32(&0xD800u32.to_ne_bytes())
+                .unwrap_err()
+                .contains("0x0000d800")
+        );
         assert!(decode_utf32(&[0, 0, 0]).is_err());
         // Interior U+0000 survives; only trailing padding goes.
-        let mut with_nul = encode_utf32("a", 4).unwrap();
-        with_nul.extend(encode_utf32("b", 8).unwrap());
+        let mut with_nul = encode_utf32("a", 8).unwrap();
+        with_nul.extend(encode_utf32("b", 4).unwrap());
         assert_eq!(decode_utf32(&with_nul).unwrap(), "a\0b");
     }
 
