@@ -52,7 +52,17 @@ impl CodecChain {
         for (position, codec) in codecs.iter().enumerate() {
             match codec {
                 Codec::ArrayToArray(c) => {
-                    if current.data_type.is_variable_length() && !c.permutes_elements() {
+                    // A codec applies to variable-length data if it only
+                    // moves elements, or turns them into fixed-size data
+                    // (`categorize`).
+                    let converts = || {
+                        c.encoded_repr(&current)
+                            .is_ok_and(|r| !r.data_type.is_variable_length())
+                    };
+                    if current.data_type.is_variable_length()
+                        && !c.permutes_elements()
+                        && !converts()
+                    {
                         return Err(chain_error(
                             position,
                             codec,
@@ -357,17 +367,32 @@ impl CodecChain {
         decoded: &VlenChunk,
         repr: &ChunkRepr,
     ) -> Result<Vec<u8>, CodecError> {
+        let expected = element_count(repr)?;
+        if decoded.len() != expected {
+            return Err(CodecError::WrongSize {
+                expected,
+                actual: decoded.len(),
+            });
+        }
         let reprs = self.reprs(repr)?;
-        let mut permuted: Option<VlenChunk> = None;
+        let mut data = Data::Vlen(std::borrow::Cow::Borrowed(decoded));
         for (codec, r) in self.array_to_array.iter().zip(&reprs) {
-            let current = permuted.as_ref().unwrap_or(decoded);
-            let indices = codec.encode(identity_indices(current.len()), &index_repr(r))?;
-            permuted = Some(current.gather(bytemuck::cast_slice(&indices), "chain")?);
+            data = match data {
+                Data::Vlen(chunk) if codec.permutes_elements() => {
+                    let indices = codec.encode(identity_indices(chunk.len()), &index_repr(r))?;
+                    Data::Vlen(std::borrow::Cow::Owned(
+                        chunk.gather(bytemuck::cast_slice(&indices), "chain")?,
+                    ))
+                }
+                Data::Vlen(chunk) => Data::Fixed(codec.encode_from_vlen(&chunk, r)?),
+                Data::Fixed(bytes) => Data::Fixed(codec.encode(bytes, r)?),
+            };
         }
         let last = reprs.last().unwrap_or(repr);
-        let mut data = self
-            .array_to_bytes
-            .encode_vlen(permuted.as_ref().unwrap_or(decoded), last)?;
+        let mut data = match data {
+            Data::Vlen(chunk) => self.array_to_bytes.encode_vlen(&chunk, last)?,
+            Data::Fixed(bytes) => self.array_to_bytes.encode(bytes, last)?,
+        };
         for codec in &self.bytes_to_bytes {
             data = codec.encode(data)?;
         }
@@ -381,30 +406,65 @@ impl CodecChain {
     /// not one chunk of `repr`.
     pub fn decode_vlen(&self, encoded: Vec<u8>, repr: &ChunkRepr) -> Result<VlenChunk, CodecError> {
         let reprs = self.reprs(repr)?;
-        let mut data = encoded;
+        let mut bytes = encoded;
         for codec in self.bytes_to_bytes.iter().rev() {
-            data = codec.decode(data, None)?;
+            bytes = codec.decode(bytes, None)?;
         }
         let last = reprs.last().unwrap_or(repr);
-        let mut chunk = self.array_to_bytes.decode_vlen(data, last)?;
+        let mut data = if last.data_type.is_variable_length() {
+            Data::Vlen(std::borrow::Cow::Owned(
+                self.array_to_bytes.decode_vlen(bytes, last)?,
+            ))
+        } else {
+            Data::Fixed(self.array_to_bytes.decode(bytes, last)?)
+        };
         for (codec, r) in self.array_to_array.iter().zip(&reprs).rev() {
-            let indices = codec.decode(identity_indices(chunk.len()), &index_repr(r))?;
-            chunk = chunk.gather(bytemuck::cast_slice(&indices), "chain")?;
+            data = match data {
+                Data::Vlen(chunk) => {
+                    let indices = codec.decode(identity_indices(chunk.len()), &index_repr(r))?;
+                    Data::Vlen(std::borrow::Cow::Owned(
+                        chunk.gather(bytemuck::cast_slice(&indices), "chain")?,
+                    ))
+                }
+                Data::Fixed(bytes) if r.data_type.is_variable_length() => {
+                    Data::Vlen(std::borrow::Cow::Owned(codec.decode_to_vlen(bytes, r)?))
+                }
+                Data::Fixed(bytes) => Data::Fixed(codec.decode(bytes, r)?),
+            };
         }
-        let expected = repr
-            .num_elements()
-            .and_then(|n| usize::try_from(n).ok())
-            .ok_or_else(|| CodecError::TooLarge {
-                shape: repr.shape.clone(),
-            })?;
+        let Data::Vlen(chunk) = data else {
+            return Err(CodecError::Incompatible {
+                codec: "chain",
+                what: format!(
+                    "`{}` data: the chain decodes to fixed-size data",
+                    repr.data_type
+                ),
+            });
+        };
+        let expected = element_count(repr)?;
         if chunk.len() != expected {
             return Err(CodecError::WrongSize {
                 expected,
                 actual: chunk.len(),
             });
         }
-        Ok(chunk)
+        Ok(chunk.into_owned())
     }
+}
+
+/// Data between two codecs of a chain over variable-length elements.
+enum Data<'a> {
+    Vlen(std::borrow::Cow<'a, VlenChunk>),
+    Fixed(Vec<u8>),
+}
+
+/// The number of elements of a chunk of `repr`.
+fn element_count(repr: &ChunkRepr) -> Result<usize, CodecError> {
+    repr.num_elements()
+        .and_then(|n| usize::try_from(n).ok())
+        .ok_or_else(|| CodecError::TooLarge {
+            shape: repr.shape.clone(),
+        })
 }
 
 /// The native bytes of the `u64` indices `0..n`.

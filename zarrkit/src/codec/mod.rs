@@ -141,6 +141,35 @@ pub trait ArrayToArrayCodec: Debug + Send + Sync {
     fn permutes_elements(&self) -> bool {
         false
     }
+
+    /// Encodes variable-length decoded data to a fixed-size encoded array
+    /// (numcodecs' `categorize` over strings). Only such codecs implement
+    /// it; the default is an error.
+    ///
+    /// # Errors
+    /// [`CodecError::Incompatible`], or the codec's own error.
+    fn encode_from_vlen(
+        &self,
+        decoded: &vlen::VlenChunk,
+        decoded_repr: &ChunkRepr,
+    ) -> Result<Vec<u8>, CodecError> {
+        let _ = decoded;
+        Err(vlen_unsupported("array-to-array", decoded_repr))
+    }
+
+    /// Decodes a fixed-size encoded array to variable-length data; see
+    /// [`Self::encode_from_vlen`].
+    ///
+    /// # Errors
+    /// [`CodecError::Incompatible`], or the codec's own error.
+    fn decode_to_vlen(
+        &self,
+        encoded: Vec<u8>,
+        decoded_repr: &ChunkRepr,
+    ) -> Result<vlen::VlenChunk, CodecError> {
+        let _ = encoded;
+        Err(vlen_unsupported("array-to-array", decoded_repr))
+    }
 }
 
 /// A codec that serialises an array to bytes (such as `bytes`).

@@ -104,6 +104,15 @@ pub enum DataType {
     /// `bytes` (registered extension): variable-length byte strings. Read
     /// with `Array::read_byte_strings`.
     Bytes,
+    /// A v2 object array (`|O`) with the `vlen-array` object codec: each
+    /// element a one-dimensional array of the inner (fixed-size numeric)
+    /// type, held as its native-endian bytes. Read with `Array::read_vlen`.
+    /// No v3 data type holds it.
+    VlenArray(Box<DataType>),
+    /// A v2 object array (`|O`) with the `json2` or `msgpack2` object codec:
+    /// each element any JSON value, held as its compact JSON text. Read
+    /// with `Array::read_vlen`. No v3 data type holds it.
+    Object,
 }
 
 /// One field of a [`DataType::Struct`].
@@ -255,7 +264,7 @@ impl DataType {
             Self::Struct(fields) => fields
                 .iter()
                 .fold(0usize, |acc, f| acc.saturating_add(f.size())),
-            Self::String | Self::Bytes => 0,
+            Self::String | Self::Bytes | Self::VlenArray(_) | Self::Object => 0,
         }
     }
 
@@ -264,7 +273,10 @@ impl DataType {
     /// [`DataType::size`] is 0 for them.
     #[must_use]
     pub fn is_variable_length(&self) -> bool {
-        matches!(self, Self::String | Self::Bytes)
+        matches!(
+            self,
+            Self::String | Self::Bytes | Self::VlenArray(_) | Self::Object
+        )
     }
 
     /// The byte ranges within one element that byte order applies to, as
@@ -301,11 +313,13 @@ impl DataType {
     }
 
     /// The v3 name, such as `float32`, `r24` or `numpy.datetime64` (the
-    /// configuration of the `numpy.*` types is not part of the name).
+    /// configuration of the `numpy.*` types is not part of the name; the
+    /// v2-only object types are named `object` and `vlen_array<inner>`).
     #[must_use]
     pub fn name(&self) -> String {
         match self {
             Self::RawBits(bits) => format!("r{bits}"),
+            Self::VlenArray(inner) => format!("vlen_array<{inner}>"),
             other => other.static_name().to_string(),
         }
     }
@@ -340,6 +354,8 @@ impl DataType {
             Self::Struct(_) => "struct",
             Self::String => "string",
             Self::Bytes => "bytes",
+            Self::VlenArray(_) => "vlen_array",
+            Self::Object => "object",
         }
     }
 
@@ -419,7 +435,7 @@ impl DataType {
                 .map(|&(_, unit)| unit)
                 .max()
                 .unwrap_or(1),
-            Self::String | Self::Bytes => 1,
+            Self::String | Self::Bytes | Self::VlenArray(_) | Self::Object => 1,
             other => other.size(),
         }
     }
@@ -446,6 +462,8 @@ impl DataType {
                 | Self::Struct(_)
                 | Self::String
                 | Self::Bytes
+                | Self::VlenArray(_)
+                | Self::Object
         )
     }
 
