@@ -5,6 +5,7 @@ mod element;
 mod io;
 mod region;
 mod vlen;
+mod vlen_array;
 
 pub use builder::ArrayBuilder;
 pub use element::Element;

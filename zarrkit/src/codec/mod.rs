@@ -46,6 +46,7 @@ pub mod sharding;
 pub mod shuffle;
 pub mod transpose;
 pub mod vlen;
+pub mod vlen_array;
 #[cfg(feature = "zlib")]
 pub mod zlib;
 #[cfg(feature = "zstd")]

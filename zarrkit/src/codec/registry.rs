@@ -48,6 +48,8 @@ const REGISTRY: &[(&str, Constructor)] = &[
     ("sharding_indexed", super::sharding::create),
     (super::vlen::UTF8_NAME, super::vlen::create_utf8),
     (super::vlen::BYTES_NAME, super::vlen::create_bytes),
+    // numcodecs object codecs for v2 `|O` arrays, under their ids.
+    (super::vlen_array::NAME, super::vlen_array::create),
     // Registered v3 extension codecs (zarr-extensions).
     (super::bitround_v3::NAME, super::bitround_v3::create),
     (super::reshape::NAME, super::reshape::create),
