@@ -3,6 +3,7 @@
 mod builder;
 mod element;
 mod io;
+mod object;
 mod region;
 mod vlen;
 mod vlen_array;

@@ -30,10 +30,13 @@ pub mod delta;
 pub mod fixedscaleoffset;
 #[cfg(feature = "gzip")]
 pub mod gzip;
+pub mod json2;
 #[cfg(feature = "lz4")]
 pub mod lz4;
 #[cfg(feature = "lzma")]
 pub mod lzma;
+#[cfg(feature = "msgpack")]
+pub mod msgpack2;
 pub mod numpy_dtype;
 pub mod packbits;
 pub mod packbits_v3;

@@ -50,6 +50,9 @@ const REGISTRY: &[(&str, Constructor)] = &[
     (super::vlen::BYTES_NAME, super::vlen::create_bytes),
     // numcodecs object codecs for v2 `|O` arrays, under their ids.
     (super::vlen_array::NAME, super::vlen_array::create),
+    (super::json2::NAME, super::json2::create),
+    #[cfg(feature = "msgpack")]
+    (super::msgpack2::NAME, super::msgpack2::create),
     // Registered v3 extension codecs (zarr-extensions).
     (super::bitround_v3::NAME, super::bitround_v3::create),
     (super::reshape::NAME, super::reshape::create),
@@ -123,6 +126,8 @@ const DISABLED: &[(&str, &str)] = &[
     ("numcodecs.lzma", "lzma"),
     #[cfg(not(feature = "lz4"))]
     ("numcodecs.lz4", "lz4"),
+    #[cfg(not(feature = "msgpack"))]
+    ("msgpack2", "msgpack"),
 ];
 
 /// Resolves a codec from its metadata.

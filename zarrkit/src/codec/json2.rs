@@ -1,0 +1,718 @@
+//! The `json2` array→bytes codec: a chunk of a v2 object (`|O`) array as
+//! one JSON document, as numcodecs' `JSON` codec writes it.
+//!
+//! Spec: <https://numcodecs.readthedocs.io/en/stable/other/json.html>
+//! Names: the v2 object codec id `json2` (zarrkit uses the same name in its
+//! model; no v3 data type holds such arrays).
+//!
+//! The document (checked against numcodecs 0.16, see
+//! `testdata/generate/object_codec_vectors.py`) is a JSON array: the
+//! chunk's elements as NumPy's `tolist()` gives them (a flat list for a
+//! 1-d chunk, nested lists of the chunk's shape otherwise, the one element
+//! of a 0-d chunk alone), then the type string `"|O"`, then the shape. So
+//! a 2×2 chunk is `[[1,"a"],[null,2.0],"|O",[2,2]]`.
+//!
+//! Decoded elements ([`DataType::Object`]) are each value's compact JSON
+//! text (`serde_json`'s; an empty element, as the default fill value is,
+//! stands for `null`). Writing follows Python's `json.dumps` with the
+//! configuration (`ensure_ascii`, `sort_keys`, `separators`), floats in
+//! Python's `repr` notation, so the bytes match numcodecs'; `indent` is
+//! accepted but not applied (numcodecs reads either form). JSON cannot
+//! hold Python's non-standard `NaN` and `Infinity` tokens, nor integers
+//! beyond 64 bits exactly: a chunk with the former is an error, the latter
+//! read as the nearest `f64`.
+//!
+//! ```
+//! # use zarrkit::codec::json2::Json2Config;
+//! let config: Json2Config = serde_json::from_str(r#"{ "sort_keys": true, "separators": [",", ":"] }"#)?;
+//! assert!(config.ensure_ascii);
+//! # Ok::<(), serde_json::Error>(())
+//! ```
+
+use super::vlen::VlenChunk;
+use super::{ArrayToBytesCodec, ChunkRepr, Codec, CodecError, registry::parse_configuration};
+use crate::metadata::{DataType, ExtensionObject, JsonMap};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+/// The codec's name (and numcodecs id).
+pub const NAME: &str = "json2";
+
+/// The NumPy type string numcodecs appends after the elements.
+pub(crate) const OBJECT_DTYPE: &str = "|O";
+
+fn default_true() -> bool {
+    true
+}
+
+/// The configuration of the `json2` codec: the options numcodecs passes to
+/// Python's `json` module.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Json2Config {
+    /// The text encoding; only UTF-8 (`"utf-8"`, the default) is supported.
+    #[serde(default = "default_encoding")]
+    pub encoding: String,
+    /// Python's `skipkeys` (no effect here: JSON values have string keys).
+    #[serde(default)]
+    pub skipkeys: bool,
+    /// Whether written text escapes every non-ASCII character as `\uXXXX`.
+    #[serde(default = "default_true")]
+    pub ensure_ascii: bool,
+    /// Python's `check_circular` (no effect here).
+    #[serde(default = "default_true")]
+    pub check_circular: bool,
+    /// Python's `allow_nan` (no effect here: JSON values are finite).
+    #[serde(default = "default_true")]
+    pub allow_nan: bool,
+    /// Python's `indent`: accepted, but zarrkit writes without indentation.
+    #[serde(default)]
+    pub indent: Option<Value>,
+    /// The item and key separators; `null` means `[",", ":"]`.
+    #[serde(default)]
+    pub separators: Option<(String, String)>,
+    /// Whether written objects have their keys sorted.
+    #[serde(default = "default_true")]
+    pub sort_keys: bool,
+    /// Python's `strict` (control characters in strings are always rejected).
+    #[serde(default = "default_true")]
+    pub strict: bool,
+}
+
+fn default_encoding() -> String {
+    "utf-8".to_string()
+}
+
+impl Default for Json2Config {
+    /// numcodecs' defaults.
+    fn default() -> Self {
+        Self {
+            encoding: default_encoding(),
+            skipkeys: false,
+            ensure_ascii: true,
+            check_circular: true,
+            allow_nan: true,
+            indent: None,
+            separators: None,
+            sort_keys: true,
+            strict: true,
+        }
+    }
+}
+
+/// The `json2` codec.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Json2Codec {
+    config: Json2Config,
+}
+
+/// Creates `json2` from its metadata.
+///
+/// # Errors
+/// [`CodecError::InvalidConfiguration`] for an unknown member, a member of
+/// the wrong type, or an encoding other than UTF-8.
+pub fn create(metadata: &ExtensionObject) -> Result<Codec, CodecError> {
+    let config: Json2Config = parse_configuration(metadata)?;
+    Ok(Codec::ArrayToBytes(Arc::new(Json2Codec::new(config)?)))
+}
+
+impl Json2Codec {
+    /// A codec with `config`.
+    ///
+    /// # Errors
+    /// [`CodecError::InvalidConfiguration`] for an encoding other than UTF-8.
+    pub fn new(config: Json2Config) -> Result<Self, CodecError> {
+        if !matches!(
+            config.encoding.to_ascii_lowercase().as_str(),
+            "utf-8" | "utf8" | "utf_8"
+        ) {
+            return Err(CodecError::InvalidConfiguration {
+                codec: NAME.to_string(),
+                reason: format!(
+                    "`encoding` is `{}`; only `utf-8` is supported",
+                    config.encoding
+                ),
+            });
+        }
+        Ok(Self { config })
+    }
+
+    fn separators(&self) -> (&str, &str) {
+        self.config
+            .separators
+            .as_ref()
+            .map_or((",", ":"), |(item, key)| (item.as_str(), key.as_str()))
+    }
+}
+
+fn corrupt(codec: &'static str, reason: String) -> CodecError {
+    CodecError::Corrupt { codec, reason }
+}
+
+/// The number of elements of a chunk of `repr`.
+pub(crate) fn element_count(repr: &ChunkRepr) -> Result<usize, CodecError> {
+    repr.num_elements()
+        .and_then(|n| usize::try_from(n).ok())
+        .ok_or_else(|| CodecError::TooLarge {
+            shape: repr.shape.clone(),
+        })
+}
+
+/// Checks that an object codec applies to `repr` (`object` elements).
+pub(crate) fn validate_object(codec: &'static str, repr: &ChunkRepr) -> Result<(), CodecError> {
+    if repr.data_type == DataType::Object {
+        Ok(())
+    } else {
+        Err(CodecError::Incompatible {
+            codec,
+            what: format!("`{}` (it encodes only `object`)", repr.data_type),
+        })
+    }
+}
+
+/// The error for fixed-size data given to an object codec.
+pub(crate) fn fixed_size_error(codec: &'static str, repr: &ChunkRepr) -> CodecError {
+    CodecError::Incompatible {
+        codec,
+        what: format!("fixed-size `{}` elements", repr.data_type),
+    }
+}
+
+/// The JSON value of decoded element `i` (its compact JSON text; empty is
+/// `null`).
+///
+/// # Errors
+/// [`CodecError::Incompatible`] naming `codec` for an element that is not
+/// JSON text.
+pub(crate) fn element_value(
+    codec: &'static str,
+    i: usize,
+    element: &[u8],
+) -> Result<Value, CodecError> {
+    if element.is_empty() {
+        return Ok(Value::Null);
+    }
+    serde_json::from_slice(element).map_err(|e| CodecError::Incompatible {
+        codec,
+        what: format!("element {i}, which is not JSON text ({e})"),
+    })
+}
+
+/// Splits the document numcodecs writes (`[items..., "|O", shape]`) into
+/// its items, checking the type string and the shape against `shape`.
+pub(crate) fn split_document<V>(
+    codec: &'static str,
+    mut document: Vec<V>,
+    shape: &[u64],
+    as_str: impl Fn(&V) -> Option<&str>,
+    as_shape: impl Fn(&V) -> Option<Vec<u64>>,
+) -> Result<Vec<V>, CodecError> {
+    let (Some(stored_shape), Some(dtype)) = (document.pop(), document.pop()) else {
+        return Err(corrupt(
+            codec,
+            "the document has fewer than 2 items (it ends with the type string and the shape)"
+                .to_string(),
+        ));
+    };
+    match as_str(&dtype) {
+        Some(OBJECT_DTYPE) => {}
+        Some(other) => {
+            return Err(corrupt(
+                codec,
+                format!("the type string is `{other}`, expected `{OBJECT_DTYPE}`"),
+            ));
+        }
+        None => {
+            return Err(corrupt(
+                codec,
+                "the next-to-last item is not a type string".to_string(),
+            ));
+        }
+    }
+    match as_shape(&stored_shape) {
+        Some(s) if s == shape => Ok(document),
+        Some(s) => Err(corrupt(
+            codec,
+            format!("the stored shape is {s:?}, the chunk's is {shape:?}"),
+        )),
+        None => Err(corrupt(
+            codec,
+            "the last item is not a shape (a list of integers)".to_string(),
+        )),
+    }
+}
+
+/// The elements, in C order, of `items` nested as NumPy's `tolist()` nests
+/// a chunk of `shape` (flat for 0-d and 1-d chunks).
+pub(crate) fn flatten<V>(
+    codec: &'static str,
+    items: Vec<V>,
+    shape: &[u64],
+    into_list: impl Fn(V) -> Option<Vec<V>>,
+) -> Result<Vec<V>, CodecError> {
+    let wrong_len = |level: usize, len: usize, want: u64| {
+        corrupt(
+            codec,
+            format!("a list at depth {level} has {len} items, the chunk's shape says {want}"),
+        )
+    };
+    let Some((&first, rest)) = shape.split_first() else {
+        return if items.len() == 1 {
+            Ok(items)
+        } else {
+            Err(wrong_len(0, items.len(), 1))
+        };
+    };
+    if items.len() as u64 != first {
+        return Err(wrong_len(0, items.len(), first));
+    }
+    let mut current = items;
+    for (level, &len) in rest.iter().enumerate() {
+        let mut next = Vec::with_capacity(current.len());
+        for item in current {
+            let list = into_list(item).ok_or_else(|| {
+                corrupt(
+                    codec,
+                    format!("an item at depth {} is not a list", level + 1),
+                )
+            })?;
+            if list.len() as u64 != len {
+                return Err(wrong_len(level + 1, list.len(), len));
+            }
+            next.extend(list);
+        }
+        current = next;
+    }
+    Ok(current)
+}
+
+/// Nests `elements` (C order) as NumPy's `tolist()` nests a chunk of
+/// `shape`; the inverse of [`flatten`].
+pub(crate) fn nest<V>(elements: Vec<V>, shape: &[u64], list: impl Fn(Vec<V>) -> V) -> Vec<V> {
+    let mut current = elements;
+    for &len in shape.iter().skip(1).rev() {
+        let len = usize::try_from(len).unwrap_or(usize::MAX).max(1);
+        let mut grouped = Vec::with_capacity(current.len() / len);
+        let mut iter = current.into_iter().peekable();
+        while iter.peek().is_some() {
+            grouped.push(list(iter.by_ref().take(len).collect()));
+        }
+        current = grouped;
+    }
+    current
+}
+
+impl ArrayToBytesCodec for Json2Codec {
+    fn metadata(&self) -> ExtensionObject {
+        // numcodecs' `get_config()`, member for member.
+        let (item, key) = self.separators();
+        let c = &self.config;
+        let mut configuration = JsonMap::new();
+        configuration.insert("encoding".into(), c.encoding.clone().into());
+        configuration.insert("skipkeys".into(), c.skipkeys.into());
+        configuration.insert("ensure_ascii".into(), c.ensure_ascii.into());
+        configuration.insert("check_circular".into(), c.check_circular.into());
+        configuration.insert("allow_nan".into(), c.allow_nan.into());
+        configuration.insert("indent".into(), c.indent.clone().unwrap_or(Value::Null));
+        configuration.insert("separators".into(), serde_json::json!([item, key]));
+        configuration.insert("sort_keys".into(), c.sort_keys.into());
+        configuration.insert("strict".into(), c.strict.into());
+        ExtensionObject::with_configuration(NAME, configuration)
+    }
+
+    fn validate(&self, repr: &ChunkRepr) -> Result<(), CodecError> {
+        validate_object(NAME, repr)
+    }
+
+    fn encode(&self, _: Vec<u8>, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
+        Err(fixed_size_error(NAME, repr))
+    }
+
+    fn decode(&self, _: Vec<u8>, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
+        Err(fixed_size_error(NAME, repr))
+    }
+
+    fn encode_vlen(&self, decoded: &VlenChunk, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
+        let n = element_count(repr)?;
+        if decoded.len() != n {
+            return Err(CodecError::WrongSize {
+                expected: n,
+                actual: decoded.len(),
+            });
+        }
+        let values = decoded
+            .iter()
+            .enumerate()
+            .map(|(i, e)| element_value(NAME, i, e))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut items = nest(values, &repr.shape, Value::Array);
+        items.push(Value::String(OBJECT_DTYPE.to_string()));
+        items.push(Value::Array(
+            repr.shape.iter().map(|&n| Value::from(n)).collect(),
+        ));
+        let (item_separator, key_separator) = self.separators();
+        let writer = PythonJson {
+            ensure_ascii: self.config.ensure_ascii,
+            sort_keys: self.config.sort_keys,
+            item_separator,
+            key_separator,
+        };
+        let mut out = String::with_capacity(decoded.data_len() + 16);
+        writer.write(&Value::Array(items), &mut out);
+        Ok(out.into_bytes())
+    }
+
+    fn decode_vlen(&self, encoded: Vec<u8>, repr: &ChunkRepr) -> Result<VlenChunk, CodecError> {
+        let n = element_count(repr)?;
+        let document: Value = serde_json::from_slice(&encoded).map_err(|e| {
+            let hint = if encoded.windows(3).any(|w| w == b"NaN")
+                || encoded.windows(8).any(|w| w == b"Infinity")
+            {
+                " (Python's NaN and Infinity have no JSON form)"
+            } else {
+                ""
+            };
+            corrupt(NAME, format!("not JSON: {e}{hint}"))
+        })?;
+        let Value::Array(document) = document else {
+            return Err(corrupt(
+                NAME,
+                "the document is not a JSON array".to_string(),
+            ));
+        };
+        let items = split_document(NAME, document, &repr.shape, Value::as_str, |v| {
+            v.as_array()?.iter().map(Value::as_u64).collect()
+        })?;
+        let elements = flatten(NAME, items, &repr.shape, |v| match v {
+            Value::Array(list) => Some(list),
+            _ => None,
+        })?;
+        debug_assert_eq!(elements.len(), n);
+        let mut chunk = VlenChunk::with_capacity(n);
+        for element in &elements {
+            chunk.push(element.to_string().as_bytes());
+        }
+        Ok(chunk)
+    }
+}
+
+/// Writes JSON as Python's `json.dumps` does with these options.
+pub(crate) struct PythonJson<'a> {
+    pub(crate) ensure_ascii: bool,
+    pub(crate) sort_keys: bool,
+    pub(crate) item_separator: &'a str,
+    pub(crate) key_separator: &'a str,
+}
+
+impl PythonJson<'_> {
+    pub(crate) fn write(&self, value: &Value, out: &mut String) {
+        match value {
+            Value::Null => out.push_str("null"),
+            Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+            Value::Number(n) => match (n.as_u64(), n.as_i64(), n.as_f64()) {
+                (Some(u), _, _) => {
+                    let _ = write!(out, "{u}");
+                }
+                (None, Some(i), _) => {
+                    let _ = write!(out, "{i}");
+                }
+                (None, None, Some(f)) => python_float_repr(f, out),
+                // serde_json numbers are always one of the three.
+                (None, None, None) => out.push_str("null"),
+            },
+            Value::String(s) => self.write_string(s, out),
+            Value::Array(items) => {
+                out.push('[');
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(self.item_separator);
+                    }
+                    self.write(item, out);
+                }
+                out.push(']');
+            }
+            Value::Object(map) => {
+                let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+                if self.sort_keys {
+                    // Python sorts `str` keys by code point, which is the
+                    // byte order of their UTF-8.
+                    entries.sort_by(|a, b| a.0.cmp(b.0));
+                }
+                out.push('{');
+                for (i, (key, item)) in entries.into_iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(self.item_separator);
+                    }
+                    self.write_string(key, out);
+                    out.push_str(self.key_separator);
+                    self.write(item, out);
+                }
+                out.push('}');
+            }
+        }
+    }
+
+    /// A string as Python's encoder quotes it: `\"`, `\\`, `\n`, `\r`,
+    /// `\t`, `\b`, `\f`, other control characters as `\u00XX`, and with
+    /// `ensure_ascii` everything outside printable ASCII as `\uXXXX`
+    /// (UTF-16 surrogate pairs beyond the BMP), lowercase hex.
+    fn write_string(&self, s: &str, out: &mut String) {
+        out.push('"');
+        for c in s.chars() {
+            match c {
+                '"' => out.push_str("\\\""),
+                '\\' => out.push_str("\\\\"),
+                '\n' => out.push_str("\\n"),
+                '\r' => out.push_str("\\r"),
+                '\t' => out.push_str("\\t"),
+                '\u{8}' => out.push_str("\\b"),
+                '\u{c}' => out.push_str("\\f"),
+                c if (c as u32) < 0x20 || (self.ensure_ascii && !(' '..='~').contains(&c)) => {
+                    let mut units = [0u16; 2];
+                    for unit in c.encode_utf16(&mut units) {
+                        let _ = write!(out, "\\u{unit:04x}");
+                    }
+                }
+                c => out.push(c),
+            }
+        }
+        out.push('"');
+    }
+}
+
+/// A finite `f64` as Python's `repr` writes it: the shortest digits that
+/// read back as the same number, in positional notation when the decimal
+/// exponent is in `-4..16` (always with a fractional part, `2.0`), and as
+/// `1.5e+16`/`1e-05` otherwise.
+pub(crate) fn python_float_repr(f: f64, out: &mut String) {
+    // Rust's `{:e}` also gives the shortest round-tripping digits.
+    let sci = format!("{f:e}");
+    let (mantissa, exponent) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exponent: i32 = exponent.parse().unwrap_or(0);
+    let (sign, mantissa) = match mantissa.strip_prefix('-') {
+        Some(m) => ("-", m),
+        None => ("", mantissa),
+    };
+    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    out.push_str(sign);
+    if (-4..16).contains(&exponent) {
+        if exponent >= 0 {
+            let int_len = exponent as usize + 1;
+            if digits.len() <= int_len {
+                out.push_str(&digits);
+                out.extend(std::iter::repeat_n('0', int_len - digits.len()));
+                out.push_str(".0");
+            } else {
+                out.push_str(&digits[..int_len]);
+                out.push('.');
+                out.push_str(&digits[int_len..]);
+            }
+        } else {
+            out.push_str("0.");
+            out.extend(std::iter::repeat_n('0', (-exponent - 1) as usize));
+            out.push_str(&digits);
+        }
+    } else {
+        out.push_str(&digits[..1]);
+        if digits.len() > 1 {
+            out.push('.');
+            out.push_str(&digits[1..]);
+        }
+        let _ = write!(
+            out,
+            "e{}{:02}",
+            if exponent < 0 { '-' } else { '+' },
+            exponent.unsigned_abs()
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metadata::FillValue;
+    use serde_json::json;
+
+    fn repr(shape: &[u64]) -> ChunkRepr {
+        ChunkRepr {
+            shape: shape.to_vec(),
+            data_type: DataType::Object,
+            fill_value: FillValue::zero(&DataType::Object),
+        }
+    }
+
+    fn vector(name: &str) -> Vec<u8> {
+        let path = format!(
+            "{}/../testdata/codecs/json2/{name}",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+    }
+
+    fn codec() -> Json2Codec {
+        Json2Codec::new(Json2Config::default()).unwrap()
+    }
+
+    fn texts(chunk: &VlenChunk) -> Vec<String> {
+        chunk
+            .iter()
+            .map(|e| String::from_utf8(e.to_vec()).unwrap())
+            .collect()
+    }
+
+    /// The objects of `JSON_ITEMS` in object_codec_vectors.py.
+    fn one_d_items() -> Vec<Value> {
+        vec![
+            json!("a"),
+            json!(1),
+            json!(null),
+            json!({"a": {}, "b": "é", "x": [1, 2.5]}),
+            json!([1, "b", []]),
+            json!(true),
+            json!(false),
+            json!(1e20),
+            json!(1.5e16),
+            json!(9_999_999_999_999_998.0),
+            json!(1e-5),
+            json!(0.0001),
+            json!(0.1),
+            json!(-0.0),
+            json!(2.0),
+            json!(i64::MIN),
+            json!(i64::MAX),
+            json!("\u{2603} snow \u{1f600}"),
+            json!("q\"\\\n\t\u{1}\u{7f}/"),
+            json!(""),
+        ]
+    }
+
+    #[test]
+    fn one_dimensional_chunk_matches_numcodecs_bytes() {
+        let stored = vector("1d.json");
+        let r = repr(&[20]);
+        let chunk = codec().decode_vlen(stored.clone(), &r).unwrap();
+        let values: Vec<Value> = texts(&chunk)
+            .iter()
+            .map(|t| serde_json::from_str(t).unwrap())
+            .collect();
+        assert_eq!(values, one_d_items());
+        // Integers stay integers, floats stay floats.
+        assert_eq!(texts(&chunk)[1], "1");
+        assert_eq!(texts(&chunk)[14], "2.0");
+        assert_eq!(codec().encode_vlen(&chunk, &r).unwrap(), stored);
+    }
+
+    #[test]
+    fn two_and_zero_dimensional_chunks_nest_as_numpy_tolist() {
+        let stored = vector("2d.json");
+        let r = repr(&[2, 3]);
+        let chunk = codec().decode_vlen(stored.clone(), &r).unwrap();
+        assert_eq!(
+            texts(&chunk),
+            ["1", "\"é\"", "null", "[2.0]", "{\"k\":1}", "\"z\""]
+        );
+        assert_eq!(codec().encode_vlen(&chunk, &r).unwrap(), stored);
+
+        let stored = vector("0d.json");
+        let r = repr(&[]);
+        let chunk = codec().decode_vlen(stored.clone(), &r).unwrap();
+        assert_eq!(texts(&chunk), ["{\"only\":[1,2]}"]);
+        assert_eq!(codec().encode_vlen(&chunk, &r).unwrap(), stored);
+    }
+
+    #[test]
+    fn empty_elements_are_null_and_options_change_the_text() {
+        let chunk = VlenChunk::from_items(["", "{\"b\":1,\"a\":\"é\"}"]);
+        let r = repr(&[2]);
+        assert_eq!(
+            codec().encode_vlen(&chunk, &r).unwrap(),
+            br#"[null,{"a":"\u00e9","b":1},"|O",[2]]"#
+        );
+        let c = Json2Codec::new(Json2Config {
+            ensure_ascii: false,
+            sort_keys: false,
+            separators: Some((", ".into(), ": ".into())),
+            ..Json2Config::default()
+        })
+        .unwrap();
+        assert_eq!(
+            String::from_utf8(c.encode_vlen(&chunk, &r).unwrap()).unwrap(),
+            r#"[null, {"b": 1, "a": "é"}, "|O", [2]]"#
+        );
+        let bad = VlenChunk::from_items(["1", "not json"]);
+        assert!(codec().encode_vlen(&bad, &r).is_err());
+    }
+
+    #[test]
+    fn floats_are_written_as_python_repr() {
+        for (f, want) in [
+            (1e16, "1e+16"),
+            (1e15, "1000000000000000.0"),
+            (123.456, "123.456"),
+            (1e-4, "0.0001"),
+            (1.25e-5, "1.25e-05"),
+            (-2.5e-300, "-2.5e-300"),
+            (5e-324, "5e-324"),
+            (1.7976931348623157e308, "1.7976931348623157e+308"),
+            (0.0, "0.0"),
+            (-0.0, "-0.0"),
+            (0.1 + 0.2, "0.30000000000000004"),
+        ] {
+            let mut out = String::new();
+            python_float_repr(f, &mut out);
+            assert_eq!(out, want, "{f}");
+        }
+    }
+
+    #[test]
+    fn configuration_is_numcodecs_get_config() {
+        let c = codec();
+        assert_eq!(
+            Value::Object(c.metadata().configuration_or_empty()),
+            json!({
+                "encoding": "utf-8", "skipkeys": false, "ensure_ascii": true,
+                "check_circular": true, "allow_nan": true, "indent": null,
+                "separators": [",", ":"], "sort_keys": true, "strict": true
+            })
+        );
+        let mut config = JsonMap::new();
+        config.insert("encoding".into(), "latin-1".into());
+        assert!(create(&ExtensionObject::with_configuration(NAME, config)).is_err());
+        let mut config = JsonMap::new();
+        config.insert("unknown".into(), 1.into());
+        assert!(create(&ExtensionObject::with_configuration(NAME, config)).is_err());
+    }
+
+    #[test]
+    fn corrupt_input_is_an_error_not_a_panic() {
+        let r = repr(&[2]);
+        for (bad, what) in [
+            (&b"[1,2,\"|O\",\"x\"]"[..], "not a shape"),
+            (b"[1,2,3,[2]]", "not a type string"),
+            (b"[1,2,\"<i4\",[2]]", "`<i4`"),
+            (b"[1,2,\"|O\",[3]]", "stored shape"),
+            (b"[1,\"|O\",[2]]", "1 items"),
+            (b"[[1]]", "fewer than 2"),
+            (b"{}", "not a JSON array"),
+            (b"[NaN,1,\"|O\",[2]]", "NaN and Infinity"),
+            (b"[1,2,\"|O\",[2]", "not JSON"),
+            (b"\xff", "not JSON"),
+        ] {
+            let err = codec().decode_vlen(bad.to_vec(), &r).unwrap_err();
+            assert!(err.to_string().contains(what), "{what}: {err}");
+        }
+        let r = repr(&[2, 2]);
+        for (bad, what) in [
+            (&b"[1,2,\"|O\",[2,2]]"[..], "depth 1 is not a list"),
+            (b"[[1],[2],\"|O\",[2,2]]", "depth 1 has 1 items"),
+        ] {
+            let err = codec().decode_vlen(bad.to_vec(), &r).unwrap_err();
+            assert!(err.to_string().contains(what), "{what}: {err}");
+        }
+        // Deep nesting is bounded by serde_json's recursion limit.
+        let deep = format!("[{}1{},\"|O\",[1]]", "[".repeat(10_000), "]".repeat(10_000));
+        assert!(codec().decode_vlen(deep.into_bytes(), &repr(&[1])).is_err());
+    }
+}
