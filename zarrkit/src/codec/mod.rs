@@ -21,6 +21,7 @@ pub mod bytes;
 #[cfg(feature = "bz2")]
 pub mod bz2;
 pub mod cast_value;
+pub mod categorize;
 mod chain;
 pub mod checksums;
 pub(crate) mod copy;

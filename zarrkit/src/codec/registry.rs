@@ -90,6 +90,8 @@ const REGISTRY: &[(&str, Constructor)] = &[
     (super::bitround::NAME, super::bitround::create),
     (super::astype::NAME, super::astype::create),
     (super::packbits::NAME, super::packbits::create),
+    (super::categorize::NAME, super::categorize::create),
+    (super::categorize::ID, super::categorize::create),
     (super::shuffle::NAME, super::shuffle::create),
     (super::checksums::CRC32_NAME, super::checksums::create_crc32),
     (
