@@ -42,6 +42,7 @@ pub mod numpy_dtype;
 pub mod packbits;
 pub mod packbits_v3;
 pub mod partial;
+pub mod pickle;
 pub mod quantize;
 pub mod registry;
 pub mod reshape;
@@ -383,6 +384,15 @@ pub enum CodecError {
         name: String,
         /// The Cargo feature that enables it.
         feature: &'static str,
+    },
+
+    /// The codec is known and deliberately not supported (`pickle`).
+    #[error("codec `{name}` is refused: {reason}")]
+    Refused {
+        /// The codec's name.
+        name: String,
+        /// Why, and what to do instead.
+        reason: &'static str,
     },
 
     /// A codec's configuration is invalid.

@@ -51,6 +51,9 @@ const REGISTRY: &[(&str, Constructor)] = &[
     // numcodecs object codecs for v2 `|O` arrays, under their ids.
     (super::vlen_array::NAME, super::vlen_array::create),
     (super::json2::NAME, super::json2::create),
+    // Refused: unpickling runs arbitrary code (the error says how to convert).
+    (super::pickle::NAME, super::pickle::create),
+    (super::pickle::NUMCODECS_NAME, super::pickle::create),
     #[cfg(feature = "msgpack")]
     (super::msgpack2::NAME, super::msgpack2::create),
     // Registered v3 extension codecs (zarr-extensions).
