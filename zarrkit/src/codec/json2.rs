@@ -200,14 +200,23 @@ pub(crate) fn element_value(
     })
 }
 
-/// Splits the document numcodecs writes (`[items..., "|O", shape]`) into
-/// its items, checking the type string and the shape against `shape`.
-pub(crate) fn split_document<V>(
+/// The elements, in C order of `shape`, of the document numcodecs writes
+/// (`[items..., "|O", stored_shape]`), checking the type string and the
+/// stored shape.
+///
+/// The stored shape is the chunk's, or its reverse: zarr-python 2 hands an
+/// F-order chunk to the object codec in its own shape (`tolist()` nests it
+/// logically), while zarrkit's chain for an F-order v2 array reverses the
+/// axes (`transpose`) before the codec. Such elements are reordered to the
+/// reversed shape. (What zarrkit writes is in the reversed shape, which
+/// zarr-python 2 reads back the same, as its F-order reshape undoes it.)
+pub(crate) fn document_elements<V>(
     codec: &'static str,
     mut document: Vec<V>,
     shape: &[u64],
     as_str: impl Fn(&V) -> Option<&str>,
     as_shape: impl Fn(&V) -> Option<Vec<u64>>,
+    into_list: impl Fn(V) -> Option<Vec<V>>,
 ) -> Result<Vec<V>, CodecError> {
     let (Some(stored_shape), Some(dtype)) = (document.pop(), document.pop()) else {
         return Err(corrupt(
@@ -231,22 +240,64 @@ pub(crate) fn split_document<V>(
             ));
         }
     }
-    match as_shape(&stored_shape) {
-        Some(s) if s == shape => Ok(document),
-        Some(s) => Err(corrupt(
-            codec,
-            format!("the stored shape is {s:?}, the chunk's is {shape:?}"),
-        )),
-        None => Err(corrupt(
+    let stored = as_shape(&stored_shape).ok_or_else(|| {
+        corrupt(
             codec,
             "the last item is not a shape (a list of integers)".to_string(),
-        )),
+        )
+    })?;
+    if stored == shape {
+        return flatten(codec, document, shape, into_list);
     }
+    if stored.iter().rev().eq(shape.iter()) {
+        let logical = flatten(codec, document, &stored, into_list)?;
+        return Ok(reverse_axes(logical, &stored));
+    }
+    Err(corrupt(
+        codec,
+        format!("the stored shape is {stored:?}, the chunk's is {shape:?}"),
+    ))
+}
+
+/// `elements` in C order of `shape`, rearranged to C order of the reversed
+/// shape (the transpose that reverses every axis).
+fn reverse_axes<V>(elements: Vec<V>, shape: &[u64]) -> Vec<V> {
+    let n = elements.len();
+    // C-order strides of `shape`; the reversed array's axis `d` is axis
+    // `k - d` of `shape`.
+    let dims: Vec<usize> = shape.iter().map(|&d| d as usize).collect();
+    let mut strides = vec![1usize; dims.len()];
+    for d in (0..dims.len().saturating_sub(1)).rev() {
+        strides[d] = strides[d + 1] * dims[d + 1];
+    }
+    let reversed_dims: Vec<usize> = dims.iter().rev().copied().collect();
+    let reversed_strides: Vec<usize> = strides.iter().rev().copied().collect();
+    let mut slots: Vec<Option<V>> = elements.into_iter().map(Some).collect();
+    let mut out = Vec::with_capacity(n);
+    let mut index = vec![0usize; reversed_dims.len()];
+    for _ in 0..n {
+        let source: usize = index
+            .iter()
+            .zip(&reversed_strides)
+            .map(|(i, s)| i * s)
+            .sum();
+        if let Some(value) = slots.get_mut(source).and_then(Option::take) {
+            out.push(value);
+        }
+        for d in (0..index.len()).rev() {
+            index[d] += 1;
+            if index[d] < reversed_dims[d] {
+                break;
+            }
+            index[d] = 0;
+        }
+    }
+    out
 }
 
 /// The elements, in C order, of `items` nested as NumPy's `tolist()` nests
 /// a chunk of `shape` (flat for 0-d and 1-d chunks).
-pub(crate) fn flatten<V>(
+fn flatten<V>(
     codec: &'static str,
     items: Vec<V>,
     shape: &[u64],
@@ -382,13 +433,17 @@ impl ArrayToBytesCodec for Json2Codec {
                 "the document is not a JSON array".to_string(),
             ));
         };
-        let items = split_document(NAME, document, &repr.shape, Value::as_str, |v| {
-            v.as_array()?.iter().map(Value::as_u64).collect()
-        })?;
-        let elements = flatten(NAME, items, &repr.shape, |v| match v {
-            Value::Array(list) => Some(list),
-            _ => None,
-        })?;
+        let elements = document_elements(
+            NAME,
+            document,
+            &repr.shape,
+            Value::as_str,
+            |v| v.as_array()?.iter().map(Value::as_u64).collect(),
+            |v| match v {
+                Value::Array(list) => Some(list),
+                _ => None,
+            },
+        )?;
         debug_assert_eq!(elements.len(), n);
         let mut chunk = VlenChunk::with_capacity(n);
         for element in &elements {
@@ -643,6 +698,48 @@ mod tests {
         );
         let bad = VlenChunk::from_items(["1", "not json"]);
         assert!(codec().encode_vlen(&bad, &r).is_err());
+    }
+
+    #[test]
+    fn a_chunk_stored_in_the_reversed_shape_is_reordered() {
+        // zarr-python 2 stores an F-order 2x3 chunk logically; zarrkit's
+        // chain sees it transposed, as 3x2.
+        let stored = br#"[[1,2,3],[4,5,6],"|O",[2,3]]"#.to_vec();
+        let r = repr(&[3, 2]);
+        let chunk = codec().decode_vlen(stored, &r).unwrap();
+        assert_eq!(texts(&chunk), ["1", "4", "2", "5", "3", "6"]);
+        let r = repr(&[2, 2, 2]);
+        let stored = br#"[[[0,1],[2,3]],[[4,5],[6,7]],"|O",[2,2,2]]"#.to_vec();
+        assert_eq!(
+            texts(&codec().decode_vlen(stored, &r).unwrap()),
+            ["0", "1", "2", "3", "4", "5", "6", "7"]
+        );
+        let r = repr(&[4, 3, 2]);
+        let mut text = String::from("[");
+        for i in 0..2 {
+            text.push('[');
+            for j in 0..3 {
+                text.push('[');
+                for k in 0..4 {
+                    text.push_str(&format!(
+                        "{}{}",
+                        i * 100 + j * 10 + k,
+                        if k < 3 { "," } else { "" }
+                    ));
+                }
+                text.push_str(if j < 2 { "]," } else { "]" });
+            }
+            text.push_str("],");
+        }
+        text.push_str(r#""|O",[2,3,4]]"#);
+        let got = texts(&codec().decode_vlen(text.into_bytes(), &r).unwrap());
+        // Element (k, j, i) of the reversed chunk is (i, j, k) of the stored one.
+        let want: Vec<String> = (0..4)
+            .flat_map(|k| {
+                (0..3).flat_map(move |j| (0..2).map(move |i| (i * 100 + j * 10 + k).to_string()))
+            })
+            .collect();
+        assert_eq!(got, want);
     }
 
     #[test]

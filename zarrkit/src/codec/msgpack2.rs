@@ -39,7 +39,7 @@
 //! ```
 
 use super::json2::{
-    OBJECT_DTYPE, element_count, element_value, fixed_size_error, flatten, nest, split_document,
+    OBJECT_DTYPE, document_elements, element_count, element_value, fixed_size_error, nest,
     validate_object,
 };
 use super::vlen::VlenChunk;
@@ -345,13 +345,17 @@ impl ArrayToBytesCodec for MsgPack2Codec {
         let rmpv::Value::Array(document) = document else {
             return Err(corrupt("the document is not an array".to_string()));
         };
-        let items = split_document(NAME, document, &repr.shape, rmpv::Value::as_str, |v| {
-            v.as_array()?.iter().map(rmpv::Value::as_u64).collect()
-        })?;
-        let elements = flatten(NAME, items, &repr.shape, |v| match v {
-            rmpv::Value::Array(list) => Some(list),
-            _ => None,
-        })?;
+        let elements = document_elements(
+            NAME,
+            document,
+            &repr.shape,
+            rmpv::Value::as_str,
+            |v| v.as_array()?.iter().map(rmpv::Value::as_u64).collect(),
+            |v| match v {
+                rmpv::Value::Array(list) => Some(list),
+                _ => None,
+            },
+        )?;
         let mut chunk = VlenChunk::with_capacity(n);
         for (i, element) in elements.into_iter().enumerate() {
             let value = to_json(element).map_err(|what| corrupt(format!("element {i}: {what}")))?;
