@@ -40,6 +40,14 @@ mod small_dtypes;
 mod stores;
 #[cfg(feature = "zstd")]
 mod strings;
+// The object arrays here use zstd, zlib, blosc and msgpack.
+#[cfg(all(
+    feature = "zstd",
+    feature = "zlib",
+    feature = "blosc",
+    feature = "msgpack"
+))]
+mod v2_objects;
 // The v2 matrix covers every numcodecs compressor.
 #[cfg(all(
     feature = "gzip",
