@@ -502,6 +502,19 @@ mod tests {
         assert!(codec().encode_vlen(&bad, &r).is_err());
     }
 
+    proptest::proptest! {
+        #[test]
+        fn any_json_values_round_trip(
+            items in proptest::collection::vec(crate::codec::json2::tests::arb_json(), 1..6)
+        ) {
+            let r = repr(&[items.len() as u64]);
+            let chunk = VlenChunk::from_items(items.iter().map(Value::to_string));
+            let encoded = codec().encode_vlen(&chunk, &r).unwrap();
+            let decoded = codec().decode_vlen(encoded, &r).unwrap();
+            proptest::prop_assert_eq!(values(&decoded), items);
+        }
+    }
+
     #[test]
     fn configuration_is_numcodecs_get_config() {
         let c = create(&ExtensionObject::new(NAME)).unwrap();
