@@ -23,6 +23,8 @@ V3_NAMES = {
 
 def v3_name(dtype):
     dtype = np.dtype(dtype)
+    if dtype.kind in "Mm":
+        return {"M": "numpy.datetime64", "m": "numpy.timedelta64"}[dtype.kind]
     return V3_NAMES[dtype.kind + str(dtype.itemsize)]
 
 

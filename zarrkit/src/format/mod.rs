@@ -40,11 +40,13 @@
 //! at the root (the drafts' `meta/...` documents are below a `meta/` prefix,
 //! never at the key `meta` itself).
 
+mod draft_sharding;
 pub mod v1;
 pub mod v2;
 pub mod v3;
 pub mod v3_draft2019;
 pub mod v3_draft2022;
+mod zarr_python_v3;
 
 use crate::Error;
 use crate::metadata::{

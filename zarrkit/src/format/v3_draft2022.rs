@@ -69,7 +69,7 @@
 //! # Ok::<(), zarrkit::metadata::MetadataError>(())
 //! ```
 
-use super::v3;
+use super::{draft_sharding, v3};
 use crate::Error;
 use crate::metadata::{
     ArrayMetadata, ChunkGrid, ChunkKeyEncoding, DataType, ExtensionObject, FillValue,
@@ -959,19 +959,7 @@ fn array_from_json(doc: &JsonMap) -> Result<ArrayMetadata, MetadataError> {
     let f_order = memory_layout_from_json(required(doc, "chunk_memory_layout")?)?;
     let fill_value = fill_value_from_json(required(doc, "fill_value")?, &data_type)?;
     let extensions = check_extensions(doc.get("extensions"), "extensions")?;
-    if let Some(value) = doc.get("storage_transformers") {
-        let items = value.as_array().ok_or_else(|| {
-            MetadataError::invalid("storage_transformers", "an array of objects", value)
-        })?;
-        if let Some(first) = items.first() {
-            return Err(MetadataError::UnsupportedExtension {
-                point: "storage transformer",
-                name: first
-                    .as_object()
-                    .map_or_else(|| first.to_string(), extension_uri),
-            });
-        }
-    }
+    let chunks_per_shard = draft_sharding::from_json(doc.get("storage_transformers"), shape.len())?;
     let codecs = codecs_from_json(doc.get("codecs"), &data_type, f_order, shape.len())?;
     let mut extra_fields = JsonMap::new();
     if !extensions.is_empty() {
@@ -990,7 +978,10 @@ fn array_from_json(doc: &JsonMap) -> Result<ArrayMetadata, MetadataError> {
         extra_fields,
     };
     metadata.validate()?;
-    Ok(metadata)
+    match chunks_per_shard {
+        Some(counts) => draft_sharding::shard(metadata, &counts),
+        None => Ok(metadata),
+    }
 }
 
 /// Parses `data_type`: a name of the draft's core types.
@@ -1235,6 +1226,16 @@ pub fn serialize_node(metadata: &NodeMetadata) -> Result<Vec<u8>, MetadataError>
 }
 
 fn array_to_json(array: &ArrayMetadata) -> Result<Value, MetadataError> {
+    if let Some((inner, chunks_per_shard)) = draft_sharding::unshard(array)? {
+        let mut doc = array_to_json(&inner)?;
+        if let Value::Object(doc) = &mut doc {
+            doc.insert(
+                "storage_transformers".into(),
+                draft_sharding::to_json(draft_sharding::SPEC_URI, &chunks_per_shard),
+            );
+        }
+        return Ok(doc);
+    }
     check_representable(array)?;
     if array.data_type.is_extension() {
         return Err(MetadataError::UnsupportedExtension {
@@ -1595,10 +1596,11 @@ mod tests {
                 "`https://x.org/must`",
             ),
             (
-                Box::new(
-                    |d| d["storage_transformers"] = json!([{"extension": "https://purl.org/zarr/spec/storage_transformers/sharding/1.0", "type": "indexed"}]),
-                ),
-                "sharding",
+                Box::new(|d| {
+                    d["storage_transformers"] =
+                        json!([{"extension": "https://x.org/cache/1.0", "type": "lru"}])
+                }),
+                "`https://x.org/cache/1.0`",
             ),
             (
                 Box::new(
