@@ -85,6 +85,45 @@ def array(store, fmt, node, doc_key, data_prefix, key_of, values, chunk_shape, d
     entries.append(entry(node.strip("/").replace("/", "_"), fmt, store, node, expected, WRITER))
 
 
+def sharded_array(store, fmt, node, doc_key, data_prefix, key_of, values, chunk_shape, per_shard,
+                  dtype, order, codecs, fill, doc, missing=(), reverse=False, gap=b""):
+    """Writes one array with the sharding storage transformer
+    (draft-2022-companions/extensions/storage-transformers/sharding/v1.0.rst):
+    the chunks of each `per_shard` block of the chunk grid under the shard's
+    key ("the chunk key divided by chunks_per_shard and floored"), one
+    after another (`reverse`: last first; `gap`: unused bytes before each,
+    which the text allows), then the index: a little-endian uint64 offset
+    and length per chunk in C order, 2^64-1 twice for a missing one."""
+    write(os.path.join(store, doc_key), doc)
+    expected = values.copy()
+    encoded = {}
+    for coords, block in chunks(values, chunk_shape, fill):
+        if coords in missing:
+            region = tuple(slice(i * c, (i + 1) * c) for i, c in zip(coords, chunk_shape))
+            expected[region] = fill
+            continue
+        encoded[coords] = encode(block, dtype, order, codecs)
+    grid = [-(-n // c) for n, c in zip(values.shape, chunk_shape)]
+    shard_grid = [-(-g // k) for g, k in zip(grid, per_shard)]
+    empty = 2**64 - 1
+    for shard in np.ndindex(*shard_grid):
+        inner = [tuple(s * k + o for s, k, o in zip(shard, per_shard, offset))
+                 for offset in np.ndindex(*per_shard)]
+        index = np.full((len(inner), 2), empty, dtype="<u8")
+        body = b""
+        for i in (reversed(range(len(inner))) if reverse else range(len(inner))):
+            data = encoded.get(inner[i])
+            if data is None:
+                continue
+            body += gap
+            index[i] = (len(body), len(data))
+            body += data
+        if (index == empty).all():
+            continue
+        write(os.path.join(store, data_prefix + key_of(shard)), body + index.tobytes())
+    entries.append(entry(node.strip("/").replace("/", "_"), fmt, store, node, expected, WRITER))
+
+
 # --- 2022 draft -------------------------------------------------------------
 
 def draft2022():
@@ -147,6 +186,29 @@ def draft2022():
     array(store, "v3-draft-2022", "/float32_plus_infinity_fill", "meta/float32_plus_infinity_fill.array.json",
           "data/float32_plus_infinity_fill/", key_of("/"), values, (3, 3), "<f4", "C", [], np.inf,
           doc((4, 4), "float32", (3, 3), "/", "C", [], "+Infinity"), missing={(0, 1), (1, 1)})
+
+    # The sharding storage transformer ("Configuration" of its text): shards
+    # of 2x3 chunks, one shard with a chunk missing, one with none (not stored).
+    sharding = lambda per_shard: [{
+        "extension": "https://purl.org/zarr/spec/extensions/storage-transformers/sharding/1.0",
+        "type": "indexed", "configuration": {"chunks_per_shard": list(per_shard)}}]
+    values = pattern((9, 13), "<i4")
+    sharded_doc = doc((9, 13), "int32", (2, 2), "/", "C", [gzip(1)], 7)
+    sharded_doc["storage_transformers"] = sharding((2, 3))
+    sharded_array(store, "v3-draft-2022", "/sharded/int32_gzip", "meta/sharded/int32_gzip.array.json",
+                  "data/sharded/int32_gzip/", key_of("/"), values, (2, 2), (2, 3), "<i4", "C",
+                  [GZip(1)], 7, sharded_doc,
+                  missing={(0, 1), (4, 0), (4, 1), (4, 2), (4, 3), (4, 4), (4, 5), (4, 6)})
+    # Big endian, F order, the "." separator, chunks written last first with
+    # unused bytes between them.
+    values = pattern((10, 6), ">u2")
+    sharded_doc = doc((10, 6), "uint16", (3, 2), ".", "F", [
+        {"type": "https://purl.org/zarr/spec/codecs/endian/1.0", "configuration": {"endian": "big"}},
+    ], "0x0102")
+    sharded_doc["storage_transformers"] = sharding((2, 3))
+    sharded_array(store, "v3-draft-2022", "/sharded/uint16_big_f_dot", "meta/sharded/uint16_big_f_dot.array.json",
+                  "data/sharded/uint16_big_f_dot/", key_of("."), values, (3, 2), (2, 3), ">u2", "F",
+                  [], 0x0102, sharded_doc, missing={(1, 1)}, reverse=True, gap=b"\xee" * 5)
 
     # A hierarchy whose root is an array: "meta/array.json", chunks "data/c…".
     root = os.path.join("testdata", "fixtures", "v3-draft-2022", "root-array.zarr")

@@ -8,7 +8,10 @@ use std::path::Path;
 use std::sync::Arc;
 use zarrkit::format::{self, ZarrFormat};
 use zarrkit::metadata::{ChunkKeyEncoding, DataType, ExtensionObject, JsonMap, Separator};
-use zarrkit::store::{FilesystemStore, MemoryStore, Store, StoreKey};
+use zarrkit::store::{
+    ByteRange, FilesystemStore, ListDir, MemoryStore, ReadRequest, Store, StoreCapabilities,
+    StoreError, StoreKey, StorePrefix,
+};
 use zarrkit::{Array, Error, Group, Node, NodeKind, Region};
 
 const DRAFTS: [ZarrFormat; 4] = [
@@ -258,6 +261,7 @@ fn the_fixture_hierarchies_list_explicit_and_implicit_children() {
                 "/implicit",
                 "/int32_gzip",
                 "/int8_binary_fill",
+                "/sharded",
                 "/sub",
             ],
         ),
@@ -649,4 +653,515 @@ fn numcodecs_compressors_round_trip_through_the_2019_layouts_under_their_uris() 
             "{name}"
         );
     }
+}
+
+// ---------------------------------------------------------------------------
+// The sharding storage transformer, zarr-python 2.x filters, datetimes and
+// consolidated metadata.
+// ---------------------------------------------------------------------------
+
+/// Records every read of the store: the key and the byte range.
+#[derive(Debug)]
+struct RecordingStore {
+    inner: Arc<dyn Store>,
+    reads: std::sync::Mutex<Vec<(String, Option<ByteRange>)>>,
+}
+
+impl RecordingStore {
+    fn new(inner: Arc<dyn Store>) -> Arc<Self> {
+        Arc::new(Self {
+            inner,
+            reads: std::sync::Mutex::new(Vec::new()),
+        })
+    }
+    fn take(&self) -> Vec<(String, Option<ByteRange>)> {
+        std::mem::take(&mut *self.reads.lock().unwrap())
+    }
+}
+
+impl Store for RecordingStore {
+    fn name(&self) -> &'static str {
+        "recording store"
+    }
+    fn capabilities(&self) -> StoreCapabilities {
+        self.inner.capabilities()
+    }
+    fn get(&self, key: &StoreKey, range: Option<ByteRange>) -> Result<Option<Vec<u8>>, StoreError> {
+        self.reads
+            .lock()
+            .unwrap()
+            .push((key.as_str().to_string(), range));
+        self.inner.get(key, range)
+    }
+    fn get_partial_values(
+        &self,
+        requests: &[ReadRequest],
+    ) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
+        requests.iter().map(|(k, r)| self.get(k, *r)).collect()
+    }
+    fn set(&self, key: &StoreKey, value: &[u8]) -> Result<(), StoreError> {
+        self.inner.set(key, value)
+    }
+    fn set_partial_values(&self, items: &[(StoreKey, u64, Vec<u8>)]) -> Result<(), StoreError> {
+        self.inner.set_partial_values(items)
+    }
+    fn erase(&self, key: &StoreKey) -> Result<(), StoreError> {
+        self.inner.erase(key)
+    }
+    fn erase_prefix(&self, prefix: &StorePrefix) -> Result<(), StoreError> {
+        self.inner.erase_prefix(prefix)
+    }
+    fn list_prefix(&self, prefix: &StorePrefix) -> Result<Vec<StoreKey>, StoreError> {
+        self.inner.list_prefix(prefix)
+    }
+    fn list_dir(&self, prefix: &StorePrefix) -> Result<ListDir, StoreError> {
+        self.inner.list_dir(prefix)
+    }
+}
+
+fn fixture(relative: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../testdata/fixtures")
+        .join(relative)
+}
+
+/// A copy of a fixture directory in memory, so tests may change it.
+fn memory_fixture(relative: &str) -> Arc<dyn Store> {
+    let root = fixture(relative);
+    let source = FilesystemStore::new(&root).unwrap();
+    let store = MemoryStore::new();
+    for key in source.list().unwrap() {
+        store
+            .set(&key, &source.get(&key, None).unwrap().unwrap())
+            .unwrap();
+    }
+    Arc::new(store)
+}
+
+/// testdata/generate/draft_common.py `pattern` for integer types.
+fn int_pattern(i: u64) -> i64 {
+    ((i * 2_654_435_761) % 251) as i64
+}
+
+/// The v3 sharding codec the draft transformer maps onto.
+fn draft_sharding(inner: &[u64], codecs: Value, checksum: bool) -> ExtensionObject {
+    let mut index = vec![json!({"name": "bytes", "configuration": {"endian": "little"}})];
+    if checksum {
+        index.push(json!({"name": "crc32c"}));
+    }
+    codec(
+        "sharding_indexed",
+        json!({"chunk_shape": inner, "codecs": codecs, "index_codecs": index, "index_location": "end"}),
+    )
+}
+
+#[test]
+fn zarr_python_sharded_arrays_read_part_of_a_shard_by_ranges() {
+    let store = RecordingStore::new(Arc::new(
+        FilesystemStore::new(fixture("v3-draft-2019-json/zarr-python-2.18-ext.zarr")).unwrap(),
+    ));
+    let array = Array::open(store.clone(), "/sharded/int32_gzip").unwrap();
+    // Sharding v1.0: 2x2 chunks, 2x3 of them to a shard.
+    assert_eq!(array.chunk_shape(), [4, 6]);
+    assert_eq!(array.metadata().codecs[0].name, "sharding_indexed");
+    assert_eq!(
+        array.chunk_key(&[1, 2]).unwrap().as_str(),
+        "data/root/sharded/int32_gzip/c1/2"
+    );
+    store.take();
+    // One inner chunk of shard (1, 1): rows 4..6, columns 6..8, never written.
+    let unwritten: Vec<i32> = array
+        .read_region(&Region::from_ranges(&[4..6, 6..8]))
+        .unwrap();
+    assert_eq!(unwritten, [3, 3, 3, 3]);
+    // Inner chunk (2, 0) of shard (1, 0): written.
+    let written: Vec<i32> = array
+        .read_region(&Region::from_ranges(&[4..6, 0..2]))
+        .unwrap();
+    let expected: Vec<i32> = [(4, 0), (4, 1), (5, 0), (5, 1)]
+        .iter()
+        .map(|&(r, c)| int_pattern(r * 13 + c) as i32)
+        .collect();
+    assert_eq!(written, expected);
+    // Every read was ranged: the index (16 bytes × 6 chunks at the end), then
+    // the one stored inner chunk; never a whole shard.
+    let reads = store.take();
+    assert!(!reads.is_empty());
+    for (key, range) in &reads {
+        assert!(
+            range.is_some(),
+            "`{key}` was read whole, not by range: {reads:?}"
+        );
+    }
+    assert!(
+        reads
+            .iter()
+            .any(|(k, r)| k.ends_with("c1/0") && *r == Some(ByteRange::Suffix(96))),
+        "{reads:?}"
+    );
+    // The whole array: the third shard row was never written.
+    let all: Vec<i32> = array.read_region(&Region::whole(&[9, 13])).unwrap();
+    for r in 0..9u64 {
+        for c in 0..13u64 {
+            let stored = r < 4 || (r < 6 && c < 2);
+            let want = if stored {
+                int_pattern(r * 13 + c) as i32
+            } else {
+                3
+            };
+            assert_eq!(all[(r * 13 + c) as usize], want, "({r}, {c})");
+        }
+    }
+}
+
+#[test]
+fn sharded_draft_arrays_round_trip_with_the_storage_transformer() {
+    for (format, uri, shard_key) in [
+        (
+            ZarrFormat::V3Draft2022,
+            "https://purl.org/zarr/spec/extensions/storage-transformers/sharding/1.0",
+            "data/s/c1/0",
+        ),
+        (
+            ZarrFormat::V3Draft2019Json,
+            "https://purl.org/zarr/spec/storage_transformers/sharding/1.0",
+            "data/root/s/c1/0",
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        for (backend, store) in stores(dir.path()) {
+            let context = format!("{format} on the {backend} store");
+            let inner_codecs = json!([
+                {"name": "bytes", "configuration": {"endian": "big"}},
+                {"name": "gzip", "configuration": {"level": 1}}
+            ]);
+            let array = Array::builder(&[7, 5], DataType::Int16, &[4, 4])
+                .codecs_metadata(vec![draft_sharding(&[2, 2], inner_codecs, false)])
+                .fill_value(-1i16)
+                .format(format)
+                .create(Arc::clone(&store), "/s")
+                .unwrap();
+            let values: Vec<i16> = (0..35).map(|i| i * 3 - 50).collect();
+            // Leave out the last row: its inner chunks stay unwritten.
+            array
+                .write_region(&Region::from_ranges(&[0..6, 0..5]), &values[..30])
+                .unwrap();
+            let (doc_key, _) = expected_keys(format);
+            let doc_key = doc_key.replace("/x.", "/s.");
+            let doc: Value =
+                serde_json::from_slice(&store.get(&key(&doc_key), None).unwrap().unwrap()).unwrap();
+            assert_eq!(doc["chunk_grid"]["chunk_shape"], json!([2, 2]), "{context}");
+            assert_eq!(
+                doc["storage_transformers"],
+                json!([{"extension": uri, "type": "indexed",
+                        "configuration": {"chunks_per_shard": [2, 2]}}]),
+                "{context}"
+            );
+            // The shard of chunk rows 2..4, columns 0..2: chunks (2,0) and
+            // (2,1) stored, (3,0) and (3,1) (array row 6) empty: both
+            // `2^64 - 1` ("Binary shard format").
+            let shard = store.get(&key(shard_key), None).unwrap().unwrap();
+            let index: Vec<u64> = shard[shard.len() - 64..]
+                .chunks(8)
+                .map(|b| u64::from_le_bytes(b.try_into().unwrap()))
+                .collect();
+            assert_eq!(index[4..], [u64::MAX; 4], "{context}");
+            for i in 0..2 {
+                let (offset, length) = (index[2 * i], index[2 * i + 1]);
+                assert!(
+                    offset + length <= (shard.len() - 64) as u64,
+                    "{context}: {index:?}"
+                );
+            }
+            let reopened = Array::open(Arc::clone(&store), "/s").unwrap();
+            assert_eq!(reopened.metadata(), array.metadata(), "{context}");
+            let read: Vec<i16> = reopened.read_region(&Region::whole(&[7, 5])).unwrap();
+            assert_eq!(read[..30], values[..30], "{context}");
+            assert_eq!(read[30..], [-1; 5], "{context}");
+        }
+    }
+}
+
+#[test]
+fn sharding_the_drafts_cannot_say_is_refused_before_writing() {
+    let bytes = json!([{"name": "bytes", "configuration": {"endian": "little"}}]);
+    for (format, sharding, needle) in [
+        // A crc32c index: the transformer's index has no checksum.
+        (
+            ZarrFormat::V3Draft2022,
+            draft_sharding(&[2, 2], bytes.clone(), true),
+            "checksum",
+        ),
+        (
+            ZarrFormat::V3Draft2019Json,
+            draft_sharding(&[2, 2], bytes.clone(), true),
+            "checksum",
+        ),
+        // The June 2019 draft has no storage transformers.
+        (
+            ZarrFormat::V3Draft2019,
+            draft_sharding(&[2, 2], bytes.clone(), false),
+            "sharding_indexed",
+        ),
+    ] {
+        let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+        let err = Array::builder(&[8, 8], DataType::UInt8, &[4, 4])
+            .codecs_metadata(vec![sharding])
+            .format(format)
+            .create(Arc::clone(&store), "/s")
+            .unwrap_err();
+        assert!(anyhow_like(err).contains(needle), "{format}");
+        assert!(store.list().unwrap().is_empty(), "{format}");
+    }
+}
+
+#[test]
+fn a_shard_whose_index_or_chunk_does_not_decode_is_named() {
+    let store = memory_fixture("v3-draft-2022/spec-text.zarr");
+    let array = Array::open(Arc::clone(&store), "/sharded/int32_gzip").unwrap();
+    let shard = key("data/sharded/int32_gzip/c0/0");
+    let mut bytes = store.get(&shard, None).unwrap().unwrap();
+    // Chunk (0, 0)'s offset now points past the end of the shard.
+    let at = bytes.len() - 96;
+    bytes[at..at + 8].copy_from_slice(&u64::MAX.wrapping_sub(5).to_le_bytes());
+    store.set(&shard, &bytes).unwrap();
+    let err = array
+        .read_region::<i32>(&Region::from_ranges(&[0..2, 0..2]))
+        .unwrap_err();
+    assert!(
+        anyhow_like(err).contains("`data/sharded/int32_gzip/c0/0`"),
+        "the shard key is named"
+    );
+    // A stored inner chunk that is not gzip.
+    let mut bytes = store.get(&shard, None).unwrap().unwrap();
+    bytes[..4].copy_from_slice(b"junk");
+    let at = bytes.len() - 96;
+    bytes[at..at + 8].copy_from_slice(&0u64.to_le_bytes());
+    store.set(&shard, &bytes).unwrap();
+    let err = array
+        .read_region::<i32>(&Region::from_ranges(&[0..2, 0..2]))
+        .unwrap_err();
+    assert!(anyhow_like(err).contains("`data/sharded/int32_gzip/c0/0`"));
+}
+
+#[test]
+fn zarr_python_filters_and_datetimes_round_trip_as_it_writes_them() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let format = ZarrFormat::V3Draft2019Json;
+    let delta = Array::builder(&[10], DataType::Int32, &[4])
+        .codecs_metadata(vec![
+            codec("numcodecs.delta", json!({"dtype": "<i4"})),
+            codec("bytes", json!({"endian": "little"})),
+            codec("numcodecs.zlib", json!({"level": 1})),
+        ])
+        .format(format)
+        .create(Arc::clone(&store), "/delta")
+        .unwrap();
+    let values: Vec<i32> = (0..10).map(|i| i * i - 7).collect();
+    delta.write_region(&Region::whole(&[10]), &values).unwrap();
+    let doc: Value = serde_json::from_slice(
+        &store
+            .get(&key("meta/root/delta.array.json"), None)
+            .unwrap()
+            .unwrap(),
+    )
+    .unwrap();
+    // zarr-python 2.x keeps filters among the attributes.
+    assert_eq!(
+        doc["attributes"]["filters"],
+        json!([{"id": "delta", "dtype": "<i4", "astype": "<i4"}])
+    );
+    assert_eq!(
+        doc["compressor"],
+        json!({"codec": "https://purl.org/zarr/spec/codec/zlib/1.0", "configuration": {"level": 1}})
+    );
+    let reopened = Array::open(Arc::clone(&store), "/delta").unwrap();
+    assert!(reopened.attributes().is_empty());
+    assert_eq!(
+        reopened.read_region::<i32>(&Region::whole(&[10])).unwrap(),
+        values
+    );
+    let time = Array::builder(
+        &[3],
+        DataType::NumpyTimeDelta64 {
+            unit: zarrkit::metadata::TimeUnit::Second,
+            scale_factor: 1,
+        },
+        &[2],
+    )
+    .codecs_metadata(vec![codec("bytes", json!({"endian": "big"}))])
+    .fill_value(5i64)
+    .format(format)
+    .create(Arc::clone(&store), "/time")
+    .unwrap();
+    time.write_region(&Region::whole(&[3]), &[i64::MIN, 0, 86_400])
+        .unwrap();
+    let doc: Value = serde_json::from_slice(
+        &store
+            .get(&key("meta/root/time.array.json"), None)
+            .unwrap()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        doc["data_type"],
+        json!({"extension": "https://zarr-specs.readthedocs.io/en/latest/extensions/data-types/datetime/v1.0.html",
+               "type": ">m8[s]", "fallback": null})
+    );
+    assert_eq!(doc["fill_value"], json!(5));
+    assert_eq!(
+        store.get(&key("data/root/time/c0"), None).unwrap().unwrap(),
+        [i64::MIN.to_be_bytes(), 0i64.to_be_bytes()].concat()
+    );
+    let reopened = Array::open(Arc::clone(&store), "/time").unwrap();
+    assert_eq!(reopened.metadata(), time.metadata());
+    assert_eq!(
+        reopened.read_region::<i64>(&Region::whole(&[3])).unwrap(),
+        [i64::MIN, 0, 86_400]
+    );
+    // An attribute named `filters` would be taken for the filters.
+    let err = Array::builder(&[2], DataType::UInt8, &[2])
+        .attributes(attrs(json!({"filters": []})))
+        .format(format)
+        .create(Arc::clone(&store), "/clash")
+        .unwrap_err();
+    assert!(anyhow_like(err).contains("`filters`"));
+}
+
+#[test]
+fn zarr_python_filters_that_are_unknown_or_malformed_are_named() {
+    let store = memory_fixture("v3-draft-2019-json/zarr-python-2.18-ext.zarr");
+    let doc_key = key("meta/root/filters/int32_delta_zlib.array.json");
+    for (filters, needle) in [
+        (json!([{"id": "snappy_filter"}]), "`snappy_filter`"),
+        (json!([{"dtype": "<i4"}]), "`filters[].id`"),
+        (
+            json!([{"id": "delta", "dtype": "<i4", "level": 3}]),
+            "`filters[0].level`",
+        ),
+        (json!("delta"), "`filters`"),
+    ] {
+        edit(&store, &doc_key, |d| {
+            d["attributes"]["filters"] = filters.clone()
+        });
+        let err = Array::open(Arc::clone(&store), "/filters/int32_delta_zlib").unwrap_err();
+        let message = anyhow_like(err);
+        assert!(message.contains(doc_key.as_str()), "{message}");
+        assert!(message.contains(needle), "{message} (wanted {needle})");
+    }
+}
+
+#[test]
+fn zarr_python_consolidated_metadata_is_read_checked_and_rewritten() {
+    let store = memory_fixture("v3-draft-2019-json/zarr-python-2.18-ext.zarr");
+    let consolidated = key("meta/root/consolidated/.zmetadata");
+    let original: Value =
+        serde_json::from_slice(&store.get(&consolidated, None).unwrap().unwrap()).unwrap();
+    // What zarr-python 2.18 wrote agrees with the documents.
+    assert_eq!(
+        zarrkit::consolidate::check(store.as_ref(), "/").unwrap(),
+        []
+    );
+    let counting = RecordingStore::new(Arc::clone(&store));
+    let root = Group::open(counting.clone(), "/").unwrap();
+    assert!(root.is_consolidated());
+    assert!(root.warnings().is_empty(), "{:?}", root.warnings());
+    counting.take();
+    // Implicit groups (no document, so no entry) come from the paths below.
+    let names: Vec<String> = root
+        .children()
+        .unwrap()
+        .iter()
+        .map(|n| n.path().to_string())
+        .collect();
+    assert_eq!(
+        names,
+        ["/consolidated", "/datetime", "/filters", "/sharded"]
+    );
+    let Node::Array(array) = root.node("sharded/int32_gzip").unwrap() else {
+        panic!("an array");
+    };
+    assert_eq!(array.chunk_shape(), [4, 6]);
+    assert_eq!(root.walk().unwrap().len(), 14);
+    assert_eq!(
+        counting.take(),
+        [],
+        "answered from the consolidated metadata"
+    );
+
+    // Rewritten by zarrkit: the same entries, which `check` accepts.
+    store.erase(&consolidated).unwrap();
+    assert!(
+        !zarrkit::consolidate::check(store.as_ref(), "/")
+            .unwrap()
+            .is_empty()
+    );
+    let report = zarrkit::consolidate::consolidate(store.as_ref(), "/").unwrap();
+    assert_eq!(report.key, consolidated);
+    assert_eq!(report.entries, 13);
+    let written: Value =
+        serde_json::from_slice(&store.get(&consolidated, None).unwrap().unwrap()).unwrap();
+    assert_eq!(written, original);
+
+    // A stale entry is reported, and the group falls back to the documents.
+    edit(
+        &store,
+        &key("meta/root/filters/int32_delta_zlib.array.json"),
+        |d| d["attributes"]["note"] = json!("changed"),
+    );
+    let mismatches = zarrkit::consolidate::check(store.as_ref(), "/").unwrap();
+    assert_eq!(mismatches.len(), 1);
+    assert_eq!(
+        mismatches[0].key,
+        "meta/root/filters/int32_delta_zlib.array.json"
+    );
+}
+
+#[test]
+fn zarrkit_creates_consolidated_metadata_for_a_new_zarr_python_hierarchy() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let format = ZarrFormat::V3Draft2019Json;
+    Group::create_as(Arc::clone(&store), "/", format, attrs(json!({"a": 1}))).unwrap();
+    Array::builder(&[4], DataType::Float32, &[2])
+        .format(format)
+        .create(Arc::clone(&store), "/g/x")
+        .unwrap();
+    let report = zarrkit::consolidate::consolidate(store.as_ref(), "/").unwrap();
+    // zarr.json, the root, the `consolidated` group and /g/x (/g is implicit).
+    assert_eq!(report.entries, 4);
+    assert!(
+        store
+            .get(&key("meta/root/consolidated.group.json"), None)
+            .unwrap()
+            .is_some()
+    );
+    let doc: Value = serde_json::from_slice(
+        &store
+            .get(&key("meta/root/consolidated/.zmetadata"), None)
+            .unwrap()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(doc["zarr_consolidated_format"], json!(1));
+    assert_eq!(
+        doc["metadata"]["meta/root.group.json"],
+        json!({"attributes": {"a": 1}})
+    );
+    assert_eq!(
+        doc["metadata"]["zarr.json"]["metadata_key_suffix"],
+        json!(".json")
+    );
+    let root = Group::open(Arc::clone(&store), "/").unwrap();
+    assert!(root.is_consolidated());
+    // Below the root, or in another draft, there is no consolidated metadata.
+    assert!(zarrkit::consolidate::consolidate(store.as_ref(), "/g").is_err());
+    let june: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    Group::create_as(
+        Arc::clone(&june),
+        "/",
+        ZarrFormat::V3Draft2019,
+        JsonMap::new(),
+    )
+    .unwrap();
+    assert!(zarrkit::consolidate::consolidate(june.as_ref(), "/").is_err());
 }
