@@ -160,6 +160,24 @@ def extensions():
         values=np.arange(8, dtype=">i8").astype(">m8[s]").reshape(4, 2) * 1000 - 3000)
     add("datetime/datetime64_days", (6,), (4,), "<M8[D]", numcodecs.Zstd(level=1),
         values=(np.arange(6, dtype="<i8") * 3653 - 7000).astype("<M8[D]"))
+    # Fixed-length strings and structured types (zarr-python's placeholder
+    # extension URIs), both byte orders, fill values as it encodes them.
+    add("strings/bytes4_gzip", (7,), (3,), "|S4", numcodecs.GZip(level=1), fill_value=b"ab",
+        write=[slice(0, 4)], values=np.array([b"x", b"yz", b"wxyz", b"", b"a", b"b", b"c"], dtype="|S4"))
+    add("strings/unicode3_big_f", (3, 4), (2, 3), ">U3", None, order="F", fill_value="h\u00e9",
+        write=[(slice(0, 2), slice(None))],
+        values=np.array([["a", "bc", "d\u4e2d", ""], ["\u00e9\u00e9", "x", "yy", "zzz"],
+                         ["1", "2", "3", "4"]], dtype=">U3"))
+    record = np.dtype([("name", "<U3"), ("age", "<i2"), ("w", "<f4")])
+    add("strings/structured_blosc", (5,), (2,), record,
+        numcodecs.Blosc(cname="lz4", clevel=5, shuffle=1), fill_value=None,
+        values=np.array([("ab", 3, 1.5), ("c", -1, 0), ("", 7, 3),
+                         ("xyz", 0, -1), ("q", 9, 9)], dtype=record))
+    big_record = np.dtype([("id", ">u4"), ("tag", "|S2"), ("v", ">f8")])
+    add("strings/structured_big", (4,), (3,), big_record, None,
+        fill_value=np.array((1, b"xy", 2.0), dtype=big_record)[()], write=[slice(0, 2)],
+        values=np.array([(5, b"a", 0.5), (6, b"bc", -2.0), (7, b"", 1e10), (8, b"zz", 0)],
+                        dtype=big_record))
     zarr.consolidate_metadata(store)
     return entries
 

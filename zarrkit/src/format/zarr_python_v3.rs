@@ -15,6 +15,7 @@
 //! | `data_type` `"<i4"`, `"bool"`, `"u1"` | `dtype` `"<i4"`, `"\|b1"`, `"\|u1"` |
 //! | `data_type` `{"extension": <complex URI>, "type": "<c8"}` | `"<c8"` |
 //! | `data_type` `{"extension": <datetime URI>, "type": "<M8[ns]"}` | `"<M8[ns]"` |
+//! | `data_type` `{"extension": "TODO: bytestring array protocol URL", "type": "\|S4"}` (also `unicode`, `structured`) | `"\|S4"`, `"<U3"`, `[["a", "<i4"], …]` (see `numpy_types`) |
 //! | `compressor` `{"codec": ".../codec/gzip/1.0", "configuration": {...}}` | `{"id": "gzip", ...}` |
 //! | `attributes.filters` | `filters` |
 //! | `chunk_memory_layout` | `order` |
@@ -25,9 +26,9 @@
 //! encoding is `default` with the grid's separator; the sharding storage
 //! transformer is handled by the caller.
 
-use super::v2;
 use super::v3_draft2019::{CODECS, COMPLEX_EXTENSION, codec_short_name, numpy_name, numpy_type};
 use super::v3_draft2022 as shared;
+use super::{numpy_types, v2};
 use crate::metadata::{
     ArrayMetadata, ChunkKeyEncoding, DataType, JsonMap, MetadataError, Separator,
 };
@@ -43,8 +44,17 @@ const CODEC_URI_PREFIX: &str = "https://purl.org/zarr/spec/codec/";
 /// The name of the format in messages.
 const FORMAT: &str = "v3-draft-2019-json";
 
+/// The extension URIs zarr-python 2.x writes for NumPy `S`, `U` and
+/// structured types: placeholders, never replaced before the layout was
+/// dropped (`zarr/meta.py`, `get_extended_dtype_info`).
+pub const BYTES_EXTENSION: &str = "TODO: bytestring array protocol URL";
+/// See [`BYTES_EXTENSION`].
+pub const UNICODE_EXTENSION: &str = "TODO: unicode array protocol URL";
+/// See [`BYTES_EXTENSION`].
+pub const STRUCTURED_EXTENSION: &str = "TODO: structured array protocol URL";
+
 /// The v2 `dtype` of a zarr-python 2.x `data_type`.
-fn dtype_from_json(value: &Value) -> Result<String, MetadataError> {
+fn dtype_from_json(value: &Value) -> Result<Value, MetadataError> {
     let unsupported = |name: String| MetadataError::UnsupportedExtension {
         point: "data type",
         name,
@@ -54,10 +64,29 @@ fn dtype_from_json(value: &Value) -> Result<String, MetadataError> {
         // and `u1` without one.
         Value::String(s) => {
             let (data_type, big) = numpy_type(s).ok_or_else(|| unsupported(s.clone()))?;
-            Ok(v2::dtype_to_string(&data_type, big))
+            Ok(Value::String(v2::dtype_to_string(&data_type, big)))
         }
         Value::Object(object) => {
             let uri = shared::extension_uri(object);
+            let numpy_kind: Option<fn(&DataType) -> bool> = match uri.as_str() {
+                BYTES_EXTENSION => Some(|d| matches!(d, DataType::FixedBytes(_))),
+                UNICODE_EXTENSION => Some(|d| matches!(d, DataType::FixedUtf32(_))),
+                STRUCTURED_EXTENSION => Some(|d| matches!(d, DataType::Struct(_))),
+                _ => None,
+            };
+            if let Some(kind_ok) = numpy_kind {
+                let type_value = object.get("type").ok_or(MetadataError::MissingField {
+                    field: "data_type.type",
+                })?;
+                return match numpy_types::from_json(type_value, "data_type.type")? {
+                    Some((data_type, _)) if kind_ok(&data_type) => Ok(type_value.clone()),
+                    _ => Err(MetadataError::invalid(
+                        "data_type.type",
+                        "a NumPy type of the extension's kind",
+                        type_value,
+                    )),
+                };
+            }
             let kind_ok: fn(&DataType) -> bool = match uri.as_str() {
                 COMPLEX_EXTENSION => |d| matches!(d, DataType::Complex64 | DataType::Complex128),
                 DATETIME_EXTENSION => |d| {
@@ -76,7 +105,7 @@ fn dtype_from_json(value: &Value) -> Result<String, MetadataError> {
                 .as_str()
                 .ok_or_else(|| MetadataError::invalid("data_type.type", expected, type_value))?;
             match v2::dtype_from_json(type_value) {
-                Ok((data_type, _)) if kind_ok(&data_type) => Ok(text.to_string()),
+                Ok((data_type, _)) if kind_ok(&data_type) => Ok(Value::String(text.to_string())),
                 _ => Err(MetadataError::invalid(
                     "data_type.type",
                     expected,
@@ -170,11 +199,9 @@ pub(crate) fn array_from_json(doc: &JsonMap) -> Result<ArrayMetadata, MetadataEr
     let (chunk_grid, separator) =
         shared::chunk_grid_from_json(shared::required(doc, "chunk_grid")?, Some(Separator::Slash))?;
     let f_order = shared::memory_layout_from_json(shared::required(doc, "chunk_memory_layout")?)?;
-    let fill_value = match shared::required(doc, "fill_value")? {
-        // June 2019 draft: `null` means undefined; it reads as zero.
-        Value::Null => Value::from(0),
-        value => value.clone(),
-    };
+    // June 2019 draft: `null` means undefined; v2 reads it as zero (its
+    // marker for writing `null` back is dropped below).
+    let fill_value = shared::required(doc, "fill_value")?.clone();
     let compressor = compressor_from_json(doc.get("compressor"))?;
     let mut attributes = shared::attributes_from_json(doc)?;
     // zarr-python 2.x keeps the numcodecs filters among the attributes.
@@ -191,7 +218,10 @@ pub(crate) fn array_from_json(doc: &JsonMap) -> Result<ArrayMetadata, MetadataEr
         "filters": filters,
         "dimension_separator": separator.as_char().to_string(),
     });
-    let mut array = v2::parse_array(zarray.to_string().as_bytes(), Some(attributes))?;
+    let Value::Object(zarray) = zarray else {
+        return Err(MetadataError::NotAnObject);
+    };
+    let mut array = numpy_types::parse_zarray(zarray, Some(attributes))?;
     array.chunk_key_encoding = ChunkKeyEncoding::Default { separator };
     array.extra_fields.remove(v2::NULL_FILL_VALUE_FIELD);
     Ok(array)
@@ -218,16 +248,21 @@ pub(crate) fn array_to_json(array: &ArrayMetadata) -> Result<JsonMap, MetadataEr
     let mut as_v2 = array.clone();
     as_v2.chunk_key_encoding = ChunkKeyEncoding::V2 { separator };
     as_v2.extra_fields.clear();
-    let zarray = v2::array_to_json(&as_v2).map_err(|err| match err {
+    if numpy_types::is_numpy_string_or_struct(&array.data_type)
+        && !numpy_types::is_representable(&array.data_type)
+    {
+        return Err(MetadataError::UnsupportedExtension {
+            point: "data type in this format",
+            name: array.data_type.name(),
+        });
+    }
+    let mut zarray = numpy_types::zarray_of(&as_v2).map_err(|err| match err {
         MetadataError::NotRepresentable { what, .. } => MetadataError::NotRepresentable {
             format: FORMAT,
             what,
         },
         other => other,
     })?;
-    let Value::Object(mut zarray) = zarray else {
-        return Err(MetadataError::NotAnObject);
-    };
     let mut take = |key: &str| zarray.remove(key).unwrap_or(Value::Null);
     let dtype = take("dtype");
     let (compressor, filters, fill_value, order) = (
@@ -237,7 +272,11 @@ pub(crate) fn array_to_json(array: &ArrayMetadata) -> Result<JsonMap, MetadataEr
         take("order"),
     );
     let dtype_text = dtype.as_str().unwrap_or_default();
+    let numpy = |uri: &str| serde_json::json!({"extension": uri, "type": dtype, "fallback": null});
     let data_type = match &array.data_type {
+        DataType::FixedBytes(_) => numpy(BYTES_EXTENSION),
+        DataType::FixedUtf32(_) => numpy(UNICODE_EXTENSION),
+        DataType::Struct(_) => numpy(STRUCTURED_EXTENSION),
         DataType::Complex64 | DataType::Complex128 => serde_json::json!({
             "extension": COMPLEX_EXTENSION, "type": dtype_text, "fallback": null,
         }),

@@ -1076,13 +1076,19 @@ fn zarr_python_consolidated_metadata_is_read_checked_and_rewritten() {
         .collect();
     assert_eq!(
         names,
-        ["/consolidated", "/datetime", "/filters", "/sharded"]
+        [
+            "/consolidated",
+            "/datetime",
+            "/filters",
+            "/sharded",
+            "/strings"
+        ]
     );
     let Node::Array(array) = root.node("sharded/int32_gzip").unwrap() else {
         panic!("an array");
     };
     assert_eq!(array.chunk_shape(), [4, 6]);
-    assert_eq!(root.walk().unwrap().len(), 14);
+    assert_eq!(root.walk().unwrap().len(), 19);
     assert_eq!(
         counting.take(),
         [],
@@ -1098,7 +1104,7 @@ fn zarr_python_consolidated_metadata_is_read_checked_and_rewritten() {
     );
     let report = zarrkit::consolidate::consolidate(store.as_ref(), "/").unwrap();
     assert_eq!(report.key, consolidated);
-    assert_eq!(report.entries, 13);
+    assert_eq!(report.entries, 17);
     let written: Value =
         serde_json::from_slice(&store.get(&consolidated, None).unwrap().unwrap()).unwrap();
     assert_eq!(written, original);
@@ -1164,4 +1170,78 @@ fn zarrkit_creates_consolidated_metadata_for_a_new_zarr_python_hierarchy() {
     )
     .unwrap();
     assert!(zarrkit::consolidate::consolidate(june.as_ref(), "/").is_err());
+}
+
+#[test]
+fn zarr_python_string_and_structured_types_read_and_write_as_it_writes_them() {
+    let store = memory_fixture("v3-draft-2019-json/zarr-python-2.18-ext.zarr");
+    let bytes = Array::open(Arc::clone(&store), "/strings/bytes4_gzip").unwrap();
+    assert_eq!(bytes.data_type(), &DataType::FixedBytes(4));
+    let read = bytes.read_byte_strings(&Region::whole(&[7])).unwrap();
+    // Written: 0..4; the rest the fill value `ab` (base64 `YWI=`).
+    assert_eq!(
+        read,
+        [&b"x"[..], b"yz", b"wxyz", b"", b"ab", b"ab", b"ab"].map(<[u8]>::to_vec)
+    );
+    let text = Array::open(Arc::clone(&store), "/strings/unicode3_big_f").unwrap();
+    assert_eq!(text.data_type(), &DataType::FixedUtf32(12));
+    assert_eq!(
+        text.read_strings(&Region::whole(&[3, 4])).unwrap(),
+        [
+            "a", "bc", "d中", "", "éé", "x", "yy", "zzz", "hé", "hé", "hé", "hé"
+        ]
+    );
+    let big = Array::open(Arc::clone(&store), "/strings/structured_big").unwrap();
+    assert_eq!(
+        big.read_field::<u32>(&Region::whole(&[4]), "id").unwrap(),
+        [5, 6, 1, 1]
+    );
+    assert_eq!(
+        big.read_field::<f64>(&Region::whole(&[4]), "v").unwrap(),
+        [0.5, -2.0, 2.0, 2.0]
+    );
+
+    // Rewritten by zarrkit: the documents say what zarr-python's say.
+    for path in [
+        "/strings/bytes4_gzip",
+        "/strings/unicode3_big_f",
+        "/strings/structured_big",
+        "/strings/structured_blosc",
+    ] {
+        let array = Array::open(Arc::clone(&store), path).unwrap();
+        let copy: Arc<dyn Store> = Arc::new(MemoryStore::new());
+        let written = Array::builder(
+            array.shape(),
+            array.data_type().clone(),
+            array.chunk_shape(),
+        )
+        .chunk_key_encoding(array.metadata().chunk_key_encoding.clone())
+        .codecs_metadata(array.metadata().codecs.clone())
+        .fill_value_bytes(array.fill_value().clone())
+        .format(ZarrFormat::V3Draft2019Json)
+        .create(Arc::clone(&copy), path)
+        .unwrap();
+        let doc_key = key(&format!("meta/root{path}.array.json"));
+        let theirs: Value =
+            serde_json::from_slice(&store.get(&doc_key, None).unwrap().unwrap()).unwrap();
+        let ours: Value =
+            serde_json::from_slice(&copy.get(&doc_key, None).unwrap().unwrap()).unwrap();
+        assert_eq!(ours["data_type"], theirs["data_type"], "{path}");
+        if !theirs["fill_value"].is_null() {
+            assert_eq!(ours["fill_value"], theirs["fill_value"], "{path}");
+        }
+        assert_eq!(
+            Array::open(copy, path).unwrap().metadata(),
+            written.metadata(),
+            "{path}"
+        );
+    }
+    // zarr-python's structured types may mix byte orders; the model cannot.
+    let doc_key = key("meta/root/strings/structured_big.array.json");
+    edit(&store, &doc_key, |d| {
+        d["data_type"]["type"] = json!([["id", "<u4"], ["tag", "|S2"], ["v", ">f8"]]);
+    });
+    let message =
+        anyhow_like(Array::open(Arc::clone(&store), "/strings/structured_big").unwrap_err());
+    assert!(message.contains("mixed byte order"), "{message}");
 }
