@@ -49,6 +49,7 @@
 //! characters, and siblings unique ignoring case (checked when writing).
 
 use super::ZarrFormat;
+use super::draft_dtypes::{self, DraftReadOptions};
 use super::v3;
 use super::v3_draft2022::{
     self as shared, DocKind, DraftKeys, EntryPoint, Found, ZARR_FORMAT_2019,
@@ -127,6 +128,19 @@ pub fn read_node(
     path: &NodePath,
     format: ZarrFormat,
 ) -> Result<Option<NodeMetadata>, Error> {
+    read_node_with(store, path, format, DraftReadOptions::default())
+}
+
+/// [`read_node`] with `options` (see [`super::draft_dtypes`]).
+///
+/// # Errors
+/// As [`read_node`].
+pub fn read_node_with(
+    store: &dyn Store,
+    path: &NodePath,
+    format: ZarrFormat,
+    options: DraftReadOptions,
+) -> Result<Option<NodeMetadata>, Error> {
     let Some((keys, early_bootstrap)) = keys(store, format)? else {
         return Ok(None);
     };
@@ -153,7 +167,7 @@ pub fn read_node(
                 if !is_json(format) && doc.contains_key("zarr_format") != is_early(format) {
                     return Ok(None);
                 }
-                node_from_json(&doc, kind, format).map(Some)
+                node_from_json(&doc, kind, format, options).map(Some)
             })();
             parsed.map_err(|source| Error::Metadata { key, source })
         }
@@ -180,13 +194,14 @@ pub fn parse_node(
     } else {
         DocKind::Group
     };
-    node_from_json(&doc, kind, format)
+    node_from_json(&doc, kind, format, DraftReadOptions::default())
 }
 
 fn node_from_json(
     doc: &JsonMap,
     kind: DocKind,
     format: ZarrFormat,
+    options: DraftReadOptions,
 ) -> Result<NodeMetadata, MetadataError> {
     if is_early(format) {
         let zarr_format = shared::required(doc, "zarr_format")?;
@@ -214,11 +229,15 @@ fn node_from_json(
                 extra_fields: JsonMap::new(),
             }))
         }
-        DocKind::Array => array_from_json(doc, format).map(NodeMetadata::Array),
+        DocKind::Array => array_from_json(doc, format, options).map(NodeMetadata::Array),
     }
 }
 
-fn array_from_json(doc: &JsonMap, format: ZarrFormat) -> Result<ArrayMetadata, MetadataError> {
+fn array_from_json(
+    doc: &JsonMap,
+    format: ZarrFormat,
+    options: DraftReadOptions,
+) -> Result<ArrayMetadata, MetadataError> {
     let mut known = vec![
         "shape",
         "data_type",
@@ -242,7 +261,7 @@ fn array_from_json(doc: &JsonMap, format: ZarrFormat) -> Result<ArrayMetadata, M
         return zarr_python_array_from_json(doc);
     }
     let shape = shared::shape_from_json(shared::required(doc, "shape")?)?;
-    let (data_type, big) = data_type_from_json(shared::required(doc, "data_type")?)?;
+    let (data_type, big) = data_type_from_json(shared::required(doc, "data_type")?, options)?;
     // June 2019 draft, "Regular grids": "The default value for the separator
     // is the period character".
     let (chunk_grid, separator) =
@@ -408,7 +427,10 @@ pub(crate) fn codec_short_name(uri: &str) -> Option<&'static str> {
 }
 
 /// Parses a 2019 `data_type`: the type and whether it is big endian.
-fn data_type_from_json(value: &Value) -> Result<(DataType, bool), MetadataError> {
+fn data_type_from_json(
+    value: &Value,
+    options: DraftReadOptions,
+) -> Result<(DataType, bool), MetadataError> {
     match value {
         Value::String(s) => numpy_type(s).ok_or_else(|| MetadataError::UnsupportedExtension {
             point: "data type",
@@ -416,20 +438,26 @@ fn data_type_from_json(value: &Value) -> Result<(DataType, bool), MetadataError>
         }),
         Value::Object(object) => {
             let uri = shared::extension_uri(object);
-            let complex = (uri == COMPLEX_EXTENSION)
-                .then(|| {
-                    object
-                        .get("type")
-                        .and_then(Value::as_str)
-                        .and_then(numpy_type)
-                })
-                .flatten()
-                .filter(|(dt, _)| matches!(dt, DataType::Complex64 | DataType::Complex128));
-            // TODO(#3): other extension data types and their `fallback`.
-            complex.ok_or(MetadataError::UnsupportedExtension {
-                point: "data type",
-                name: uri,
-            })
+            if uri == COMPLEX_EXTENSION {
+                return object
+                    .get("type")
+                    .and_then(Value::as_str)
+                    .and_then(numpy_type)
+                    .filter(|(dt, _)| matches!(dt, DataType::Complex64 | DataType::Complex128))
+                    .ok_or(MetadataError::UnsupportedExtension {
+                        point: "data type",
+                        name: uri,
+                    });
+            }
+            // The string, datetime and struct extensions; others through
+            // their fallback (a type string of this draft) when allowed.
+            let core = |v: &Value| {
+                v.as_str()
+                    .and_then(numpy_type)
+                    .map(|(data_type, big)| (data_type, Some(big)))
+            };
+            let (data_type, big) = draft_dtypes::extension_from_json(object, &core, options)?;
+            Ok((data_type, big.unwrap_or(false)))
         }
         other => Err(MetadataError::invalid(
             "data_type",
@@ -562,12 +590,29 @@ fn array_to_json(
         });
     }
     let big = split.bytes.is_some_and(shared::bytes_is_big);
-    let type_name =
-        numpy_name(&array.data_type, big).ok_or_else(|| MetadataError::UnsupportedExtension {
-            point: "data type in this format",
-            name: array.data_type.name(),
-        })?;
-    let data_type = Value::String(type_name);
+    let data_type = match numpy_name(&array.data_type, big) {
+        Some(type_name) => Value::String(type_name),
+        // The string (its 2 March 2022 URI), datetime (the June 2019
+        // example's URI, with its `<i8` fallback) and struct extensions.
+        None => {
+            let fallback = matches!(
+                array.data_type,
+                DataType::NumpyDateTime64 { .. } | DataType::NumpyTimeDelta64 { .. }
+            )
+            .then(|| Value::from(if big { ">i8" } else { "<i8" }));
+            draft_dtypes::extension_to_json(
+                &array.data_type,
+                big,
+                draft_dtypes::STRING_URI_2022_03,
+                draft_dtypes::DATETIME_URI_2019,
+                fallback,
+            )
+            .ok_or_else(|| MetadataError::UnsupportedExtension {
+                point: "data type in this format",
+                name: array.data_type.name(),
+            })?
+        }
+    };
     let mut compressors = Vec::new();
     for codec in &split.bytes_to_bytes {
         let (name, configuration) = shared::compressor_to_draft(codec, CODECS)?;

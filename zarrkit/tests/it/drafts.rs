@@ -1245,3 +1245,202 @@ fn zarr_python_string_and_structured_types_read_and_write_as_it_writes_them() {
         anyhow_like(Array::open(Arc::clone(&store), "/strings/structured_big").unwrap_err());
     assert!(message.contains("mixed byte order"), "{message}");
 }
+
+#[test]
+fn an_unknown_extension_data_type_opens_through_its_fallback_only_when_allowed() {
+    use zarrkit::format::draft_dtypes::{DraftReadOptions, open_array};
+    let store: Arc<dyn Store> =
+        Arc::new(FilesystemStore::new(fixture("v3-draft-2022/fallback-dtype.zarr")).unwrap());
+    // Refused by default, naming the extension and the fallbacks on offer.
+    let message =
+        anyhow_like(Array::open(Arc::clone(&store), "/unknown_with_fallback").unwrap_err());
+    assert!(
+        message.contains("`meta/unknown_with_fallback.array.json`"),
+        "{message}"
+    );
+    assert!(
+        message.contains("`https://example.org/zarr/data-types/angle/1.0`"),
+        "{message}"
+    );
+    assert!(message.contains("`float8`, `int16`"), "{message}");
+    let err = open_array(
+        Arc::clone(&store),
+        "/unknown_with_fallback",
+        DraftReadOptions::default(),
+    )
+    .unwrap_err();
+    assert!(anyhow_like(err).contains("fallback"));
+    // Allowed: the first known fallback, `int16` (`float8` is not a type of
+    // the draft).
+    let array = open_array(
+        Arc::clone(&store),
+        "/unknown_with_fallback",
+        DraftReadOptions::allowing_fallback(),
+    )
+    .unwrap();
+    assert_eq!(array.data_type(), &DataType::Int16);
+    let expected: Vec<i16> = (0..5).map(|i| int_pattern(i) as i16).collect();
+    assert_eq!(
+        array.read_region::<i16>(&Region::whole(&[5])).unwrap(),
+        expected
+    );
+    assert!(matches!(
+        open_array(store, "/", DraftReadOptions::allowing_fallback()),
+        Err(Error::WrongNodeKind { .. })
+    ));
+}
+
+#[test]
+fn string_datetime_and_struct_extension_types_round_trip_in_the_drafts() {
+    use zarrkit::metadata::{StructField, TimeUnit};
+    for format in [
+        ZarrFormat::V3Draft2022,
+        ZarrFormat::V3Draft2019,
+        ZarrFormat::V3Draft2019a,
+    ] {
+        let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+        let encoding = if format == ZarrFormat::V3Draft2022 {
+            ChunkKeyEncoding::default()
+        } else {
+            ChunkKeyEncoding::V2 {
+                separator: Separator::Dot,
+            }
+        };
+        let text = Array::builder(&[2, 2], DataType::FixedUtf32(8), &[2, 1])
+            .chunk_key_encoding(encoding.clone())
+            .codecs_metadata(vec![
+                codec("transpose", json!({"order": [1, 0]})),
+                codec("bytes", json!({"endian": "big"})),
+            ])
+            .format(format)
+            .create(Arc::clone(&store), "/text")
+            .unwrap();
+        text.write_strings(&Region::whole(&[2, 2]), &["é", "ab", "", "中文"])
+            .unwrap();
+        let time = Array::builder(
+            &[3],
+            DataType::NumpyTimeDelta64 {
+                unit: TimeUnit::Millisecond,
+                scale_factor: 1,
+            },
+            &[3],
+        )
+        .chunk_key_encoding(encoding.clone())
+        .codecs_metadata(vec![codec("bytes", json!({"endian": "little"}))])
+        .fill_value(-1i64)
+        .format(format)
+        .create(Arc::clone(&store), "/time")
+        .unwrap();
+        time.write_region(&Region::whole(&[3]), &[1i64, i64::MIN, 3])
+            .unwrap();
+        let record = DataType::Struct(vec![
+            StructField::new("id", DataType::UInt16),
+            StructField::new("tag", DataType::FixedBytes(2)),
+        ]);
+        let structs = Array::builder(&[2], record, &[2])
+            .chunk_key_encoding(encoding)
+            .codecs_metadata(vec![codec("bytes", json!({"endian": "little"}))])
+            .format(format)
+            .create(Arc::clone(&store), "/structs")
+            .unwrap();
+        structs
+            .write_region_bytes(
+                &Region::whole(&[2]),
+                &[
+                    7u16.to_ne_bytes().as_slice(),
+                    b"ab",
+                    &9u16.to_ne_bytes(),
+                    b"c\0",
+                ]
+                .concat(),
+            )
+            .unwrap();
+
+        let doc_key = |name: &str| {
+            if format == ZarrFormat::V3Draft2022 {
+                key(&format!("meta/{name}.array.json"))
+            } else {
+                key(&format!("meta/root/{name}.array"))
+            }
+        };
+        let doc: Value =
+            serde_json::from_slice(&store.get(&doc_key("text"), None).unwrap().unwrap()).unwrap();
+        assert_eq!(doc["data_type"]["type"], json!(">U2"), "{format}");
+        let (string_uri, time_fallback) = if format == ZarrFormat::V3Draft2022 {
+            (
+                "https://purl.org/zarr/spec/extensions/data-types/string/1.0",
+                json!("int64"),
+            )
+        } else {
+            (
+                "http://purl.org/zarr/spec/extensions/string-dtypes/1.0",
+                json!("<i8"),
+            )
+        };
+        assert_eq!(doc["data_type"]["extension"], json!(string_uri), "{format}");
+        let doc: Value =
+            serde_json::from_slice(&store.get(&doc_key("time"), None).unwrap().unwrap()).unwrap();
+        assert_eq!(doc["data_type"]["type"], json!("<m8[ms]"), "{format}");
+        assert_eq!(doc["data_type"]["fallback"], time_fallback, "{format}");
+        let doc: Value =
+            serde_json::from_slice(&store.get(&doc_key("structs"), None).unwrap().unwrap())
+                .unwrap();
+        assert_eq!(
+            doc["data_type"]["type"],
+            json!([["id", "<u2"], ["tag", "|S2"]]),
+            "{format}"
+        );
+        // The stored chunk of `/text` column 0: big-endian UTF-32, padded.
+        let chunk = store
+            .get(&text.chunk_key(&[0, 0]).unwrap(), None)
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            chunk,
+            [0xe9u32.to_be_bytes(), [0; 4], [0; 4], [0; 4]].concat(),
+            "{format}"
+        );
+
+        let text = Array::open(Arc::clone(&store), "/text").unwrap();
+        assert_eq!(
+            text.read_strings(&Region::whole(&[2, 2])).unwrap(),
+            ["é", "ab", "", "中文"],
+            "{format}"
+        );
+        let time = Array::open(Arc::clone(&store), "/time").unwrap();
+        assert_eq!(
+            time.read_region::<i64>(&Region::whole(&[3])).unwrap(),
+            [1, i64::MIN, 3],
+            "{format}"
+        );
+        let structs = Array::open(Arc::clone(&store), "/structs").unwrap();
+        assert_eq!(
+            structs
+                .read_field::<u16>(&Region::whole(&[2]), "id")
+                .unwrap(),
+            [7, 9],
+            "{format}"
+        );
+    }
+}
+
+#[test]
+fn a_2022_extension_type_whose_byte_order_contradicts_the_endian_codec_is_refused() {
+    let store = memory_fixture("v3-draft-2022/extension-dtypes.zarr");
+    let doc_key = key("meta/unicode3_big_f.array.json");
+    edit(&store, &doc_key, |d| {
+        d["codecs"][0]["configuration"]["endian"] = json!("little");
+    });
+    let message = anyhow_like(Array::open(Arc::clone(&store), "/unicode3_big_f").unwrap_err());
+    assert!(message.contains(doc_key.as_str()), "{message}");
+    assert!(message.contains("endian"), "{message}");
+    // A type the string extension does not define, with no fallback.
+    edit(&store, &doc_key, |d| {
+        d["data_type"] = json!({"extension": "http://purl.org/zarr/spec/extensions/string-dtypes/1.0", "type": "Q3"});
+    });
+    let message = anyhow_like(Array::open(Arc::clone(&store), "/unicode3_big_f").unwrap_err());
+    assert!(
+        message.contains("`Q3`") && message.contains("no fallback"),
+        "{message}"
+    );
+}
