@@ -29,6 +29,9 @@
 //!   (also `|b1`), `i1`, `u1`, `<i4`, `>f8`, `<c8`, … The byte order becomes
 //!   the `bytes` codec's `endian`. zarr-python 2.x writes complex types as
 //!   its complex-dtypes extension object, which is read (and written) too.
+//!   Extension data types (the string, datetime and struct extensions, and
+//!   others through their `fallback` when allowed) as in
+//!   [`super::draft_dtypes`].
 //! - `chunk_memory_layout` `"F"` becomes a leading `transpose` codec.
 //! - `compressor` (`{"codec": URI, "configuration": {...}}` or `null`) and
 //!   `chunk_codecs` (`[{"codec": URI, ...configuration inline}]`) become

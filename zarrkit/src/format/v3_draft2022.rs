@@ -22,8 +22,13 @@
 //! # Mapping onto the model
 //!
 //! - Data types are the draft's names (`int32`, `float64`, `bool`, `r24`, …),
-//!   which are the model's names. Extension data types (with `fallback`) are
-//!   not supported yet: such an array fails to open naming the extension.
+//!   which are the model's names. Extension data types: the string
+//!   (`S12`, `<U4`, `>U4`), datetime and struct extensions of that era, and
+//!   any other through its `fallback` when the caller allows it (see
+//!   [`super::draft_dtypes`]); written with a raw (`r<bits>`) or `int64`
+//!   fallback.
+//! - The sharding storage transformer becomes a `sharding_indexed` codec
+//!   (see `draft_sharding`).
 //! - `chunk_memory_layout` `"F"` becomes a leading `transpose` codec that
 //!   reverses the dimensions; on writing, such a leading `transpose` becomes
 //!   `"F"` again.
