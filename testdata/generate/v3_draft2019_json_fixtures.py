@@ -142,6 +142,8 @@ def extensions():
         numcodecs.Blosc(cname="zstd", clevel=3, shuffle=2), shards=(3, 2), separator=".")
     add("sharded/int64_delta_zstd", (20, 6), (5, 3), "<i8", numcodecs.Zstd(level=2),
         filters=[numcodecs.Delta(dtype="<i8")], shards=(2, 2))
+    # A 0-d array: zarr-python gives it `chunks_per_shard` `[1]` and the key `c0`.
+    add("sharded/int32_scalar", (), (), "<i4", None, fill_value=-1, shards=())
     # Filters.
     add("filters/int32_delta_zlib", (10, 7), (4, 3), "<i4", numcodecs.Zlib(level=3),
         filters=[numcodecs.Delta(dtype="<i4", astype="<i2")])

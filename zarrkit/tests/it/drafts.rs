@@ -1088,7 +1088,7 @@ fn zarr_python_consolidated_metadata_is_read_checked_and_rewritten() {
         panic!("an array");
     };
     assert_eq!(array.chunk_shape(), [4, 6]);
-    assert_eq!(root.walk().unwrap().len(), 19);
+    assert_eq!(root.walk().unwrap().len(), 20);
     assert_eq!(
         counting.take(),
         [],
@@ -1104,7 +1104,7 @@ fn zarr_python_consolidated_metadata_is_read_checked_and_rewritten() {
     );
     let report = zarrkit::consolidate::consolidate(store.as_ref(), "/").unwrap();
     assert_eq!(report.key, consolidated);
-    assert_eq!(report.entries, 17);
+    assert_eq!(report.entries, 18);
     let written: Value =
         serde_json::from_slice(&store.get(&consolidated, None).unwrap().unwrap()).unwrap();
     assert_eq!(written, original);
