@@ -1595,3 +1595,38 @@ fn zarr_python_and_tensorstore_read_migrated_sharded_filtered_datetime_and_strin
     // the 9 of the 2022 spec-text store.
     assert_eq!(total, (30, 13));
 }
+
+#[test]
+fn huge_chunks_per_shard_are_errors_not_panics_or_huge_allocations() {
+    let store = memory_fixture("v3-draft-2022/spec-text.zarr");
+    let doc_key = key("meta/sharded/int32_gzip.array.json");
+    for counts in [
+        json!([4_294_967_296u64, 4_294_967_296u64]),
+        json!([u64::MAX, 1]),
+        json!([1_000_000, 1_000_000]),
+    ] {
+        edit(&store, &doc_key, |d| {
+            d["storage_transformers"][0]["configuration"]["chunks_per_shard"] = counts.clone();
+        });
+        match Array::open(Arc::clone(&store), "/sharded/int32_gzip") {
+            Err(err) => {
+                let message = anyhow_like(err);
+                assert!(
+                    message.contains(doc_key.as_str()) || message.contains("`/sharded/int32_gzip`"),
+                    "{counts}: {message}"
+                );
+            }
+            Ok(array) => {
+                // Opening may succeed; reading a shard whose index would
+                // not fit is an error naming it.
+                let err = array
+                    .read_region::<i32>(&Region::from_ranges(&[0..2, 0..2]))
+                    .unwrap_err();
+                assert!(
+                    anyhow_like(err).contains("data/sharded/int32_gzip/c0/0"),
+                    "{counts}"
+                );
+            }
+        }
+    }
+}
