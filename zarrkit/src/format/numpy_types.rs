@@ -27,9 +27,10 @@ use super::{v2, v3};
 use crate::metadata::{ArrayMetadata, DataType, JsonMap, MetadataError, StructField};
 use serde_json::Value;
 
-/// The longest string length accepted, in characters: no element of these
-/// formats is larger than 2 GiB.
-const MAX_LENGTH: usize = 1 << 29;
+/// The longest string length accepted, in characters (64 MiB per `U`
+/// element): the length is untrusted, and a fill value or chunk of such
+/// elements is allocated whole.
+const MAX_LENGTH: usize = 1 << 24;
 
 /// A parsed NumPy type: the model's data type and whether it is stored big
 /// endian (`None`: single-byte units, no byte order).
