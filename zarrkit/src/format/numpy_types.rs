@@ -167,7 +167,7 @@ fn structured(items: &[Value], field: &str) -> Result<Parsed, MetadataError> {
     checked_size(&data_type).ok_or_else(|| {
         MetadataError::invalid(
             field,
-            "a structure of at most 2 GiB per element",
+            "a structure of at most 64 MiB per element",
             &Value::Array(items.to_vec()),
         )
     })?;
@@ -182,7 +182,7 @@ fn checked_size(data_type: &DataType) -> Option<usize> {
                 .iter()
                 .try_fold(1u64, |n, &d| n.checked_mul(d))?;
             let size = checked_size(&field.data_type)?.checked_mul(usize::try_from(count).ok()?)?;
-            sum.checked_add(size).filter(|&s| s <= 1 << 31)
+            sum.checked_add(size).filter(|&s| s <= 1 << 26)
         }),
         other => Some(other.size()),
     }
