@@ -11,6 +11,9 @@ with expected.json beside them.
     python v2_objects_interop.py read DIR      # read DIR/objects.zarr (written by zarrkit)
                                                # and compare with DIR/expected.json
 
+`read` also runs under zarr-python 3.1, which reads only the `<U` array
+with `categorize`; it prints "not checked NAME" for each of the others.
+
 F order is left out: zarr-python 2.18 writes a 2-d F-order chunk through
 `json2`/`msgpack2` in its logical shape but reads it back as if the
 elements were in F order, so it does not read its own such arrays back.
@@ -162,9 +165,18 @@ def fixtures(out: Path) -> None:
 def read(directory: Path) -> None:
     expected = json.loads((directory / "expected.json").read_text())
     group = zarr.open_group(str(directory / "objects.zarr"), mode="r")
+    zarr3 = zarr.__version__.startswith("3.")
     for name, want in expected.items():
-        array = group[name]
-        got = array[...]
+        try:
+            array = group[name]
+            got = array[...]
+        except ValueError as e:
+            # zarr-python 3.1 resolves `|O` only to its string and bytes
+            # types; say so by name rather than skip silently.
+            if zarr3 and "No Zarr data type found" in str(e):
+                print(f"not checked {name}: zarr-python {zarr.__version__} cannot read it ({e})")
+                continue
+            raise
         assert list(got.shape) == want["shape"], (name, got.shape, want["shape"])
         flat = got.ravel(order="C")
         if name.startswith("categorize"):
