@@ -4,7 +4,8 @@ Each vector is numcodecs' encoding of known objects (listed here, and
 again in the unit tests of zarrkit/src/codec/<id>.rs, which decode every
 vector and check that zarrkit's encoding is byte-identical):
 
-- vlen-array/: `VLenArray` of ragged int32, big-endian float64 and uint8 arrays;
+- vlen-array/: `VLenArray` of ragged int32, big-endian float64 and complex64,
+  and uint8 arrays;
 - json2/: `JSON` (default configuration) of 1-d, 2-d and 0-d object arrays;
 - msgpack2/: `MsgPack` (default configuration, and `use_single_float`,
   `use_bin_type=False`) of 1-d and 2-d object arrays;
@@ -61,6 +62,12 @@ def vlen_array() -> None:
         "f8_be.bin",
         numcodecs.VLenArray(">f8"),
         objects([np.array([1.5, -2.0], ">f8"), np.array([], ">f8"), np.array([1e300], ">f8")]),
+    )
+    write(
+        "vlen-array",
+        "c8_be.bin",
+        numcodecs.VLenArray(">c8"),
+        objects([np.array([1 + 2j], ">c8"), np.array([-0.5 + 0j], ">c8")]),
     )
     write(
         "vlen-array",

@@ -54,8 +54,37 @@ pub struct VlenArrayCodec {
 pub fn create(metadata: &ExtensionObject) -> Result<Codec, CodecError> {
     let config: VlenArrayConfig = parse_configuration(metadata)?;
     Ok(Codec::ArrayToBytes(Arc::new(VlenArrayCodec::new(
-        NumpyDtype::parse(NAME, "dtype", &config.dtype)?,
+        parse_dtype(&config.dtype)?,
     ))))
+}
+
+/// A numeric NumPy type string: those of [`NumpyDtype::parse`], and the
+/// complex types `c8` and `c16`.
+fn parse_dtype(text: &str) -> Result<NumpyDtype, CodecError> {
+    let (big_endian, rest) = match text.as_bytes().first() {
+        Some(b'>') => (true, &text[1..]),
+        Some(b'<' | b'=' | b'|') => (false, &text[1..]),
+        _ => (false, text),
+    };
+    let complex = match rest {
+        "c8" | "complex64" => DataType::Complex64,
+        "c16" | "complex128" => DataType::Complex128,
+        _ => return NumpyDtype::parse(NAME, "dtype", text),
+    };
+    Ok(NumpyDtype {
+        data_type: complex,
+        big_endian,
+    })
+}
+
+/// The type string numcodecs writes for `dtype` (`"<i4"`, `"|u1"`, `">c8"`).
+fn type_string(dtype: &NumpyDtype) -> String {
+    let order = if dtype.big_endian { '>' } else { '<' };
+    match dtype.data_type {
+        DataType::Complex64 => format!("{order}c8"),
+        DataType::Complex128 => format!("{order}c16"),
+        _ => dtype.to_type_string(),
+    }
 }
 
 impl VlenArrayCodec {
@@ -85,8 +114,12 @@ impl VlenArrayCodec {
 
     fn swap(&self, values: &mut [u8]) {
         let size = self.dtype.data_type.size();
+        // Each number on its own: a complex value is two of them.
+        let units = self.dtype.data_type.endian_units();
         for value in values.chunks_exact_mut(size) {
-            value.reverse();
+            for &(offset, unit) in &units {
+                value[offset..offset + unit].reverse();
+            }
         }
     }
 
@@ -107,7 +140,7 @@ fn read_u32(bytes: &[u8], at: usize) -> Option<u32> {
 impl ArrayToBytesCodec for VlenArrayCodec {
     fn metadata(&self) -> ExtensionObject {
         let mut configuration = JsonMap::new();
-        configuration.insert("dtype".into(), self.dtype.to_type_string().into());
+        configuration.insert("dtype".into(), type_string(&self.dtype).into());
         ExtensionObject::with_configuration(NAME, configuration)
     }
 
@@ -118,7 +151,7 @@ impl ArrayToBytesCodec for VlenArrayCodec {
                 codec: NAME,
                 what: format!(
                     "`{other}` (it is configured for `{}`, `vlen_array<{}>`)",
-                    self.dtype.to_type_string(),
+                    type_string(&self.dtype),
                     self.dtype.data_type
                 ),
             }),
@@ -243,7 +276,7 @@ mod tests {
     use crate::metadata::FillValue;
 
     fn codec(dtype: &str) -> VlenArrayCodec {
-        VlenArrayCodec::new(NumpyDtype::parse(NAME, "dtype", dtype).unwrap())
+        VlenArrayCodec::new(parse_dtype(dtype).unwrap())
     }
 
     fn repr(inner: DataType, n: u64) -> ChunkRepr {
@@ -313,6 +346,26 @@ mod tests {
         )
         .unwrap();
         assert_eq!(chain.decode_vlen(stored, &r).unwrap(), chunk);
+    }
+
+    #[test]
+    fn big_endian_complex_swaps_each_part() {
+        // [[1+2j], [-0.5+0j]] as ">c8", as numcodecs stores it.
+        let stored = vector("c8_be.bin");
+        let chunk = VlenChunk::from_items(
+            [[1.0f32, 2.0], [-0.5, 0.0]]
+                .iter()
+                .map(|v| v.iter().flat_map(|x| x.to_ne_bytes()).collect::<Vec<_>>()),
+        );
+        let c = codec(">c8");
+        let r = repr(DataType::Complex64, 2);
+        assert_eq!(c.encode_vlen(&chunk, &r).unwrap(), stored);
+        assert_eq!(c.decode_vlen(stored, &r).unwrap(), chunk);
+        assert_eq!(
+            c.metadata().configuration_or_empty()["dtype"],
+            serde_json::json!(">c8")
+        );
+        assert_eq!(codec("complex128").inner(), &DataType::Complex128);
     }
 
     #[test]
