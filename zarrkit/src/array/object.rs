@@ -6,7 +6,8 @@
 //! and [`Array::write_vlen`] as their compact JSON text; an empty element
 //! (the default fill value, for chunks that are not stored) reads as
 //! `null`. `msgpack2` arrays hold MessagePack values, which the codec maps
-//! to JSON (see [`crate::codec::msgpack2`] for binary and extension values).
+//! to JSON (see the `codec::msgpack2` module, with the default `msgpack`
+//! feature, for binary and extension values).
 
 use super::{Array, Region};
 use crate::codec::vlen::VlenChunk;
