@@ -12,7 +12,7 @@ mod extension;
 mod fill_value;
 mod small_float;
 
-pub use array::{ArrayMetadata, ChunkGrid, GroupMetadata, NodeMetadata};
+pub use array::{ArrayMetadata, ChunkEdgeLengths, ChunkGrid, EdgeRun, GroupMetadata, NodeMetadata};
 pub use chunk_key_encoding::{ChunkKeyEncoding, Separator};
 pub use data_type::{DataType, TimeUnit};
 pub use extension::ExtensionObject;
