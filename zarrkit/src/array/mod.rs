@@ -5,6 +5,7 @@ mod element;
 mod grid;
 mod io;
 mod region;
+mod vlen;
 
 pub use builder::ArrayBuilder;
 pub use element::Element;

@@ -492,16 +492,62 @@ fn resize_keeps_explicit_edges_and_grows_integer_dimensions() {
     );
 }
 
+#[test]
+fn strings_cross_irregular_chunk_boundaries() {
+    // The variable-length path plans the same pieces, each with its own
+    // chunk shape: rows in chunks of 1 and 4, columns of 2, 3 and 2.
+    let dir = tempfile::tempdir().unwrap();
+    let stores: Vec<Arc<dyn Store>> = vec![
+        Arc::new(MemoryStore::new()),
+        Arc::new(FilesystemStore::new(dir.path()).unwrap()),
+    ];
+    for store in stores {
+        let grid = ChunkGrid::rectilinear(&[vec![1, 4], vec![2, 3, 2]]).unwrap();
+        let array = Array::builder(&[5, 7], DataType::String, &[])
+            .chunk_grid(grid)
+            .fill_value_bytes(zarrkit::metadata::FillValue::new(b"-".to_vec()))
+            .create(Arc::clone(&store), "/s")
+            .unwrap();
+        let mut model: Vec<String> = vec!["-".into(); 35];
+        for (k, region) in [
+            Region::new(vec![0, 1], vec![3, 5]),
+            Region::new(vec![2, 0], vec![3, 7]),
+            Region::new(vec![4, 4], vec![1, 1]),
+        ]
+        .iter()
+        .enumerate()
+        {
+            let values: Vec<String> = (0..region.num_elements().unwrap())
+                .map(|i| format!("{k}é{i}{}", "x".repeat(i as usize % 4)))
+                .collect();
+            array.write_strings(region, &values).unwrap();
+            for (value, index) in values.iter().zip(region_indices(region)) {
+                model[flat(&[5, 7], &index)] = value.clone();
+            }
+            assert_eq!(
+                array.read_strings(&Region::whole(&[5, 7])).unwrap(),
+                model,
+                "after write {k}"
+            );
+        }
+        let region = Region::new(vec![0, 1], vec![2, 4]);
+        assert_eq!(
+            array.read_strings(&region).unwrap(),
+            read_model(&model, &[5, 7], &region)
+        );
+    }
+}
+
 fn write_model(model: &mut [i16], shape: &[u64], region: &Region, data: &[i16]) {
     for (k, index) in region_indices(region).into_iter().enumerate() {
         model[flat(shape, &index)] = data[k];
     }
 }
 
-fn read_model<T: Copy>(model: &[T], shape: &[u64], region: &Region) -> Vec<T> {
+fn read_model<T: Clone>(model: &[T], shape: &[u64], region: &Region) -> Vec<T> {
     region_indices(region)
         .into_iter()
-        .map(|index| model[flat(shape, &index)])
+        .map(|index| model[flat(shape, &index)].clone())
         .collect()
 }
 
