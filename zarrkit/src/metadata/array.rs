@@ -109,39 +109,6 @@ impl ChunkEdgeLengths {
             }),
         }
     }
-
-    /// The edge lengths along a dimension of `len` elements: the chunks that
-    /// start inside it, in order, as runs (at most one run for `Regular`).
-    #[must_use]
-    pub fn runs_within(&self, len: u64) -> Vec<EdgeRun> {
-        match self {
-            Self::Regular(step) => NonZeroU64::new(len.div_ceil(step.get()))
-                .map(|count| EdgeRun {
-                    length: *step,
-                    count,
-                })
-                .into_iter()
-                .collect(),
-            Self::Runs(runs) => {
-                let mut out = Vec::new();
-                let mut start = 0u64;
-                for run in runs {
-                    if start >= len {
-                        break;
-                    }
-                    // Chunks of this run that start below `len`.
-                    let needed = (len - start).div_ceil(run.length.get());
-                    let count = needed.min(run.count.get());
-                    out.extend(NonZeroU64::new(count).map(|count| EdgeRun {
-                        length: run.length,
-                        count,
-                    }));
-                    start = start.saturating_add(run.length.get().saturating_mul(count));
-                }
-                out
-            }
-        }
-    }
 }
 
 impl ChunkGrid {

@@ -704,3 +704,21 @@ proptest! {
         prop_assert_eq!(parsed.chunk_grid, grid);
     }
 }
+
+#[test]
+fn consolidated_metadata_keeps_the_rectilinear_grid() {
+    let store = fixture_copy();
+    zarrkit::consolidate::consolidate(store.as_ref(), "/").unwrap();
+    assert!(
+        zarrkit::consolidate::check(store.as_ref(), "/")
+            .unwrap()
+            .is_empty()
+    );
+    let group = Group::open(Arc::clone(&store), "/").unwrap();
+    let zarrkit::Node::Array(array) = group.node("readme_example").unwrap() else {
+        panic!("an array");
+    };
+    let direct = Array::open(fixture_store(), "/readme_example").unwrap();
+    assert_eq!(array.chunk_grid(), direct.chunk_grid());
+    assert_eq!(array.chunk_grid_shape(), [2, 3, 2, 4, 2]);
+}
