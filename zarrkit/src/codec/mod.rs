@@ -23,6 +23,7 @@ pub mod bz2;
 pub mod cast_value;
 mod chain;
 pub mod checksums;
+pub mod conditional;
 pub(crate) mod copy;
 #[cfg(feature = "crc32c")]
 pub mod crc32c;
@@ -34,6 +35,7 @@ pub mod gzip;
 pub mod lz4;
 #[cfg(feature = "lzma")]
 pub mod lzma;
+pub mod n5_default;
 pub mod numpy_dtype;
 pub mod packbits;
 pub mod packbits_v3;

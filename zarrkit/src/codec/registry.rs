@@ -52,6 +52,8 @@ const REGISTRY: &[(&str, Constructor)] = &[
     (super::packbits_v3::NAME, super::packbits_v3::create),
     (super::scale_offset::NAME, super::scale_offset::create),
     (super::cast_value::NAME, super::cast_value::create),
+    (super::conditional::NAME, super::conditional::create),
+    (super::n5_default::NAME, super::n5_default::create),
     #[cfg(feature = "gzip")]
     ("gzip", super::gzip::create),
     #[cfg(feature = "zstd")]
