@@ -47,6 +47,9 @@ pub mod scale_offset;
 pub mod sharding;
 pub mod shuffle;
 pub mod transpose;
+#[cfg(feature = "zfp")]
+#[allow(unsafe_code)]
+pub mod zfp;
 #[cfg(feature = "zlib")]
 pub mod zlib;
 #[cfg(feature = "zstd")]

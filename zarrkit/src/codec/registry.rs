@@ -62,6 +62,8 @@ const REGISTRY: &[(&str, Constructor)] = &[
     ("blosc", super::blosc::create),
     #[cfg(feature = "crc32c")]
     ("crc32c", super::crc32c::create),
+    #[cfg(feature = "zfp")]
+    (super::zfp::NAME, super::zfp::create),
     // zarr-python 3.1's name for numcodecs' CRC32C, the same checksum.
     #[cfg(feature = "crc32c")]
     ("numcodecs.crc32c", super::crc32c::create),
@@ -111,6 +113,8 @@ const DISABLED: &[(&str, &str)] = &[
     ("blosc", "blosc"),
     #[cfg(not(feature = "crc32c"))]
     ("crc32c", "crc32c"),
+    #[cfg(not(feature = "zfp"))]
+    ("zfp", "zfp"),
     #[cfg(not(feature = "crc32c"))]
     ("numcodecs.crc32c", "crc32c"),
     #[cfg(not(feature = "zlib"))]

@@ -502,3 +502,110 @@ fn tensorstore_reads_the_blocks_zarrkit_writes() {
         );
     }
 }
+
+// --- zfp ---------------------------------------------------------------------
+
+/// Little-endian element bytes to native-endian ones.
+#[cfg(feature = "zfp")]
+fn le_to_native(bytes: &[u8], size: usize) -> Vec<u8> {
+    let mut out = bytes.to_vec();
+    if cfg!(target_endian = "big") {
+        out.chunks_exact_mut(size).for_each(<[u8]>::reverse);
+    }
+    out
+}
+
+#[cfg(feature = "zfp")]
+#[test]
+fn zfp_matches_the_streams_zfpy_writes_byte_for_byte() {
+    use zarrkit::codec::{ChunkRepr, Codec, codec_from_metadata};
+    use zarrkit::metadata::FillValue;
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/codecs/zfp");
+    let cases: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("cases.json")).unwrap()).unwrap();
+    let cases = cases.as_object().unwrap();
+    assert_eq!(cases.len(), 5);
+    for (name, case) in cases {
+        let data_type: DataType = match case["data_type"].as_str().unwrap() {
+            "float32" => DataType::Float32,
+            "float64" => DataType::Float64,
+            "int32" => DataType::Int32,
+            "int64" => DataType::Int64,
+            other => panic!("no case uses {other}"),
+        };
+        let repr = ChunkRepr {
+            shape: serde_json::from_value(case["shape"].clone()).unwrap(),
+            fill_value: FillValue::zero(&data_type),
+            data_type: data_type.clone(),
+        };
+        let Codec::ArrayToBytes(codec) = codec_from_metadata(&ext(
+            json!({"name": "zfp", "configuration": case["configuration"]}),
+        ))
+        .unwrap() else {
+            panic!("zfp is array-to-bytes")
+        };
+        let read = |ext: &str| std::fs::read(dir.join(format!("{name}.{ext}"))).unwrap();
+        let size = data_type.size();
+        let input = le_to_native(&read("input"), size);
+        let stream = read("zfp");
+        assert_eq!(codec.encode(input, &repr).unwrap(), stream, "{name}");
+        assert_eq!(
+            codec.decode(stream, &repr).unwrap(),
+            le_to_native(&read("decoded"), size),
+            "{name}"
+        );
+    }
+}
+
+#[cfg(feature = "zfp")]
+#[test]
+fn zfp_arrays_round_trip_within_the_tolerance_and_reopen_from_zarr_json() {
+    let store = Arc::new(MemoryStore::new());
+    let config = json!({"mode": "fixed_accuracy", "tolerance": 0.01});
+    let array = Array::builder(&[20, 30], DataType::Float32, &[8, 16])
+        .codecs_metadata(vec![ext(json!({"name": "zfp", "configuration": config}))])
+        .create(store.clone(), "/z")
+        .unwrap();
+    let values: Vec<f32> = (0..600).map(|i| (i as f32 * 0.05).cos() * 10.0).collect();
+    array
+        .write_region(&Region::whole(&[20, 30]), &values)
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&get(store.as_ref(), "z/zarr.json")).unwrap();
+    assert_eq!(doc["codecs"][0]["configuration"], config);
+    let reopened = Array::open(store.clone(), "/z").unwrap();
+    let got: Vec<f32> = reopened.read_region(&Region::whole(&[20, 30])).unwrap();
+    let worst = values
+        .iter()
+        .zip(&got)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0f32, f32::max);
+    assert!(worst <= 0.01, "{worst}");
+    // uint16 goes through zfp's int32 promotion and back, losslessly in
+    // reversible mode.
+    let array = Array::builder(&[50], DataType::UInt16, &[16])
+        .codecs_metadata(vec![ext(
+            json!({"name": "zfp", "configuration": {"mode": "reversible"}}),
+        )])
+        .create(store.clone(), "/r")
+        .unwrap();
+    let ints: Vec<u16> = (0..50).map(|i| (i * 1311) as u16).collect();
+    array.write_region(&Region::whole(&[50]), &ints).unwrap();
+    let got: Vec<u16> = array.read_region(&Region::whole(&[50])).unwrap();
+    assert_eq!(got, ints);
+}
+
+#[cfg(not(feature = "zfp"))]
+#[test]
+fn zfp_without_its_feature_names_the_feature() {
+    let err = Array::builder(&[4], DataType::Float32, &[4])
+        .codecs_metadata(vec![ext(
+            json!({"name": "zfp", "configuration": {"mode": "reversible"}}),
+        )])
+        .create(Arc::new(MemoryStore::new()), "/z")
+        .unwrap_err();
+    assert!(
+        error_chain(&err).contains("`zfp` feature"),
+        "{}",
+        error_chain(&err)
+    );
+}
