@@ -155,6 +155,16 @@ pub trait ArrayToBytesCodec: Debug + Send + Sync {
     /// A [`CodecError`] if the bytes are not a valid encoding of such an array.
     fn decode(&self, encoded: Vec<u8>, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError>;
 
+    /// The most bytes the codec's encoding of a chunk of `repr` can take,
+    /// or `None` when it has no bound. The chain tells the innermost
+    /// bytes→bytes decoder to produce no more than this. The default, the
+    /// decoded size, fits codecs that store each element in at most its
+    /// own bytes (`bytes`, `packbits`); codecs that add headers or can
+    /// expand override it.
+    fn encoded_size_bound(&self, repr: &ChunkRepr) -> Option<usize> {
+        repr.size_bytes().ok()
+    }
+
     /// Deserialises in place, when the encoded bytes have the decoded size
     /// (as for `bytes`, which at most swaps byte order). `None` when the
     /// codec cannot; the chain then decodes through [`Self::decode`].

@@ -293,6 +293,17 @@ impl ArrayToBytesCodec for N5DefaultCodec {
         self.chain(repr).map(|_| ())
     }
 
+    /// The header and the elements, when no compression follows `bytes`;
+    /// a compressor may expand its input, so then there is no bound.
+    fn encoded_size_bound(&self, repr: &ChunkRepr) -> Option<usize> {
+        if self.codecs.len() > 2 {
+            return None;
+        }
+        repr.size_bytes()
+            .ok()?
+            .checked_add(4 + 4 * repr.shape.len())
+    }
+
     fn encode(&self, decoded: Vec<u8>, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
         let mut out = header(&repr.shape)?;
         out.extend_from_slice(&self.chain(repr)?.encode(decoded, repr)?);

@@ -367,19 +367,21 @@ impl Drop for Session {
 }
 
 impl Session {
-    /// Opens a stream in `config`'s mode and a field over `values` of
-    /// `sizes` (fastest first). `values` must outlive the session and hold
-    /// the product of `sizes` elements of `ty`.
+    /// Opens a stream in `config`'s mode and a field of `sizes` (fastest
+    /// first) over `values`, which must outlive the session and hold the
+    /// product of `sizes` elements of `ty`; `None` gives a field with no
+    /// data, enough for [`Self::maximum_size`] and nothing else.
     fn open(
         config: ZfpConfig,
         ty: sys::zfp_type,
         sizes: &[usize],
-        values: &mut Values,
+        values: Option<&mut Values>,
     ) -> Result<Self, CodecError> {
-        let pointer = values.as_mut_ptr();
+        let pointer = values.map_or(std::ptr::null_mut(), Values::as_mut_ptr);
         // SAFETY: zfp_stream_open(NULL) allocates a stream with no bit
-        // stream yet; the field only records `pointer` and the sizes, which
-        // describe `values` exactly (the caller's contract).
+        // stream yet; the field only records `pointer` (which zfp allows to
+        // be null until data is compressed or decompressed) and the sizes,
+        // which describe `values` exactly (the caller's contract).
         let mut session = unsafe {
             Self {
                 stream: sys::zfp_stream_open(std::ptr::null_mut()),
@@ -480,6 +482,17 @@ impl ArrayToBytesCodec for ZfpCodec {
         ExtensionObject::with_configuration(NAME, configuration)
     }
 
+    /// zfp's maximum size for the chunk, which `reversible` mode can
+    /// exceed the decoded size by.
+    fn encoded_size_bound(&self, repr: &ChunkRepr) -> Option<usize> {
+        let (ty, _) = self.types(repr).ok()?;
+        let sizes = field_sizes(&repr.shape).ok()?;
+        repr.size_bytes().ok()?;
+        Session::open(self.config, ty, &sizes, None)
+            .ok()
+            .map(|session| session.maximum_size())
+    }
+
     fn validate(&self, repr: &ChunkRepr) -> Result<(), CodecError> {
         self.types(repr)?;
         field_sizes(&repr.shape).map(|_| ())
@@ -496,7 +509,7 @@ impl ArrayToBytesCodec for ZfpCodec {
             });
         }
         let mut values = Values::promote(&decoded, ty, promotion);
-        let mut session = Session::open(self.config, ty, &sizes, &mut values)?;
+        let mut session = Session::open(self.config, ty, &sizes, Some(&mut values))?;
         let mut buffer = vec![0u64; session.maximum_size().div_ceil(8)];
         session.attach(&mut buffer)?;
         // SAFETY: the field points at `values` (alive and unmoved), the bit
@@ -516,7 +529,7 @@ impl ArrayToBytesCodec for ZfpCodec {
         repr.size_bytes()?;
         let n: usize = sizes.iter().product();
         let mut values = Values::zeros(ty, n);
-        let mut session = Session::open(self.config, ty, &sizes, &mut values)?;
+        let mut session = Session::open(self.config, ty, &sizes, Some(&mut values))?;
         // zfp reads whole 64-bit words and does not check the stream's end:
         // give it at least its maximum size plus a word, zero-filled.
         let words = encoded.len().max(session.maximum_size()).div_ceil(8) + 2;

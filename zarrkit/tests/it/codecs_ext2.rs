@@ -609,3 +609,39 @@ fn zfp_without_its_feature_names_the_feature() {
         error_chain(&err)
     );
 }
+
+/// A compressor after a codec whose output can be larger than the decoded
+/// chunk (an N5 block has a header; zfp's `reversible` stream of noise is
+/// larger than the noise) must still decode: the chain may not bound the
+/// decompressor by the decoded chunk's size.
+#[cfg(all(feature = "zfp", feature = "gzip", feature = "zlib"))]
+#[test]
+fn compressors_after_growing_array_to_bytes_codecs_decode() {
+    let store = Arc::new(MemoryStore::new());
+    // zlib bounds its output by the size the chain expects.
+    let zlib = ext(json!({"name": "numcodecs.zlib", "configuration": {"level": 1}}));
+    let mut state = 0x9e37_79b9_u32;
+    let noise: Vec<f32> = (0..256)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 17;
+            state ^= state << 5;
+            f32::from_bits(state & 0x3fff_ffff)
+        })
+        .collect();
+    for (name, codec) in [
+        ("n5", n5_codec(1, None)),
+        (
+            "zfp",
+            ext(json!({"name": "zfp", "configuration": {"mode": "reversible"}})),
+        ),
+    ] {
+        let array = Array::builder(&[256], DataType::Float32, &[256])
+            .codecs_metadata(vec![codec, zlib.clone()])
+            .create(store.clone(), &format!("/{name}"))
+            .unwrap();
+        array.write_region(&Region::whole(&[256]), &noise).unwrap();
+        let got: Vec<f32> = array.read_region(&Region::whole(&[256])).unwrap();
+        assert_eq!(got, noise, "{name}");
+    }
+}
