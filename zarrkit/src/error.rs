@@ -177,4 +177,14 @@ pub enum Error {
         /// What is wrong.
         reason: String,
     },
+
+    /// Data given to a write cannot be stored in the array (such as a
+    /// string longer than a fixed-length string type holds).
+    #[error("cannot write to array `{path}`: {reason}")]
+    InvalidInput {
+        /// The array.
+        path: NodePath,
+        /// What is wrong, naming the element.
+        reason: String,
+    },
 }

@@ -138,17 +138,32 @@ impl ArrayBuilder {
     }
 
     fn default_codecs(&self) -> Vec<ExtensionObject> {
+        let mut zstd = JsonMap::new();
+        zstd.insert("level".into(), 0.into());
+        zstd.insert("checksum".into(), false.into());
+        let zstd = ExtensionObject::with_configuration("zstd", zstd);
+        // zarr-python 3.1's defaults: `vlen-utf8`/`vlen-bytes` for the
+        // variable-length types, `bytes` for the rest.
+        match self.data_type {
+            DataType::String => {
+                return vec![
+                    ExtensionObject::with_configuration("vlen-utf8", JsonMap::new()),
+                    zstd,
+                ];
+            }
+            DataType::Bytes => {
+                return vec![
+                    ExtensionObject::with_configuration("vlen-bytes", JsonMap::new()),
+                    zstd,
+                ];
+            }
+            _ => {}
+        }
         let mut bytes = JsonMap::new();
         if self.data_type.endian_unit() > 1 {
             bytes.insert("endian".into(), "little".into());
         }
-        let mut zstd = JsonMap::new();
-        zstd.insert("level".into(), 0.into());
-        zstd.insert("checksum".into(), false.into());
-        vec![
-            ExtensionObject::with_configuration("bytes", bytes),
-            ExtensionObject::with_configuration("zstd", zstd),
-        ]
+        vec![ExtensionObject::with_configuration("bytes", bytes), zstd]
     }
 
     /// The metadata the builder would write.

@@ -86,6 +86,9 @@ pod_element!(Complex<f64>, "Complex<f64>", DataType::Complex128);
 pod_element!(bf16, "bf16", DataType::BFloat16);
 pod_element!(Complex<f16>, "Complex<f16>", DataType::ComplexFloat16);
 pod_element!(Complex<bf16>, "Complex<bf16>", DataType::ComplexBFloat16);
+// The complex small float types are held as the two bit patterns (real,
+// imaginary); convert each with `SmallFloat`.
+pod_element!(Complex<u8>, "Complex<u8>", DataType::ComplexSmallFloat(_));
 
 impl Element for bool {
     const NAME: &'static str = "bool";

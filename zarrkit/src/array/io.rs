@@ -68,17 +68,17 @@ fn partial_error(key: &StoreKey, source: CodecError, encoding: bool) -> Error {
 
 /// One chunk of a plan: its key, and where the region and the
 /// chunk overlap.
-struct ChunkPiece {
-    key: StoreKey,
+pub(super) struct ChunkPiece {
+    pub(super) key: StoreKey,
     /// The overlap's start within the chunk.
-    in_chunk: Vec<u64>,
+    pub(super) in_chunk: Vec<u64>,
     /// The overlap's start within the region.
-    in_region: Vec<u64>,
+    pub(super) in_region: Vec<u64>,
     /// The overlap's shape.
-    shape: Vec<u64>,
+    pub(super) shape: Vec<u64>,
     /// Whether the overlap covers every element of the chunk that lies
     /// inside the array, so a write need not read the chunk first.
-    covers_chunk: bool,
+    pub(super) covers_chunk: bool,
 }
 
 /// A whole chunk that decodes straight into `range` of the output, with its
@@ -88,19 +88,19 @@ type DirectChunk<'a> = (std::ops::Range<usize>, &'a ChunkPiece, Option<Vec<u8>>)
 impl Array {
     /// The number of chunks handled per batch: enough to keep every thread
     /// busy, few enough that memory in flight stays a few chunks per thread.
-    fn batch_size(&self) -> usize {
+    pub(super) fn batch_size(&self) -> usize {
         (rayon::current_num_threads() * 4).max(8)
     }
 
     /// The current write generation of `key`'s stripe.
-    fn generation(&self, key: &StoreKey) -> u64 {
+    pub(super) fn generation(&self, key: &StoreKey) -> u64 {
         *lock(stripe(&self.store, key))
     }
 
     /// Stores `value` under `key` (erases it for `None`), unless `seen` is
     /// given and the stripe's generation has moved since: returns whether
     /// it was stored.
-    fn commit(
+    pub(super) fn commit(
         &self,
         key: &StoreKey,
         value: Option<&[u8]>,
@@ -152,7 +152,29 @@ impl Array {
     }
 
     /// Checks a region against the array and returns its size in bytes.
+    /// Variable-length arrays have no element bytes: they go through the
+    /// string API ([`Array::read_strings`] and friends).
     fn check_region(&self, region: &Region) -> Result<usize, Error> {
+        if self.data_type().is_variable_length() {
+            return Err(Error::DataTypeMismatch {
+                path: self.path.clone(),
+                data_type: self.data_type().clone(),
+                requested: "fixed-size element bytes (use read_strings/read_byte_strings)",
+            });
+        }
+        self.check_region_bounds(region)?;
+        region
+            .num_elements()
+            .and_then(|n| n.checked_mul(self.data_type().size() as u64))
+            .and_then(|n| usize::try_from(n).ok())
+            .ok_or_else(|| Error::TooLarge {
+                path: self.path.clone(),
+                shape: region.shape().to_vec(),
+            })
+    }
+
+    /// Checks a region's dimensions and bounds against the array.
+    pub(super) fn check_region_bounds(&self, region: &Region) -> Result<(), Error> {
         if region.ndim() != self.ndim() {
             return Err(Error::DimensionMismatch {
                 path: self.path.clone(),
@@ -167,20 +189,13 @@ impl Array {
                 shape: self.shape().to_vec(),
             });
         }
-        region
-            .num_elements()
-            .and_then(|n| n.checked_mul(self.data_type().size() as u64))
-            .and_then(|n| usize::try_from(n).ok())
-            .ok_or_else(|| Error::TooLarge {
-                path: self.path.clone(),
-                shape: region.shape().to_vec(),
-            })
+        Ok(())
     }
 
     /// The chunks `region` touches, in C order of the chunk grid, each with
     /// the box it shares with the region. `region` must be non-empty and
     /// within the array.
-    fn plan(&self, region: &Region) -> Result<Vec<ChunkPiece>, Error> {
+    pub(super) fn plan(&self, region: &Region) -> Result<Vec<ChunkPiece>, Error> {
         let chunk_shape = self.chunk_shape();
         let ndim = self.ndim();
         let first: Vec<u64> = (0..ndim)

@@ -4,6 +4,7 @@ mod builder;
 mod element;
 mod io;
 mod region;
+mod vlen;
 
 pub use builder::ArrayBuilder;
 pub use element::Element;

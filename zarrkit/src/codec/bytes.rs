@@ -15,7 +15,7 @@ use super::{
     ArrayToBytesCodec, BytesRangeReader, ChunkBox, ChunkRepr, Codec, CodecError,
     registry::parse_configuration,
 };
-use crate::metadata::{ExtensionObject, JsonMap};
+use crate::metadata::{DataType, ExtensionObject, JsonMap};
 use crate::store::ByteRange;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -101,14 +101,46 @@ pub(crate) fn swap_bytes(data: &mut [u8], unit: usize) {
     }
 }
 
+/// Reverses the byte order of every multi-byte number in `data`, a whole
+/// number of elements of `data_type` (per field for structs).
+pub(crate) fn swap_element_bytes(data: &mut [u8], data_type: &DataType) {
+    if let DataType::Struct(_) = data_type {
+        let units = data_type.endian_units();
+        let size = data_type.size();
+        if units.is_empty() || size == 0 {
+            return;
+        }
+        for element in data.chunks_exact_mut(size) {
+            for &(offset, unit) in &units {
+                element[offset..offset + unit].reverse();
+            }
+        }
+    } else {
+        swap_bytes(data, data_type.endian_unit());
+    }
+}
+
 impl BytesCodec {
-    fn convert(&self, mut data: Vec<u8>, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
-        let unit = repr.data_type.endian_unit();
+    /// The byte order to use for `repr`: the configured one, little-endian
+    /// for a struct without one (extensions/data-types/structured,
+    /// "Missing endian configuration": legacy `structured` arrays written
+    /// by zarr-python have `{"name": "bytes"}` and MUST be read as
+    /// little-endian), or an error for other multi-byte types.
+    fn endian_for(&self, repr: &ChunkRepr) -> Result<Option<Endian>, CodecError> {
         match self.endian {
-            Some(endian) if endian != Endian::native() => swap_bytes(&mut data, unit),
-            Some(_) => {}
-            None if unit > 1 => return Err(self.missing_endian(repr)),
-            None => {}
+            Some(endian) => Ok(Some(endian)),
+            None if matches!(repr.data_type, DataType::Struct(_)) => Ok(Some(Endian::Little)),
+            None if repr.data_type.endian_unit() > 1 => Err(self.missing_endian(repr)),
+            None => Ok(None),
+        }
+    }
+
+    fn convert(&self, mut data: Vec<u8>, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
+        if self
+            .endian_for(repr)?
+            .is_some_and(|e| e != Endian::native())
+        {
+            swap_element_bytes(&mut data, &repr.data_type);
         }
         Ok(data)
     }
@@ -138,10 +170,16 @@ impl ArrayToBytesCodec for BytesCodec {
     }
 
     fn validate(&self, repr: &ChunkRepr) -> Result<(), CodecError> {
-        if self.endian.is_none() && repr.data_type.endian_unit() > 1 {
-            return Err(self.missing_endian(repr));
+        if repr.data_type.is_variable_length() {
+            return Err(CodecError::Incompatible {
+                codec: "bytes",
+                what: format!(
+                    "`{}`: it has no fixed size (use the `vlen-utf8` or `vlen-bytes` codec)",
+                    repr.data_type
+                ),
+            });
         }
-        Ok(())
+        self.endian_for(repr).map(drop)
     }
 
     fn encode(&self, decoded: Vec<u8>, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
@@ -149,15 +187,11 @@ impl ArrayToBytesCodec for BytesCodec {
     }
 
     fn decode_in_place(&self, data: &mut [u8], repr: &ChunkRepr) -> Option<Result<(), CodecError>> {
-        let unit = repr.data_type.endian_unit();
-        Some(match self.endian {
-            Some(endian) if endian != Endian::native() => {
-                swap_bytes(data, unit);
-                Ok(())
+        Some(self.endian_for(repr).map(|endian| {
+            if endian.is_some_and(|e| e != Endian::native()) {
+                swap_element_bytes(data, &repr.data_type);
             }
-            None if unit > 1 => Err(self.missing_endian(repr)),
-            _ => Ok(()),
-        })
+        }))
     }
 
     fn supports_partial_decode(&self) -> bool {
@@ -224,10 +258,12 @@ impl ArrayToBytesCodec for BytesCodec {
             let (within, len) = (within as usize, len as usize);
             outs[i][d..d + len].copy_from_slice(&values[m][within..within + len]);
         }
-        if let Some(endian) = self.endian {
-            if endian != Endian::native() {
-                let unit = repr.data_type.endian_unit();
-                outs.iter_mut().for_each(|out| swap_bytes(out, unit));
+        if self
+            .endian_for(repr)?
+            .is_some_and(|e| e != Endian::native())
+        {
+            for out in &mut outs {
+                swap_element_bytes(out, &repr.data_type);
             }
         }
         Ok(Some(outs))

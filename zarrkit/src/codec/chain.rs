@@ -2,7 +2,7 @@
 
 use super::{
     ArrayToArrayCodec, ArrayToBytesCodec, BytesRangeReader, BytesToBytesCodec, ChunkBox, ChunkRepr,
-    Codec, CodecError, codec_from_metadata, partial,
+    Codec, CodecError, codec_from_metadata, partial, vlen::VlenChunk,
 };
 use crate::metadata::ExtensionObject;
 use std::sync::Arc;
@@ -52,6 +52,26 @@ impl CodecChain {
         for (position, codec) in codecs.iter().enumerate() {
             match codec {
                 Codec::ArrayToArray(c) => {
+                    // A codec applies to variable-length data if it only
+                    // moves elements, or turns them into fixed-size data
+                    // (`categorize`).
+                    let converts = || {
+                        c.encoded_repr(&current)
+                            .is_ok_and(|r| !r.data_type.is_variable_length())
+                    };
+                    if current.data_type.is_variable_length()
+                        && !c.permutes_elements()
+                        && !converts()
+                    {
+                        return Err(chain_error(
+                            position,
+                            codec,
+                            &format!(
+                                "cannot apply to variable-length `{}` data (only codecs that move elements, such as `transpose`, can)",
+                                current.data_type
+                            ),
+                        ));
+                    }
                     if array_to_bytes.is_some() {
                         return Err(chain_error(
                             position,
@@ -336,5 +356,130 @@ impl CodecChain {
             });
         }
         Ok(data)
+    }
+
+    /// Encodes one chunk of variable-length elements (C order) of `repr`.
+    ///
+    /// # Errors
+    /// [`CodecError::WrongSize`] if `decoded` is not one chunk of `repr`,
+    /// or the error of a codec.
+    pub fn encode_vlen(
+        &self,
+        decoded: &VlenChunk,
+        repr: &ChunkRepr,
+    ) -> Result<Vec<u8>, CodecError> {
+        let expected = element_count(repr)?;
+        if decoded.len() != expected {
+            return Err(CodecError::WrongSize {
+                expected,
+                actual: decoded.len(),
+            });
+        }
+        let reprs = self.reprs(repr)?;
+        let mut data = Data::Vlen(std::borrow::Cow::Borrowed(decoded));
+        for (codec, r) in self.array_to_array.iter().zip(&reprs) {
+            data = match data {
+                Data::Vlen(chunk) if codec.permutes_elements() => {
+                    let indices = codec.encode(identity_indices(chunk.len()), &index_repr(r))?;
+                    Data::Vlen(std::borrow::Cow::Owned(
+                        chunk.gather(bytemuck::cast_slice(&indices), "chain")?,
+                    ))
+                }
+                Data::Vlen(chunk) => Data::Fixed(codec.encode_from_vlen(&chunk, r)?),
+                Data::Fixed(bytes) => Data::Fixed(codec.encode(bytes, r)?),
+            };
+        }
+        let last = reprs.last().unwrap_or(repr);
+        let mut data = match data {
+            Data::Vlen(chunk) => self.array_to_bytes.encode_vlen(&chunk, last)?,
+            Data::Fixed(bytes) => self.array_to_bytes.encode(bytes, last)?,
+        };
+        for codec in &self.bytes_to_bytes {
+            data = codec.encode(data)?;
+        }
+        Ok(data)
+    }
+
+    /// Decodes one stored chunk of variable-length elements of `repr`.
+    ///
+    /// # Errors
+    /// The error of a codec, or [`CodecError::WrongSize`] if the result is
+    /// not one chunk of `repr`.
+    pub fn decode_vlen(&self, encoded: Vec<u8>, repr: &ChunkRepr) -> Result<VlenChunk, CodecError> {
+        let reprs = self.reprs(repr)?;
+        let mut bytes = encoded;
+        for codec in self.bytes_to_bytes.iter().rev() {
+            bytes = codec.decode(bytes, None)?;
+        }
+        let last = reprs.last().unwrap_or(repr);
+        let mut data = if last.data_type.is_variable_length() {
+            Data::Vlen(std::borrow::Cow::Owned(
+                self.array_to_bytes.decode_vlen(bytes, last)?,
+            ))
+        } else {
+            Data::Fixed(self.array_to_bytes.decode(bytes, last)?)
+        };
+        for (codec, r) in self.array_to_array.iter().zip(&reprs).rev() {
+            data = match data {
+                Data::Vlen(chunk) => {
+                    let indices = codec.decode(identity_indices(chunk.len()), &index_repr(r))?;
+                    Data::Vlen(std::borrow::Cow::Owned(
+                        chunk.gather(bytemuck::cast_slice(&indices), "chain")?,
+                    ))
+                }
+                Data::Fixed(bytes) if r.data_type.is_variable_length() => {
+                    Data::Vlen(std::borrow::Cow::Owned(codec.decode_to_vlen(bytes, r)?))
+                }
+                Data::Fixed(bytes) => Data::Fixed(codec.decode(bytes, r)?),
+            };
+        }
+        let Data::Vlen(chunk) = data else {
+            return Err(CodecError::Incompatible {
+                codec: "chain",
+                what: format!(
+                    "`{}` data: the chain decodes to fixed-size data",
+                    repr.data_type
+                ),
+            });
+        };
+        let expected = element_count(repr)?;
+        if chunk.len() != expected {
+            return Err(CodecError::WrongSize {
+                expected,
+                actual: chunk.len(),
+            });
+        }
+        Ok(chunk.into_owned())
+    }
+}
+
+/// Data between two codecs of a chain over variable-length elements.
+enum Data<'a> {
+    Vlen(std::borrow::Cow<'a, VlenChunk>),
+    Fixed(Vec<u8>),
+}
+
+/// The number of elements of a chunk of `repr`.
+fn element_count(repr: &ChunkRepr) -> Result<usize, CodecError> {
+    repr.num_elements()
+        .and_then(|n| usize::try_from(n).ok())
+        .ok_or_else(|| CodecError::TooLarge {
+            shape: repr.shape.clone(),
+        })
+}
+
+/// The native bytes of the `u64` indices `0..n`.
+fn identity_indices(n: usize) -> Vec<u8> {
+    let indices: Vec<u64> = (0..n as u64).collect();
+    bytemuck::cast_slice(&indices).to_vec()
+}
+
+/// `repr` with `uint64` elements: an element-moving codec applied to the
+/// indices of a variable-length chunk moves them as it would the elements.
+fn index_repr(repr: &ChunkRepr) -> ChunkRepr {
+    ChunkRepr {
+        shape: repr.shape.clone(),
+        data_type: crate::metadata::DataType::UInt64,
+        fill_value: crate::metadata::FillValue::zero(&crate::metadata::DataType::UInt64),
     }
 }

@@ -47,6 +47,7 @@ pub mod scale_offset;
 pub mod sharding;
 pub mod shuffle;
 pub mod transpose;
+pub mod vlen;
 #[cfg(feature = "zfp")]
 #[allow(unsafe_code)]
 pub mod zfp;
@@ -86,8 +87,18 @@ impl ChunkRepr {
     /// The size of the decoded chunk in bytes.
     ///
     /// # Errors
-    /// [`CodecError::TooLarge`] if it does not fit in memory's address space.
+    /// [`CodecError::TooLarge`] if it does not fit in memory's address
+    /// space, [`CodecError::Incompatible`] for a variable-length data type.
     pub fn size_bytes(&self) -> Result<usize, CodecError> {
+        if self.data_type.is_variable_length() {
+            return Err(CodecError::Incompatible {
+                codec: "array",
+                what: format!(
+                    "`{}` as fixed-size elements (it is variable-length)",
+                    self.data_type
+                ),
+            });
+        }
         self.num_elements()
             .and_then(|n| n.checked_mul(self.data_type.size() as u64))
             .and_then(|n| usize::try_from(n).ok())
@@ -127,6 +138,43 @@ pub trait ArrayToArrayCodec: Debug + Send + Sync {
     /// # Errors
     /// A [`CodecError`] describing why the data cannot be decoded.
     fn decode(&self, encoded: Vec<u8>, decoded_repr: &ChunkRepr) -> Result<Vec<u8>, CodecError>;
+
+    /// Whether the codec only moves elements (`transpose`, `reshape`),
+    /// never looks at or changes them. Such a codec also applies to
+    /// variable-length data: the chain runs it on element indices and
+    /// gathers the elements.
+    fn permutes_elements(&self) -> bool {
+        false
+    }
+
+    /// Encodes variable-length decoded data to a fixed-size encoded array
+    /// (numcodecs' `categorize` over strings). Only such codecs implement
+    /// it; the default is an error.
+    ///
+    /// # Errors
+    /// [`CodecError::Incompatible`], or the codec's own error.
+    fn encode_from_vlen(
+        &self,
+        decoded: &vlen::VlenChunk,
+        decoded_repr: &ChunkRepr,
+    ) -> Result<Vec<u8>, CodecError> {
+        let _ = decoded;
+        Err(vlen_unsupported("array-to-array", decoded_repr))
+    }
+
+    /// Decodes a fixed-size encoded array to variable-length data; see
+    /// [`Self::encode_from_vlen`].
+    ///
+    /// # Errors
+    /// [`CodecError::Incompatible`], or the codec's own error.
+    fn decode_to_vlen(
+        &self,
+        encoded: Vec<u8>,
+        decoded_repr: &ChunkRepr,
+    ) -> Result<vlen::VlenChunk, CodecError> {
+        let _ = encoded;
+        Err(vlen_unsupported("array-to-array", decoded_repr))
+    }
 }
 
 /// A codec that serialises an array to bytes (such as `bytes`).
@@ -197,6 +245,36 @@ pub trait ArrayToBytesCodec: Debug + Send + Sync {
         Ok(())
     }
 
+    /// Serialises a chunk of variable-length elements (`string`, `bytes`).
+    /// Only the codecs for such data (`vlen-utf8`, `vlen-bytes`) do; the
+    /// default is an error.
+    ///
+    /// # Errors
+    /// [`CodecError::Incompatible`].
+    fn encode_vlen(
+        &self,
+        decoded: &vlen::VlenChunk,
+        repr: &ChunkRepr,
+    ) -> Result<Vec<u8>, CodecError> {
+        let _ = decoded;
+        Err(vlen_unsupported(&self.metadata().name, repr))
+    }
+
+    /// Deserialises a chunk of variable-length elements; see
+    /// [`Self::encode_vlen`].
+    ///
+    /// # Errors
+    /// [`CodecError::Incompatible`], or [`CodecError::Corrupt`] for bytes
+    /// that are not a valid encoding.
+    fn decode_vlen(
+        &self,
+        encoded: Vec<u8>,
+        repr: &ChunkRepr,
+    ) -> Result<vlen::VlenChunk, CodecError> {
+        let _ = encoded;
+        Err(vlen_unsupported(&self.metadata().name, repr))
+    }
+
     /// Whether [`Self::decode_partial`] reads less than the whole value.
     fn supports_partial_decode(&self) -> bool {
         false
@@ -245,6 +323,16 @@ pub trait ArrayToBytesCodec: Debug + Send + Sync {
             |encoded| self.decode(encoded, repr),
             |decoded| self.encode(decoded, repr),
         )
+    }
+}
+
+fn vlen_unsupported(name: &str, repr: &ChunkRepr) -> CodecError {
+    CodecError::Incompatible {
+        codec: "array-to-bytes",
+        what: format!(
+            "variable-length `{}` data with codec `{name}` (use `vlen-utf8` or `vlen-bytes`)",
+            repr.data_type
+        ),
     }
 }
 

@@ -46,6 +46,8 @@ const REGISTRY: &[(&str, Constructor)] = &[
     ("endian", super::bytes::create),
     ("transpose", super::transpose::create),
     ("sharding_indexed", super::sharding::create),
+    (super::vlen::UTF8_NAME, super::vlen::create_utf8),
+    (super::vlen::BYTES_NAME, super::vlen::create_bytes),
     // Registered v3 extension codecs (zarr-extensions).
     (super::bitround_v3::NAME, super::bitround_v3::create),
     (super::reshape::NAME, super::reshape::create),

@@ -183,6 +183,10 @@ impl ArrayToArrayCodec for ReshapeCodec {
         ExtensionObject::with_configuration(NAME, configuration)
     }
 
+    fn permutes_elements(&self) -> bool {
+        true
+    }
+
     fn encoded_repr(&self, decoded: &ChunkRepr) -> Result<ChunkRepr, CodecError> {
         Ok(ChunkRepr {
             shape: self.output_shape(&decoded.shape)?,

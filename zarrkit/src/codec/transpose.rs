@@ -185,6 +185,10 @@ impl ArrayToArrayCodec for TransposeCodec {
         }
     }
 
+    fn permutes_elements(&self) -> bool {
+        true
+    }
+
     fn encoded_repr(&self, decoded: &ChunkRepr) -> Result<ChunkRepr, CodecError> {
         let order = self.permutation(decoded.shape.len())?;
         // v3 `transpose`, "Format and algorithm": B_shape[i] = A_shape[order[i]].

@@ -45,6 +45,7 @@ pub mod v2;
 pub mod v3;
 pub mod v3_draft2019;
 pub mod v3_draft2022;
+mod v3_strings;
 
 use crate::Error;
 use crate::metadata::{
@@ -697,4 +698,39 @@ fn list_below(
         }
     }
     Ok(())
+}
+
+/// Standard base64 with padding (RFC 4648 section 4), as v2 and the
+/// v3 byte-string extensions write fill values.
+pub(crate) fn base64_encode(bytes: &[u8]) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// Decodes standard base64 with padding, or `None` if it is not that.
+pub(crate) fn base64_decode(text: &str) -> Option<Vec<u8>> {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.decode(text).ok()
+}
+
+#[cfg(test)]
+mod base64_tests {
+    #[test]
+    fn base64_matches_the_rfc_examples() {
+        for (plain, encoded) in [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg=="),
+            ("fooba", "Zm9vYmE="),
+            ("foobar", "Zm9vYmFy"),
+        ] {
+            assert_eq!(super::base64_encode(plain.as_bytes()), encoded);
+            assert_eq!(super::base64_decode(encoded).unwrap(), plain.as_bytes());
+        }
+        for bad in ["Zg=", "Z===", "Zg==Zg==", "Zm9*", "===="] {
+            assert_eq!(super::base64_decode(bad), None, "{bad}");
+        }
+    }
 }

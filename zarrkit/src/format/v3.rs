@@ -466,6 +466,11 @@ pub fn data_type_from_json(value: &Value) -> Result<DataType, MetadataError> {
     ) {
         return numpy_time_from_json(&extension.name, extension.configuration);
     }
+    if let Some(data_type) =
+        super::v3_strings::data_type_from_parts(&extension.name, extension.configuration.as_ref())?
+    {
+        return Ok(data_type);
+    }
     let data_type = DataType::from_name(&extension.name).ok_or_else(|| {
         MetadataError::UnsupportedExtension {
             point: "data type",
@@ -545,7 +550,13 @@ pub fn data_type_to_json(data_type: &DataType) -> Value {
             "name": data_type.name(),
             "configuration": {"unit": unit.name(), "scale_factor": scale_factor},
         }),
-        _ => Value::String(data_type.name()),
+        other => match super::v3_strings::data_type_configuration(other) {
+            Some(configuration) => serde_json::json!({
+                "name": other.name(),
+                "configuration": configuration,
+            }),
+            None => Value::String(other.name()),
+        },
     }
 }
 
@@ -727,6 +738,9 @@ pub fn fill_value_from_json(
 }
 
 fn fill_value_bytes(value: &Value, data_type: &DataType) -> Option<Vec<u8>> {
+    if let Some(bytes) = super::v3_strings::fill_value_bytes(value, data_type, &fill_value_bytes) {
+        return bytes;
+    }
     Some(match data_type {
         DataType::Bool => vec![u8::from(value.as_bool()?)],
         DataType::Int8 => i8::try_from(integer(value)?).ok()?.to_ne_bytes().to_vec(),
@@ -779,6 +793,8 @@ fn fill_value_bytes(value: &Value, data_type: &DataType) -> Option<Vec<u8>> {
                 .map(|b| b.as_u64().and_then(|b| u8::try_from(b).ok()))
                 .collect::<Option<Vec<u8>>>()?
         }
+        // Handled by `v3_strings` above.
+        _ => return None,
     })
 }
 
@@ -960,8 +976,13 @@ pub fn fill_value_to_json(fill: &FillValue, data_type: &DataType) -> Value {
 }
 
 fn fill_value_json(bytes: &[u8], data_type: &DataType) -> Option<Value> {
-    if bytes.len() != data_type.size() {
+    if bytes.len() != data_type.size() && !data_type.is_variable_length() {
         return None;
+    }
+    if let Some(value) = super::v3_strings::fill_value_json(bytes, data_type, &|b, t| {
+        fill_value_to_json(&FillValue::new(b.to_vec()), t)
+    }) {
+        return Some(value);
     }
     Some(match data_type {
         DataType::Bool => Value::Bool(bytes[0] != 0),
@@ -992,6 +1013,8 @@ fn fill_value_json(bytes: &[u8], data_type: &DataType) -> Option<Value> {
                 n => Value::from(n),
             }
         }
+        // Handled by `v3_strings` above.
+        _ => return None,
     })
 }
 

@@ -108,7 +108,9 @@ impl ArrayMetadata {
                 )));
             }
         }
-        if self.fill_value.as_bytes().len() != self.data_type.size() {
+        if self.fill_value.as_bytes().len() != self.data_type.size()
+            && !self.data_type.is_variable_length()
+        {
             return Err(MetadataError::Inconsistent(format!(
                 "the fill value has {} bytes but `{}` elements have {}",
                 self.fill_value.as_bytes().len(),

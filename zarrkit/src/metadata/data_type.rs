@@ -1,8 +1,10 @@
 //! Data types of array elements.
 //!
 //! Spec: `final/v3/data-types` (the core types and `r*` raw bits). Later
-//! formats and extensions add variants; every variant has a fixed element
-//! size in bytes.
+//! formats and extensions add variants. Every variant but `string` and
+//! `bytes` has a fixed element size in bytes; those two are variable-length
+//! and are read and written through the string API (`Array::read_strings`
+//! and friends), never as fixed-size element bytes.
 
 use super::small_float::{SmallFloat, SmallInt};
 use std::fmt;
@@ -78,6 +80,79 @@ pub enum DataType {
     /// (the raw byte); convert with [`SmallInt::to_i8`] and
     /// [`SmallInt::from_i64`].
     SmallInt(SmallInt),
+    /// A registered complex small float type (`complex_float8_e4m3`, ...,
+    /// `complex_float4_e2m1fn`): two bytes per element, the real then the
+    /// imaginary part's bit pattern. Rust element: `Complex<u8>`.
+    ComplexSmallFloat(SmallFloat),
+    /// A fixed-length byte string of this many bytes, padded with zero
+    /// bytes (NumPy `|S<n>`; zarr-python 3.1 names it
+    /// `null_terminated_bytes` in v3). Read with `Array::read_byte_strings`.
+    FixedBytes(usize),
+    /// `fixed_length_utf32` (registered extension): a string of at most
+    /// `length_bytes / 4` code points, each a 4-byte UTF-32 code unit,
+    /// padded with U+0000 (NumPy `<U<n>`/`>U<n>`). The field is
+    /// `length_bytes`. Read with `Array::read_strings`.
+    FixedUtf32(usize),
+    /// `struct` (registered extension; `structured` is its legacy
+    /// spelling): a fixed-size record of named fields, packed in order
+    /// without padding. Read records as raw bytes, or one field with
+    /// `Array::read_field`.
+    Struct(Vec<StructField>),
+    /// `string` (registered extension): variable-length UTF-8 strings.
+    /// Read with `Array::read_strings`.
+    String,
+    /// `bytes` (registered extension): variable-length byte strings. Read
+    /// with `Array::read_byte_strings`.
+    Bytes,
+    /// A v2 object array (`|O`) with the `vlen-array` object codec: each
+    /// element a one-dimensional array of the inner (fixed-size numeric)
+    /// type, held as its native-endian bytes. Read with `Array::read_vlen`.
+    /// No v3 data type holds it.
+    VlenArray(Box<DataType>),
+    /// A v2 object array (`|O`) with the `json2` or `msgpack2` object codec:
+    /// each element any JSON value, held as its compact JSON text. Read
+    /// with `Array::read_vlen`. No v3 data type holds it.
+    Object,
+}
+
+/// One field of a [`DataType::Struct`].
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct StructField {
+    /// The field's name, unique within its struct.
+    pub name: String,
+    /// The field's element type (fixed-size).
+    pub data_type: DataType,
+    /// The shape of a sub-array field (NumPy `[name, typestr, shape]`);
+    /// empty for a scalar field. Final v3 `struct` has scalar fields only.
+    pub shape: Vec<u64>,
+}
+
+impl StructField {
+    /// A scalar field.
+    #[must_use]
+    pub fn new(name: impl Into<String>, data_type: DataType) -> Self {
+        Self {
+            name: name.into(),
+            data_type,
+            shape: Vec::new(),
+        }
+    }
+
+    /// The number of elements of the field's type in one record (1 for a
+    /// scalar field).
+    #[must_use]
+    pub fn count(&self) -> usize {
+        self.shape
+            .iter()
+            .try_fold(1usize, |acc, &n| acc.checked_mul(usize::try_from(n).ok()?))
+            .unwrap_or(0)
+    }
+
+    /// The field's size in bytes within a record.
+    #[must_use]
+    pub fn size(&self) -> usize {
+        self.data_type.size().saturating_mul(self.count())
+    }
 }
 
 /// The `unit` of `numpy.datetime64` and `numpy.timedelta64`
@@ -167,7 +242,11 @@ impl DataType {
     pub fn size(&self) -> usize {
         match self {
             Self::Bool | Self::Int8 | Self::UInt8 | Self::SmallFloat(_) | Self::SmallInt(_) => 1,
-            Self::Int16 | Self::UInt16 | Self::Float16 | Self::BFloat16 => 2,
+            Self::Int16
+            | Self::UInt16
+            | Self::Float16
+            | Self::BFloat16
+            | Self::ComplexSmallFloat(_) => 2,
             Self::Int32
             | Self::UInt32
             | Self::Float32
@@ -181,15 +260,66 @@ impl DataType {
             | Self::NumpyTimeDelta64 { .. } => 8,
             Self::Complex128 => 16,
             Self::RawBits(bits) => bits / 8,
+            Self::FixedBytes(n) | Self::FixedUtf32(n) => *n,
+            Self::Struct(fields) => fields
+                .iter()
+                .fold(0usize, |acc, f| acc.saturating_add(f.size())),
+            Self::String | Self::Bytes | Self::VlenArray(_) | Self::Object => 0,
+        }
+    }
+
+    /// Whether elements have no fixed size (`string`, `bytes`): such arrays
+    /// are read and written through the string API, and
+    /// [`DataType::size`] is 0 for them.
+    #[must_use]
+    pub fn is_variable_length(&self) -> bool {
+        matches!(
+            self,
+            Self::String | Self::Bytes | Self::VlenArray(_) | Self::Object
+        )
+    }
+
+    /// The byte ranges within one element that byte order applies to, as
+    /// `(offset, unit)` pairs: one per multi-byte number (each component of
+    /// a complex number, each code unit of a UTF-32 string, each field of a
+    /// struct). Empty when byte order does not matter.
+    #[must_use]
+    pub fn endian_units(&self) -> Vec<(usize, usize)> {
+        let mut out = Vec::new();
+        self.push_endian_units(0, &mut out);
+        out
+    }
+
+    fn push_endian_units(&self, base: usize, out: &mut Vec<(usize, usize)>) {
+        match self {
+            Self::Struct(fields) => {
+                let mut offset = base;
+                for field in fields {
+                    let size = field.data_type.size();
+                    for i in 0..field.count() {
+                        field.data_type.push_endian_units(offset + i * size, out);
+                    }
+                    offset += field.size();
+                }
+            }
+            other => {
+                let unit = other.endian_unit();
+                if unit > 1 {
+                    let n = other.size() / unit;
+                    out.extend((0..n).map(|i| (base + i * unit, unit)));
+                }
+            }
         }
     }
 
     /// The v3 name, such as `float32`, `r24` or `numpy.datetime64` (the
-    /// configuration of the `numpy.*` types is not part of the name).
+    /// configuration of the `numpy.*` types is not part of the name; the
+    /// v2-only object types are named `object` and `vlen_array<inner>`).
     #[must_use]
     pub fn name(&self) -> String {
         match self {
             Self::RawBits(bits) => format!("r{bits}"),
+            Self::VlenArray(inner) => format!("vlen_array<{inner}>"),
             other => other.static_name().to_string(),
         }
     }
@@ -218,6 +348,14 @@ impl DataType {
             Self::NumpyTimeDelta64 { .. } => "numpy.timedelta64",
             Self::SmallFloat(t) => t.name(),
             Self::SmallInt(t) => t.name(),
+            Self::ComplexSmallFloat(t) => complex_small_float_name(*t),
+            Self::FixedBytes(_) => "null_terminated_bytes",
+            Self::FixedUtf32(_) => "fixed_length_utf32",
+            Self::Struct(_) => "struct",
+            Self::String => "string",
+            Self::Bytes => "bytes",
+            Self::VlenArray(_) => "vlen_array",
+            Self::Object => "object",
         }
     }
 
@@ -253,6 +391,13 @@ impl DataType {
                 Self::SmallFloat(SmallFloat::from_name(name)?)
             }
             _ if SmallInt::from_name(name).is_some() => Self::SmallInt(SmallInt::from_name(name)?),
+            "string" => Self::String,
+            "bytes" => Self::Bytes,
+            _ if name.starts_with("complex_float") => Self::ComplexSmallFloat(
+                SmallFloat::ALL
+                    .into_iter()
+                    .find(|&t| complex_small_float_name(t) == name)?,
+            ),
             _ => {
                 // v3 core, "Data types": `r*` where * is a positive multiple of 8.
                 let digits = name.strip_prefix('r')?;
@@ -272,15 +417,25 @@ impl DataType {
     }
 
     /// The size of the unit that byte order applies to: the element size for
-    /// numbers, the component size for complex numbers, and 1 for types that
-    /// have no byte order (`bool`, 8-bit types and `r*`).
+    /// numbers, the component size for complex numbers, 4 for UTF-32
+    /// strings, the largest field unit for structs (see
+    /// [`DataType::endian_units`] for the exact layout), and 1 for types
+    /// that have no byte order (`bool`, 8-bit types, byte strings and `r*`).
     #[must_use]
     pub fn endian_unit(&self) -> usize {
         match self {
             Self::Complex64 => 4,
             Self::Complex128 => 8,
             Self::ComplexBFloat16 | Self::ComplexFloat16 => 2,
-            Self::RawBits(_) | Self::Bool => 1,
+            Self::RawBits(_) | Self::Bool | Self::FixedBytes(_) | Self::ComplexSmallFloat(_) => 1,
+            Self::FixedUtf32(_) => 4,
+            Self::Struct(_) => self
+                .endian_units()
+                .iter()
+                .map(|&(_, unit)| unit)
+                .max()
+                .unwrap_or(1),
+            Self::String | Self::Bytes | Self::VlenArray(_) | Self::Object => 1,
             other => other.size(),
         }
     }
@@ -301,6 +456,14 @@ impl DataType {
                 | Self::NumpyTimeDelta64 { .. }
                 | Self::SmallFloat(_)
                 | Self::SmallInt(_)
+                | Self::ComplexSmallFloat(_)
+                | Self::FixedBytes(_)
+                | Self::FixedUtf32(_)
+                | Self::Struct(_)
+                | Self::String
+                | Self::Bytes
+                | Self::VlenArray(_)
+                | Self::Object
         )
     }
 
@@ -318,7 +481,24 @@ impl DataType {
                 | Self::ComplexBFloat16
                 | Self::ComplexFloat16
                 | Self::SmallFloat(_)
+                | Self::ComplexSmallFloat(_)
         )
+    }
+}
+
+/// The name of the complex type over `t`: `complex_` followed by its name.
+fn complex_small_float_name(t: SmallFloat) -> &'static str {
+    match t {
+        SmallFloat::Float8E3M4 => "complex_float8_e3m4",
+        SmallFloat::Float8E4M3 => "complex_float8_e4m3",
+        SmallFloat::Float8E4M3B11Fnuz => "complex_float8_e4m3b11fnuz",
+        SmallFloat::Float8E4M3Fnuz => "complex_float8_e4m3fnuz",
+        SmallFloat::Float8E5M2 => "complex_float8_e5m2",
+        SmallFloat::Float8E5M2Fnuz => "complex_float8_e5m2fnuz",
+        SmallFloat::Float8E8M0Fnu => "complex_float8_e8m0fnu",
+        SmallFloat::Float6E2M3Fn => "complex_float6_e2m3fn",
+        SmallFloat::Float6E3M2Fn => "complex_float6_e3m2fn",
+        SmallFloat::Float4E2M1Fn => "complex_float4_e2m1fn",
     }
 }
 
@@ -360,6 +540,10 @@ mod tests {
             ("float4_e2m1fn", 1),
             ("int4", 1),
             ("uint2", 1),
+            ("complex_float8_e4m3", 2),
+            ("complex_float4_e2m1fn", 2),
+            ("string", 0),
+            ("bytes", 0),
         ] {
             let dt = DataType::from_name(name).unwrap();
             assert_eq!(dt.name(), name);
@@ -398,6 +582,29 @@ mod tests {
         };
         assert_eq!((dt.size(), dt.endian_unit()), (8, 8));
         assert_eq!(dt.name(), "numpy.datetime64");
+    }
+
+    #[test]
+    fn struct_endian_units_follow_packed_fields() {
+        let dt = DataType::Struct(vec![
+            StructField::new("a", DataType::UInt8),
+            StructField::new("b", DataType::Int32),
+            StructField {
+                name: "c".into(),
+                data_type: DataType::Complex64,
+                shape: vec![2],
+            },
+            StructField::new("d", DataType::FixedUtf32(8)),
+        ]);
+        assert_eq!(dt.size(), 1 + 4 + 16 + 8);
+        assert_eq!(
+            dt.endian_units(),
+            [(1, 4), (5, 4), (9, 4), (13, 4), (17, 4), (21, 4), (25, 4)]
+        );
+        assert_eq!(dt.endian_unit(), 4);
+        assert!(DataType::FixedBytes(3).endian_units().is_empty());
+        assert!(DataType::String.is_variable_length());
+        assert!(!DataType::FixedUtf32(4).is_variable_length());
     }
 
     #[test]

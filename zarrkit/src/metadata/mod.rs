@@ -11,10 +11,11 @@ mod data_type;
 mod extension;
 mod fill_value;
 mod small_float;
+pub mod strings;
 
 pub use array::{ArrayMetadata, ChunkGrid, GroupMetadata, NodeMetadata};
 pub use chunk_key_encoding::{ChunkKeyEncoding, Separator};
-pub use data_type::{DataType, TimeUnit};
+pub use data_type::{DataType, StructField, TimeUnit};
 pub use extension::ExtensionObject;
 pub use fill_value::FillValue;
 pub use small_float::{SmallFloat, SmallInt, SmallTypeError};

@@ -39,6 +39,8 @@ mod regions;
 mod sharding;
 mod small_dtypes;
 mod stores;
+#[cfg(feature = "zstd")]
+mod strings;
 // The v2 matrix covers every numcodecs compressor.
 #[cfg(all(
     feature = "gzip",

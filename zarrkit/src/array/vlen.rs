@@ -1,0 +1,462 @@
+//! Strings, byte strings and struct fields: the element API for the data
+//! types that are not plain numbers.
+//!
+//! Variable-length arrays (`string`, `bytes`) are read and written through
+//! their own planned path: the same plan of chunk pieces as fixed-size
+//! arrays, chunks fetched with one batched store read per batch and decoded
+//! or encoded in parallel, but elements are moved by index (a chunk of
+//! variable-length elements has no fixed layout to copy boxes of bytes in).
+//! Fixed-length strings (`fixed_length_utf32`, NumPy `S`) go through the
+//! fixed-size path and are converted at the edge.
+
+use super::io::ChunkPiece;
+use super::{Array, Element, Region};
+use crate::codec::copy::BoxCopy;
+use crate::codec::vlen::VlenChunk;
+use crate::error::Error;
+use crate::metadata::{DataType, strings};
+use crate::store::{ReadRequest, StoreKey};
+use rayon::prelude::*;
+
+/// Where one element of a region comes from: the piece it is in and its
+/// index in that piece's chunk.
+#[derive(Clone, Copy, Default)]
+struct Source {
+    piece: u32,
+    element: u32,
+}
+
+impl Array {
+    fn vlen_only(&self, requested: &'static str) -> Result<(), Error> {
+        if self.data_type().is_variable_length() {
+            Ok(())
+        } else {
+            Err(Error::DataTypeMismatch {
+                path: self.path.clone(),
+                data_type: self.data_type().clone(),
+                requested,
+            })
+        }
+    }
+
+    /// The number of elements of a checked region, as a `usize`.
+    fn region_len(&self, region: &Region) -> Result<usize, Error> {
+        self.check_region_bounds(region)?;
+        region
+            .num_elements()
+            .and_then(|n| usize::try_from(n).ok())
+            .ok_or_else(|| Error::TooLarge {
+                path: self.path.clone(),
+                shape: region.shape().to_vec(),
+            })
+    }
+
+    /// The number of elements of one chunk.
+    fn chunk_len(&self) -> Result<usize, Error> {
+        self.chunk_repr
+            .num_elements()
+            .and_then(|n| usize::try_from(n).ok())
+            .filter(|&n| u32::try_from(n).is_ok())
+            .ok_or_else(|| Error::TooLarge {
+                path: self.path.clone(),
+                shape: self.chunk_shape().to_vec(),
+            })
+    }
+
+    fn decode_vlen_chunk(&self, key: &StoreKey, bytes: Vec<u8>) -> Result<VlenChunk, Error> {
+        self.codecs
+            .decode_vlen(bytes, &self.chunk_repr)
+            .map_err(|source| Error::Decode {
+                key: key.clone(),
+                source,
+            })
+    }
+
+    /// Reads `region` of a variable-length array (`string`, `bytes`): the
+    /// elements' bytes in C order. Missing chunks read as the fill value.
+    ///
+    /// # Errors
+    /// [`Error::DataTypeMismatch`] for a fixed-size array,
+    /// [`Error::DimensionMismatch`], [`Error::OutOfBounds`], or a store or
+    /// decode error naming the chunk.
+    pub fn read_vlen(&self, region: &Region) -> Result<VlenChunk, Error> {
+        self.vlen_only("variable-length elements")?;
+        let n = self.region_len(region)?;
+        if n == 0 {
+            return Ok(VlenChunk::default());
+        }
+        self.chunk_len()?;
+        let pieces = self.plan(region)?;
+        let mut sources = vec![Source::default(); n];
+        let mut chunks: Vec<Option<VlenChunk>> = Vec::with_capacity(pieces.len());
+        for (b, batch) in pieces.chunks(self.batch_size()).enumerate() {
+            let requests: Vec<ReadRequest> = batch.iter().map(|p| (p.key.clone(), None)).collect();
+            let values = self.store.get_partial_values(&requests)?;
+            let decoded = batch
+                .par_iter()
+                .zip(values)
+                .map(|(piece, value)| {
+                    value
+                        .map(|bytes| self.decode_vlen_chunk(&piece.key, bytes))
+                        .transpose()
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            for (i, piece) in batch.iter().enumerate() {
+                let index =
+                    u32::try_from(b * self.batch_size() + i).map_err(|_| Error::TooLarge {
+                        path: self.path.clone(),
+                        shape: region.shape().to_vec(),
+                    })?;
+                BoxCopy {
+                    src_shape: self.chunk_shape(),
+                    src_start: &piece.in_chunk,
+                    dst_shape: region.shape(),
+                    dst_start: &piece.in_region,
+                    shape: &piece.shape,
+                    elem: 1,
+                }
+                .for_each_run(|s, d, len| {
+                    for j in 0..len {
+                        // `chunk_len` checked that chunk indices fit in u32.
+                        sources[d + j] = Source {
+                            piece: index,
+                            element: (s + j) as u32,
+                        };
+                    }
+                });
+            }
+            chunks.extend(decoded);
+        }
+        let fill = self.fill_value().as_bytes();
+        let mut out = VlenChunk::with_capacity(n);
+        for source in sources {
+            match &chunks[source.piece as usize] {
+                Some(chunk) => out.push(chunk.get(source.element as usize).unwrap_or(fill)),
+                None => out.push(fill),
+            }
+        }
+        Ok(out)
+    }
+
+    /// Writes `data` (C order, one element per region element) into
+    /// `region` of a variable-length array. Chunks the region covers
+    /// entirely are encoded without being read; others are read, updated
+    /// and rewritten, safely against concurrent writers in this process. A
+    /// chunk that ends up equal to the fill value everywhere is erased,
+    /// unless [`Array::set_write_empty_chunks`] says otherwise.
+    ///
+    /// # Errors
+    /// [`Error::DataTypeMismatch`] for a fixed-size array,
+    /// [`Error::BufferLength`] if `data` is not one element per region
+    /// element, [`Error::InvalidInput`] for a `string` element that is not
+    /// UTF-8, [`Error::OutOfBounds`], or a store or encode error naming the
+    /// chunk.
+    pub fn write_vlen(&self, region: &Region, data: &VlenChunk) -> Result<(), Error> {
+        self.vlen_only("variable-length elements")?;
+        let n = self.region_len(region)?;
+        if data.len() != n {
+            return Err(Error::BufferLength {
+                path: self.path.clone(),
+                expected: n as u64,
+                actual: data.len() as u64,
+            });
+        }
+        if *self.data_type() == DataType::String {
+            if let Some(i) = data.iter().position(|e| std::str::from_utf8(e).is_err()) {
+                return Err(Error::InvalidInput {
+                    path: self.path.clone(),
+                    reason: format!("element {i} is not UTF-8"),
+                });
+            }
+        }
+        if n == 0 {
+            return Ok(());
+        }
+        let chunk_len = self.chunk_len()?;
+        let pieces = self.plan(region)?;
+        for batch in pieces.chunks(self.batch_size()) {
+            batch
+                .par_iter()
+                .try_for_each(|piece| self.write_vlen_piece(region, data, piece, chunk_len))?;
+        }
+        Ok(())
+    }
+
+    /// Updates one chunk: reads it unless the region covers it, merges,
+    /// and commits unless another write to its stripe landed meanwhile (in
+    /// which case it starts again from a fresh read).
+    fn write_vlen_piece(
+        &self,
+        region: &Region,
+        data: &VlenChunk,
+        piece: &ChunkPiece,
+        chunk_len: usize,
+    ) -> Result<(), Error> {
+        // For each chunk element: the region element it takes, or
+        // `usize::MAX` to keep the old element.
+        let mut from_region: Vec<usize> = vec![usize::MAX; chunk_len];
+        BoxCopy {
+            src_shape: region.shape(),
+            src_start: &piece.in_region,
+            dst_shape: self.chunk_shape(),
+            dst_start: &piece.in_chunk,
+            shape: &piece.shape,
+            elem: 1,
+        }
+        .for_each_run(|s, d, len| {
+            for j in 0..len {
+                from_region[d + j] = s + j;
+            }
+        });
+        let fill = self.fill_value().as_bytes();
+        loop {
+            let seen = self.generation(&piece.key);
+            let old = if piece.covers_chunk {
+                None
+            } else {
+                self.store
+                    .get(&piece.key, None)?
+                    .map(|bytes| self.decode_vlen_chunk(&piece.key, bytes))
+                    .transpose()?
+            };
+            let mut chunk = VlenChunk::with_capacity(chunk_len);
+            for (i, source) in from_region.iter().enumerate() {
+                let value = match *source {
+                    usize::MAX => old.as_ref().and_then(|old| old.get(i)),
+                    r => data.get(r),
+                };
+                chunk.push(value.unwrap_or(fill));
+            }
+            let value = if !self.write_empty_chunks && chunk.iter().all(|e| e == fill) {
+                None
+            } else {
+                Some(
+                    self.codecs
+                        .encode_vlen(&chunk, &self.chunk_repr)
+                        .map_err(|source| Error::Encode {
+                            key: piece.key.clone(),
+                            source,
+                        })?,
+                )
+            };
+            if self.commit(&piece.key, value.as_deref(), Some(seen))? {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Reads `region` as strings, for `string` (variable-length UTF-8),
+    /// `fixed_length_utf32` (NumPy `U`; trailing U+0000 padding removed)
+    /// and NumPy `S` byte strings that hold UTF-8 (trailing zero bytes
+    /// removed).
+    ///
+    /// # Errors
+    /// [`Error::DataTypeMismatch`] for other data types,
+    /// [`Error::InvalidValue`] for an element that is not a valid string,
+    /// or the errors of [`Array::read_vlen`] and [`Array::read_region_bytes`].
+    pub fn read_strings(&self, region: &Region) -> Result<Vec<String>, Error> {
+        let invalid = |i: usize, reason: String| Error::InvalidValue {
+            path: self.path.clone(),
+            data_type: self.data_type().clone(),
+            reason: format!("element {i} of the region: {reason}"),
+        };
+        match self.data_type() {
+            DataType::String => self
+                .read_vlen(region)?
+                .iter()
+                .enumerate()
+                .map(|(i, e)| {
+                    String::from_utf8(e.to_vec()).map_err(|err| invalid(i, err.to_string()))
+                })
+                .collect(),
+            DataType::FixedUtf32(n) => {
+                let n = *n;
+                self.read_region_bytes(region)?
+                    .chunks_exact(n)
+                    .enumerate()
+                    .map(|(i, e)| strings::decode_utf32(e).map_err(|reason| invalid(i, reason)))
+                    .collect()
+            }
+            DataType::FixedBytes(n) => {
+                let n = *n;
+                self.read_region_bytes(region)?
+                    .chunks_exact(n)
+                    .enumerate()
+                    .map(|(i, e)| {
+                        String::from_utf8(strings::trim_nul(e).to_vec())
+                            .map_err(|err| invalid(i, err.to_string()))
+                    })
+                    .collect()
+            }
+            other => Err(Error::DataTypeMismatch {
+                path: self.path.clone(),
+                data_type: other.clone(),
+                requested: "String",
+            }),
+        }
+    }
+
+    /// Reads `region` as byte strings, for `bytes` and `string` (the UTF-8
+    /// bytes) and NumPy `S` (trailing zero bytes removed, as NumPy does).
+    ///
+    /// # Errors
+    /// [`Error::DataTypeMismatch`] for other data types, or the errors of
+    /// [`Array::read_vlen`] and [`Array::read_region_bytes`].
+    pub fn read_byte_strings(&self, region: &Region) -> Result<Vec<Vec<u8>>, Error> {
+        match self.data_type() {
+            DataType::String | DataType::Bytes => {
+                Ok(self.read_vlen(region)?.iter().map(<[u8]>::to_vec).collect())
+            }
+            DataType::FixedBytes(n) => {
+                let n = *n;
+                Ok(self
+                    .read_region_bytes(region)?
+                    .chunks_exact(n)
+                    .map(|e| strings::trim_nul(e).to_vec())
+                    .collect())
+            }
+            other => Err(Error::DataTypeMismatch {
+                path: self.path.clone(),
+                data_type: other.clone(),
+                requested: "Vec<u8>",
+            }),
+        }
+    }
+
+    /// Writes strings into `region` (C order), for `string`,
+    /// `fixed_length_utf32` and NumPy `S` (UTF-8 bytes, zero-padded).
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] naming the first string that does not fit a
+    /// fixed-length type, [`Error::DataTypeMismatch`] for other data types,
+    /// or the errors of [`Array::write_vlen`] and [`Array::write_region_bytes`].
+    pub fn write_strings<S: AsRef<str>>(&self, region: &Region, data: &[S]) -> Result<(), Error> {
+        match self.data_type() {
+            DataType::String => self.write_vlen(
+                region,
+                &VlenChunk::from_items(data.iter().map(|s| s.as_ref())),
+            ),
+            DataType::FixedUtf32(n) => {
+                let n = *n;
+                let mut bytes = Vec::with_capacity(data.len().saturating_mul(n));
+                for (i, s) in data.iter().enumerate() {
+                    let encoded = strings::encode_utf32(s.as_ref(), n).ok_or_else(|| {
+                        Error::InvalidInput {
+                            path: self.path.clone(),
+                            reason: format!("string {i} has more than {} code points", n / 4),
+                        }
+                    })?;
+                    bytes.extend(encoded);
+                }
+                self.write_region_bytes(region, &bytes)
+            }
+            DataType::FixedBytes(_) => self.write_byte_strings(
+                region,
+                &data
+                    .iter()
+                    .map(|s| s.as_ref().as_bytes())
+                    .collect::<Vec<_>>(),
+            ),
+            other => Err(Error::DataTypeMismatch {
+                path: self.path.clone(),
+                data_type: other.clone(),
+                requested: "String",
+            }),
+        }
+    }
+
+    /// Writes byte strings into `region` (C order), for `bytes`, `string`
+    /// (each must be UTF-8) and NumPy `S` (zero-padded; at most the type's
+    /// length).
+    ///
+    /// # Errors
+    /// As [`Array::write_strings`].
+    pub fn write_byte_strings<B: AsRef<[u8]>>(
+        &self,
+        region: &Region,
+        data: &[B],
+    ) -> Result<(), Error> {
+        match self.data_type() {
+            DataType::String | DataType::Bytes => {
+                self.write_vlen(region, &VlenChunk::from_items(data))
+            }
+            DataType::FixedBytes(n) => {
+                let n = *n;
+                let mut bytes = Vec::with_capacity(data.len().saturating_mul(n));
+                for (i, b) in data.iter().enumerate() {
+                    let b = b.as_ref();
+                    if b.len() > n {
+                        return Err(Error::InvalidInput {
+                            path: self.path.clone(),
+                            reason: format!("byte string {i} has {} bytes, more than {n}", b.len()),
+                        });
+                    }
+                    bytes.extend_from_slice(b);
+                    bytes.resize(bytes.len() + n - b.len(), 0);
+                }
+                self.write_region_bytes(region, &bytes)
+            }
+            other => Err(Error::DataTypeMismatch {
+                path: self.path.clone(),
+                data_type: other.clone(),
+                requested: "Vec<u8>",
+            }),
+        }
+    }
+
+    /// Reads one field of a struct array over `region`, as `T` (which must
+    /// hold the field's type; a sub-array field gives its elements one
+    /// record after another).
+    ///
+    /// # Errors
+    /// [`Error::DataTypeMismatch`] if the array is not a struct, has no
+    /// such field, or `T` does not hold the field's type; the errors of
+    /// [`Array::read_region_bytes`].
+    pub fn read_field<T: Element>(&self, region: &Region, field: &str) -> Result<Vec<T>, Error> {
+        let mismatch = |requested: &'static str| Error::DataTypeMismatch {
+            path: self.path.clone(),
+            data_type: self.data_type().clone(),
+            requested,
+        };
+        let DataType::Struct(fields) = self.data_type() else {
+            return Err(mismatch("a struct field"));
+        };
+        let mut offset = 0;
+        let mut found = None;
+        for f in fields {
+            if f.name == field {
+                found = Some(f);
+                break;
+            }
+            offset += f.size();
+        }
+        let f = found.ok_or_else(|| Error::InvalidInput {
+            path: self.path.clone(),
+            reason: format!(
+                "no field `{field}` (fields: {})",
+                fields
+                    .iter()
+                    .map(|f| format!("`{}`", f.name))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        })?;
+        if !T::is_compatible(&f.data_type) || std::mem::size_of::<T>() != f.data_type.size() {
+            return Err(mismatch(T::NAME));
+        }
+        let record = self.data_type().size();
+        let bytes = self.read_region_bytes(region)?;
+        let size = f.size();
+        let mut field_bytes = Vec::with_capacity(bytes.len() / record.max(1) * size);
+        for r in bytes.chunks_exact(record) {
+            field_bytes.extend_from_slice(&r[offset..offset + size]);
+        }
+        let mut out = vec![T::zero(); field_bytes.len() / std::mem::size_of::<T>().max(1)];
+        T::from_bytes(&field_bytes, &mut out).map_err(|reason| Error::InvalidValue {
+            path: self.path.clone(),
+            data_type: f.data_type.clone(),
+            reason,
+        })?;
+        Ok(out)
+    }
+}
