@@ -434,4 +434,23 @@ mod tests {
             assert!(err.to_string().contains("`conditional`"), "{err}");
         }
     }
+
+    proptest::proptest! {
+        #[test]
+        fn any_mask_round_trips_and_is_recorded_in_the_header(
+            words in proptest::collection::vec(proptest::prelude::any::<u32>(), 0..128),
+            mask in 0u64..4,
+        ) {
+            // Whole 4-byte elements, as the shuffle needs.
+            let data: Vec<u8> = words.iter().flat_map(|w| w.to_ne_bytes()).collect();
+            let codec = conditional(json!({"name": "conditional", "configuration": {
+                "codecs": [
+                    {"name": "numcodecs.shuffle", "configuration": {"elementsize": 4}},
+                    {"name": "numcodecs.zlib", "configuration": {"level": 1}}]}}))
+            .with_decision(ConditionalDecision::Mask(mask));
+            let encoded = codec.encode(data.clone()).unwrap();
+            proptest::prop_assert_eq!(u64::from(encoded[0]), mask);
+            proptest::prop_assert_eq!(codec.decode(encoded, Some(data.len())).unwrap(), data);
+        }
+    }
 }

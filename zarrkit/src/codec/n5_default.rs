@@ -502,4 +502,33 @@ mod tests {
             .unwrap_err();
         assert!(err.to_string().contains("`bool`"), "{err}");
     }
+
+    proptest::proptest! {
+        #[test]
+        fn chunks_round_trip_and_blocks_of_any_shape_decode(
+            shape in proptest::collection::vec(1u64..5, 1..4),
+            block in proptest::collection::vec(0u64..6, 3),
+            seed in proptest::prelude::any::<u8>(),
+        ) {
+            let r = repr(DataType::UInt16, &shape, 9u16.to_ne_bytes().to_vec());
+            let c = raw_n5(shape.len());
+            let n: u64 = shape.iter().product();
+            let data: Vec<u8> = (0..n * 2).map(|i| (i as u8).wrapping_mul(seed)).collect();
+            let encoded = c.encode(data.clone(), &r).unwrap();
+            proptest::prop_assert_eq!(c.decode(encoded, &r).unwrap(), data);
+            // A block of another shape (as another writer may store at the
+            // edge) decodes to the chunk's shape: its overlap, then fill.
+            let block_shape = &block[..shape.len()];
+            let br = repr(DataType::UInt16, block_shape, vec![0, 0]);
+            let bn: u64 = block_shape.iter().product();
+            let block_data: Vec<u8> = (0..bn).flat_map(|i| (i as u16).to_ne_bytes()).collect();
+            let stored = c.encode(block_data, &br).unwrap();
+            let decoded = c.decode(stored, &r).unwrap();
+            proptest::prop_assert_eq!(decoded.len() as u64, n * 2);
+            // The chunk's first element is the block's first, or the fill
+            // value when the block is empty.
+            let first = u16::from_ne_bytes([decoded[0], decoded[1]]);
+            proptest::prop_assert_eq!(first, if bn == 0 { 9 } else { 0 });
+        }
+    }
 }
