@@ -17,7 +17,8 @@
 //! left) is the zfp field of those sizes, `nx` varying fastest; a 0-d chunk
 //! is a field of one value; more than 4 dimensions are refused (spec,
 //! "Supported Chunk Shapes"). `int32`, `int64`, `float32` and `float64` go
-//! to zfp as they are; `int8`, `uint8`, `int16` and `uint16` are promoted
+//! to zfp as they are, as do `numpy.datetime64` and `numpy.timedelta64`
+//! (their `int64` counts); `int8`, `uint8`, `int16` and `uint16` are promoted
 //! to `int32` and demoted back as the spec's "Format and algorithm" says;
 //! `uint32` and `uint64` are clamped to the signed type's maximum (as
 //! `zarrs`, where the codec comes from, does), so values above `2^31 - 1`
@@ -208,7 +209,10 @@ enum Promotion {
 fn zfp_type(data_type: &DataType) -> Option<(sys::zfp_type, Promotion)> {
     Some(match data_type {
         DataType::Int32 => (sys::zfp_type_zfp_type_int32, Promotion::None),
-        DataType::Int64 => (sys::zfp_type_zfp_type_int64, Promotion::None),
+        // The datetime types are int64 counts (and zarrs maps them so).
+        DataType::Int64 | DataType::NumpyDateTime64 { .. } | DataType::NumpyTimeDelta64 { .. } => {
+            (sys::zfp_type_zfp_type_int64, Promotion::None)
+        }
         DataType::Float32 => (sys::zfp_type_zfp_type_float, Promotion::None),
         DataType::Float64 => (sys::zfp_type_zfp_type_double, Promotion::None),
         DataType::Int8 => (sys::zfp_type_zfp_type_int32, Promotion::I8),
@@ -466,7 +470,7 @@ impl ZfpCodec {
     fn types(&self, repr: &ChunkRepr) -> Result<(sys::zfp_type, Promotion), CodecError> {
         zfp_type(&repr.data_type).ok_or_else(|| {
             incompatible(format!(
-                "`{}` (zfp takes integers of 8 to 64 bits, float32 and float64)",
+                "`{}` (zfp takes integers of 8 to 64 bits, float32, float64 and the numpy datetimes)",
                 repr.data_type
             ))
         })
@@ -732,6 +736,13 @@ mod tests {
             let data: Vec<u8> = ints[..n].iter().flat_map(|v| v.to_ne_bytes()).collect();
             let encoded = codec.encode(data.clone(), &r).unwrap();
             proptest::prop_assert!(encoded.len() <= codec.encoded_size_bound(&r).unwrap());
+            proptest::prop_assert_eq!(codec.decode(encoded, &r).unwrap(), data);
+            let r = repr(
+                DataType::NumpyDateTime64 { unit: crate::metadata::TimeUnit::Second, scale_factor: 1 },
+                &shape,
+            );
+            let data: Vec<u8> = ints[..n].iter().flat_map(|v| i64::from(*v).to_ne_bytes()).collect();
+            let encoded = codec.encode(data.clone(), &r).unwrap();
             proptest::prop_assert_eq!(codec.decode(encoded, &r).unwrap(), data);
             let r = repr(DataType::Float64, &shape);
             let data = f64s(&floats[..n]);
