@@ -16,7 +16,13 @@
 //! a [`ConditionalDecision`]. The spec's default, and so the default of a
 //! codec read from metadata, is [`ConditionalDecision::NeverApply`] (store
 //! every chunk as it is); [`ConditionalCodec::with_decision`] picks another,
-//! such as [`ConditionalDecision::CompressIfSmaller`].
+//! such as [`ConditionalDecision::CompressIfSmaller`], and
+//! [`Array::set_codecs`](crate::Array::set_codecs) attaches the codec so
+//! decided to an array for its writes (spec, "Implementation", phase 2).
+//! The decision sees the bytes each nested codec would encode, that is the
+//! output of the codecs applied before it; the spec's phase 2 words it as
+//! the original chunk, which for `shuffle` then `zstd` would judge `zstd`
+//! on bytes it never compresses. The stored format is the same either way.
 //!
 //! ```
 //! # use zarrkit::codec::conditional::ConditionalConfig;

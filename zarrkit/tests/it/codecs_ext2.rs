@@ -149,6 +149,64 @@ fn conditional_compress_if_smaller_compresses_only_the_chunks_it_shrinks() {
     assert_eq!(chain.decode(noise, &repr).unwrap(), as_bytes(&noise_values));
 }
 
+#[cfg(feature = "zstd")]
+#[test]
+fn an_array_writes_with_the_conditional_decision_attached_to_it() {
+    use zarrkit::codec::conditional::{ConditionalCodec, ConditionalDecision};
+    use zarrkit::codec::{Codec, codec_from_metadata};
+    let store = Arc::new(MemoryStore::new());
+    let bytes = ext(json!({"name": "bytes", "configuration": {"endian": "little"}}));
+    Array::builder(&[2048], DataType::UInt32, &[1024])
+        .codecs_metadata(vec![bytes.clone(), ext(readme_example_1())])
+        .create(store.clone(), "/a")
+        .unwrap();
+    // Spec, "Implementation", phase 2: a reopened array takes a decision
+    // (here the phase 3 heuristic by its keyword) for its writes.
+    let mut array = Array::open(store.clone(), "/a").unwrap();
+    let nested = readme_example_1()["configuration"]["codecs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| codec_from_metadata(&ext(v.clone())).unwrap())
+        .collect();
+    let decision: ConditionalDecision = "compress_if_smaller".parse().unwrap();
+    let conditional = ConditionalCodec::new(nested, None)
+        .unwrap()
+        .with_decision(decision);
+    array
+        .set_codecs(vec![
+            codec_from_metadata(&bytes).unwrap(),
+            Codec::BytesToBytes(Arc::new(conditional)),
+        ])
+        .unwrap();
+    let mut state = 0x2545_f491_u32;
+    let mut data = vec![7u32; 1024];
+    data.extend((0..1024).map(|_| {
+        state ^= state << 13;
+        state ^= state >> 17;
+        state ^= state << 5;
+        state
+    }));
+    array.write_region(&Region::whole(&[2048]), &data).unwrap();
+    // The constant chunk is zstd-compressed (bit 1), the noise stored raw.
+    assert_eq!(get(store.as_ref(), "a/c/0")[0], 0b10);
+    assert_eq!(get(store.as_ref(), "a/c/1").len(), 1 + 4096);
+    let reread: Vec<u32> = Array::open(store.clone(), "/a")
+        .unwrap()
+        .read_region(&Region::whole(&[2048]))
+        .unwrap();
+    assert_eq!(reread, data);
+    // Codecs whose metadata is not the array's are refused, naming one.
+    let err = array
+        .set_codecs(vec![codec_from_metadata(&bytes).unwrap()])
+        .unwrap_err();
+    let chain = error_chain(&err);
+    assert!(
+        chain.contains("codec `conditional` at position 1 differs from the array's metadata"),
+        "{chain}"
+    );
+}
+
 #[test]
 fn bad_conditional_configurations_name_the_codec_and_position() {
     let store = Arc::new(MemoryStore::new());
