@@ -713,9 +713,9 @@ fn zfp_without_its_feature_names_the_feature() {
 }
 
 /// A compressor after a codec whose output can be larger than the decoded
-/// chunk (an N5 block has a header; zfp's `reversible` stream of noise is
-/// larger than the noise) must still decode: the chain may not bound the
-/// decompressor by the decoded chunk's size.
+/// chunk (an N5 block has a header, a shard its index; zfp's `reversible`
+/// stream of noise is larger than the noise) must still decode: the chain
+/// may not bound the decompressor by the decoded chunk's size, as it did.
 #[cfg(all(feature = "zfp", feature = "gzip", feature = "zlib"))]
 #[test]
 fn compressors_after_growing_array_to_bytes_codecs_decode() {
@@ -731,8 +731,14 @@ fn compressors_after_growing_array_to_bytes_codecs_decode() {
             f32::from_bits(state & 0x3fff_ffff)
         })
         .collect();
+    let sharded = ext(json!({"name": "sharding_indexed", "configuration": {
+        "chunk_shape": [64],
+        "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+        "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}]}}));
     for (name, codec) in [
         ("n5", n5_codec(1, None)),
+        // A full shard of uncompressed inner chunks is its data plus the index.
+        ("sharded", sharded),
         (
             "zfp",
             ext(json!({"name": "zfp", "configuration": {"mode": "reversible"}})),
