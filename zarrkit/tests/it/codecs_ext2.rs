@@ -739,6 +739,11 @@ fn compressors_after_growing_array_to_bytes_codecs_decode() {
         ("n5", n5_codec(1, None)),
         // A full shard of uncompressed inner chunks is its data plus the index.
         ("sharded", sharded),
+        // Every bit kept, plus the padding byte.
+        (
+            "packbits",
+            ext(json!({"name": "packbits", "configuration": {"padding_encoding": "first_byte"}})),
+        ),
         (
             "zfp",
             ext(json!({"name": "zfp", "configuration": {"mode": "reversible"}})),
