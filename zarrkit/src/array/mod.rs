@@ -11,7 +11,7 @@ pub use builder::ArrayBuilder;
 pub use element::Element;
 pub use region::Region;
 
-use crate::codec::{ChunkRepr, CodecChain};
+use crate::codec::{ChunkRepr, Codec, CodecChain, CodecError};
 use crate::error::{Error, NodeKind};
 use crate::format::{self, ChunkLayout, ZarrFormat};
 use crate::metadata::{
@@ -261,6 +261,38 @@ impl Array {
     #[must_use]
     pub fn codecs(&self) -> &CodecChain {
         &self.codecs
+    }
+
+    /// Replaces the resolved codecs with `codecs`, whose metadata must be
+    /// the array's: for what a codec holds at run time but its metadata
+    /// does not record, such as the writer's decision of a `conditional`
+    /// codec ([`crate::codec::conditional::ConditionalDecision`]), which
+    /// its spec requires a library to let the user attach to an array.
+    ///
+    /// # Errors
+    /// [`Error::Codecs`] if `codecs` do not form a valid chain for the
+    /// array's chunks, or one differs from the array's codec there.
+    pub fn set_codecs(&mut self, codecs: Vec<Codec>) -> Result<(), Error> {
+        let error = |source| Error::Codecs {
+            path: self.path.clone(),
+            source,
+        };
+        let chain = CodecChain::new(codecs, &self.chunk_repr).map_err(error)?;
+        let new = chain.metadata();
+        if let Some(position) = (0..new.len().max(self.metadata.codecs.len()))
+            .find(|&i| new.get(i) != self.metadata.codecs.get(i))
+        {
+            return Err(error(CodecError::InvalidChain {
+                codec: new
+                    .get(position)
+                    .or(self.metadata.codecs.get(position))
+                    .map_or_else(String::new, |c| c.name.clone()),
+                position,
+                reason: "differs from the array's metadata".into(),
+            }));
+        }
+        self.codecs = chain;
+        Ok(())
     }
 
     /// Whether chunks equal to the fill value everywhere are stored (`true`)

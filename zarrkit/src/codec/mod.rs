@@ -23,6 +23,7 @@ pub mod bz2;
 pub mod cast_value;
 mod chain;
 pub mod checksums;
+pub mod conditional;
 pub(crate) mod copy;
 #[cfg(feature = "crc32c")]
 pub mod crc32c;
@@ -34,6 +35,7 @@ pub mod gzip;
 pub mod lz4;
 #[cfg(feature = "lzma")]
 pub mod lzma;
+pub mod n5_default;
 pub mod numpy_dtype;
 pub mod packbits;
 pub mod packbits_v3;
@@ -46,6 +48,9 @@ pub mod sharding;
 pub mod shuffle;
 pub mod transpose;
 pub mod vlen;
+#[cfg(feature = "zfp")]
+#[allow(unsafe_code)]
+pub mod zfp;
 #[cfg(feature = "zlib")]
 pub mod zlib;
 #[cfg(feature = "zstd")]
@@ -197,6 +202,16 @@ pub trait ArrayToBytesCodec: Debug + Send + Sync {
     /// # Errors
     /// A [`CodecError`] if the bytes are not a valid encoding of such an array.
     fn decode(&self, encoded: Vec<u8>, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError>;
+
+    /// The most bytes the codec's encoding of a chunk of `repr` can take,
+    /// or `None` when it has no bound. The chain tells the innermost
+    /// bytes→bytes decoder to produce no more than this. The default, the
+    /// decoded size, fits codecs that store each element in at most its
+    /// own bytes (`bytes`, `packbits`); codecs that add headers or can
+    /// expand override it.
+    fn encoded_size_bound(&self, repr: &ChunkRepr) -> Option<usize> {
+        repr.size_bytes().ok()
+    }
 
     /// Deserialises in place, when the encoded bytes have the decoded size
     /// (as for `bytes`, which at most swaps byte order). `None` when the

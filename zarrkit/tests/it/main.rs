@@ -9,6 +9,7 @@
 ))]
 mod codecs;
 // The hierarchies here use the default zstd codec.
+mod codecs_ext2;
 #[cfg(feature = "zstd")]
 mod consolidated;
 mod corpus;
