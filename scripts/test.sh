@@ -23,6 +23,9 @@ run() {
     "$@"
 }
 
+# libclang for the `zfp` feature, which --all-features builds.
+run bash "$repo/scripts/install-build-deps.sh"
+
 venv="${ZARRKIT_VENV:-$repo/.venv}"
 python="${PYTHON:-python3}"
 requirements="$repo/scripts/requirements.txt"

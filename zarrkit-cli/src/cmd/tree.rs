@@ -89,7 +89,9 @@ fn describe_array(name: &str, array: &Array) -> String {
         "{name} {} {} chunks {}",
         format_shape(array.shape()),
         array.data_type(),
-        format_shape(array.chunk_shape())
+        array
+            .regular_chunk_shape()
+            .map_or_else(|| "rectilinear".to_string(), format_shape)
     )
 }
 

@@ -335,15 +335,16 @@ impl CodecChain {
     pub fn decode(&self, encoded: Vec<u8>, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
         let expected = repr.size_bytes()?;
         let reprs = self.reprs(repr)?;
+        let last = reprs.last().unwrap_or(repr);
         let mut data = encoded;
-        let n = self.bytes_to_bytes.len();
+        // Only the innermost bytes→bytes step knows a bound on its output:
+        // what the array→bytes codec can produce (the decoded size for
+        // `bytes`, more for codecs that add headers). Earlier steps get none.
+        let innermost_bound = self.array_to_bytes.encoded_size_bound(last);
         for (i, codec) in self.bytes_to_bytes.iter().enumerate().rev() {
-            // Only the innermost bytes→bytes step knows its output size for a
-            // fixed-size array→bytes codec; earlier steps get no hint.
-            let hint = (i == 0 && n > 0).then_some(expected);
+            let hint = if i == 0 { innermost_bound } else { None };
             data = codec.decode(data, hint)?;
         }
-        let last = reprs.last().unwrap_or(repr);
         data = self.array_to_bytes.decode(data, last)?;
         for (codec, r) in self.array_to_array.iter().zip(&reprs).rev() {
             data = codec.decode(data, r)?;

@@ -24,6 +24,7 @@ pub mod cast_value;
 pub mod categorize;
 mod chain;
 pub mod checksums;
+pub mod conditional;
 pub(crate) mod copy;
 #[cfg(feature = "crc32c")]
 pub mod crc32c;
@@ -38,6 +39,7 @@ pub mod lz4;
 pub mod lzma;
 #[cfg(feature = "msgpack")]
 pub mod msgpack2;
+pub mod n5_default;
 pub mod numpy_dtype;
 pub mod packbits;
 pub mod packbits_v3;
@@ -52,6 +54,9 @@ pub mod shuffle;
 pub mod transpose;
 pub mod vlen;
 pub mod vlen_array;
+#[cfg(feature = "zfp")]
+#[allow(unsafe_code)]
+pub mod zfp;
 #[cfg(feature = "zlib")]
 pub mod zlib;
 #[cfg(feature = "zstd")]
@@ -203,6 +208,16 @@ pub trait ArrayToBytesCodec: Debug + Send + Sync {
     /// # Errors
     /// A [`CodecError`] if the bytes are not a valid encoding of such an array.
     fn decode(&self, encoded: Vec<u8>, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError>;
+
+    /// The most bytes the codec's encoding of a chunk of `repr` can take,
+    /// or `None` when it has no bound. The chain tells the innermost
+    /// bytes→bytes decoder to produce no more than this. The default, the
+    /// decoded size, fits codecs that store each element in at most its
+    /// own bytes (`bytes`, `packbits`); codecs that add headers or can
+    /// expand override it.
+    fn encoded_size_bound(&self, repr: &ChunkRepr) -> Option<usize> {
+        repr.size_bytes().ok()
+    }
 
     /// Deserialises in place, when the encoded bytes have the decoded size
     /// (as for `bytes`, which at most swaps byte order). `None` when the

@@ -195,6 +195,12 @@ fn low_mask(bits: u32) -> u64 {
 }
 
 impl ArrayToBytesCodec for PackBitsCodec {
+    /// The elements' bytes plus the padding byte: an element packs to at
+    /// most its own bits.
+    fn encoded_size_bound(&self, repr: &ChunkRepr) -> Option<usize> {
+        repr.size_bytes().ok()?.checked_add(1)
+    }
+
     fn metadata(&self) -> ExtensionObject {
         let mut configuration = JsonMap::new();
         configuration.insert(

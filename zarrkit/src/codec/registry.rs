@@ -62,6 +62,8 @@ const REGISTRY: &[(&str, Constructor)] = &[
     (super::packbits_v3::NAME, super::packbits_v3::create),
     (super::scale_offset::NAME, super::scale_offset::create),
     (super::cast_value::NAME, super::cast_value::create),
+    (super::conditional::NAME, super::conditional::create),
+    (super::n5_default::NAME, super::n5_default::create),
     #[cfg(feature = "gzip")]
     ("gzip", super::gzip::create),
     #[cfg(feature = "zstd")]
@@ -70,6 +72,8 @@ const REGISTRY: &[(&str, Constructor)] = &[
     ("blosc", super::blosc::create),
     #[cfg(feature = "crc32c")]
     ("crc32c", super::crc32c::create),
+    #[cfg(feature = "zfp")]
+    (super::zfp::NAME, super::zfp::create),
     // zarr-python 3.1's name for numcodecs' CRC32C, the same checksum.
     #[cfg(feature = "crc32c")]
     ("numcodecs.crc32c", super::crc32c::create),
@@ -121,6 +125,8 @@ const DISABLED: &[(&str, &str)] = &[
     ("blosc", "blosc"),
     #[cfg(not(feature = "crc32c"))]
     ("crc32c", "crc32c"),
+    #[cfg(not(feature = "zfp"))]
+    ("zfp", "zfp"),
     #[cfg(not(feature = "crc32c"))]
     ("numcodecs.crc32c", "crc32c"),
     #[cfg(not(feature = "zlib"))]

@@ -613,6 +613,12 @@ impl ShardingCodec {
 }
 
 impl ArrayToBytesCodec for ShardingCodec {
+    /// None: a shard is its inner chunks, which their own codecs may
+    /// expand, plus the index.
+    fn encoded_size_bound(&self, _repr: &ChunkRepr) -> Option<usize> {
+        None
+    }
+
     fn metadata(&self) -> ExtensionObject {
         let chain = |codecs: &[Codec]| {
             serde_json::Value::Array(

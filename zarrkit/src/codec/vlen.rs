@@ -193,6 +193,11 @@ fn read_u32(bytes: &[u8], at: usize) -> Option<u32> {
 }
 
 impl ArrayToBytesCodec for VlenCodec {
+    /// None: the encoded size depends on the elements' lengths.
+    fn encoded_size_bound(&self, _repr: &ChunkRepr) -> Option<usize> {
+        None
+    }
+
     fn metadata(&self) -> ExtensionObject {
         ExtensionObject::with_configuration(self.name(), JsonMap::new())
     }

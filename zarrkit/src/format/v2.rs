@@ -965,9 +965,16 @@ pub fn array_to_json(array: &ArrayMetadata) -> Result<Value, MetadataError> {
     } else {
         fill_value_to_json(&array.fill_value, &array.data_type)
     };
+    // v2 "Metadata": `chunks` is one shape for every chunk.
     let chunks: Vec<u64> = array
         .chunk_grid
         .chunk_shape()
+        .ok_or_else(|| {
+            not_representable(format!(
+                "the `{}` chunk grid (only regular chunks)",
+                array.chunk_grid.name()
+            ))
+        })?
         .iter()
         .map(|n| n.get())
         .collect();
