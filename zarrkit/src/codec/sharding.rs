@@ -11,6 +11,11 @@
 //! ([`ArrayToBytesCodec::decode_partial`]); rewriting part of a shard
 //! decodes only the inner chunks the update covers in part and copies the
 //! stored bytes of the rest unchanged ([`ArrayToBytesCodec::encode_partial`]).
+//! Shards of variable-length elements (`string`, `bytes`; zarr-python
+//! writes these with inner `vlen-utf8` + `zstd`) are split and joined by
+//! element through [`ArrayToBytesCodec::encode_vlen`] and
+//! [`ArrayToBytesCodec::decode_vlen`], with the same index and the same
+//! rule for inner chunks that are all fill value.
 //!
 //! ```
 //! # use zarrkit::codec::sharding::{IndexLocation, ShardingConfig};
@@ -28,6 +33,7 @@
 
 use super::copy::BoxCopy;
 use super::partial::{self, BytesRangeReader, ChunkBox};
+use super::vlen::VlenChunk;
 use super::{
     ArrayToBytesCodec, ChunkRepr, Codec, CodecChain, CodecError, bytes::BytesCodec,
     codec_from_metadata, registry::parse_configuration,
@@ -300,6 +306,23 @@ impl Shard {
     }
 }
 
+/// The number of elements of a shard, as a `usize`.
+fn shard_elements(shard: &Shard) -> Result<usize, CodecError> {
+    shard_elements_of(&shard.shape, &shard.shape)
+}
+
+/// The number of elements of `shape`, as a `usize` (`TooLarge` naming
+/// `shard_shape` otherwise).
+fn shard_elements_of(shape: &[u64], shard_shape: &[u64]) -> Result<usize, CodecError> {
+    shape
+        .iter()
+        .try_fold(1u64, |acc, &n| acc.checked_mul(n))
+        .and_then(|n| usize::try_from(n).ok())
+        .ok_or_else(|| CodecError::TooLarge {
+            shape: shard_shape.to_vec(),
+        })
+}
+
 fn corrupt(reason: String) -> CodecError {
     CodecError::Corrupt {
         codec: NAME,
@@ -481,13 +504,9 @@ impl ShardingCodec {
         Ok(Some(out))
     }
 
-    /// Decodes the inner chunks of a whole shard held in memory into `out`.
-    fn decode_shard_into(
-        &self,
-        shard: &Shard,
-        encoded: &[u8],
-        out: &mut [u8],
-    ) -> Result<(), CodecError> {
+    /// Decodes the index of a whole shard held in memory, checking every
+    /// stored inner chunk lies within it.
+    fn whole_index(&self, shard: &Shard, encoded: &[u8]) -> Result<Vec<u64>, CodecError> {
         let len = encoded.len() as u64;
         if len < shard.index_size {
             return Err(corrupt(format!(
@@ -500,7 +519,32 @@ impl ShardingCodec {
             IndexLocation::Start => &encoded[..shard.index_size as usize],
             IndexLocation::End => &encoded[(len - shard.index_size) as usize..],
         };
-        let index = self.decode_index(shard, index_bytes.to_vec(), Some(len))?;
+        self.decode_index(shard, index_bytes.to_vec(), Some(len))
+    }
+
+    /// Calls `f(shard_element, inner_element)` for every element of inner
+    /// chunk `i`, as runs: `f(shard_offset, inner_offset, len)` in elements.
+    fn for_each_inner_run(shard: &Shard, i: usize, f: impl FnMut(usize, usize, usize)) {
+        let zeros = vec![0u64; shard.shape.len()];
+        BoxCopy {
+            src_shape: &shard.shape,
+            src_start: &shard.start(i),
+            dst_shape: &shard.inner_shape,
+            dst_start: &zeros,
+            shape: &shard.inner_shape,
+            elem: 1,
+        }
+        .for_each_run(f);
+    }
+
+    /// Decodes the inner chunks of a whole shard held in memory into `out`.
+    fn decode_shard_into(
+        &self,
+        shard: &Shard,
+        encoded: &[u8],
+        out: &mut [u8],
+    ) -> Result<(), CodecError> {
+        let index = self.whole_index(shard, encoded)?;
         let decode_one = |i: usize| -> Result<Option<Vec<u8>>, CodecError> {
             Self::entry(&index, i)
                 .map(|(offset, nbytes)| {
@@ -685,6 +729,84 @@ impl ArrayToBytesCodec for ShardingCodec {
             });
         }
         self.decode_shard_into(&shard, &encoded, out)
+    }
+
+    /// Splits a shard of variable-length elements into inner chunks and
+    /// encodes each with the inner chain, in parallel; inner chunks whose
+    /// every element is the fill value are not stored.
+    fn encode_vlen(&self, decoded: &VlenChunk, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
+        let shard = self.shard(repr)?;
+        let expected = shard_elements(&shard)?;
+        if decoded.len() != expected {
+            return Err(CodecError::WrongSize {
+                expected,
+                actual: decoded.len(),
+            });
+        }
+        let fill = shard.inner_repr.fill_value.as_bytes();
+        let inner_len = shard_elements_of(&shard.inner_shape, &shard.shape)?;
+        let encoded = (0..shard.n)
+            .into_par_iter()
+            .map(|i| {
+                let mut indices = Vec::with_capacity(inner_len);
+                Self::for_each_inner_run(&shard, i, |s, _, len| {
+                    indices.extend((s..s + len).map(|e| e as u64));
+                });
+                let chunk = decoded.gather(&indices, NAME)?;
+                if chunk.iter().all(|e| e == fill) {
+                    return Ok(None);
+                }
+                shard.inner.encode_vlen(&chunk, &shard.inner_repr).map(Some)
+            })
+            .collect::<Result<Vec<_>, CodecError>>()?;
+        let chunks: Vec<Option<&[u8]>> = encoded.iter().map(Option::as_deref).collect();
+        self.assemble(&shard, &chunks)
+    }
+
+    /// Decodes the stored inner chunks in parallel and puts their elements
+    /// in shard order; missing inner chunks read as the fill value.
+    fn decode_vlen(&self, encoded: Vec<u8>, repr: &ChunkRepr) -> Result<VlenChunk, CodecError> {
+        let shard = self.shard(repr)?;
+        let total = shard_elements(&shard)?;
+        let inner_len = shard_elements_of(&shard.inner_shape, &shard.shape)?;
+        let index = self.whole_index(&shard, &encoded)?;
+        let inner = (0..shard.n)
+            .into_par_iter()
+            .map(|i| {
+                let Some((offset, nbytes)) = Self::entry(&index, i) else {
+                    return Ok(None);
+                };
+                // Checked against the shard's length in `whole_index`.
+                let bytes = encoded[offset as usize..(offset + nbytes) as usize].to_vec();
+                let chunk = shard.inner.decode_vlen(bytes, &shard.inner_repr)?;
+                if chunk.len() != inner_len {
+                    return Err(corrupt(format!(
+                        "inner chunk {i} has {} elements, expected {inner_len}",
+                        chunk.len()
+                    )));
+                }
+                Ok(Some(chunk))
+            })
+            .collect::<Result<Vec<_>, CodecError>>()?;
+        // For each shard element: its inner chunk and its index there.
+        let mut sources = vec![(0usize, 0usize); total];
+        for i in 0..shard.n {
+            Self::for_each_inner_run(&shard, i, |s, d, len| {
+                for j in 0..len {
+                    sources[s + j] = (i, d + j);
+                }
+            });
+        }
+        let fill = shard.inner_repr.fill_value.as_bytes();
+        let mut out = VlenChunk::with_capacity(total);
+        for (i, e) in sources {
+            let value = match &inner[i] {
+                Some(chunk) => chunk.get(e).unwrap_or(fill),
+                None => fill,
+            };
+            out.push(value);
+        }
+        Ok(out)
     }
 
     fn supports_partial_decode(&self) -> bool {
@@ -1096,5 +1218,106 @@ mod tests {
         };
         let err = create(&ExtensionObject::with_configuration(NAME, config)).unwrap_err();
         assert!(err.to_string().contains("index_codecs"), "{err}");
+    }
+
+    fn string_repr(shape: &[u64]) -> ChunkRepr {
+        ChunkRepr {
+            shape: shape.to_vec(),
+            data_type: DataType::String,
+            fill_value: FillValue::new(b"-".to_vec()),
+        }
+    }
+
+    fn vlen_sharding(location: IndexLocation, checksum: bool) -> ShardingCodec {
+        let utf8 = Codec::ArrayToBytes(Arc::new(crate::codec::vlen::VlenCodec::utf8()));
+        ShardingCodec::new(&[2, 2], vec![utf8])
+            .with_index_location(location)
+            .with_index_checksum(checksum)
+            .unwrap()
+    }
+
+    #[test]
+    fn string_shards_skip_all_fill_inner_chunks_in_every_layout() {
+        let r = string_repr(&[2, 4]);
+        // Inner chunk 0 is a b / c d; inner chunk 1 (columns 2..4) is all fill.
+        let data = VlenChunk::from_items(["a", "bé", "-", "-", "c", "", "-", "-"]);
+        for location in [IndexLocation::Start, IndexLocation::End] {
+            for checksum in [false, true] {
+                let codec = vlen_sharding(location, checksum);
+                let encoded = codec.encode_vlen(&data, &r).unwrap();
+                // One inner chunk: count + 4 lengths + 4 bytes of text.
+                let inner_len = 4 + 4 * 4 + "abéc".len();
+                let index_len = 32 + if checksum { 4 } else { 0 };
+                assert_eq!(encoded.len(), inner_len + index_len);
+                let index_at = match location {
+                    IndexLocation::Start => 0,
+                    IndexLocation::End => inner_len,
+                };
+                let word = |k: usize| {
+                    u64::from_le_bytes(
+                        encoded[index_at + 8 * k..index_at + 8 * k + 8]
+                            .try_into()
+                            .unwrap(),
+                    )
+                };
+                let first = if location == IndexLocation::Start {
+                    index_len as u64
+                } else {
+                    0
+                };
+                assert_eq!([word(0), word(1)], [first, inner_len as u64]);
+                assert_eq!([word(2), word(3)], [EMPTY, EMPTY]);
+                assert_eq!(codec.decode_vlen(encoded, &r).unwrap(), data);
+            }
+        }
+    }
+
+    #[test]
+    fn nested_string_shards_round_trip() {
+        let utf8 = Codec::ArrayToBytes(Arc::new(crate::codec::vlen::VlenCodec::utf8()));
+        let inner = ShardingCodec::new(&[1, 2], vec![utf8]);
+        let outer = ShardingCodec::new(&[2, 2], vec![Codec::ArrayToBytes(Arc::new(inner))]);
+        let r = string_repr(&[4, 4]);
+        let data = VlenChunk::from_items((0..16).map(|i| {
+            if i % 3 == 0 {
+                "-".to_string()
+            } else {
+                format!("v{i}")
+            }
+        }));
+        let encoded = outer.encode_vlen(&data, &r).unwrap();
+        assert_eq!(outer.decode_vlen(encoded, &r).unwrap(), data);
+        // Every element the fill value: every inner chunk is missing.
+        let fill = VlenChunk::filled(16, b"-");
+        let encoded = outer.encode_vlen(&fill, &r).unwrap();
+        assert_eq!(encoded.len(), 4 * 16 + 4);
+        assert_eq!(outer.decode_vlen(encoded, &r).unwrap(), fill);
+    }
+
+    #[test]
+    fn corrupt_string_shards_are_errors_not_panics() {
+        let codec = vlen_sharding(IndexLocation::End, false);
+        let r = string_repr(&[2, 4]);
+        let data = VlenChunk::from_items(["a", "b", "c", "d", "e", "f", "g", "h"]);
+        let good = codec.encode_vlen(&data, &r).unwrap();
+        assert!(
+            codec
+                .encode_vlen(&VlenChunk::from_items(["a"]), &r)
+                .is_err()
+        );
+        for cut in [0, 5, good.len() - 1] {
+            assert!(
+                codec.decode_vlen(good[..cut].to_vec(), &r).is_err(),
+                "{cut}"
+            );
+        }
+        for at in 0..good.len() {
+            let mut bad = good.clone();
+            bad[at] ^= 0x5a;
+            // Any outcome but a panic; a decoded shard has every element.
+            if let Ok(chunk) = codec.decode_vlen(bad, &r) {
+                assert_eq!(chunk.len(), 8);
+            }
+        }
     }
 }

@@ -41,7 +41,9 @@ pub(super) fn data_type_from_parts(
         }
         "null_terminated_bytes" => DataType::FixedBytes(length_bytes(configuration)?),
         "raw_bytes" => DataType::RawBits(length_bytes(configuration)?.saturating_mul(8)),
-        "variable_length_bytes" => DataType::Bytes,
+        // zarr-python 3.1 writes `variable_length_bytes`; zarrs once wrote
+        // `binary` (it still reads it). Both are exactly `bytes`.
+        "variable_length_bytes" | "binary" => DataType::Bytes,
         "struct" | "structured" => DataType::Struct(struct_fields(configuration)?),
         _ => return Ok(None),
     }))
@@ -131,6 +133,25 @@ fn struct_fields(configuration: Option<&JsonMap>) -> Result<Vec<StructField>, Me
         fields.push(StructField::new(name, data_type));
     }
     Ok(fields)
+}
+
+/// Why `name`, a data type other writers use, is not a v3 data type that
+/// zarrkit could read it as; `None` for names with nothing to add.
+///
+/// Only exact equivalents are read as registered types: a type that looks
+/// like a registered one but encodes values differently must fail, naming
+/// itself, rather than be read as the wrong numbers.
+pub(super) fn lookalike(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "float8_e4m3fn" | "complex_float8_e4m3fn" => {
+            "tensorstore's and ml_dtypes' `float8_e4m3fn` (no infinities, NaN only at 0x7f/0xff) is not the registered `float8_e4m3` (IEEE-like: infinities at 0x78/0xf8)"
+        }
+        "ustring" | "json" => {
+            "tensorstore's in-memory string types are not Zarr v3 data types (`string` is variable-length UTF-8)"
+        }
+        "variable_length_utf8" => "zarr-python writes variable-length UTF-8 as `string`",
+        _ => return None,
+    })
 }
 
 /// The configuration written for the data types of this module, or `None`
@@ -257,7 +278,11 @@ pub(super) fn fill_value_json(
         DataType::FixedUtf32(_) => {
             Value::String(crate::metadata::strings::decode_utf32(bytes).ok()?)
         }
-        DataType::FixedBytes(_) => Value::String(super::base64_encode(bytes)),
+        // Trailing zero bytes are padding (NumPy `S`): written without
+        // them, as zarr-python writes them (`"YWI="` for `b"ab"` in `S3`).
+        DataType::FixedBytes(_) => Value::String(super::base64_encode(
+            crate::metadata::strings::trim_nul(bytes),
+        )),
         DataType::Struct(fields) => {
             let mut object = JsonMap::new();
             let mut offset = 0;
@@ -379,7 +404,8 @@ mod tests {
         let s = DataType::FixedBytes(4);
         let fill = fill_value_from_json(&json!("cQ=="), &s).unwrap();
         assert_eq!(fill.as_bytes(), b"q\0\0\0");
-        assert_eq!(fill_value_to_json(&fill, &s), json!("cQAAAA=="));
+        // Written without the zero padding, as zarr-python writes it.
+        assert_eq!(fill_value_to_json(&fill, &s), json!("cQ=="));
         assert!(fill_value_from_json(&json!("cXFxcXE="), &s).is_err());
 
         let b = DataType::Bytes;
