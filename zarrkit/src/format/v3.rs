@@ -472,16 +472,9 @@ pub fn data_type_from_json(value: &Value) -> Result<DataType, MetadataError> {
         return Ok(data_type);
     }
     let data_type = DataType::from_name(&extension.name).ok_or_else(|| {
-        match super::v3_strings::lookalike(&extension.name) {
-            Some(reason) => MetadataError::invalid(
-                "data_type",
-                format!("a registered data type ({reason})"),
-                &Value::from(extension.name.as_str()),
-            ),
-            None => MetadataError::UnsupportedExtension {
-                point: "data type",
-                name: extension.name.clone(),
-            },
+        MetadataError::UnsupportedExtension {
+            point: "data type",
+            name: extension.name.clone(),
         }
     })?;
     match extension.configuration {

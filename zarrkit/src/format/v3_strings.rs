@@ -135,25 +135,6 @@ fn struct_fields(configuration: Option<&JsonMap>) -> Result<Vec<StructField>, Me
     Ok(fields)
 }
 
-/// Why `name`, a data type other writers use, is not a v3 data type that
-/// zarrkit could read it as; `None` for names with nothing to add.
-///
-/// Only exact equivalents are read as registered types: a type that looks
-/// like a registered one but encodes values differently must fail, naming
-/// itself, rather than be read as the wrong numbers.
-pub(super) fn lookalike(name: &str) -> Option<&'static str> {
-    Some(match name {
-        "float8_e4m3fn" | "complex_float8_e4m3fn" => {
-            "tensorstore's and ml_dtypes' `float8_e4m3fn` (no infinities, NaN only at 0x7f/0xff) is not the registered `float8_e4m3` (IEEE-like: infinities at 0x78/0xf8)"
-        }
-        "ustring" | "json" => {
-            "tensorstore's in-memory string types are not Zarr v3 data types (`string` is variable-length UTF-8)"
-        }
-        "variable_length_utf8" => "zarr-python writes variable-length UTF-8 as `string`",
-        _ => return None,
-    })
-}
-
 /// The configuration written for the data types of this module, or `None`
 /// for a type written by name alone.
 pub(super) fn data_type_configuration(data_type: &DataType) -> Option<Value> {
