@@ -873,3 +873,199 @@ fn every_registered_codec_name_resolves_or_is_refused_by_name() {
         assert!(err.contains(&format!("`{refused}`")), "{refused}: {err}");
     }
 }
+
+/// Opens an array from a metadata document written into a fresh store.
+fn open_doc(doc: &Value) -> (Arc<dyn Store>, Array) {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    store
+        .set(
+            &StoreKey::new("a/zarr.json").unwrap(),
+            &serde_json::to_vec(doc).unwrap(),
+        )
+        .unwrap();
+    let array = Array::open(store.clone(), "/a").unwrap();
+    (store, array)
+}
+
+/// A v3 array document around `data_type`, `fill_value` and `codecs`.
+fn array_doc(shape: u64, data_type: Value, fill_value: Value, codecs: Value) -> Value {
+    json!({
+        "zarr_format": 3, "node_type": "array", "shape": [shape],
+        "data_type": data_type,
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [shape]}},
+        "chunk_key_encoding": {"name": "default"},
+        "fill_value": fill_value, "codecs": codecs,
+    })
+}
+
+#[test]
+#[allow(clippy::approx_constant)] // the README's fill value is 3.14
+fn struct_readme_examples_encode_as_the_readme_draws_them() {
+    // extensions/data-types/struct, "Examples": the whole metadata document.
+    let (store, points) = open_doc(&json!({
+        "zarr_format": 3, "node_type": "array", "shape": [100],
+        "data_type": {"name": "struct", "configuration": {"fields": [
+            {"name": "x", "data_type": "float32"}, {"name": "y", "data_type": "float32"}]}},
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [100]}},
+        "chunk_key_encoding": {"name": "default"},
+        "fill_value": {"x": 0.0, "y": 0.0},
+        "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}]
+    }));
+    assert_eq!(points.data_type().size(), 8);
+    let record = [1.5f32.to_ne_bytes(), (-2.0f32).to_ne_bytes()].concat();
+    points
+        .write_region_bytes(&Region::new(vec![1], vec![1]), &record)
+        .unwrap();
+    let chunk = store
+        .get(&StoreKey::new("a/c/0").unwrap(), None)
+        .unwrap()
+        .unwrap();
+    assert_eq!(chunk[8..16], [0, 0, 0xc0, 0x3f, 0, 0, 0, 0xc0]);
+    assert_eq!(
+        points
+            .read_field::<f32>(&Region::new(vec![0], vec![3]), "y")
+            .unwrap(),
+        [0.0, -2.0, 0.0]
+    );
+
+    // "Bytes codec encoding": id int32 | flags uint8 | value float64, 13
+    // bytes at offsets 0, 4, 5.
+    let flat = json!({"name": "struct", "configuration": {"fields": [
+        {"name": "id", "data_type": "int32"},
+        {"name": "flags", "data_type": "uint8"},
+        {"name": "value", "data_type": "float64"}]}});
+    let (store, flat) = open_doc(&array_doc(
+        1,
+        flat,
+        json!({"id": -1, "flags": 7, "value": 0.5}),
+        json!([{"name": "bytes", "configuration": {"endian": "big"}}]),
+    ));
+    assert_eq!(flat.data_type().size(), 13);
+    flat.write_region_bytes(
+        &Region::new(vec![0], vec![1]),
+        &[&258i32.to_ne_bytes()[..], &[9], &1.0f64.to_ne_bytes()[..]].concat(),
+    )
+    .unwrap();
+    let chunk = store
+        .get(&StoreKey::new("a/c/0").unwrap(), None)
+        .unwrap()
+        .unwrap();
+    assert_eq!(chunk, [0, 0, 1, 2, 9, 0x3f, 0xf0, 0, 0, 0, 0, 0, 0]);
+
+    // The nested example: point.x, point.y, value at 0, 4, 8; the nested
+    // fill value object of "Fill value representation".
+    let nested = nested_type();
+    let (_, nested) = open_doc(&array_doc(
+        2,
+        nested,
+        json!({"point": {"x": 1.0, "y": 2.0}, "value": 3.14}),
+        json!([{"name": "bytes", "configuration": {"endian": "little"}}]),
+    ));
+    assert_eq!(nested.data_type().size(), 16);
+    assert_eq!(
+        nested.fill_value().as_bytes(),
+        [
+            1.0f32.to_ne_bytes().as_slice(),
+            &2.0f32.to_ne_bytes(),
+            &3.14f64.to_ne_bytes()
+        ]
+        .concat()
+    );
+    assert_eq!(
+        nested
+            .read_field::<f64>(&Region::new(vec![0], vec![2]), "value")
+            .unwrap(),
+        [3.14, 3.14]
+    );
+    // The datetime example, and (change log) a field type given as an
+    // object without `configuration`.
+    let timestamped = data_type_from_json(&json!({"name": "struct", "configuration": {"fields": [
+        {"name": "timestamp", "data_type": {"name": "numpy.datetime64",
+            "configuration": {"unit": "s", "scale_factor": 1}}},
+        {"name": "value", "data_type": {"name": "float32"}}]}}))
+    .unwrap();
+    assert_eq!(timestamped.size(), 12);
+    // A fill value object missing a field, or with an extra one, is refused.
+    for fill in [
+        json!({"point": {"x": 1.0, "y": 2.0}}),
+        json!({"point": {"x": 1.0}, "value": 1.0}),
+        json!({"point": {"x": 1.0, "y": 2.0}, "value": 1.0, "extra": 0}),
+    ] {
+        let data_type = data_type_from_json(&nested_type()).unwrap();
+        assert!(fill_value_from_json(&fill, &data_type).is_err(), "{fill}");
+    }
+}
+
+fn nested_type() -> Value {
+    json!({"name": "struct", "configuration": {"fields": [
+        {"name": "point", "data_type": {"name": "struct", "configuration": {"fields": [
+            {"name": "x", "data_type": "float32"}, {"name": "y", "data_type": "float32"}]}}},
+        {"name": "value", "data_type": "float64"}]}})
+}
+
+#[test]
+fn string_and_bytes_readme_examples_read_as_written() {
+    // extensions/data-types/string, "Example" (codec without configuration).
+    let (_, s) = open_doc(&array_doc(
+        2,
+        json!("string"),
+        json!("foo"),
+        json!([{"name": "vlen-utf8"}]),
+    ));
+    assert_eq!(s.read_strings(&whole(&s)).unwrap(), ["foo", "foo"]);
+    // extensions/data-types/bytes: both fill value encodings of 01 02 03.
+    for fill in [json!([1, 2, 3]), json!("AQID")] {
+        let (_, b) = open_doc(&array_doc(
+            1,
+            json!("bytes"),
+            fill.clone(),
+            json!([{"name": "vlen-bytes"}]),
+        ));
+        assert_eq!(
+            b.read_byte_strings(&whole(&b)).unwrap(),
+            [vec![1, 2, 3]],
+            "{fill}"
+        );
+    }
+    for bad in [json!([1, 256]), json!([-1]), json!("AQI"), json!(1)] {
+        assert!(
+            fill_value_from_json(&bad, &DataType::Bytes).is_err(),
+            "{bad}"
+        );
+    }
+    // extensions/data-types/fixed_length_utf32: "Hi" in 12 bytes is
+    // U+0048 U+0069 U+0000; "foo" in 48 bytes is 3 code points and 9 of
+    // padding; 13 code points do not fit.
+    let (store, u) = open_doc(&array_doc(
+        1,
+        json!({"name": "fixed_length_utf32", "configuration": {"length_bytes": 12}}),
+        json!(""),
+        json!([{"name": "bytes", "configuration": {"endian": "little"}}]),
+    ));
+    u.write_strings(&whole(&u), &["Hi"]).unwrap();
+    assert_eq!(
+        store
+            .get(&StoreKey::new("a/c/0").unwrap(), None)
+            .unwrap()
+            .unwrap(),
+        [0x48, 0, 0, 0, 0x69, 0, 0, 0, 0, 0, 0, 0]
+    );
+    let wide = DataType::FixedUtf32(48);
+    let foo = fill_value_from_json(&json!("foo"), &wide).unwrap();
+    assert_eq!(foo.as_bytes().len(), 48);
+    assert_eq!(foo.as_bytes()[12..], [0; 36]);
+    assert_eq!(fill_value_to_json(&foo, &wide), json!("foo"));
+    assert!(fill_value_from_json(&json!("a".repeat(13)), &wide).is_err());
+    // "MUST be configured with an explicit endian".
+    let err = Array::builder(&[1], DataType::FixedUtf32(4), &[1])
+        .codecs_metadata(vec![ExtensionObject::new("bytes")])
+        .create(Arc::new(MemoryStore::new()), "/u")
+        .unwrap_err();
+    let mut chain = err.to_string();
+    let mut source = std::error::Error::source(&err);
+    while let Some(cause) = source {
+        chain.push_str(&format!(": {cause}"));
+        source = cause.source();
+    }
+    assert!(chain.contains("endian"), "{chain}");
+}
