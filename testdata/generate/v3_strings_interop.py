@@ -142,6 +142,15 @@ def write(root):
         },
     }, create=True).result()
     t[1:3] = np.array([-7.5, 1e300])
+    # tensorstore's own string dtypes cannot be stored by its zarr3 driver.
+    out["ts_create_errors"] = {
+        dtype: error(lambda: ts.open({
+            "driver": "zarr3", "kvstore": "memory://",
+            "metadata": {"shape": [4], "chunk_grid": {
+                "name": "regular", "configuration": {"chunk_shape": [2]}}},
+        }, dtype=dtype, create=True).result())
+        for dtype in ["string", "ustring", "json"]
+    }
     print(json.dumps(out))
 
 
