@@ -13,9 +13,10 @@ use super::io::ChunkPiece;
 use super::{Array, Element, Region};
 use crate::codec::copy::BoxCopy;
 use crate::codec::vlen::VlenChunk;
+use crate::codec::{ChunkBox, CodecError};
 use crate::error::Error;
 use crate::metadata::{DataType, strings};
-use crate::store::{ReadRequest, StoreKey};
+use crate::store::{ByteRange, ReadRequest, StoreKey};
 use rayon::prelude::*;
 
 /// Where one element of a region comes from: the piece it is in and its
@@ -87,6 +88,9 @@ impl Array {
         }
         self.chunk_len()?;
         let pieces = self.plan(region)?;
+        if self.codecs.supports_partial_decode() {
+            return self.read_vlen_partial(region, &pieces, n);
+        }
         let mut sources = vec![Source::default(); n];
         let mut chunks: Vec<Option<VlenChunk>> = Vec::with_capacity(pieces.len());
         for (b, batch) in pieces.chunks(self.batch_size()).enumerate() {
@@ -136,6 +140,92 @@ impl Array {
             }
         }
         Ok(out)
+    }
+
+    /// Reads a region of a sharded variable-length array through the
+    /// chain's partial decoder: for each shard, its index and the inner
+    /// chunks the region touches, shards in parallel.
+    fn read_vlen_partial(
+        &self,
+        region: &Region,
+        pieces: &[ChunkPiece],
+        n: usize,
+    ) -> Result<VlenChunk, Error> {
+        let too_large = || Error::TooLarge {
+            path: self.path.clone(),
+            shape: region.shape().to_vec(),
+        };
+        let mut decoded: Vec<Option<VlenChunk>> = Vec::with_capacity(pieces.len());
+        for batch in pieces.chunks(self.batch_size()) {
+            let values = batch
+                .par_iter()
+                .map(|piece| self.decode_vlen_piece_partial(piece))
+                .collect::<Result<Vec<_>, _>>()?;
+            decoded.extend(values);
+        }
+        let mut sources = vec![Source::default(); n];
+        for (index, piece) in pieces.iter().enumerate() {
+            let index = u32::try_from(index).map_err(|_| too_large())?;
+            let zeros = vec![0; piece.shape.len()];
+            BoxCopy {
+                src_shape: &piece.shape,
+                src_start: &zeros,
+                dst_shape: region.shape(),
+                dst_start: &piece.in_region,
+                shape: &piece.shape,
+                elem: 1,
+            }
+            .for_each_run(|s, d, len| {
+                for j in 0..len {
+                    // A piece lies within one chunk, whose indices fit in
+                    // u32 (`chunk_len`).
+                    sources[d + j] = Source {
+                        piece: index,
+                        element: (s + j) as u32,
+                    };
+                }
+            });
+        }
+        let fill = self.fill_value().as_bytes();
+        let mut out = VlenChunk::with_capacity(n);
+        for source in sources {
+            let value = decoded[source.piece as usize]
+                .as_ref()
+                .and_then(|piece| piece.get(source.element as usize));
+            out.push(value.unwrap_or(fill));
+        }
+        Ok(out)
+    }
+
+    /// Decodes the part of a chunk that `piece` covers, reading only the
+    /// bytes it needs; starts again if a write to the chunk lands
+    /// meanwhile, so the index and the inner chunks come from one shard.
+    fn decode_vlen_piece_partial(&self, piece: &ChunkPiece) -> Result<Option<VlenChunk>, Error> {
+        let key = &piece.key;
+        let b = ChunkBox::new(piece.in_chunk.clone(), piece.shape.clone());
+        let reader = |ranges: &[ByteRange]| -> Result<Option<Vec<Vec<u8>>>, CodecError> {
+            let requests: Vec<ReadRequest> =
+                ranges.iter().map(|r| (key.clone(), Some(*r))).collect();
+            let values = self.store.get_partial_values(&requests)?;
+            Ok(values.into_iter().collect::<Option<Vec<_>>>())
+        };
+        loop {
+            let seen = self.generation(key);
+            let result = self.codecs.decode_partial_vlen(
+                &reader,
+                &self.chunk_repr,
+                std::slice::from_ref(&b),
+            );
+            if self.generation(key) != seen {
+                continue;
+            }
+            return result
+                .map(|boxes| boxes.and_then(|b| b.into_iter().next()))
+                .map_err(|source| Error::Decode {
+                    key: key.clone(),
+                    source,
+                });
+        }
     }
 
     /// Writes `data` (C order, one element per region element) into

@@ -299,6 +299,30 @@ impl CodecChain {
         partial::decode_partial_whole(reader, repr, boxes, |encoded| self.decode(encoded, repr))
     }
 
+    /// Decodes `boxes` of one stored chunk of variable-length elements of
+    /// `repr`, reading it through `reader`: one chunk of elements per box
+    /// (C order), or `Ok(None)` when the chunk is not stored. Reads only
+    /// what it needs when [`Self::supports_partial_decode`] (a sharded
+    /// string array reads the index and the inner chunks the boxes touch).
+    ///
+    /// # Errors
+    /// [`CodecError::OutsideChunk`] for a box outside the chunk, a read
+    /// error, or the error of a codec.
+    pub fn decode_partial_vlen(
+        &self,
+        reader: &dyn BytesRangeReader,
+        repr: &ChunkRepr,
+        boxes: &[ChunkBox],
+    ) -> Result<Option<Vec<VlenChunk>>, CodecError> {
+        partial::check_boxes(repr, boxes)?;
+        if self.is_bare() {
+            return self.array_to_bytes.decode_partial_vlen(reader, repr, boxes);
+        }
+        partial::decode_partial_vlen_whole(reader, repr, boxes, |encoded| {
+            self.decode_vlen(encoded, repr)
+        })
+    }
+
     /// Re-encodes one stored chunk of `repr` with `updates` (boxes and their
     /// elements in C order) applied, reading what it needs through `reader`.
     /// Returns the new encoded chunk, or `None` when every element is now

@@ -260,6 +260,25 @@ pub trait ArrayToBytesCodec: Debug + Send + Sync {
         Err(vlen_unsupported(&self.metadata().name, repr))
     }
 
+    /// Decodes `boxes` of a stored chunk of variable-length elements of
+    /// `repr`, reading through `reader`: one chunk of elements per box (C
+    /// order); `Ok(None)` when the chunk is not stored. The default reads
+    /// and decodes the whole value; `sharding_indexed` reads only the inner
+    /// chunks the boxes touch.
+    ///
+    /// # Errors
+    /// A read error, or the error of [`Self::decode_vlen`].
+    fn decode_partial_vlen(
+        &self,
+        reader: &dyn BytesRangeReader,
+        repr: &ChunkRepr,
+        boxes: &[ChunkBox],
+    ) -> Result<Option<Vec<vlen::VlenChunk>>, CodecError> {
+        partial::decode_partial_vlen_whole(reader, repr, boxes, |encoded| {
+            self.decode_vlen(encoded, repr)
+        })
+    }
+
     /// Whether [`Self::decode_partial`] reads less than the whole value.
     fn supports_partial_decode(&self) -> bool {
         false

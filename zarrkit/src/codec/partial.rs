@@ -286,6 +286,49 @@ pub(crate) fn decode_partial_whole(
         .map(Some)
 }
 
+/// The elements of box `b` of a decoded chunk of variable-length
+/// elements of `repr`, in C order.
+///
+/// # Errors
+/// [`CodecError::Corrupt`] if `chunk` has fewer elements than `repr`.
+pub(crate) fn extract_vlen_box(
+    chunk: &super::vlen::VlenChunk,
+    repr: &ChunkRepr,
+    b: &ChunkBox,
+) -> Result<super::vlen::VlenChunk, CodecError> {
+    let mut indices = Vec::new();
+    BoxCopy {
+        src_shape: &repr.shape,
+        src_start: &b.start,
+        dst_shape: &b.shape,
+        dst_start: &vec![0; b.shape.len()],
+        shape: &b.shape,
+        elem: 1,
+    }
+    .for_each_run(|s, _, len| indices.extend((s..s + len).map(|e| e as u64)));
+    chunk.gather(&indices, "partial decode")
+}
+
+/// A partial decode of variable-length elements that reads and decodes
+/// the whole value, for codecs and chains that cannot do better.
+pub(crate) fn decode_partial_vlen_whole(
+    reader: &dyn BytesRangeReader,
+    repr: &ChunkRepr,
+    boxes: &[ChunkBox],
+    decode: impl FnOnce(Vec<u8>) -> Result<super::vlen::VlenChunk, CodecError>,
+) -> Result<Option<Vec<super::vlen::VlenChunk>>, CodecError> {
+    check_boxes(repr, boxes)?;
+    let Some(encoded) = read_whole(reader)? else {
+        return Ok(None);
+    };
+    let chunk = decode(encoded)?;
+    boxes
+        .iter()
+        .map(|b| extract_vlen_box(&chunk, repr, b))
+        .collect::<Result<Vec<_>, _>>()
+        .map(Some)
+}
+
 /// A partial encode that reads, decodes and re-encodes the whole value.
 pub(crate) fn encode_partial_whole(
     reader: &dyn BytesRangeReader,

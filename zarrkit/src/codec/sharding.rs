@@ -814,6 +814,96 @@ impl ArrayToBytesCodec for ShardingCodec {
         Ok(out)
     }
 
+    /// Reads the index (one ranged read), then the inner chunks the boxes
+    /// touch (one batch), and decodes those in parallel; the boxes' other
+    /// elements are the fill value.
+    fn decode_partial_vlen(
+        &self,
+        reader: &dyn BytesRangeReader,
+        repr: &ChunkRepr,
+        boxes: &[ChunkBox],
+    ) -> Result<Option<Vec<VlenChunk>>, CodecError> {
+        partial::check_boxes(repr, boxes)?;
+        let shard = self.shard(repr)?;
+        let Some(index) = self.read_index(&shard, reader)? else {
+            return Ok(None);
+        };
+        let mut wanted = Vec::new();
+        for b in boxes {
+            shard.for_each_touched(b, |i| wanted.push(i));
+        }
+        wanted.sort_unstable();
+        wanted.dedup();
+        let Some(stored) = Self::read_inner(reader, &index, &wanted)? else {
+            return Ok(None);
+        };
+        let inner_len = shard_elements_of(&shard.inner_shape, &shard.shape)?;
+        let decoded: BTreeMap<usize, VlenChunk> = stored
+            .into_par_iter()
+            .map(|(i, bytes)| {
+                let chunk = shard.inner.decode_vlen(bytes, &shard.inner_repr)?;
+                if chunk.len() != inner_len {
+                    return Err(corrupt(format!(
+                        "inner chunk {i} has {} elements, expected {inner_len}",
+                        chunk.len()
+                    )));
+                }
+                Ok((i, chunk))
+            })
+            .collect::<Result<_, CodecError>>()?;
+        let fill = shard.inner_repr.fill_value.as_bytes();
+        boxes
+            .iter()
+            .map(|b| {
+                // For each element of the box: its inner chunk and its
+                // index there, or `None` for the fill value.
+                let mut sources: Vec<Option<(usize, usize)>> = vec![None; b.size_bytes(1)?];
+                shard.for_each_touched(b, |i| {
+                    if !decoded.contains_key(&i) {
+                        return;
+                    }
+                    let start = shard.start(i);
+                    if let Some(common) = b.intersect(&start, &shard.inner_shape) {
+                        let src_start: Vec<u64> = common
+                            .start
+                            .iter()
+                            .zip(&start)
+                            .map(|(c, s)| c - s)
+                            .collect();
+                        let dst_start: Vec<u64> = common
+                            .start
+                            .iter()
+                            .zip(&b.start)
+                            .map(|(c, s)| c - s)
+                            .collect();
+                        BoxCopy {
+                            src_shape: &shard.inner_shape,
+                            src_start: &src_start,
+                            dst_shape: &b.shape,
+                            dst_start: &dst_start,
+                            shape: &common.shape,
+                            elem: 1,
+                        }
+                        .for_each_run(|s, d, len| {
+                            for j in 0..len {
+                                sources[d + j] = Some((i, s + j));
+                            }
+                        });
+                    }
+                });
+                let mut out = VlenChunk::with_capacity(sources.len());
+                for source in sources {
+                    let value = source
+                        .and_then(|(i, e)| decoded.get(&i).and_then(|chunk| chunk.get(e)))
+                        .unwrap_or(fill);
+                    out.push(value);
+                }
+                Ok(out)
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(Some)
+    }
+
     fn supports_partial_decode(&self) -> bool {
         true
     }
@@ -1513,5 +1603,64 @@ mod tests {
                 assert_eq!(chunk.len(), 8);
             }
         }
+    }
+
+    #[test]
+    fn partial_string_reads_decode_only_the_inner_chunks_they_touch() {
+        let codec = vlen_sharding(IndexLocation::End, true);
+        let r = string_repr(&[4, 4]);
+        let data = VlenChunk::from_items((0..16).map(|i| {
+            if i == 5 {
+                "-".to_string()
+            } else {
+                format!("e{i}")
+            }
+        }));
+        let encoded = codec.encode_vlen(&data, &r).unwrap();
+        let requests = Mutex::new(Vec::new());
+        let reader = |ranges: &[ByteRange]| {
+            requests.lock().unwrap().push(ranges.to_vec());
+            SliceReader(Some(&encoded)).read_ranges(ranges)
+        };
+        // Rows 1..3, columns 1..2: inner chunks (0, 0) and (1, 0).
+        let b = ChunkBox::new(vec![1, 1], vec![2, 1]);
+        let whole = ChunkBox::new(vec![0, 0], vec![4, 4]);
+        let out = codec
+            .decode_partial_vlen(&reader, &r, &[b, whole])
+            .unwrap()
+            .unwrap();
+        assert_eq!(out[0], VlenChunk::from_items(["-", "e9"]));
+        assert_eq!(out[1], data);
+        // The index, then one batch of inner chunks.
+        assert_eq!(requests.lock().unwrap().len(), 2);
+        requests.lock().unwrap().clear();
+        let corner = ChunkBox::new(vec![3, 3], vec![1, 1]);
+        let out = codec
+            .decode_partial_vlen(&reader, &r, std::slice::from_ref(&corner))
+            .unwrap()
+            .unwrap();
+        assert_eq!(out[0], VlenChunk::from_items(["e15"]));
+        let batches = requests.lock().unwrap().clone();
+        // One inner chunk of 4 elements: 4 + 4 * 4 + "e10e11e14e15".len() bytes.
+        assert_eq!(batches.len(), 2);
+        assert!(
+            matches!(
+                batches[1].as_slice(),
+                [ByteRange::FromStart {
+                    length: Some(32),
+                    ..
+                }]
+            ),
+            "{batches:?}"
+        );
+        // A missing shard is `None`; a box outside the shard is an error.
+        assert_eq!(
+            codec
+                .decode_partial_vlen(&SliceReader(None), &r, &[corner])
+                .unwrap(),
+            None
+        );
+        let outside = ChunkBox::new(vec![3, 3], vec![2, 1]);
+        assert!(codec.decode_partial_vlen(&reader, &r, &[outside]).is_err());
     }
 }

@@ -784,3 +784,45 @@ fn concurrent_string_writes_to_one_shard_lose_nothing() {
     let expected: Vec<String> = (0..64).map(|i| format!("v{i}")).collect();
     assert_eq!(array.read_strings(&Region::whole(&[64])).unwrap(), expected);
 }
+
+#[test]
+fn reading_a_few_strings_reads_their_inner_chunks_not_the_shard() {
+    let store = Arc::new(CountingStore::default());
+    let array = Array::builder(&[64, 64], DataType::String, &[64, 64])
+        .codecs(vec![string_sharding(&[8, 8])])
+        .create(store.clone(), "/r")
+        .unwrap();
+    // Strings that do not compress much: their bytes dominate the shard.
+    let values: Vec<String> = noise(64 * 64, 9)
+        .iter()
+        .enumerate()
+        .map(|(i, v)| format!("{i}:{v:x}{:x}", v.wrapping_mul(40503)))
+        .collect();
+    array
+        .write_strings(&Region::whole(&[64, 64]), &values)
+        .unwrap();
+    let shard_len = store
+        .get(&StoreKey::new("r/c/0/0").unwrap(), None)
+        .unwrap()
+        .unwrap()
+        .len() as u64;
+    store.reset();
+    // Two elements in inner chunk (1, 1), one in (1, 2).
+    let got = array
+        .read_strings(&Region::new(vec![9, 14], vec![1, 3]))
+        .unwrap();
+    assert_eq!(got, values[9 * 64 + 14..9 * 64 + 17]);
+    let (batches, _, bytes) = store.reads();
+    // The index (a suffix read), then one batch of two inner chunks.
+    assert_eq!(batches, 2);
+    let index_len = 64 * 16 + 4;
+    assert!(
+        bytes < index_len + 2 * shard_len / 64 * 2,
+        "{bytes} bytes of a {shard_len}-byte shard"
+    );
+    // The whole array still reads back, through the same path.
+    assert_eq!(
+        array.read_strings(&Region::whole(&[64, 64])).unwrap(),
+        values
+    );
+}
