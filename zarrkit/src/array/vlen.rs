@@ -203,12 +203,7 @@ impl Array {
     fn decode_vlen_piece_partial(&self, piece: &ChunkPiece) -> Result<Option<VlenChunk>, Error> {
         let key = &piece.key;
         let b = ChunkBox::new(piece.in_chunk.clone(), piece.shape.clone());
-        let reader = |ranges: &[ByteRange]| -> Result<Option<Vec<Vec<u8>>>, CodecError> {
-            let requests: Vec<ReadRequest> =
-                ranges.iter().map(|r| (key.clone(), Some(*r))).collect();
-            let values = self.store.get_partial_values(&requests)?;
-            Ok(values.into_iter().collect::<Option<Vec<_>>>())
-        };
+        let reader = self.vlen_range_reader(key);
         loop {
             let seen = self.generation(key);
             let result = self.codecs.decode_partial_vlen(
@@ -221,10 +216,7 @@ impl Array {
             }
             return result
                 .map(|boxes| boxes.and_then(|b| b.into_iter().next()))
-                .map_err(|source| Error::Decode {
-                    key: key.clone(),
-                    source,
-                });
+                .map_err(|source| vlen_partial_error(key, source, false));
         }
     }
 
@@ -282,6 +274,9 @@ impl Array {
         piece: &ChunkPiece,
         chunk_len: usize,
     ) -> Result<(), Error> {
+        if !piece.covers_chunk && self.codecs.supports_partial_encode() {
+            return self.write_vlen_piece_partial(region, data, piece, chunk_len);
+        }
         // For each chunk element: the region element it takes, or
         // `usize::MAX` to keep the old element.
         let mut from_region: Vec<usize> = vec![usize::MAX; chunk_len];
@@ -332,6 +327,84 @@ impl Array {
             if self.commit(&piece.key, value.as_deref(), Some(seen))? {
                 return Ok(());
             }
+        }
+    }
+
+    /// Updates part of a chunk through the chain's partial encoder (a
+    /// sharded array: the index, the inner chunks the piece does not
+    /// cover, and only the touched ones re-encoded), committed unless
+    /// another write to the chunk's stripe landed meanwhile.
+    fn write_vlen_piece_partial(
+        &self,
+        region: &Region,
+        data: &VlenChunk,
+        piece: &ChunkPiece,
+        chunk_len: usize,
+    ) -> Result<(), Error> {
+        let key = &piece.key;
+        let mut indices = Vec::new();
+        let zeros = vec![0; piece.shape.len()];
+        BoxCopy {
+            src_shape: region.shape(),
+            src_start: &piece.in_region,
+            dst_shape: &piece.shape,
+            dst_start: &zeros,
+            shape: &piece.shape,
+            elem: 1,
+        }
+        .for_each_run(|s, _, len| indices.extend((s..s + len).map(|e| e as u64)));
+        let update = data
+            .gather(&indices, "array")
+            .map_err(|source| Error::Encode {
+                key: key.clone(),
+                source,
+            })?;
+        let updates = [(
+            ChunkBox::new(piece.in_chunk.clone(), piece.shape.clone()),
+            &update,
+        )];
+        let reader = self.vlen_range_reader(key);
+        loop {
+            let seen = self.generation(key);
+            let value = match self
+                .codecs
+                .encode_partial_vlen(&reader, &self.chunk_repr, &updates)
+            {
+                Ok(value) => value,
+                // Read while another thread replaced it: read again.
+                Err(_) if self.generation(key) != seen => continue,
+                Err(source) => return Err(vlen_partial_error(key, source, true)),
+            };
+            let value =
+                match value {
+                    None if self.write_empty_chunks => {
+                        let fill = VlenChunk::filled(chunk_len, self.fill_value().as_bytes());
+                        Some(self.codecs.encode_vlen(&fill, &self.chunk_repr).map_err(
+                            |source| Error::Encode {
+                                key: key.clone(),
+                                source,
+                            },
+                        )?)
+                    }
+                    value => value,
+                };
+            if self.commit(key, value.as_deref(), Some(seen))? {
+                return Ok(());
+            }
+        }
+    }
+
+    /// A reader of byte ranges of the value under `key`: each call is one
+    /// batched store read.
+    fn vlen_range_reader<'a>(
+        &'a self,
+        key: &'a StoreKey,
+    ) -> impl Fn(&[ByteRange]) -> Result<Option<Vec<Vec<u8>>>, CodecError> + Sync + 'a {
+        move |ranges: &[ByteRange]| {
+            let requests: Vec<ReadRequest> =
+                ranges.iter().map(|r| (key.clone(), Some(*r))).collect();
+            let values = self.store.get_partial_values(&requests)?;
+            Ok(values.into_iter().collect::<Option<Vec<_>>>())
         }
     }
 
@@ -548,5 +621,27 @@ impl Array {
             reason,
         })?;
         Ok(out)
+    }
+}
+
+/// The error of a partial decode or encode of the chunk under `key`: store
+/// errors as they are, anything else naming the chunk.
+fn vlen_partial_error(key: &StoreKey, source: CodecError, encoding: bool) -> Error {
+    match source {
+        CodecError::Store(source) => Error::Store(source),
+        source @ (CodecError::Corrupt { .. }
+        | CodecError::ChecksumMismatch { .. }
+        | CodecError::WrongSize { .. }) => Error::Decode {
+            key: key.clone(),
+            source,
+        },
+        source if encoding => Error::Encode {
+            key: key.clone(),
+            source,
+        },
+        source => Error::Decode {
+            key: key.clone(),
+            source,
+        },
     }
 }

@@ -323,6 +323,36 @@ impl CodecChain {
         })
     }
 
+    /// Re-encodes one stored chunk of variable-length elements of `repr`
+    /// with `updates` (boxes and their elements in C order) applied,
+    /// reading what it needs through `reader`: the new encoded chunk, or
+    /// `None` when every element is now the fill value. Rewrites only the
+    /// inner chunks it must when [`Self::supports_partial_encode`].
+    ///
+    /// # Errors
+    /// [`CodecError::OutsideChunk`], [`CodecError::WrongSize`] for an
+    /// update of the wrong length, a read error, or the error of a codec.
+    pub fn encode_partial_vlen(
+        &self,
+        reader: &dyn BytesRangeReader,
+        repr: &ChunkRepr,
+        updates: &[(ChunkBox, &VlenChunk)],
+    ) -> Result<Option<Vec<u8>>, CodecError> {
+        partial::check_boxes(repr, updates.iter().map(|(b, _)| b))?;
+        if self.is_bare() {
+            return self
+                .array_to_bytes
+                .encode_partial_vlen(reader, repr, updates);
+        }
+        partial::encode_partial_vlen_whole(
+            reader,
+            repr,
+            updates,
+            |encoded| self.decode_vlen(encoded, repr),
+            |decoded| self.encode_vlen(decoded, repr),
+        )
+    }
+
     /// Re-encodes one stored chunk of `repr` with `updates` (boxes and their
     /// elements in C order) applied, reading what it needs through `reader`.
     /// Returns the new encoded chunk, or `None` when every element is now

@@ -904,6 +904,81 @@ impl ArrayToBytesCodec for ShardingCodec {
             .map(Some)
     }
 
+    /// Reads the index and the stored bytes of every inner chunk the
+    /// updates do not cover entirely, decodes only those the updates touch,
+    /// re-encodes those in parallel, and copies the stored bytes of the
+    /// rest unchanged.
+    fn encode_partial_vlen(
+        &self,
+        reader: &dyn BytesRangeReader,
+        repr: &ChunkRepr,
+        updates: &[(ChunkBox, &VlenChunk)],
+    ) -> Result<Option<Vec<u8>>, CodecError> {
+        partial::check_boxes(repr, updates.iter().map(|(b, _)| b))?;
+        partial::check_vlen_updates(updates)?;
+        let shard = self.shard(repr)?;
+        let index = self
+            .read_index(&shard, reader)?
+            .unwrap_or_else(|| vec![EMPTY; 2 * shard.n]);
+        let mut touched = vec![false; shard.n];
+        let mut covered = vec![false; shard.n];
+        for (b, _) in updates {
+            shard.for_each_touched(b, |i| {
+                touched[i] = true;
+                let start = shard.start(i);
+                covered[i] |= (0..start.len()).all(|d| {
+                    b.start[d] <= start[d]
+                        && start[d] + shard.inner_shape[d] <= b.start[d] + b.shape[d]
+                });
+            });
+        }
+        let wanted: Vec<usize> = (0..shard.n).filter(|&i| !covered[i]).collect();
+        let stored = Self::read_inner(reader, &index, &wanted)?.unwrap_or_default();
+        let fill = shard.inner_repr.fill_value.as_bytes();
+        let inner_len = shard_elements_of(&shard.inner_shape, &shard.shape)?;
+        let rewritten = (0..shard.n)
+            .into_par_iter()
+            .filter(|&i| touched[i])
+            .map(|i| {
+                let old = match stored.get(&i) {
+                    Some(bytes) if !covered[i] => {
+                        let chunk = shard.inner.decode_vlen(bytes.clone(), &shard.inner_repr)?;
+                        if chunk.len() != inner_len {
+                            return Err(corrupt(format!(
+                                "inner chunk {i} has {} elements, expected {inner_len}",
+                                chunk.len()
+                            )));
+                        }
+                        Some(chunk)
+                    }
+                    _ => None,
+                };
+                let chunk = partial::merge_vlen(
+                    &shard.inner_shape,
+                    &shard.start(i),
+                    old.as_ref(),
+                    updates,
+                    fill,
+                )?;
+                if chunk.iter().all(|e| e == fill) {
+                    return Ok((i, None));
+                }
+                let encoded = shard.inner.encode_vlen(&chunk, &shard.inner_repr)?;
+                Ok((i, Some(encoded)))
+            })
+            .collect::<Result<BTreeMap<usize, Option<Vec<u8>>>, CodecError>>()?;
+        let chunks: Vec<Option<&[u8]>> = (0..shard.n)
+            .map(|i| match rewritten.get(&i) {
+                Some(new) => new.as_deref(),
+                None => stored.get(&i).map(Vec::as_slice),
+            })
+            .collect();
+        if chunks.iter().all(Option::is_none) {
+            return Ok(None);
+        }
+        self.assemble(&shard, &chunks).map(Some)
+    }
+
     fn supports_partial_decode(&self) -> bool {
         true
     }
@@ -1662,5 +1737,72 @@ mod tests {
         );
         let outside = ChunkBox::new(vec![3, 3], vec![2, 1]);
         assert!(codec.decode_partial_vlen(&reader, &r, &[outside]).is_err());
+    }
+
+    #[test]
+    fn partial_string_writes_decode_only_the_inner_chunks_they_touch() {
+        let codec = vlen_sharding(IndexLocation::Start, true);
+        let r = string_repr(&[4, 4]);
+        let data = VlenChunk::from_items((0..16).map(|i| format!("e{i}")));
+        let encoded = codec.encode_vlen(&data, &r).unwrap();
+        let requests = Mutex::new(Vec::new());
+        let reader = |ranges: &[ByteRange]| {
+            requests.lock().unwrap().push(ranges.to_vec());
+            SliceReader(Some(&encoded)).read_ranges(ranges)
+        };
+        // (1, 1) in inner chunk (0, 0), and all of inner chunk (1, 1).
+        let one = VlenChunk::from_items(["x"]);
+        let four = VlenChunk::from_items(["-", "-", "-", "-"]);
+        let updates = [
+            (ChunkBox::new(vec![1, 1], vec![1, 1]), &one),
+            (ChunkBox::new(vec![2, 2], vec![2, 2]), &four),
+        ];
+        let new = codec
+            .encode_partial_vlen(&reader, &r, &updates)
+            .unwrap()
+            .unwrap();
+        // The index, then one batch of the three inner chunks not covered.
+        let batches = requests.lock().unwrap().clone();
+        assert_eq!(batches.len(), 2);
+        assert_eq!(batches[1].len(), 1, "coalesced: {batches:?}");
+        let mut expected: Vec<String> = (0..16).map(|i| format!("e{i}")).collect();
+        expected[5] = "x".into();
+        for i in [10, 11, 14, 15] {
+            expected[i] = "-".into();
+        }
+        assert_eq!(
+            codec.decode_vlen(new.clone(), &r).unwrap(),
+            VlenChunk::from_items(&expected)
+        );
+        // Inner chunk (1, 1) is now all fill: not stored. Untouched inner
+        // chunks (0, 1) and (1, 0) keep their stored bytes.
+        let word = |k: usize| u64::from_le_bytes(new[8 * k..8 * k + 8].try_into().unwrap());
+        assert_eq!([word(6), word(7)], [EMPTY, EMPTY]);
+        let old_word = |k: usize| u64::from_le_bytes(encoded[8 * k..8 * k + 8].try_into().unwrap());
+        for i in [1, 2] {
+            let (o, n) = (old_word(2 * i) as usize, old_word(2 * i + 1) as usize);
+            let (p, m) = (word(2 * i) as usize, word(2 * i + 1) as usize);
+            assert_eq!(new[p..p + m], encoded[o..o + n]);
+        }
+        // Into a missing shard: only the touched inner chunk is stored;
+        // fill everywhere gives `None`; a wrong-length update is an error.
+        let new = codec
+            .encode_partial_vlen(&SliceReader(None), &r, &updates[..1])
+            .unwrap()
+            .unwrap();
+        let mut expected = vec!["-".to_string(); 16];
+        expected[5] = "x".into();
+        assert_eq!(
+            codec.decode_vlen(new, &r).unwrap(),
+            VlenChunk::from_items(&expected)
+        );
+        assert_eq!(
+            codec
+                .encode_partial_vlen(&SliceReader(None), &r, &updates[1..])
+                .unwrap(),
+            None
+        );
+        let short = [(ChunkBox::new(vec![0, 0], vec![2, 2]), &one)];
+        assert!(codec.encode_partial_vlen(&reader, &r, &short).is_err());
     }
 }

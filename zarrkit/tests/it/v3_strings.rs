@@ -1077,3 +1077,76 @@ fn string_and_bytes_readme_examples_read_as_written() {
     }
     assert!(chain.contains("endian"), "{chain}");
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// Random partial writes and reads of a sharded `bytes` array (index at
+    /// either end, with or without crc32c) match an in-memory model.
+    #[test]
+    fn sharded_vlen_writes_and_reads_match_an_in_memory_model(
+        shape in (1u64..10, 1u64..10),
+        inner in (1u64..3, 1u64..3),
+        per_shard in (1u64..3, 1u64..3),
+        start in any::<bool>(),
+        crc in any::<bool>(),
+        writes in prop::collection::vec(((0u64..10, 0u64..10), (1u64..5, 1u64..5), any::<u8>()), 1..6),
+        read in ((0u64..10, 0u64..10), (1u64..6, 1u64..6)),
+    ) {
+        let mut index = vec![json!({"name": "bytes", "configuration": {"endian": "little"}})];
+        if crc {
+            index.push(json!({"name": "crc32c"}));
+        }
+        let sharding = codec("sharding_indexed", json!({
+            "chunk_shape": [inner.0, inner.1],
+            "codecs": [{"name": "vlen-bytes"}, {"name": "zstd", "configuration": {"level": 1, "checksum": false}}],
+            "index_codecs": index,
+            "index_location": if start { "start" } else { "end" },
+        }));
+        let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+        let array = Array::builder(
+            &[shape.0, shape.1],
+            DataType::Bytes,
+            &[inner.0 * per_shard.0, inner.1 * per_shard.1],
+        )
+        .fill_value_bytes(FillValue::new(b"f".to_vec()))
+        .codecs_metadata(vec![sharding])
+        .create(store, "/p")
+        .unwrap();
+        let mut model: Vec<Vec<u8>> = vec![b"f".to_vec(); (shape.0 * shape.1) as usize];
+        for ((r0, c0), (h, w), seed) in writes {
+            let (r0, c0) = (r0 % shape.0, c0 % shape.1);
+            let (h, w) = (h.min(shape.0 - r0), w.min(shape.1 - c0));
+            let mut data = Vec::new();
+            for r in 0..h {
+                for c in 0..w {
+                    // Some elements are the fill value, so inner chunks empty out.
+                    let v = match (r * w + c + u64::from(seed)) % 4 {
+                        0 => b"f".to_vec(),
+                        n => vec![seed; n as usize],
+                    };
+                    model[((r0 + r) * shape.1 + c0 + c) as usize] = v.clone();
+                    data.push(v);
+                }
+            }
+            array
+                .write_byte_strings(&Region::new(vec![r0, c0], vec![h, w]), &data)
+                .unwrap();
+        }
+        let all = array
+            .read_byte_strings(&Region::new(vec![0, 0], vec![shape.0, shape.1]))
+            .unwrap();
+        prop_assert_eq!(&all, &model);
+        let ((r0, c0), (h, w)) = read;
+        let (r0, c0) = (r0 % shape.0, c0 % shape.1);
+        let (h, w) = (h.min(shape.0 - r0), w.min(shape.1 - c0));
+        let part = array
+            .read_byte_strings(&Region::new(vec![r0, c0], vec![h, w]))
+            .unwrap();
+        let expected: Vec<Vec<u8>> = (0..h)
+            .flat_map(|r| (0..w).map(move |c| (r, c)))
+            .map(|(r, c)| model[((r0 + r) * shape.1 + c0 + c) as usize].clone())
+            .collect();
+        prop_assert_eq!(part, expected);
+    }
+}
