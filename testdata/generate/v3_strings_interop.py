@@ -15,6 +15,7 @@ zarrkit reads (zarrkit/tests/it/v3_strings.rs checks every element):
 - `nt`: `null_terminated_bytes` (`S3`), fill b"ab".
 - `st`: `structured` (tuple fields, `bytes` without `endian`), with a
   nested struct and a `datetime64[s]` field, and a non-default fill.
+- `st_big`: `structured` from big-endian NumPy fields (see `write`).
 - `sh_end`: `string` in shards of 4x4 (inner chunks 2x2, `vlen-utf8` +
   `zstd`, index at the end with `crc32c`); only some inner chunks written.
 - `sh_nested`: `string` whose shards hold shards (index at the start,
@@ -66,6 +67,7 @@ def strings(shape, start=0):
 
 
 def write(root):
+    out = {}
     for name, compressors in [
         ("s_zstd", [ZstdCodec(level=3)]),
         ("s_gzip", [GzipCodec(level=4)]),
@@ -84,7 +86,7 @@ def write(root):
     # zarr-python 3.1.6 writes the elements of a transposed string chunk in
     # the untransposed order (the transposed view is flattened in memory
     # order), and so reads its own chunk back scrambled: printed for the test.
-    out = {"s_transpose_readback": zarr.open_array(f"{root}/s_transpose")[...].ravel().tolist()}
+    out["s_transpose_readback"] = zarr.open_array(f"{root}/s_transpose")[...].ravel().tolist()
 
     b = zarr.create_array(
         f"{root}/b", shape=(5,), chunks=(2,), dtype=zarr.dtype.VariableLengthBytes(),
@@ -109,6 +111,18 @@ def write(root):
     )
     st[0] = (1, (1.5, 2), 10)
     st[1] = (-2, (-0.25, 255), np.datetime64("NaT"))
+    # zarr-python 3.1.6 writes the chunks and the fill value of big-endian
+    # fields big-endian but declares no `endian` (little-endian by the
+    # legacy rules), so it reads its own array back byte-swapped: printed
+    # for the test.
+    big = np.dtype([("a", ">i4"), ("b", ">f8")])
+    st_big = zarr.create_array(
+        f"{root}/st_big", shape=(2,), chunks=(2,), dtype=big, compressors=None,
+        fill_value=np.array((1, 2.0), dtype=big)[()],
+    )
+    st_big[0] = (3, 4.0)
+    back = zarr.open_array(f"{root}/st_big")[...]
+    out["st_big_readback"] = {"a": back["a"].tolist(), "b": back["b"].tolist()}
 
     sh = zarr.create_array(
         f"{root}/sh_end", shape=(6, 5), chunks=(2, 2), shards=(4, 4), dtype=str,

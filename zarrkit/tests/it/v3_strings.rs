@@ -219,6 +219,27 @@ fn zarr_python_and_tensorstore_arrays_read_here() {
         .collect();
     assert_eq!(nested, [(1.5, 2), (-0.25, 255), (2.5, 3)]);
 
+    // zarr-python 3.1.6 bug: for big-endian NumPy fields it writes the
+    // chunks and the fill value (a = 1, b = 2.0) big-endian, under a
+    // `bytes` codec without `endian`, which the legacy rules read as
+    // little-endian. zarrkit follows the rules, and so reads every value
+    // byte-swapped, exactly as zarr-python reads its own array back.
+    let big = open("st_big");
+    let all = whole(&big);
+    let swapped = |x: f64| f64::from_le_bytes(x.to_be_bytes());
+    assert_eq!(
+        big.read_field::<i32>(&all, "a").unwrap(),
+        [3 << 24, 1 << 24]
+    );
+    assert_eq!(
+        big.read_field::<f64>(&all, "b").unwrap(),
+        [swapped(4.0), swapped(2.0)]
+    );
+    assert_eq!(
+        printed["st_big_readback"],
+        json!({"a": [3 << 24, 1 << 24], "b": [swapped(4.0), swapped(2.0)]})
+    );
+
     let sh = open("sh_end");
     assert_eq!(sh.read_strings(&whole(&sh)).unwrap(), sharded_expected());
     // Shards (0, 1) and (1, 0) are missing, as are most inner chunks.
