@@ -196,6 +196,7 @@ def read(root):
     for name in ["u_little", "nt", "b"]:
         out.setdefault(f"{name}_ts", {})["error"] = error(lambda: tensorstore_open(f"{root}/{name}"))
     out["st_zarr_python_error"] = error(lambda: zarr.open_array(f"{root}/st", mode="r"))
+    out["st_nested_ts_error"] = error(lambda: tensorstore_open(f"{root}/st_nested", field="v"))
     out["st_ts"] = {
         field: tensorstore_open(f"{root}/st", field=field).read().result().tolist()
         for field in ["id", "x"]

@@ -404,6 +404,26 @@ fn zarr_python_and_tensorstore_read_what_zarrkit_writes() {
     )
     .unwrap();
 
+    // A struct with a nested struct and a datetime field: tensorstore
+    // supports neither inside a struct.
+    let nested_type = DataType::Struct(vec![
+        StructField::new(
+            "p",
+            DataType::Struct(vec![StructField::new("x", DataType::Float32)]),
+        ),
+        StructField::new(
+            "t",
+            DataType::NumpyDateTime64 {
+                unit: TimeUnit::Second,
+                scale_factor: 1,
+            },
+        ),
+        StructField::new("v", DataType::Int8),
+    ]);
+    Array::builder(&[2], nested_type, &[2])
+        .create(store.clone(), "/st_nested")
+        .unwrap();
+
     let out: Value = serde_json::from_str(&run(&python, "read", dir.path())).unwrap();
     for name in ["s", "s_gzip", "s_blosc"] {
         assert_eq!(out[name]["fill"], json!("fill"), "{name}");
@@ -462,6 +482,11 @@ fn zarr_python_and_tensorstore_read_what_zarrkit_writes() {
     let err = out["st_zarr_python_error"].as_str().unwrap();
     assert!(
         err.contains("No Zarr data type found that matches {'name': 'struct'"),
+        "{err}"
+    );
+    let err = out["st_nested_ts_error"].as_str().unwrap();
+    assert!(
+        err.contains("Nested struct types and extension data types with configuration are not supported by TensorStore"),
         "{err}"
     );
     assert_eq!(
