@@ -40,12 +40,16 @@
 //! at the root (the drafts' `meta/...` documents are below a `meta/` prefix,
 //! never at the key `meta` itself).
 
+pub mod draft_dtypes;
+mod draft_sharding;
+mod numpy_types;
 pub mod v1;
 pub mod v2;
 pub mod v3;
 pub mod v3_draft2019;
 pub mod v3_draft2022;
 mod v3_strings;
+mod zarr_python_v3;
 
 use crate::Error;
 use crate::metadata::{
@@ -344,7 +348,10 @@ pub fn serialize_node(
     match format {
         ZarrFormat::V3 => Ok(v3::serialize_node(metadata)),
         ZarrFormat::V2 => Ok(v2::to_bytes(&match metadata {
-            NodeMetadata::Array(array) => v2::array_to_json(array)?,
+            NodeMetadata::Array(array) => {
+                refuse_v2_strings(array)?;
+                v2::array_to_json(array)?
+            }
             NodeMetadata::Group(_) => v2::group_to_json(),
         })),
         ZarrFormat::V1 => v1::serialize_node(metadata),
@@ -493,14 +500,31 @@ fn read_v2_node(store: &dyn Store, path: &NodePath) -> Result<Option<NodeMetadat
     Ok(Some(metadata))
 }
 
+/// `v2::array_to_json` does not know NumPy's fixed-length string and
+/// structured types yet and would write them as `|V<n>`: refuse them.
+fn refuse_v2_strings(array: &crate::metadata::ArrayMetadata) -> Result<(), MetadataError> {
+    if numpy_types::is_numpy_string_or_struct(&array.data_type) {
+        return Err(MetadataError::NotRepresentable {
+            format: "v2",
+            what: format!(
+                "the data type `{}` (v2 string and structured types are not written yet, #4)",
+                array.data_type
+            ),
+        });
+    }
+    Ok(())
+}
+
 fn write_v2_node(store: &dyn Store, path: &NodePath, metadata: &NodeMetadata) -> Result<(), Error> {
     let (name, document, attributes) = match metadata {
         NodeMetadata::Array(array) => (
             v2::ARRAY_KEY,
-            v2::array_to_json(array).map_err(|source| Error::InvalidMetadata {
-                path: path.clone(),
-                source,
-            })?,
+            refuse_v2_strings(array)
+                .and_then(|()| v2::array_to_json(array))
+                .map_err(|source| Error::InvalidMetadata {
+                    path: path.clone(),
+                    source,
+                })?,
             &array.attributes,
         ),
         NodeMetadata::Group(group) => (v2::GROUP_KEY, v2::group_to_json(), &group.attributes),
