@@ -857,6 +857,7 @@ pub fn array_to_json(array: &ArrayMetadata) -> Result<Value, MetadataError> {
             | DataType::ComplexFloat16
             | DataType::SmallFloat(_)
             | DataType::SmallInt(_)
+            | DataType::ComplexSmallFloat(_)
     ) {
         return Err(not_representable(format!(
             "the data type `{}` (NumPy has no such dtype)",

@@ -44,6 +44,14 @@ mod small_dtypes;
 mod stores;
 #[cfg(feature = "zstd")]
 mod strings;
+// The interop and sharded string cases use zstd, gzip, blosc and crc32c.
+#[cfg(all(
+    feature = "gzip",
+    feature = "zstd",
+    feature = "blosc",
+    feature = "crc32c"
+))]
+mod v3_strings;
 // The v2 matrix covers every numcodecs compressor.
 #[cfg(all(
     feature = "gzip",
