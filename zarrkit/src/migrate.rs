@@ -57,6 +57,19 @@
 //!   2022 draft `gzip`), else `bytes` alone. The reason is in
 //!   [`Action::ReEncode`].
 //!
+//! - **Strings, byte strings and structs** (v2 `|S`, `U`, `|O` with
+//!   `vlen-utf8`/`vlen-bytes`, structured dtypes) keep their data type,
+//!   which v3 names as zarr-python 3.1 does (`null_terminated_bytes`,
+//!   `fixed_length_utf32`, `string` with `vlen-utf8`, `bytes` with
+//!   `vlen-bytes`, `struct`); variable-length chunks are copied, or
+//!   re-encoded and verified element by element through the
+//!   variable-length path. A struct stored in any byte order but
+//!   little-endian (a big-endian `bytes` codec, or v2 fields in different
+//!   byte orders) is re-encoded little-endian, the only order zarr-python
+//!   3.1 reads v3 structs in; a struct with a sub-array field (NumPy
+//!   `[name, type, shape]`) is refused for v3, whose `struct` fields are
+//!   scalars.
+//!
 //! What cannot be adapted (a data type, fill value, storage transformer or
 //! attribute the target cannot hold, or dimension names that cannot become
 //! `_ARRAY_DIMENSIONS`) is refused by [`plan`] with
@@ -76,7 +89,8 @@ use crate::error::{Error, NodeKind};
 use crate::format::{self, ZarrFormat};
 use crate::group::Node;
 use crate::metadata::{
-    ArrayMetadata, ChunkKeyEncoding, ExtensionObject, GroupMetadata, JsonMap, NodeMetadata,
+    ArrayMetadata, ChunkKeyEncoding, DataType, ExtensionObject, GroupMetadata, JsonMap,
+    NodeMetadata,
 };
 use crate::node::NodePath;
 use crate::store::{MemoryStore, Store, StoreError, StoreKey, StorePrefix};
@@ -502,6 +516,11 @@ fn plan_array(
         m
     };
 
+    if let Err(what) = struct_byte_order(to, source) {
+        if what.contains("fields are scalars") {
+            return Err(refuse(what));
+        }
+    }
     let mut target = baseline.clone();
     target.fill_value = source.fill_value.clone();
     fits(&target).map_err(|e| refuse(format!("its fill value: {e}")))?;
@@ -556,7 +575,8 @@ fn plan_array(
 
     // Codecs: keep the chain if the target holds it and reads it back the
     // same; otherwise re-encode.
-    let keep = fits(&with(&|m| m.codecs = source.codecs.clone()));
+    let keep = fits(&with(&|m| m.codecs = source.codecs.clone()))
+        .and_then(|()| struct_byte_order(to, source));
     let action = match keep {
         Ok(()) => {
             target.codecs = source.codecs.clone();
@@ -582,6 +602,42 @@ fn plan_array(
     };
     fits(&target).map_err(refuse)?;
     Ok((NodeMetadata::Array(target), action))
+}
+
+/// v3 structs must be stored little-endian: zarr-python 3.1 ignores the
+/// `bytes` codec's `endian` for them (and knows no per-field byte order),
+/// so a struct stored otherwise (a big-endian `bytes` codec, v2 fields in
+/// different byte orders) is re-encoded.
+fn struct_byte_order(to: ZarrFormat, source: &ArrayMetadata) -> Result<(), String> {
+    let DataType::Struct(fields) = &source.data_type else {
+        return Ok(());
+    };
+    if to != ZarrFormat::V3 {
+        return Ok(());
+    }
+    if let Some(field) = fields.iter().find(|f| !f.shape.is_empty()) {
+        return Err(format!(
+            "the struct field `{}` has the shape {:?}, and v3 `struct` fields are scalars",
+            field.name, field.shape
+        ));
+    }
+    let little = source.codecs.iter().any(|c| {
+        c.name == "bytes"
+            && c.configuration
+                .as_ref()
+                .and_then(|c| c.get("endian"))
+                .and_then(serde_json::Value::as_str)
+                != Some("big")
+    });
+    if little || source.data_type.endian_units().is_empty() {
+        Ok(())
+    } else {
+        Err(
+            "v3 readers (zarr-python 3.1) read structs little-endian only, and the source \
+             stores this one in another byte order"
+                .into(),
+        )
+    }
 }
 
 fn reencode(reason: String, codecs: &[ExtensionObject]) -> Action {
@@ -878,8 +934,12 @@ fn reencode_chunk(source: &Array, target: &Array, coords: &[u64]) -> Result<(u64
         .size(&source.chunk_key(coords)?)?
         .unwrap_or(0);
     let region = source.chunk_region(coords);
-    let data = source.read_region_bytes(&region)?;
-    target.write_region_bytes(&region, &data)?;
+    if source.data_type().is_variable_length() {
+        target.write_vlen(&region, &source.read_vlen(&region)?)?;
+    } else {
+        let data = source.read_region_bytes(&region)?;
+        target.write_region_bytes(&region, &data)?;
+    }
     let written = target
         .store()
         .size(&target.chunk_key(coords)?)?
@@ -939,7 +999,11 @@ fn verify_array(
             .par_iter()
             .map(|c| {
                 let region = source.chunk_region(c);
-                Ok(source.read_region_bytes(&region)? == target.read_region_bytes(&region)?)
+                if source.data_type().is_variable_length() {
+                    Ok(source.read_vlen(&region)? == target.read_vlen(&region)?)
+                } else {
+                    Ok(source.read_region_bytes(&region)? == target.read_region_bytes(&region)?)
+                }
             })
             .collect();
         for (c, result) in batch.iter().zip(results) {

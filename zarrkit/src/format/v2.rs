@@ -826,8 +826,13 @@ pub fn fill_value_from_json_in(
             _ => Err(invalid()),
         },
         // zarr-python 2.18 writes `0` for an object array created without
-        // a fill value.
-        (DataType::String | DataType::Bytes, Value::Number(n)) if n.as_u64() == Some(0) => {
+        // a fill value, and reads it as the integer 0; zarr-python 3.1
+        // reads it as the string "0" for `vlen-utf8` (and refuses it for
+        // `vlen-bytes`, where zarrkit reads it as empty).
+        (DataType::String, Value::Number(n)) if n.as_u64() == Some(0) => {
+            Ok(FillValue::new(b"0".to_vec()))
+        }
+        (DataType::Bytes, Value::Number(n)) if n.as_u64() == Some(0) => {
             Ok(FillValue::new(Vec::new()))
         }
         (DataType::Bytes, Value::String(text)) => super::base64_decode(text)
@@ -1472,13 +1477,19 @@ pub fn array_to_json(array: &ArrayMetadata) -> Result<Value, MetadataError> {
         Some(false) => ByteOrder::Little,
         None => byte_order,
     };
-    let fill_value = match array.extra_fields.get(NULL_FILL_VALUE_FIELD) {
-        // `null`, and zarr-python 2.18's `0` for object arrays, written back.
-        Some(marker @ Value::Null) | Some(marker @ Value::Number(_))
-            if array.fill_value == FillValue::zero(&array.data_type) =>
-        {
-            marker.clone()
+    // `null`, and zarr-python 2.18's `0` for object arrays, are written
+    // back while the fill value is still what they read as.
+    let marked = match array.extra_fields.get(NULL_FILL_VALUE_FIELD) {
+        Some(Value::Null) => Some((Value::Null, FillValue::zero(&array.data_type))),
+        Some(marker @ Value::Number(_)) => {
+            fill_value_from_json_in(marker, &array.data_type, &byte_order)
+                .ok()
+                .map(|fill| (marker.clone(), fill))
         }
+        _ => None,
+    };
+    let fill_value = match marked {
+        Some((marker, fill)) if fill == array.fill_value => marker,
         _ => fill_value_to_json_in(&array.fill_value, &array.data_type, &byte_order),
     };
     let chunks: Vec<u64> = array
@@ -1848,7 +1859,8 @@ mod tests {
             utf8.codecs[1].configuration_or_empty()["shuffle"],
             "bitshuffle"
         );
-        assert_eq!(utf8.fill_value.as_bytes(), b"");
+        // As zarr-python 3.1 reads it: the string "0".
+        assert_eq!(utf8.fill_value.as_bytes(), b"0");
         let back = array_to_json(&utf8).unwrap();
         assert_eq!(back["dtype"], "|O");
         assert_eq!(back["filters"], json!([{"id": "vlen-utf8"}]));
