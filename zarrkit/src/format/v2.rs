@@ -19,8 +19,19 @@
 //!
 //! Data types: `|b1` `bool`; `|i1`, `<i2`…`>i8` `int8`…`int64`; `|u1`…`>u8`
 //! `uint8`…`uint64`; `<f2`…`>f8` `float16`…`float64`; `<c8`, `<c16` (both
-//! byte orders) `complex64`, `complex128`; `|V<n>` `r<8n>`. Strings,
-//! datetimes, objects and structured types are not supported yet.
+//! byte orders) `complex64`, `complex128`; `|V<n>` `r<8n>`; `<M8[unit]`,
+//! `<m8[unit]` `numpy.datetime64`, `numpy.timedelta64`; `|S<n>`
+//! [`DataType::FixedBytes`]; `<U<n>`/`>U<n>` [`DataType::FixedUtf32`] of
+//! `4n` bytes; structured types, lists of `[name, type]` and `[name, type,
+//! shape]` (nested too), [`DataType::Struct`]. Each structured field keeps
+//! its byte order, as zarr-python (2.18 and 3.1) does: when every
+//! multi-byte field has the same order it is the `bytes` codec's, and when
+//! they differ the array→bytes codec is `zarrkit.struct_bytes` with one
+//! order per unit ([`ByteOrder::PerUnit`]). `|O` arrays take their type
+//! from their object codec, the first filter (see `object_codec`):
+//! `vlen-utf8` [`DataType::String`], `vlen-bytes` [`DataType::Bytes`],
+//! which is the array→bytes codec, the other filters and the compressor
+//! after it; `pickle` is refused, explaining why and how to convert.
 //!
 //! Compressors by numcodecs id: `blosc` (its integer `shuffle`, with -1
 //! meaning bit-shuffle for 1-byte elements and byte-shuffle otherwise, as
@@ -33,7 +44,12 @@
 //! Fill values: numbers; `"NaN"`, `"Infinity"`, `"-Infinity"` and the bare,
 //! non-standard JSON tokens `NaN`, `Infinity`, `-Infinity` that Python's
 //! `json` writes (accepted on reading only); `[re, im]` for complex numbers;
-//! integers up to 2^64-1 for `<u8`; base64 for `|V<n>`. `null` means "no
+//! integers up to 2^64-1 for `<u8`; base64 for `|V<n>`, `|S<n>` (NumPy's
+//! bytes, trailing zeros dropped) and structured records (each field in its
+//! stored byte order); strings for `U` and `vlen-utf8`; base64 for
+//! `vlen-bytes`; and zarr-python 2.18's `0` for `|O` (the string `"0"` for
+//! `vlen-utf8`, as zarr-python 3.1 reads it; empty for `vlen-bytes`),
+//! remembered like `null` and written back. `null` means "no
 //! fill value" in v2 and the spec leaves unwritten chunks undefined; the
 //! model has no such state, so `null` reads as zero (what zarr-python 3.1
 //! returns for it) and is remembered in `extra_fields` under the name
