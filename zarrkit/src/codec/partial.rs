@@ -37,6 +37,54 @@ where
     }
 }
 
+/// A reader of a window of another reader's value: ranges are relative to
+/// the window (`offset..offset + length` of the value), as a shard reads an
+/// inner chunk that is itself read in parts (a nested shard, or `bytes`
+/// with no compression).
+pub struct WindowReader<'a> {
+    /// The reader of the whole value.
+    pub reader: &'a dyn BytesRangeReader,
+    /// Where the window starts in the value.
+    pub offset: u64,
+    /// The window's length.
+    pub length: u64,
+}
+
+impl BytesRangeReader for WindowReader<'_> {
+    fn read_ranges(&self, ranges: &[ByteRange]) -> Result<Option<Vec<Vec<u8>>>, CodecError> {
+        let outside = |range: &ByteRange| CodecError::Corrupt {
+            codec: "sharding_indexed",
+            reason: format!(
+                "a read of {range:?} does not lie within an inner chunk of {} bytes",
+                self.length
+            ),
+        };
+        let mapped = ranges
+            .iter()
+            .map(|range| {
+                let (start, length) = match *range {
+                    ByteRange::FromStart { offset, length } => {
+                        let length = length.unwrap_or(self.length.saturating_sub(offset));
+                        (offset, length)
+                    }
+                    ByteRange::Suffix(n) => {
+                        let n = n.min(self.length);
+                        (self.length - n, n)
+                    }
+                };
+                if start
+                    .checked_add(length)
+                    .is_none_or(|end| end > self.length)
+                {
+                    return Err(outside(range));
+                }
+                Ok(ByteRange::new(self.offset + start, length))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        self.reader.read_ranges(&mapped)
+    }
+}
+
 /// A reader over a value held in memory (or `None` for a missing value),
 /// for tests and for codecs that already hold the encoded bytes.
 #[derive(Clone, Copy, Debug)]

@@ -230,6 +230,11 @@ struct Shard {
 }
 
 impl Shard {
+    /// The number of elements of one inner chunk.
+    fn inner_len(&self) -> u64 {
+        self.inner_shape.iter().product()
+    }
+
     /// The grid coordinates of inner chunk `i` (C order).
     fn coords(&self, mut i: usize) -> Vec<u64> {
         let mut coords = vec![0u64; self.grid.len()];
@@ -710,14 +715,91 @@ impl ArrayToBytesCodec for ShardingCodec {
         }
         wanted.sort_unstable();
         wanted.dedup();
+        // Inner chunks whose own chain reads ranges (a nested shard, or
+        // `bytes` with no compression), that are larger than the gap worth
+        // a request of its own, and that no box covers entirely are read in
+        // parts through a window on the shard; the rest are read whole, in
+        // one batch.
+        let ranged: Vec<usize> = if shard.inner.supports_partial_decode() {
+            wanted
+                .iter()
+                .copied()
+                .filter(|&i| {
+                    // An entry far larger than the decoded inner chunk is
+                    // corrupt: the whole-chunk path reads and rejects it.
+                    let plausible = shard.elem as u64 * shard.inner_len() * 2 + (1 << 20);
+                    if Self::entry(&index, i)
+                        .is_none_or(|(_, n)| n <= partial::COALESCE_GAP || n > plausible)
+                    {
+                        return false;
+                    }
+                    let start = shard.start(i);
+                    !boxes.iter().any(|b| {
+                        b.intersect(&start, &shard.inner_shape)
+                            .is_some_and(|c| c.shape == shard.inner_shape)
+                    })
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        wanted.retain(|i| !ranged.contains(i));
+        let parts = ranged
+            .par_iter()
+            .filter_map(|&i| Self::entry(&index, i).map(|e| (i, e)))
+            .map(|(i, (offset, length))| {
+                let start = shard.start(i);
+                let inner_boxes: Vec<(usize, ChunkBox)> = boxes
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(k, b)| {
+                        let common = b.intersect(&start, &shard.inner_shape)?;
+                        let rel: Vec<u64> = common
+                            .start
+                            .iter()
+                            .zip(&start)
+                            .map(|(c, s)| c - s)
+                            .collect();
+                        Some((k, ChunkBox::new(rel, common.shape)))
+                    })
+                    .collect();
+                let window = partial::WindowReader {
+                    reader,
+                    offset,
+                    length,
+                };
+                let only: Vec<ChunkBox> = inner_boxes.iter().map(|(_, b)| b.clone()).collect();
+                let decoded = shard
+                    .inner
+                    .decode_partial(&window, &shard.inner_repr, &only)?;
+                Ok((i, inner_boxes, decoded))
+            })
+            .collect::<Result<Vec<_>, CodecError>>()?;
         let Some(stored) = Self::read_inner(reader, &index, &wanted)? else {
             return Ok(None);
         };
+        let decode =
+            |(i, bytes): (usize, Vec<u8>)| Ok((i, shard.inner.decode(bytes, &shard.inner_repr)?));
+        // The common read of one whole inner chunk (a data loader's unit)
+        // decodes on this thread and hands the chunk over without a copy.
+        if let ([b], [i]) = (boxes, wanted.as_slice()) {
+            if ranged.is_empty() && b.start == shard.start(*i) && b.shape == shard.inner_shape {
+                let chunk = match stored.into_iter().next() {
+                    Some(entry) => decode(entry)?.1,
+                    None => {
+                        let mut out = vec![0u8; b.size_bytes(shard.elem)?];
+                        shard.inner_repr.fill_value.fill(&mut out);
+                        out
+                    }
+                };
+                return Ok(Some(vec![chunk]));
+            }
+        }
         let decoded: BTreeMap<usize, Vec<u8>> = stored
             .into_par_iter()
-            .map(|(i, bytes)| Ok((i, shard.inner.decode(bytes, &shard.inner_repr)?)))
+            .map(decode)
             .collect::<Result<_, CodecError>>()?;
-        boxes
+        let mut outs = boxes
             .iter()
             .map(|b| {
                 let mut out = vec![0u8; b.size_bytes(shard.elem)?];
@@ -753,8 +835,33 @@ impl ArrayToBytesCodec for ShardingCodec {
                 });
                 Ok(out)
             })
-            .collect::<Result<Vec<_>, _>>()
-            .map(Some)
+            .collect::<Result<Vec<_>, CodecError>>()?;
+        for (i, inner_boxes, decoded) in parts {
+            // A shard whose index lists an inner chunk that is then missing
+            // is corrupt only if the shard vanished meanwhile: read as fill.
+            let Some(decoded) = decoded else { continue };
+            let start = shard.start(i);
+            for ((k, inner), buf) in inner_boxes.into_iter().zip(decoded) {
+                let b = &boxes[k];
+                let dst_start: Vec<u64> = inner
+                    .start
+                    .iter()
+                    .zip(&start)
+                    .zip(&b.start)
+                    .map(|((r, s), bs)| r + s - bs)
+                    .collect();
+                BoxCopy {
+                    src_shape: &inner.shape,
+                    src_start: &vec![0; inner.shape.len()],
+                    dst_shape: &b.shape,
+                    dst_start: &dst_start,
+                    shape: &inner.shape,
+                    elem: shard.elem,
+                }
+                .run(&buf, &mut outs[k]);
+            }
+        }
+        Ok(Some(outs))
     }
 
     fn supports_partial_encode(&self) -> bool {
@@ -1054,6 +1161,93 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(out, vec![u16s([130, 131])]);
+    }
+
+    /// A reader that records the ranges it is asked for.
+    struct Recording<'a> {
+        bytes: &'a [u8],
+        log: Mutex<Vec<(u64, u64)>>,
+    }
+
+    impl BytesRangeReader for Recording<'_> {
+        fn read_ranges(&self, ranges: &[ByteRange]) -> Result<Option<Vec<Vec<u8>>>, CodecError> {
+            let mut log = self.log.lock().unwrap();
+            for r in ranges {
+                let (o, l) = match *r {
+                    ByteRange::FromStart { offset, length } => {
+                        (offset, length.unwrap_or(self.bytes.len() as u64 - offset))
+                    }
+                    ByteRange::Suffix(n) => (self.bytes.len() as u64 - n, n),
+                };
+                log.push((o, l));
+            }
+            drop(log);
+            SliceReader(Some(self.bytes)).read_ranges(ranges)
+        }
+    }
+
+    #[test]
+    fn nested_and_uncompressed_inner_chunks_are_read_in_ranges() {
+        // Outer shard 128x128 of inner shards 64x64 (8 KiB, over the
+        // coalescing gap) of inner-inner chunks 4x4.
+        let inner = ShardingCodec::new(&[4, 4], vec![bytes_codec()]);
+        let codec = ShardingCodec::new(&[64, 64], vec![Codec::ArrayToBytes(Arc::new(inner))]);
+        let r = repr(&[128, 128]);
+        let values: Vec<u16> = (0..16384).collect();
+        let encoded = codec.encode(u16s(values.iter().copied()), &r).unwrap();
+        let reader = Recording {
+            bytes: &encoded,
+            log: Mutex::new(Vec::new()),
+        };
+        let out = codec
+            .decode_partial(&reader, &r, &[ChunkBox::new(vec![40, 50], vec![1, 2])])
+            .unwrap()
+            .unwrap();
+        assert_eq!(out, vec![u16s([40 * 128 + 50, 40 * 128 + 51])]);
+        let log = reader.log.into_inner().unwrap();
+        // The outer index (4 inner shards x 16 bytes + crc32c), the inner
+        // shard's index (256 x 16 + 4), then the one 4x4 chunk holding the
+        // two elements (32 bytes: smaller than the gap worth a ranged read,
+        // so read whole). Never the whole 8 KiB inner shard.
+        let sizes: Vec<u64> = log.iter().map(|&(_, l)| l).collect();
+        assert_eq!(sizes, [68, 4100, 32], "{log:?}");
+
+        // A box that covers an inner shard entirely reads it whole.
+        let reader = Recording {
+            bytes: &encoded,
+            log: Mutex::new(Vec::new()),
+        };
+        let out = codec
+            .decode_partial(&reader, &r, &[ChunkBox::new(vec![0, 64], vec![64, 64])])
+            .unwrap()
+            .unwrap();
+        let expected: Vec<u16> = (0..64)
+            .flat_map(|row| (64..128).map(move |col| row * 128 + col))
+            .collect();
+        assert_eq!(out, vec![u16s(expected)]);
+        assert_eq!(reader.log.into_inner().unwrap().len(), 2);
+
+        // Plain `bytes` inner chunks: one element of a 64x64 inner chunk
+        // reads its 2 bytes.
+        let flat = ShardingCodec::new(&[64, 64], vec![bytes_codec()]);
+        let encoded = flat.encode(u16s(values.iter().copied()), &r).unwrap();
+        let reader = Recording {
+            bytes: &encoded,
+            log: Mutex::new(Vec::new()),
+        };
+        let out = flat
+            .decode_partial(&reader, &r, &[ChunkBox::new(vec![33, 5], vec![1, 1])])
+            .unwrap()
+            .unwrap();
+        assert_eq!(out, vec![u16s([33 * 128 + 5])]);
+        let sizes: Vec<u64> = reader
+            .log
+            .into_inner()
+            .unwrap()
+            .iter()
+            .map(|&(_, l)| l)
+            .collect();
+        assert_eq!(sizes, [68, 2]);
     }
 
     #[test]
