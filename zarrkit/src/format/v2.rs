@@ -2367,6 +2367,63 @@ mod tests {
         }
 
         #[test]
+        fn structured_dtypes_round_trip_through_the_model(
+            fields in prop::collection::vec(
+                (
+                    prop::sample::select(vec!["<i4", ">i4", "|u1", "<f8", ">c8", "|S3", ">U2", "<U1", "|b1", ">M8[s]"]),
+                    prop::collection::vec(1u64..3, 0..3),
+                    any::<bool>(),
+                ),
+                1..5,
+            ),
+            fill in prop::collection::vec(any::<u8>(), 64),
+        ) {
+            let items: Vec<Value> = fields
+                .iter()
+                .enumerate()
+                .map(|(i, (t, shape, nested))| {
+                    let t = if *nested { json!([["n", t]]) } else { json!(t) };
+                    if shape.is_empty() {
+                        json!([format!("f{i}"), t])
+                    } else {
+                        json!([format!("f{i}"), t, shape])
+                    }
+                })
+                .collect();
+            let dtype = Value::Array(items);
+            let (data_type, order) = numpy_dtype_from_json(&dtype)?;
+            prop_assert_eq!(dtype_to_json(&data_type, &order), dtype.clone());
+            // A base64 fill value is the record as stored, and reads back.
+            let record = &fill[..data_type.size().min(64)];
+            if record.len() == data_type.size() {
+                let text = crate::format::base64_encode(record);
+                let value = fill_value_from_json_in(&Value::from(text), &data_type, &order)?;
+                prop_assert_eq!(
+                    fill_value_to_json_in(&value, &data_type, &order),
+                    Value::from(crate::format::base64_encode(record))
+                );
+            }
+        }
+
+        #[test]
+        fn random_structured_dtypes_never_panic(
+            value in prop::collection::vec(
+                prop_oneof![
+                    Just(json!(["a", "<i4"])), Just(json!(["a", "<i4", [2]])),
+                    Just(json!(["b", [["c", ">u2"]]])), Just(json!(["", "|u1"])),
+                    Just(json!(["d", "<i4", [-1]])), Just(json!(["e"])), Just(json!(3)),
+                    Just(json!(["f", "|O"])), Just(json!(["g", ">U0"])), Just(json!(["h", [], []])),
+                ],
+                0..5,
+            ),
+        ) {
+            let _ = numpy_dtype_from_json(&Value::Array(value.clone()));
+            let doc = json!({"zarr_format": 2, "shape": [2], "chunks": [1], "dtype": value,
+                "compressor": null, "fill_value": "AAAA", "order": "C", "filters": null});
+            let _ = parse_array(doc.to_string().as_bytes(), None);
+        }
+
+        #[test]
         fn random_documents_never_panic(text in "[\\[\\]{}\",:0-9a-zA-Z<>|. -]{0,80}") {
             let _ = parse_array(text.as_bytes(), None);
             let _ = parse_group(text.as_bytes(), None);
