@@ -5,8 +5,9 @@ zarr-python 2.18 (which writes v2 natively), zarr-python 3.1
 
 Usage (with either zarr-python; the mode says what it does):
   v2_strings_interop.py write DIR   the running zarr-python writes every case under
-                                    DIR/store and DIR/manifest.json; zarrkit reads it
-                                    (zarrkit/tests/it/v2_strings.rs).
+                                    DIR/store and DIR/manifest.json (with zarr-python
+                                    3.1, tensorstore writes `|S` and structured arrays
+                                    too); zarrkit reads it (zarrkit/tests/it/v2_strings.rs).
   v2_strings_interop.py read DIR    the running zarr-python (and tensorstore, if
                                     installed) reads what zarrkit wrote, as listed in
                                     DIR/manifest.json. Exits 1 listing every mismatch.
@@ -175,8 +176,56 @@ def write(root: str) -> None:
             got = got.astype(object)
         manifest["arrays"].append({"id": cid, "path": "/" + cid, "kind": kind, "shape": list(shape),
                                    "expected": expected_of(got, kind)})
+    if not ZARR2:
+        write_tensorstore(store, manifest)
     with open(os.path.join(root, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)
+
+
+# Arrays tensorstore writes (with zarr-python 3.1's venv): `|S` and
+# structured dtypes, the v2 string types its zarr driver has; a structured
+# array is written one field at a time, as tensorstore opens them.
+TENSORSTORE_CASES = [
+    ("ts_S4_C_dot", "|S4", "C", "."),
+    ("ts_S4_F_slash", "|S4", "F", "/"),
+    ("ts_struct_mixed_C_slash", [["a", "<i4"], ["b", ">f8"], ["c", "|S2"], ["d", ">u2", [2]]], "C", "/"),
+    ("ts_struct_be_F_dot", [["a", ">i8"], ["b", ">f4"]], "F", "."),
+]
+
+
+def write_tensorstore(store: str, manifest) -> None:
+    import tensorstore as ts
+
+    for seed, (cid, dtype, order, sep) in enumerate(TENSORSTORE_CASES, start=1000):
+        shape = [5, 4]
+        meta = {"dtype": dtype, "shape": shape, "chunks": [2, 3], "order": order, "compressor": {"id": "zlib", "level": 1},
+                "dimension_separator": sep, "fill_value": None, "filters": None}
+        spec = {"driver": "zarr", "kvstore": {"driver": "file", "path": os.path.join(store, cid)}, "metadata": meta}
+        if isinstance(dtype, str):
+            n = int(dtype[2:])
+            raw = bytes((_hash(i, seed) % 255) + 1 for i in range(20 * n))
+            t = ts.open({**spec, "create": True}).result()
+            t[...].write(np.frombuffer(raw, dtype="S1").reshape(shape + [n])).result()
+            manifest["arrays"].append({"id": cid, "path": "/" + cid, "kind": "S", "shape": shape,
+                                       "expected": base64.b64encode(raw).decode()})
+            continue
+        fields = _tuples(dtype)
+        np_dtype = np.dtype([tuple(f) if len(f) == 2 else (f[0], f[1], tuple(f[2])) for f in fields])
+        raw = bytearray()
+        for i in range(20):
+            raw += b"".join(_hash(i, seed + k).to_bytes(8, "little") for k in range(np_dtype.itemsize // 8 + 1))[: np_dtype.itemsize]
+        records = np.frombuffer(bytes(raw), dtype=np_dtype).reshape(shape).copy()
+        for name in np_dtype.names:
+            if np_dtype[name].kind == "S":
+                records[name] = b"xy"
+        for k, name in enumerate(np_dtype.names):
+            t = ts.open({**spec, "field": name, "create": k == 0, "open": k > 0}).result()
+            values = records[name]
+            if values.dtype.kind == "S":
+                values = np.frombuffer(np.ascontiguousarray(values).tobytes(), dtype="S1").reshape(shape + [values.dtype.itemsize])
+            t[...].write(values).result()
+        manifest["arrays"].append({"id": cid, "path": "/" + cid, "kind": "struct", "shape": shape,
+                                   "expected": expected_of(records, "struct")})
 
 
 def compare(got: np.ndarray, entry) -> str | None:
