@@ -516,11 +516,6 @@ fn plan_array(
         m
     };
 
-    if let Err(what) = struct_byte_order(to, source) {
-        if what.contains("fields are scalars") {
-            return Err(refuse(what));
-        }
-    }
     let mut target = baseline.clone();
     target.fill_value = source.fill_value.clone();
     fits(&target).map_err(|e| refuse(format!("its fill value: {e}")))?;
@@ -609,17 +604,8 @@ fn plan_array(
 /// so a struct stored otherwise (a big-endian `bytes` codec, v2 fields in
 /// different byte orders) is re-encoded.
 fn struct_byte_order(to: ZarrFormat, source: &ArrayMetadata) -> Result<(), String> {
-    let DataType::Struct(fields) = &source.data_type else {
+    if to != ZarrFormat::V3 || !matches!(source.data_type, DataType::Struct(_)) {
         return Ok(());
-    };
-    if to != ZarrFormat::V3 {
-        return Ok(());
-    }
-    if let Some(field) = fields.iter().find(|f| !f.shape.is_empty()) {
-        return Err(format!(
-            "the struct field `{}` has the shape {:?}, and v3 `struct` fields are scalars",
-            field.name, field.shape
-        ));
     }
     let little = source.codecs.iter().any(|c| {
         c.name == "bytes"

@@ -331,6 +331,26 @@ fn is_draft_entry_point(bytes: &[u8]) -> bool {
         .unwrap_or(false)
 }
 
+/// v3 `struct` fields are scalars (extensions/data-types/struct): a field
+/// with a shape (NumPy's `[name, type, shape]`, from v2) has no v3 form.
+fn check_v3_struct_fields(data_type: &DataType) -> Result<(), MetadataError> {
+    if let DataType::Struct(fields) = data_type {
+        for field in fields {
+            if !field.shape.is_empty() {
+                return Err(MetadataError::NotRepresentable {
+                    format: "v3",
+                    what: format!(
+                        "the struct field `{}` with the shape {:?} (v3 `struct` fields are scalars)",
+                        field.name, field.shape
+                    ),
+                });
+            }
+            check_v3_struct_fields(&field.data_type)?;
+        }
+    }
+    Ok(())
+}
+
 /// The document of a node in `format`, as [`write_node`] would store it
 /// (for the v3 drafts, without the entry point).
 ///
@@ -342,7 +362,12 @@ pub fn serialize_node(
     metadata: &NodeMetadata,
 ) -> Result<Vec<u8>, MetadataError> {
     match format {
-        ZarrFormat::V3 => Ok(v3::serialize_node(metadata)),
+        ZarrFormat::V3 => {
+            if let NodeMetadata::Array(array) = metadata {
+                check_v3_struct_fields(&array.data_type)?;
+            }
+            Ok(v3::serialize_node(metadata))
+        }
         ZarrFormat::V2 => Ok(v2::to_bytes(&match metadata {
             NodeMetadata::Array(array) => v2::array_to_json(array)?,
             NodeMetadata::Group(_) => v2::group_to_json(),
@@ -421,7 +446,10 @@ pub fn write_node(
         }
     }
     let key = metadata_key(format, path)?;
-    let bytes = v3::serialize_node(metadata);
+    let bytes = serialize_node(format, metadata).map_err(|source| Error::InvalidMetadata {
+        path: path.clone(),
+        source,
+    })?;
     store.set(&key, &bytes)?;
     Ok(())
 }

@@ -303,7 +303,10 @@ fn string_and_struct_arrays_of_zarr_python_2_18_migrate_to_v3_that_zarr_python_3
         .unwrap_err()
         .to_string();
     assert!(
-        err.contains("struct_nested") && err.contains("`d` has the shape [2, 3]"),
+        err.contains("struct_nested")
+            && err.contains(
+                "the struct field `d` with the shape [2, 3] (v3 `struct` fields are scalars)"
+            ),
         "{err}"
     );
     let mut manifest = manifest(dir.path());
@@ -415,4 +418,41 @@ fn struct_arrays_round_trip_in_every_byte_order_without_python() {
         };
         assert_eq!(&chunk[4..12], expect_b.as_slice(), "{dtype}");
     }
+}
+
+#[test]
+fn v3_refuses_struct_fields_with_a_shape_naming_the_field() {
+    let data_type = DataType::Struct(vec![
+        zarrkit::metadata::StructField::new("a", DataType::Int32),
+        zarrkit::metadata::StructField {
+            name: "m".into(),
+            data_type: DataType::Float32,
+            shape: vec![3],
+        },
+    ]);
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let err = Array::builder(&[4], data_type.clone(), &[2])
+        .create(store.clone(), "/s")
+        .unwrap_err();
+    let text = format!(
+        "{err}: {}",
+        std::error::Error::source(&err)
+            .map(ToString::to_string)
+            .unwrap_or_default()
+    );
+    assert!(
+        text.contains("the struct field `m` with the shape [3]"),
+        "{text}"
+    );
+    assert!(
+        store
+            .list_prefix(&zarrkit::store::StorePrefix::root())
+            .unwrap()
+            .is_empty()
+    );
+    // v2 holds it.
+    Array::builder(&[4], data_type, &[2])
+        .format(ZarrFormat::V2)
+        .create(store, "/s")
+        .unwrap();
 }
