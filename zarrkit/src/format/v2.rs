@@ -540,11 +540,21 @@ fn structured_dtype(
                     item,
                 )
             })?;
+        // NumPy names the padding of aligned structs `""` (`["", "|V3"]`).
+        let padding = parts[0].as_str() == Some("")
+            && parts.len() == 2
+            && parts[1].as_str().is_some_and(|t| t.starts_with("|V"));
         let name = parts[0]
             .as_str()
-            .filter(|n| !n.is_empty())
-            .ok_or_else(|| MetadataError::invalid(format!("{at}[0]"), "a non-empty name", item))?;
-        if fields.iter().any(|f| f.name == name) {
+            .filter(|n| !n.is_empty() || padding)
+            .ok_or_else(|| {
+                MetadataError::invalid(
+                    format!("{at}[0]"),
+                    "a non-empty name (`\"\"` only for `|V` padding)",
+                    item,
+                )
+            })?;
+        if !padding && fields.iter().any(|f| f.name == name) {
             return Err(MetadataError::invalid(
                 format!("{at}[0]"),
                 "a name unique within the structured type",
@@ -1798,6 +1808,23 @@ mod tests {
             json!({"endian": "big"})
         );
         assert_eq!(array_to_json(&array).unwrap()["dtype"], same);
+    }
+
+    #[test]
+    fn aligned_struct_padding_fields_are_kept() {
+        // NumPy's descr of `np.dtype([("a", "u1"), ("b", "<i4"), ("c", "u1")], align=True)`.
+        let dtype = json!([
+            ["a", "|u1"],
+            ["", "|V3"],
+            ["b", "<i4"],
+            ["c", "|u1"],
+            ["", "|V3"]
+        ]);
+        let (data_type, order) = numpy_dtype_from_json(&dtype).unwrap();
+        assert_eq!(data_type.size(), 12);
+        assert_eq!(order, ByteOrder::Little);
+        assert_eq!(dtype_to_json(&data_type, &order), dtype);
+        assert!(numpy_dtype_from_json(&json!([["", "<i4"]])).is_err());
     }
 
     #[test]
