@@ -23,6 +23,12 @@ V3_NAMES = {
 
 def v3_name(dtype):
     dtype = np.dtype(dtype)
+    if dtype.names:
+        return "struct"
+    if dtype.kind in "SU":
+        return {"S": "null_terminated_bytes", "U": "fixed_length_utf32"}[dtype.kind]
+    if dtype.kind in "Mm":
+        return {"M": "numpy.datetime64", "m": "numpy.timedelta64"}[dtype.kind]
     return V3_NAMES[dtype.kind + str(dtype.itemsize)]
 
 

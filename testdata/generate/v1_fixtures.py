@@ -54,8 +54,20 @@ WRITER = (
 def pattern(shape, dtype):
     n = int(np.prod(shape)) if shape else 1
     i = np.arange(n, dtype=np.int64)
-    kind = np.dtype(dtype).kind
-    if kind == "b":
+    dtype = np.dtype(dtype)
+    kind = dtype.kind
+    if dtype.names:
+        # Structured: each field its own pattern.
+        v = np.zeros(n, dtype=dtype)
+        for name in dtype.names:
+            field = dtype.fields[name][0]
+            v[name] = pattern((n,) + field.shape, field.base)
+        return v.reshape(shape)
+    if kind == "S":
+        v = np.array([b"s%d" % (k * 37 % 100000) for k in i], dtype=object)
+    elif kind == "U":
+        v = np.array(["\u00e9%d\u4e2d" % (k * 37 % 1000) for k in i], dtype=object)
+    elif kind == "b":
         v = (i * 7 % 3) == 0
     elif kind == "c":
         v = (i * 0.5 - 3) + 1j * (n - i)
@@ -106,7 +118,29 @@ FIXTURES = [
      lambda c: c != (2, 1), {}),
     ("int64_big_blosc_noshuffle", "int64", ">i8", (7, 3), (3, 3), "C", "blosc",
      {"cname": "zlib", "clevel": 1, "shuffle": 0}, -5, lambda c: c != (0, 0), {}),
+    # String data types: `|S7` (zero-padded bytes; fill value base64, as v2),
+    # `<U5`/`>U5` (UTF-32; fill value the string itself), structured types as
+    # lists of [name, typestr(, shape)].
+    ("bytes7_zlib", "null_terminated_bytes", "|S7", (9,), (4,), "C", "zlib", 1,
+     ("eHk=", b"xy"), lambda c: c != (1,), {}),
+    ("unicode5_f_bz2", "fixed_length_utf32", "<U5", (4, 3), (3, 2), "F", "bz2", 5,
+     ("\u00e9!", "\u00e9!"), lambda c: c != (1, 1), {}),
+    ("unicode5_big_none", "fixed_length_utf32", ">U5", (5,), (2,), "C", "none", None,
+     None, lambda c: c != (2,), {}),
+    ("structured_blosc", "struct", [["name", "<U3"], ["age", "<i2"], ["ok", "|b1"], ["w", "<f4"]],
+     (6, 2), (4, 2), "C", "blosc", {"cname": "lz4", "clevel": 5, "shuffle": 1}, None,
+     lambda c: c != (1, 0), {}),
+    ("structured_big_f_zlib", "struct", [["id", ">u4"], ["tag", "|S2"], ["v", ">f8"]],
+     (3, 4), (2, 3), "F", "zlib", 1,
+     ("AAAAAXh5QAAAAAAAAAA=", (1, b"xy", 2.0)), lambda c: c != (0, 1), {}),
 ]
+
+
+def numpy_dtype(dtype):
+    """The NumPy dtype of a v1 `dtype` (a string or a list of fields)."""
+    if isinstance(dtype, list):
+        return np.dtype([tuple(f[:2]) + ((tuple(f[2]),) if len(f) > 2 else ()) for f in dtype])
+    return np.dtype(dtype)
 
 
 def spec_example_values():
@@ -118,11 +152,15 @@ def spec_example_values():
 
 
 def write(name, dtype, shape, chunks, order, compression, opts, fill, written, extra):
+    # A (JSON, NumPy) pair where the two spellings differ.
+    fill, np_fill = fill if isinstance(fill, tuple) else (fill, fill)
+    json_dtype = dtype
+    dtype = numpy_dtype(dtype)
     store = os.path.join(ROOT, name)
     shutil.rmtree(store, ignore_errors=True)
     os.makedirs(store)
     meta = {
-        "zarr_format": 1, "shape": list(shape), "chunks": list(chunks), "dtype": dtype,
+        "zarr_format": 1, "shape": list(shape), "chunks": list(chunks), "dtype": json_dtype,
         "compression": compression, "compression_opts": opts, "fill_value": fill, "order": order,
     }
     meta.update(extra)
@@ -132,9 +170,18 @@ def write(name, dtype, shape, chunks, order, compression, opts, fill, written, e
     with open(os.path.join(store, "attrs"), "w") as f:
         f.write(json.dumps({"fixture": name}, indent=4, sort_keys=True))
     values = spec_example_values() if name.startswith("spec_example") else pattern(shape, dtype)
+
+    def filled(shape):
+        # The fill value (null reads as zero).
+        if np_fill is None:
+            return np.zeros(shape, dtype=dtype)
+        out = np.empty(shape, dtype=dtype)
+        out[...] = np_fill
+        return out
+
     # What zarrkit must read: written chunks hold the values, the others
-    # the fill value (null reads as zero).
-    expected = np.full(shape, 0 if fill is None else fill, dtype=dtype)
+    # the fill value.
+    expected = filled(shape)
     codec = compressor(compression, opts)
     grid = [-(-s // c) for s, c in zip(shape, chunks)]
     for coords in itertools.product(*[range(g) for g in grid]):
@@ -143,7 +190,7 @@ def write(name, dtype, shape, chunks, order, compression, opts, fill, written, e
         sel = tuple(slice(i * c, min((i + 1) * c, s)) for i, c, s in zip(coords, chunks, shape))
         # Spec "Chunks": all chunks have the same shape; the part beyond the
         # array is undefined (here the fill value, or zero for null).
-        chunk = np.full(chunks, 0 if fill is None else fill, dtype=dtype)
+        chunk = filled(chunks)
         chunk[tuple(slice(0, s.stop - s.start) for s in sel)] = values[sel]
         expected[sel] = values[sel]
         raw = chunk.tobytes(order=order)

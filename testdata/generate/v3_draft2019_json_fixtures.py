@@ -6,29 +6,47 @@ layout; it needs numpy < 2):
 
     python3.11 -m venv /tmp/drafts-venv
     /tmp/drafts-venv/bin/pip install "zarr==2.18.*" numcodecs "numpy<2"
-    ZARR_V3_EXPERIMENTAL_API=1 /tmp/drafts-venv/bin/python testdata/generate/v3_draft2019_json_fixtures.py
+    ZARR_V3_EXPERIMENTAL_API=1 ZARR_V3_SHARDING=1 /tmp/drafts-venv/bin/python testdata/generate/v3_draft2019_json_fixtures.py
 
 The store holds a group with attributes, an implicit group (`/nested`),
 arrays in C and F order with gzip, blosc, zstd and no compressor, a
 big-endian array, a complex array (zarr-python writes its complex-dtypes
 extension object), a 0-d array, and arrays with chunks left unwritten (read
 as the fill value).
+
+A second store (`zarr-python-2.18-ext.zarr`) holds what zarr-python 2.18
+writes besides: arrays with its sharding storage transformer (shards with
+inner chunks missing, shards missing, F order, the `.` separator, filters
+inside shards), numcodecs `filters` (kept in `attributes.filters`),
+`M8`/`m8` datetime types (its datetime extension object), and its
+consolidated metadata (`meta/root/consolidated/.zmetadata`).
 """
 
 import os
 import shutil
 import sys
 
+import types
+
 import numcodecs
 import numpy as np
-import zarr
-from zarr._storage.v3 import DirectoryStoreV3
+
+# zarr 2.18 decodes storage transformers by importing its test module, which
+# needs pytest; the sharding transformer is all these fixtures use.
+_stub = types.ModuleType("zarr.tests.test_storage_v3")
+_stub.DummyStorageTransfomer = type("DummyStorageTransfomer", (), {"extension_uri": None})
+sys.modules["zarr.tests.test_storage_v3"] = _stub
+
+import zarr  # noqa: E402
+from zarr._storage.v3 import DirectoryStoreV3  # noqa: E402
+from zarr._storage.v3_storage_transformers import ShardingStorageTransformer  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(__file__))
 from draft_common import entry, pattern, update_manifest  # noqa: E402
 
 ROOT = os.path.join("testdata", "fixtures", "v3-draft-2019-json")
 STORE = os.path.join(ROOT, "zarr-python-2.18.zarr")
+EXT_STORE = os.path.join(ROOT, "zarr-python-2.18-ext.zarr")
 WRITER = "zarr-python " + zarr.__version__
 
 
@@ -71,7 +89,99 @@ def main():
         fill_value=7, write=(slice(0, 5), slice(5, 10)))
     group = root.create_group("sub")
     group.attrs["kind"] = "explicit group"
+    entries.extend(extensions())
     update_manifest(entries, [os.path.relpath(ROOT, "testdata")])
+
+
+def extensions():
+    """Sharding, filters, datetimes and consolidated metadata."""
+    if os.environ.get("ZARR_V3_SHARDING") != "1":
+        sys.exit("set ZARR_V3_SHARDING=1")
+    store = DirectoryStoreV3(EXT_STORE)
+    root = zarr.group(store=store, path="", zarr_version=3)
+    root.attrs["title"] = "zarr-python 2.x experimental v3 extensions"
+    entries = []
+
+    def add(name, shape, chunks, dtype, compressor=None, filters=None, order="C", fill_value=0,
+            shards=None, write=None, separator="/", values=None, lossy=False):
+        if values is None:
+            values = pattern(shape, dtype)
+        transformers = [] if shards is None else [ShardingStorageTransformer("indexed", shards)]
+        arr = root.create_dataset(
+            name, shape=shape, chunks=chunks, dtype=dtype, compressor=compressor, filters=filters,
+            order=order, fill_value=fill_value, dimension_separator=separator,
+            storage_transformers=transformers,
+        )
+        if write is None:
+            arr[...] = values
+            expected = values
+        else:
+            expected = np.full(shape, fill_value, dtype=dtype)
+            for region in write:
+                arr[region] = values[region]
+                expected[region] = values[region]
+        got = arr[...]
+        if lossy:
+            # What zarr-python reads back is the reference.
+            expected = got
+        if expected.dtype.kind in "Mm":
+            # NaT never equals itself; compare the counts.
+            assert np.array_equal(got.view("i8"), expected.view("i8")), name
+        else:
+            assert np.array_equal(got, expected, equal_nan=expected.dtype.kind in "fc"), name
+        entries.append(entry(name.replace("/", "_"), "v3-draft-2019-json", EXT_STORE, "/" + name,
+                             expected, WRITER))
+
+    # Sharding: shards of 2x3 chunks; the first shard row complete, one
+    # chunk of the second, the third shard row never written.
+    add("sharded/int32_gzip", (9, 13), (2, 2), "<i4", numcodecs.GZip(level=1), fill_value=3,
+        shards=(2, 3), write=[(slice(0, 4), slice(None)), (slice(4, 6), slice(0, 2))])
+    add("sharded/float64_f_order_raw", (6, 5, 4), (2, 2, 2), "<f8", None, order="F",
+        fill_value=float("nan"), shards=(2, 1, 2))
+    add("sharded/uint16_blosc_dot", (33, 2), (4, 1), ">u2",
+        numcodecs.Blosc(cname="zstd", clevel=3, shuffle=2), shards=(3, 2), separator=".")
+    add("sharded/int64_delta_zstd", (20, 6), (5, 3), "<i8", numcodecs.Zstd(level=2),
+        filters=[numcodecs.Delta(dtype="<i8")], shards=(2, 2))
+    # A 0-d array: zarr-python gives it `chunks_per_shard` `[1]` and the key `c0`.
+    add("sharded/int32_scalar", (), (), "<i4", None, fill_value=-1, shards=())
+    # Filters.
+    add("filters/int32_delta_zlib", (10, 7), (4, 3), "<i4", numcodecs.Zlib(level=3),
+        filters=[numcodecs.Delta(dtype="<i4", astype="<i2")])
+    add("filters/float64_fixedscaleoffset_bz2", (12,), (5,), "<f8", numcodecs.BZ2(level=1),
+        filters=[numcodecs.FixedScaleOffset(offset=0, scale=2, dtype="<f8", astype="<i2")],
+        values=np.arange(12, dtype="<f8") * 0.5 - 2)
+    add("filters/float32_quantize_shuffle_lz4", (4, 9), (2, 4), "<f4", numcodecs.LZ4(),
+        filters=[numcodecs.Quantize(digits=3, dtype="<f4"), numcodecs.Shuffle(elementsize=4)],
+        lossy=True)
+    # Datetimes (the datetime extension data type), NaT included.
+    add("datetime/datetime64_ns", (5,), (2,), "<M8[ns]", numcodecs.GZip(level=1),
+        values=np.array(["2020-01-01T00:00:01", "NaT", "1970-01-02", "1900-12-31", "2262-04-11"],
+                        dtype="<M8[ns]"))
+    add("datetime/timedelta64_s_big", (4, 2), (3, 2), ">m8[s]", None,
+        fill_value=np.timedelta64(5, "s"), write=[(slice(0, 3), slice(None))],
+        values=np.arange(8, dtype=">i8").astype(">m8[s]").reshape(4, 2) * 1000 - 3000)
+    add("datetime/datetime64_days", (6,), (4,), "<M8[D]", numcodecs.Zstd(level=1),
+        values=(np.arange(6, dtype="<i8") * 3653 - 7000).astype("<M8[D]"))
+    # Fixed-length strings and structured types (zarr-python's placeholder
+    # extension URIs), both byte orders, fill values as it encodes them.
+    add("strings/bytes4_gzip", (7,), (3,), "|S4", numcodecs.GZip(level=1), fill_value=b"ab",
+        write=[slice(0, 4)], values=np.array([b"x", b"yz", b"wxyz", b"", b"a", b"b", b"c"], dtype="|S4"))
+    add("strings/unicode3_big_f", (3, 4), (2, 3), ">U3", None, order="F", fill_value="h\u00e9",
+        write=[(slice(0, 2), slice(None))],
+        values=np.array([["a", "bc", "d\u4e2d", ""], ["\u00e9\u00e9", "x", "yy", "zzz"],
+                         ["1", "2", "3", "4"]], dtype=">U3"))
+    record = np.dtype([("name", "<U3"), ("age", "<i2"), ("w", "<f4")])
+    add("strings/structured_blosc", (5,), (2,), record,
+        numcodecs.Blosc(cname="lz4", clevel=5, shuffle=1), fill_value=None,
+        values=np.array([("ab", 3, 1.5), ("c", -1, 0), ("", 7, 3),
+                         ("xyz", 0, -1), ("q", 9, 9)], dtype=record))
+    big_record = np.dtype([("id", ">u4"), ("tag", "|S2"), ("v", ">f8")])
+    add("strings/structured_big", (4,), (3,), big_record, None,
+        fill_value=np.array((1, b"xy", 2.0), dtype=big_record)[()], write=[slice(0, 2)],
+        values=np.array([(5, b"a", 0.5), (6, b"bc", -2.0), (7, b"", 1e10), (8, b"zz", 0)],
+                        dtype=big_record))
+    zarr.consolidate_metadata(store)
+    return entries
 
 
 if __name__ == "__main__":

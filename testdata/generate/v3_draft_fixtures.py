@@ -85,6 +85,45 @@ def array(store, fmt, node, doc_key, data_prefix, key_of, values, chunk_shape, d
     entries.append(entry(node.strip("/").replace("/", "_"), fmt, store, node, expected, WRITER))
 
 
+def sharded_array(store, fmt, node, doc_key, data_prefix, key_of, values, chunk_shape, per_shard,
+                  dtype, order, codecs, fill, doc, missing=(), reverse=False, gap=b""):
+    """Writes one array with the sharding storage transformer
+    (draft-2022-companions/extensions/storage-transformers/sharding/v1.0.rst):
+    the chunks of each `per_shard` block of the chunk grid under the shard's
+    key ("the chunk key divided by chunks_per_shard and floored"), one
+    after another (`reverse`: last first; `gap`: unused bytes before each,
+    which the text allows), then the index: a little-endian uint64 offset
+    and length per chunk in C order, 2^64-1 twice for a missing one."""
+    write(os.path.join(store, doc_key), doc)
+    expected = values.copy()
+    encoded = {}
+    for coords, block in chunks(values, chunk_shape, fill):
+        if coords in missing:
+            region = tuple(slice(i * c, (i + 1) * c) for i, c in zip(coords, chunk_shape))
+            expected[region] = fill
+            continue
+        encoded[coords] = encode(block, dtype, order, codecs)
+    grid = [-(-n // c) for n, c in zip(values.shape, chunk_shape)]
+    shard_grid = [-(-g // k) for g, k in zip(grid, per_shard)]
+    empty = 2**64 - 1
+    for shard in np.ndindex(*shard_grid):
+        inner = [tuple(s * k + o for s, k, o in zip(shard, per_shard, offset))
+                 for offset in np.ndindex(*per_shard)]
+        index = np.full((len(inner), 2), empty, dtype="<u8")
+        body = b""
+        for i in (reversed(range(len(inner))) if reverse else range(len(inner))):
+            data = encoded.get(inner[i])
+            if data is None:
+                continue
+            body += gap
+            index[i] = (len(body), len(data))
+            body += data
+        if (index == empty).all():
+            continue
+        write(os.path.join(store, data_prefix + key_of(shard)), body + index.tobytes())
+    entries.append(entry(node.strip("/").replace("/", "_"), fmt, store, node, expected, WRITER))
+
+
 # --- 2022 draft -------------------------------------------------------------
 
 def draft2022():
@@ -148,6 +187,29 @@ def draft2022():
           "data/float32_plus_infinity_fill/", key_of("/"), values, (3, 3), "<f4", "C", [], np.inf,
           doc((4, 4), "float32", (3, 3), "/", "C", [], "+Infinity"), missing={(0, 1), (1, 1)})
 
+    # The sharding storage transformer ("Configuration" of its text): shards
+    # of 2x3 chunks, one shard with a chunk missing, one with none (not stored).
+    sharding = lambda per_shard: [{
+        "extension": "https://purl.org/zarr/spec/extensions/storage-transformers/sharding/1.0",
+        "type": "indexed", "configuration": {"chunks_per_shard": list(per_shard)}}]
+    values = pattern((9, 13), "<i4")
+    sharded_doc = doc((9, 13), "int32", (2, 2), "/", "C", [gzip(1)], 7)
+    sharded_doc["storage_transformers"] = sharding((2, 3))
+    sharded_array(store, "v3-draft-2022", "/sharded/int32_gzip", "meta/sharded/int32_gzip.array.json",
+                  "data/sharded/int32_gzip/", key_of("/"), values, (2, 2), (2, 3), "<i4", "C",
+                  [GZip(1)], 7, sharded_doc,
+                  missing={(0, 1), (4, 0), (4, 1), (4, 2), (4, 3), (4, 4), (4, 5), (4, 6)})
+    # Big endian, F order, the "." separator, chunks written last first with
+    # unused bytes between them.
+    values = pattern((10, 6), ">u2")
+    sharded_doc = doc((10, 6), "uint16", (3, 2), ".", "F", [
+        {"type": "https://purl.org/zarr/spec/codecs/endian/1.0", "configuration": {"endian": "big"}},
+    ], "0x0102")
+    sharded_doc["storage_transformers"] = sharding((2, 3))
+    sharded_array(store, "v3-draft-2022", "/sharded/uint16_big_f_dot", "meta/sharded/uint16_big_f_dot.array.json",
+                  "data/sharded/uint16_big_f_dot/", key_of("."), values, (3, 2), (2, 3), ">u2", "F",
+                  [], 0x0102, sharded_doc, missing={(1, 1)}, reverse=True, gap=b"\xee" * 5)
+
     # A hierarchy whose root is an array: "meta/array.json", chunks "data/c…".
     root = os.path.join("testdata", "fixtures", "v3-draft-2022", "root-array.zarr")
     write(os.path.join(root, "zarr.json"), {
@@ -159,6 +221,111 @@ def draft2022():
     array(root, "v3-draft-2022", "/", "meta/array.json", "data/", key_of("/"), values, (2, 4), "<i8",
           "C", [GZip(1)], 0, doc((4, 6), "int64", (2, 4), "/", "C", [gzip(1)], 0))
     entries[-1]["name"] = "draft2022_root_array"
+
+
+def draft2022_extension_dtypes():
+    """Extension data types (2022 draft, "data_type"): the string, datetime
+    and struct extensions of draft-2022-companions/extensions/data-types and
+    seeds/v3-ext-string-dtypes-2022-03-02-draft.rst, each with the fallback
+    the draft recommends (a raw type of the element's size), and an unknown
+    extension that only its fallback makes readable (not in the manifest:
+    zarrkit reads it only when told to use fallbacks)."""
+    store = os.path.join("testdata", "fixtures", "v3-draft-2022", "extension-dtypes.zarr")
+    write(os.path.join(store, "zarr.json"), {
+        "zarr_format": "https://purl.org/zarr/spec/core/3.0",
+        "metadata_encoding": {"type": "json", "metadata_key_suffix": ".json"},
+        "extensions": [],
+    })
+    gzip = {"type": "https://purl.org/zarr/spec/codecs/gzip/1.0", "configuration": {"level": 1}}
+
+    def doc(shape, data_type, chunk_shape, codecs, fill, order="C"):
+        return {
+            "shape": list(shape), "data_type": data_type,
+            "chunk_grid": {"type": "regular", "chunk_shape": list(chunk_shape), "separator": "/"},
+            "chunk_memory_layout": order, "codecs": codecs, "fill_value": fill,
+            "extensions": [], "attributes": {},
+        }
+
+    key_of = lambda coords: "c" + "/".join(map(str, coords))
+    # `S12`: zero-padded bytes; the fill value as base64 (as v3 writes it).
+    values = np.array([b"a", b"hello world!", b"", b"xyz", b"12345", b"\x00\x01"], dtype="S12")
+    array(store, "v3-draft-2022", "/bytes12_gzip", "meta/bytes12_gzip.array.json", "data/bytes12_gzip/",
+          key_of, values, (4,), "S12", "C", [GZip(1)], b"fill",
+          doc((6,), {"extension": "https://purl.org/zarr/spec/extensions/data-types/string/1.0",
+                     "type": "S12", "fallback": "r96"}, (4,), [gzip], "ZmlsbA=="), missing={(1,)})
+    # `>U3`: big-endian UTF-32 (its byte order from `type`, and the endian
+    # codec saying the same), F order, the URI of the 2 March 2022 text.
+    values = np.array([["a", "\u00e9t\u00e9", "\u4e2d"], ["", "xyz", "q"]], dtype=">U3")
+    array(store, "v3-draft-2022", "/unicode3_big_f", "meta/unicode3_big_f.array.json", "data/unicode3_big_f/",
+          key_of, values, (1, 2), ">U3", "F", [], "-",
+          doc((2, 3), {"extension": "http://purl.org/zarr/spec/extensions/string-dtypes/1.0",
+                       "type": ">U3", "fallback": ["r96"]}, (1, 2),
+              [{"type": "https://purl.org/zarr/spec/codecs/endian/1.0", "configuration": {"endian": "big"}}],
+              "-", order="F"), missing={(1, 1)})
+    # `<M8[s]` (the 2022 draft's own example), NaT included.
+    values = np.array([0, 86400, -1, np.iinfo(np.int64).min, 1700000000], dtype="<i8").view("<M8[s]")
+    array(store, "v3-draft-2022", "/datetime64_s", "meta/datetime64_s.array.json", "data/datetime64_s/",
+          key_of, values, (2,), "<M8[s]", "C", [GZip(5)], np.datetime64(7, "s"),
+          doc((5,), {"extension": "https://purl.org/zarr/spec/extensions/data-types/datetime/1.0",
+                     "type": "<M8[s]", "fallback": "int64"}, (2,),
+              [{"type": "https://purl.org/zarr/spec/codecs/gzip/1.0", "configuration": {"level": 5}}], 7),
+          missing={(1,)})
+    # A structure: NumPy's `descr`, little endian.
+    record = np.dtype([("name", "<U2"), ("age", "<i2"), ("ok", "|b1")])
+    values = np.array([("ab", 3, True), ("c", -7, False), ("", 300, True)], dtype=record)
+    array(store, "v3-draft-2022", "/struct_gzip", "meta/struct_gzip.array.json", "data/struct_gzip/",
+          key_of, values, (2,), record, "C", [GZip(1)], np.zeros((), dtype=record)[()],
+          doc((3,), {"extension": "https://purl.org/zarr/spec/extensions/data-types/struct/1.0",
+                     "type": [["name", "<U2"], ["age", "<i2"], ["ok", "|b1"]], "fallback": "r88"},
+              (2,), [gzip], {"name": "", "age": 0, "ok": False}))
+    # An extension zarrkit does not know, in a store of its own: readable
+    # through its fallbacks (the first, `float8`, is unknown too; `int16` is
+    # used).
+    store = os.path.join("testdata", "fixtures", "v3-draft-2022", "fallback-dtype.zarr")
+    write(os.path.join(store, "zarr.json"), {
+        "zarr_format": "https://purl.org/zarr/spec/core/3.0",
+        "metadata_encoding": {"type": "json", "metadata_key_suffix": ".json"},
+        "extensions": [],
+    })
+    values = pattern((5,), "<i2")
+    array(store, "v3-draft-2022", "/unknown_with_fallback", "meta/unknown_with_fallback.array.json",
+          "data/unknown_with_fallback/", key_of, values, (3,), "<i2", "C", [], 0,
+          doc((5,), {"extension": "https://example.org/zarr/data-types/angle/1.0", "type": "deg16",
+                     "fallback": ["float8", "int16"]}, (3,), [], 0))
+    entries.pop()
+
+
+def june2019_extension_dtypes():
+    """The June 2019 draft's extension data types: its own datetime example
+    (with the `<i8` fallback) and the string data types extension."""
+    store = os.path.join("testdata", "fixtures", "v3-draft-2019", "extension-dtypes.zarr")
+    write(os.path.join(store, "zarr.json"), BOOTSTRAP_2019)
+    key_of = lambda coords: ".".join(map(str, coords))
+
+    def doc(shape, data_type, chunk_shape, fill):
+        return {
+            "shape": list(shape), "data_type": data_type,
+            "chunk_grid": {"type": "regular", "chunk_shape": list(chunk_shape)},
+            "chunk_memory_layout": "C",
+            "compressor": {"codec": "https://purl.org/zarr/spec/codec/gzip/1.0", "configuration": {"level": 1}},
+            "fill_value": fill, "extensions": [], "attributes": {},
+        }
+
+    values = np.array([0, 10**18, -(10**18), 5], dtype=">i8").view(">M8[ns]")
+    array(store, "v3-draft-2019", "/datetime64_ns_big", "meta/root/datetime64_ns_big.array",
+          "data/datetime64_ns_big/", key_of, values, (3,), ">M8[ns]", "C", [GZip(1)], np.datetime64(0, "ns"),
+          doc((4,), {"extension": "http://purl.org/zarr/spec/protocol/extensions/datetime-dtypes/1.0",
+                     "type": ">M8[ns]", "fallback": ">i8"}, (3,), 0))
+    values = np.array([b"ab", b"", b"xyzw", b"q"], dtype="S4")
+    array(store, "v3-draft-2019", "/bytes4", "meta/root/bytes4.array", "data/bytes4/", key_of, values,
+          (2,), "S4", "C", [GZip(1)], b"",
+          doc((4,), {"extension": "http://purl.org/zarr/spec/extensions/string-dtypes/1.0", "type": "S4"},
+              (2,), None), missing={(1,)})
+    values = np.array(["\u00e9", "ab", "", "\u4e2d\u6587"], dtype="<U2")
+    array(store, "v3-draft-2019", "/unicode2", "meta/root/unicode2.array", "data/unicode2/", key_of, values,
+          (3,), "<U2", "C", [GZip(1)], "z",
+          doc((4,), {"extension": "http://purl.org/zarr/spec/extensions/string-dtypes/1.0", "type": "<U2"},
+              (3,), "z"))
 
 
 # --- June 2019 draft --------------------------------------------------------
@@ -274,7 +441,9 @@ def main():
     for d in dirs:
         shutil.rmtree(os.path.join("testdata", "fixtures", d), ignore_errors=True)
     draft2022()
+    draft2022_extension_dtypes()
     june2019()
+    june2019_extension_dtypes()
     early2019()
     update_manifest(entries, ["fixtures/" + d + "/" for d in dirs])
 

@@ -13,13 +13,20 @@
 //!   zarrkit keeps the field in the group's
 //!   [`extra_fields`](crate::metadata::GroupMetadata::extra_fields), so any
 //!   rewrite of the root document keeps it.
+//! - zarr-python 2.x's experimental v3 (`v3-draft-2019-json`): the key
+//!   `meta/root/consolidated/.zmetadata` (in a group `consolidated` created
+//!   for it), as zarr-python 2.18's `consolidate_metadata` writes it:
+//!   `{"zarr_consolidated_format": 1, "metadata": {"zarr.json": …,
+//!   "meta/root.group.json": …, "meta/root/a.array.json": …}}`, keyed by
+//!   store key, for the whole store (so only at the root). Implicit groups
+//!   have no entry; the view infers them.
 //!
 //! Consolidated metadata is a cache: [`check`] compares it with the
 //! documents it summarises, and [`crate::Group::open_node_checked`] falls
 //! back to the real documents, with a warning, when they disagree.
 
 use crate::Error;
-use crate::format::{self, ZarrFormat, v2, v3};
+use crate::format::{self, ZarrFormat, v2, v3, v3_draft2019};
 use crate::metadata::{JsonMap, MetadataError, NodeMetadata};
 use crate::node::NodePath;
 use crate::store::{Store, StoreKey};
@@ -100,6 +107,9 @@ impl fmt::Display for Mismatch {
 pub fn consolidate(store: &dyn Store, path: &str) -> Result<ConsolidateReport, Error> {
     let path = NodePath::new(path)?;
     let (format, root) = open_root(store, &path)?;
+    if format == ZarrFormat::V3Draft2019Json {
+        return consolidate_zarr_python_v3(store);
+    }
     let entries = real_entries(store, &path, format)?;
     let count = entries.len();
     let metadata: JsonMap = entries.into_iter().collect();
@@ -143,8 +153,21 @@ pub fn consolidate(store: &dyn Store, path: &str) -> Result<ConsolidateReport, E
 pub fn check(store: &dyn Store, path: &str) -> Result<Vec<Mismatch>, Error> {
     let path = NodePath::new(path)?;
     let (format, root) = open_root(store, &path)?;
-    let real = real_entries(store, &path, format)?;
+    let real = if format == ZarrFormat::V3Draft2019Json {
+        v3_draft2019::consolidated_documents(store)?
+    } else {
+        real_entries(store, &path, format)?
+    };
     let consolidated = match format {
+        ZarrFormat::V3Draft2019Json => {
+            let key = StoreKey::new(v3_draft2019::CONSOLIDATED_KEY)?;
+            match store.get(&key, None)? {
+                None => JsonMap::new(),
+                Some(bytes) => {
+                    v2_entries(&bytes).map_err(|source| Error::Metadata { key, source })?
+                }
+            }
+        }
         ZarrFormat::V2 => {
             let key = path.to_prefix().key(V2_KEY)?;
             match store.get(&key, None)? {
@@ -231,14 +254,51 @@ fn open_root(store: &dyn Store, path: &NodePath) -> Result<(ZarrFormat, NodeMeta
             found: crate::NodeKind::Array,
         }),
         Some((format @ (ZarrFormat::V2 | ZarrFormat::V3), group)) => Ok((format, group)),
+        // zarr-python 2.x consolidates the whole store, from the root.
+        Some((format @ ZarrFormat::V3Draft2019Json, group)) if path.is_root() => {
+            Ok((format, group))
+        }
         Some((format, _)) => Err(Error::InvalidMetadata {
             path: path.clone(),
             source: MetadataError::NotRepresentable {
                 format: format.name(),
-                what: "consolidated metadata (only v2 and v3 hierarchies have it)".into(),
+                what: "consolidated metadata (only v2, v3 and zarr-python 2.x's v3 hierarchies \
+                       have it, the last only at the root)"
+                    .into(),
             },
         }),
     }
+}
+
+/// Writes zarr-python 2.x's consolidated metadata of a json-suffixed v3
+/// hierarchy, creating the group `consolidated` first as zarr-python does
+/// (its document is then among the entries).
+fn consolidate_zarr_python_v3(store: &dyn Store) -> Result<ConsolidateReport, Error> {
+    let format = ZarrFormat::V3Draft2019Json;
+    let holder = NodePath::new(v3_draft2019::CONSOLIDATED_GROUP)?;
+    if format::read_node_as(store, &holder, format)?.is_none() {
+        format::write_node(
+            store,
+            &holder,
+            format,
+            &NodeMetadata::Group(crate::metadata::GroupMetadata::default()),
+        )?;
+    }
+    let entries = v3_draft2019::consolidated_documents(store)?;
+    let count = entries.len();
+    let mut doc = JsonMap::new();
+    doc.insert(
+        "metadata".into(),
+        Value::Object(entries.into_iter().collect()),
+    );
+    doc.insert("zarr_consolidated_format".into(), 1.into());
+    let key = StoreKey::new(v3_draft2019::CONSOLIDATED_KEY)?;
+    store.set(&key, &v2::to_bytes(&Value::Object(doc)))?;
+    Ok(ConsolidateReport {
+        format,
+        key,
+        entries: count,
+    })
 }
 
 /// Reads a document as JSON, accepting v2's bare `NaN`/`Infinity` tokens.
@@ -491,6 +551,29 @@ pub(crate) fn load_view(
                 view.nodes
                     .insert(node_path(rel)?, without_consolidated(&metadata));
             }
+        }
+        ZarrFormat::V3Draft2019Json if path.is_root() => {
+            let key = v3_draft2019::CONSOLIDATED_KEY;
+            let bytes = match StoreKey::new(key).map(|k| store.get(&k, None)) {
+                Ok(Ok(Some(bytes))) => bytes,
+                Ok(Ok(None)) => return Ok(None),
+                Ok(Err(e)) => return Err(format!("cannot read `{key}`: {e}")),
+                Err(e) => return Err(format!("cannot form the key `{key}`: {e}")),
+            };
+            let entries = v2_entries(&bytes).map_err(|e| format!("`{key}` is invalid: {e}"))?;
+            let mut nodes = v3_draft2019::nodes_from_consolidated(&entries)
+                .map_err(|e| format!("`{key}` is invalid: {e}"))?;
+            match nodes.remove(path) {
+                // The root's own document was just read: they must agree.
+                Some(root) if root != *group => {
+                    return Err(format!(
+                        "`{key}` disagrees with the documents of `{path}` itself; \
+                         reading the real documents"
+                    ));
+                }
+                _ => {}
+            }
+            view.nodes = nodes;
         }
         _ => return Ok(None),
     }

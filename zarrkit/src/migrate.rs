@@ -63,12 +63,10 @@
 //!   `fixed_length_utf32`, `string` with `vlen-utf8`, `bytes` with
 //!   `vlen-bytes`, `struct`); variable-length chunks are copied, or
 //!   re-encoded and verified element by element through the
-//!   variable-length path. A struct stored in any byte order but
-//!   little-endian (a big-endian `bytes` codec, or v2 fields in different
-//!   byte orders) is re-encoded little-endian, the only order zarr-python
-//!   3.1 reads v3 structs in; a struct with a sub-array field (NumPy
-//!   `[name, type, shape]`) is refused for v3, whose `struct` fields are
-//!   scalars.
+//!   variable-length path. A v2 struct whose fields differ in byte order
+//!   is re-encoded with one byte order (v3 `struct` has one `endian` for
+//!   all fields); a struct with a sub-array field (NumPy `[name, type,
+//!   shape]`) is refused for v3, whose `struct` fields are scalars.
 //!
 //! What cannot be adapted (a data type, fill value, storage transformer or
 //! attribute the target cannot hold, or dimension names that cannot become
@@ -89,8 +87,7 @@ use crate::error::{Error, NodeKind};
 use crate::format::{self, ZarrFormat};
 use crate::group::Node;
 use crate::metadata::{
-    ArrayMetadata, ChunkKeyEncoding, DataType, ExtensionObject, GroupMetadata, JsonMap,
-    NodeMetadata,
+    ArrayMetadata, ChunkKeyEncoding, ExtensionObject, GroupMetadata, JsonMap, NodeMetadata,
 };
 use crate::node::NodePath;
 use crate::store::{MemoryStore, Store, StoreError, StoreKey, StorePrefix};
@@ -599,31 +596,24 @@ fn plan_array(
     Ok((NodeMetadata::Array(target), action))
 }
 
-/// v3 structs must be stored little-endian: zarr-python 3.1 ignores the
-/// `bytes` codec's `endian` for them (and knows no per-field byte order),
-/// so a struct stored otherwise (a big-endian `bytes` codec, v2 fields in
-/// different byte orders) is re-encoded.
+/// A v3 `struct` has one byte order for all its fields (the `bytes`
+/// codec's `endian`, extensions/data-types/struct "Endianness"): a v2
+/// struct whose fields differ in byte order (the internal
+/// `zarrkit.struct_bytes` codec) is re-encoded.
 fn struct_byte_order(to: ZarrFormat, source: &ArrayMetadata) -> Result<(), String> {
-    if to != ZarrFormat::V3 || !matches!(source.data_type, DataType::Struct(_)) {
+    if to == ZarrFormat::V2
+        || !source
+            .codecs
+            .iter()
+            .any(|c| c.name == crate::codec::struct_bytes::NAME)
+    {
         return Ok(());
     }
-    let little = source.codecs.iter().any(|c| {
-        c.name == "bytes"
-            && c.configuration
-                .as_ref()
-                .and_then(|c| c.get("endian"))
-                .and_then(serde_json::Value::as_str)
-                != Some("big")
-    });
-    if little || source.data_type.endian_units().is_empty() {
-        Ok(())
-    } else {
-        Err(
-            "v3 readers (zarr-python 3.1) read structs little-endian only, and the source \
-             stores this one in another byte order"
-                .into(),
-        )
-    }
+    Err(
+        "its struct fields differ in byte order, and outside v2 a struct has one byte order \
+         for all fields"
+            .into(),
+    )
 }
 
 fn reencode(reason: String, codecs: &[ExtensionObject]) -> Action {

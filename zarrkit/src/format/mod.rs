@@ -40,12 +40,16 @@
 //! at the root (the drafts' `meta/...` documents are below a `meta/` prefix,
 //! never at the key `meta` itself).
 
+pub mod draft_dtypes;
+mod draft_sharding;
+mod numpy_types;
 pub mod v1;
 pub mod v2;
 pub mod v3;
 pub mod v3_draft2019;
 pub mod v3_draft2022;
 mod v3_strings;
+mod zarr_python_v3;
 
 use crate::Error;
 use crate::metadata::{

@@ -25,9 +25,13 @@
 //!
 //! Data types: the fixed-size numeric NumPy type strings, as in v2 (`|b1`,
 //! `|i1`…`>i8`, `|u1`…`>u8`, `<f2`…`>f8`, `<c8`, `>c16`, both byte orders).
-//! Byte strings (`|S7`), Unicode strings (`<U5`), raw bytes (`|V3`) and
-//! structured types (`[["r", "|u1"], ...]`) are valid v1 but not supported
-//! yet: an error names the type.
+//! Byte strings (`|S7`), Unicode strings (`<U5`, `>U5`) and structured
+//! types (`[["r", "|u1"], ["g", "<U2"], ...]`, fields in one byte order) are
+//! read and written as the model's `FixedBytes`, `FixedUtf32` and `Struct`
+//! (see `numpy_types`), with fill values as v2 writes them (base64 for `S`
+//! and structures, the string for `U`). Raw bytes (`|V3`) and structures
+//! whose fields mix byte orders are valid v1 but not supported: an error
+//! names the type.
 //!
 //! Compression, as zarr 1.x named it, with its `compression_opts`:
 //!
@@ -87,7 +91,7 @@
 //! # Ok::<(), zarrkit::metadata::MetadataError>(())
 //! ```
 
-use super::v2;
+use super::{numpy_types, v2};
 use crate::Error;
 use crate::metadata::{
     ArrayMetadata, ChunkKeyEncoding, DataType, JsonMap, MetadataError, NodeMetadata, Separator,
@@ -183,6 +187,9 @@ pub fn parse_attributes(bytes: &[u8]) -> Result<JsonMap, MetadataError> {
 /// The data type of a v1 `dtype`, refusing what this version does not
 /// support (strings, raw bytes, structured types) by name.
 fn check_dtype(value: &Value) -> Result<DataType, MetadataError> {
+    if let Some((data_type, _)) = numpy_types::from_json(value, "dtype")? {
+        return Ok(data_type);
+    }
     let (data_type, _) = v2::dtype_from_json(value).map_err(as_v1_error)?;
     if let DataType::RawBits(_)
     | DataType::FixedBytes(_)
@@ -308,8 +315,7 @@ pub fn parse_array(bytes: &[u8], attributes: JsonMap) -> Result<ArrayMetadata, M
     zarray.insert("filters".into(), Value::Null);
     // Spec "Chunks": "concatenated with the period character ('.')".
     zarray.insert("dimension_separator".into(), ".".into());
-    let mut array = v2::parse_array(&v2::to_bytes(&Value::Object(zarray)), Some(attributes))
-        .map_err(as_v1_error)?;
+    let mut array = numpy_types::parse_zarray(zarray, Some(attributes)).map_err(as_v1_error)?;
     // Spec "Metadata": "Other keys MAY be present"; they are kept.
     for (key, value) in doc {
         if !META_FIELDS.contains(&key.as_str()) {
@@ -340,17 +346,17 @@ pub fn array_to_json(array: &ArrayMetadata) -> Result<Value, MetadataError> {
             )));
         }
     }
-    if matches!(array.data_type, DataType::RawBits(_)) || array.data_type.is_extension() {
+    if matches!(array.data_type, DataType::RawBits(_))
+        || (array.data_type.is_extension()
+            && !numpy_types::is_numpy_string_or_struct(&array.data_type))
+        || !numpy_types::is_representable(&array.data_type)
+    {
         return Err(not_representable(format!(
             "the data type `{}` in this version",
             array.data_type
         )));
     }
-    let Value::Object(mut zarray) = v2::array_to_json(array).map_err(as_v1_error)? else {
-        return Err(not_representable(
-            "the array (its v2 document is not an object)",
-        ));
-    };
+    let mut zarray = numpy_types::zarray_of(array).map_err(as_v1_error)?;
     let (compression, opts) = match zarray.remove("compressor") {
         None | Some(Value::Null) => ("none", Value::Null),
         Some(Value::Object(mut compressor)) => {
@@ -656,17 +662,33 @@ mod tests {
     }
 
     #[test]
+    fn string_and_structured_types_map_onto_the_model() {
+        for (dtype, data_type) in [
+            (json!("|S7"), DataType::FixedBytes(7)),
+            (json!("<U5"), DataType::FixedUtf32(20)),
+            (
+                json!([["r", "|u1"], ["g", "|u1"]]),
+                DataType::Struct(vec![
+                    crate::metadata::StructField::new("r", DataType::UInt8),
+                    crate::metadata::StructField::new("g", DataType::UInt8),
+                ]),
+            ),
+        ] {
+            let array = parse(json!({"dtype": dtype, "fill_value": null})).unwrap();
+            assert_eq!(array.data_type, data_type, "{dtype}");
+        }
+    }
+
+    #[test]
     fn unsupported_data_types_are_refused_by_name() {
         for (dtype, name) in [
-            (json!("|S7"), "`|S7`"),
-            (json!("<U5"), "`<U5`"),
             (json!("|V3"), "`|V3`"),
-            (json!([["r", "|u1"], ["g", "|u1"]]), "structured"),
+            (json!([["r", "<u2"], ["g", ">u2"]]), "mixed byte order"),
         ] {
             let err = parse(json!({"dtype": dtype, "fill_value": null})).unwrap_err();
             let text = err.to_string();
             assert!(
-                text.contains("unsupported v1 data type") && text.contains(name),
+                text.contains("unsupported") && text.contains("data type") && text.contains(name),
                 "{dtype}: {text}"
             );
         }

@@ -29,6 +29,9 @@
 //!   (also `|b1`), `i1`, `u1`, `<i4`, `>f8`, `<c8`, … The byte order becomes
 //!   the `bytes` codec's `endian`. zarr-python 2.x writes complex types as
 //!   its complex-dtypes extension object, which is read (and written) too.
+//!   Extension data types (the string, datetime and struct extensions, and
+//!   others through their `fallback` when allowed) as in
+//!   [`super::draft_dtypes`].
 //! - `chunk_memory_layout` `"F"` becomes a leading `transpose` codec.
 //! - `compressor` (`{"codec": URI, "configuration": {...}}` or `null`) and
 //!   `chunk_codecs` (`[{"codec": URI, ...configuration inline}]`) become
@@ -37,18 +40,24 @@
 //!   `lzma` and `lz4` (numcodecs configurations). Writing uses
 //!   zarr-python's `https://purl.org/zarr/spec/codec/<name>/1.0`.
 //! - `fill_value` `null` ("undefined") reads as zero.
-//! - zarr-python 2.x keeps `filters` in the attributes; arrays with filters
-//!   fail to open naming the first filter (filters are not supported yet).
+//! - zarr-python 2.x's documents are read and written through the v2
+//!   mapping (see `zarr_python_v3`): its `filters` (kept in
+//!   `attributes.filters`), its complex and datetime extension data types
+//!   and every numcodecs compressor and filter v2 supports mean what they
+//!   mean in v2. Its sharding storage transformer becomes a
+//!   `sharding_indexed` codec (see `draft_sharding`).
 //! - Must-understand `extensions` stop the node opening, naming the URI.
 //!
 //! Node names: only `a-z`, `A-Z`, `0-9`, `-`, `_`, `.`, at most 255
 //! characters, and siblings unique ignoring case (checked when writing).
 
 use super::ZarrFormat;
+use super::draft_dtypes::{self, DraftReadOptions};
 use super::v3;
 use super::v3_draft2022::{
     self as shared, DocKind, DraftKeys, EntryPoint, Found, ZARR_FORMAT_2019,
 };
+use super::{draft_sharding, zarr_python_v3};
 use crate::Error;
 use crate::metadata::{
     ArrayMetadata, ChunkKeyEncoding, DataType, ExtensionObject, FillValue, GroupMetadata, JsonMap,
@@ -72,7 +81,7 @@ pub const COMPLEX_EXTENSION: &str = "https://zarr-specs.readthedocs.io/en/core-p
 const CODEC_URI_PREFIX: &str = "https://purl.org/zarr/spec/codec/";
 
 /// The compressors a 2019 document can name.
-const CODECS: &[&str] = &["gzip", "zlib", "blosc", "zstd", "bz2", "lzma", "lz4"];
+pub(crate) const CODECS: &[&str] = &["gzip", "zlib", "blosc", "zstd", "bz2", "lzma", "lz4"];
 
 /// The longest node name (2019 drafts, "Node names").
 const MAX_NAME_LEN: usize = 255;
@@ -122,6 +131,19 @@ pub fn read_node(
     path: &NodePath,
     format: ZarrFormat,
 ) -> Result<Option<NodeMetadata>, Error> {
+    read_node_with(store, path, format, DraftReadOptions::default())
+}
+
+/// [`read_node`] with `options` (see [`super::draft_dtypes`]).
+///
+/// # Errors
+/// As [`read_node`].
+pub fn read_node_with(
+    store: &dyn Store,
+    path: &NodePath,
+    format: ZarrFormat,
+    options: DraftReadOptions,
+) -> Result<Option<NodeMetadata>, Error> {
     let Some((keys, early_bootstrap)) = keys(store, format)? else {
         return Ok(None);
     };
@@ -148,7 +170,7 @@ pub fn read_node(
                 if !is_json(format) && doc.contains_key("zarr_format") != is_early(format) {
                     return Ok(None);
                 }
-                node_from_json(&doc, kind, format).map(Some)
+                node_from_json(&doc, kind, format, options).map(Some)
             })();
             parsed.map_err(|source| Error::Metadata { key, source })
         }
@@ -175,13 +197,14 @@ pub fn parse_node(
     } else {
         DocKind::Group
     };
-    node_from_json(&doc, kind, format)
+    node_from_json(&doc, kind, format, DraftReadOptions::default())
 }
 
 fn node_from_json(
     doc: &JsonMap,
     kind: DocKind,
     format: ZarrFormat,
+    options: DraftReadOptions,
 ) -> Result<NodeMetadata, MetadataError> {
     if is_early(format) {
         let zarr_format = shared::required(doc, "zarr_format")?;
@@ -209,11 +232,15 @@ fn node_from_json(
                 extra_fields: JsonMap::new(),
             }))
         }
-        DocKind::Array => array_from_json(doc, format).map(NodeMetadata::Array),
+        DocKind::Array => array_from_json(doc, format, options).map(NodeMetadata::Array),
     }
 }
 
-fn array_from_json(doc: &JsonMap, format: ZarrFormat) -> Result<ArrayMetadata, MetadataError> {
+fn array_from_json(
+    doc: &JsonMap,
+    format: ZarrFormat,
+    options: DraftReadOptions,
+) -> Result<ArrayMetadata, MetadataError> {
     let mut known = vec![
         "shape",
         "data_type",
@@ -233,19 +260,15 @@ fn array_from_json(doc: &JsonMap, format: ZarrFormat) -> Result<ArrayMetadata, M
         known.extend(["dimension_separator", "storage_transformers"]);
     }
     shared::reject_unknown_fields(doc, &known)?;
+    if is_json(format) {
+        return zarr_python_array_from_json(doc);
+    }
     let shape = shared::shape_from_json(shared::required(doc, "shape")?)?;
-    let (data_type, big) = data_type_from_json(shared::required(doc, "data_type")?)?;
-    let default_separator = if is_json(format) {
-        Separator::Slash
-    } else {
-        // June 2019 draft, "Regular grids": "The default value for the
-        // separator is the period character".
-        Separator::Dot
-    };
-    let (chunk_grid, separator) = shared::chunk_grid_from_json(
-        shared::required(doc, "chunk_grid")?,
-        Some(default_separator),
-    )?;
+    let (data_type, big) = data_type_from_json(shared::required(doc, "data_type")?, options)?;
+    // June 2019 draft, "Regular grids": "The default value for the separator
+    // is the period character".
+    let (chunk_grid, separator) =
+        shared::chunk_grid_from_json(shared::required(doc, "chunk_grid")?, Some(Separator::Dot))?;
     let f_order = shared::memory_layout_from_json(shared::required(doc, "chunk_memory_layout")?)?;
     let fill_value = match shared::required(doc, "fill_value")? {
         // "if the fill_value is the literal null then the fill value is
@@ -254,30 +277,7 @@ fn array_from_json(doc: &JsonMap, format: ZarrFormat) -> Result<ArrayMetadata, M
         value => v3::fill_value_from_json(value, &data_type)?,
     };
     let extensions = shared::check_extensions(doc.get("extensions"), "extensions")?;
-    if let Some(Value::Array(items)) = doc.get("storage_transformers")
-        && let Some(first) = items.first()
-    {
-        return Err(MetadataError::UnsupportedExtension {
-            point: "storage transformer",
-            name: first
-                .as_object()
-                .map_or_else(|| first.to_string(), shared::extension_uri),
-        });
-    }
     let attributes = shared::attributes_from_json(doc)?;
-    if is_json(format)
-        && let Some(Value::Array(filters)) = attributes.get("filters")
-        && let Some(id) = filters
-            .first()
-            .and_then(|f| f.get("id"))
-            .and_then(Value::as_str)
-    {
-        // TODO(#3): zarr-python 2.x filters.
-        return Err(MetadataError::UnsupportedExtension {
-            point: "filter (in `attributes.filters`)",
-            name: id.to_string(),
-        });
-    }
     let mut compressors = Vec::new();
     if is_early(format) {
         let value = shared::required(doc, "chunk_codecs")?;
@@ -354,11 +354,7 @@ fn array_from_json(doc: &JsonMap, format: ZarrFormat) -> Result<ArrayMetadata, M
         shape,
         data_type,
         chunk_grid,
-        chunk_key_encoding: if is_json(format) {
-            ChunkKeyEncoding::Default { separator }
-        } else {
-            ChunkKeyEncoding::V2 { separator }
-        },
+        chunk_key_encoding: ChunkKeyEncoding::V2 { separator },
         fill_value,
         codecs,
         storage_transformers: Vec::new(),
@@ -368,6 +364,26 @@ fn array_from_json(doc: &JsonMap, format: ZarrFormat) -> Result<ArrayMetadata, M
     };
     metadata.validate()?;
     Ok(metadata)
+}
+
+/// A zarr-python 2.x array document (fields already checked): read through
+/// the v2 mapping ([`zarr_python_v3`]), with its `extensions` and the
+/// sharding storage transformer ([`draft_sharding`]).
+fn zarr_python_array_from_json(doc: &JsonMap) -> Result<ArrayMetadata, MetadataError> {
+    let extensions = shared::check_extensions(doc.get("extensions"), "extensions")?;
+    let ndim = shared::shape_from_json(shared::required(doc, "shape")?)?.len();
+    let chunks_per_shard = draft_sharding::from_json(doc.get("storage_transformers"), ndim)?;
+    let mut array = zarr_python_v3::array_from_json(doc)?;
+    if !extensions.is_empty() {
+        array
+            .extra_fields
+            .insert("extensions".into(), Value::Array(extensions));
+    }
+    array.validate()?;
+    match chunks_per_shard {
+        Some(counts) => draft_sharding::shard(array, &counts),
+        None => Ok(array),
+    }
 }
 
 fn codec_from_json(
@@ -401,7 +417,7 @@ fn codec_from_json(
 }
 
 /// `http(s)://purl.org/zarr/spec/codec/<name>` with an optional `/<version>`.
-fn codec_short_name(uri: &str) -> Option<&'static str> {
+pub(crate) fn codec_short_name(uri: &str) -> Option<&'static str> {
     let rest = uri
         .strip_prefix("https://purl.org/zarr/spec/codec/")
         .or_else(|| uri.strip_prefix("http://purl.org/zarr/spec/codec/"))?;
@@ -414,7 +430,10 @@ fn codec_short_name(uri: &str) -> Option<&'static str> {
 }
 
 /// Parses a 2019 `data_type`: the type and whether it is big endian.
-fn data_type_from_json(value: &Value) -> Result<(DataType, bool), MetadataError> {
+fn data_type_from_json(
+    value: &Value,
+    options: DraftReadOptions,
+) -> Result<(DataType, bool), MetadataError> {
     match value {
         Value::String(s) => numpy_type(s).ok_or_else(|| MetadataError::UnsupportedExtension {
             point: "data type",
@@ -422,20 +441,26 @@ fn data_type_from_json(value: &Value) -> Result<(DataType, bool), MetadataError>
         }),
         Value::Object(object) => {
             let uri = shared::extension_uri(object);
-            let complex = (uri == COMPLEX_EXTENSION)
-                .then(|| {
-                    object
-                        .get("type")
-                        .and_then(Value::as_str)
-                        .and_then(numpy_type)
-                })
-                .flatten()
-                .filter(|(dt, _)| matches!(dt, DataType::Complex64 | DataType::Complex128));
-            // TODO(#3): other extension data types and their `fallback`.
-            complex.ok_or(MetadataError::UnsupportedExtension {
-                point: "data type",
-                name: uri,
-            })
+            if uri == COMPLEX_EXTENSION {
+                return object
+                    .get("type")
+                    .and_then(Value::as_str)
+                    .and_then(numpy_type)
+                    .filter(|(dt, _)| matches!(dt, DataType::Complex64 | DataType::Complex128))
+                    .ok_or(MetadataError::UnsupportedExtension {
+                        point: "data type",
+                        name: uri,
+                    });
+            }
+            // The string, datetime and struct extensions; others through
+            // their fallback (a type string of this draft) when allowed.
+            let core = |v: &Value| {
+                v.as_str()
+                    .and_then(numpy_type)
+                    .map(|(data_type, big)| (data_type, Some(big)))
+            };
+            let (data_type, big) = draft_dtypes::extension_from_json(object, &core, options)?;
+            Ok((data_type, big.unwrap_or(false)))
         }
         other => Err(MetadataError::invalid(
             "data_type",
@@ -446,7 +471,7 @@ fn data_type_from_json(value: &Value) -> Result<(DataType, bool), MetadataError>
 }
 
 /// A NumPy type string of the 2019 drafts: the type and whether it is big endian.
-fn numpy_type(s: &str) -> Option<(DataType, bool)> {
+pub(crate) fn numpy_type(s: &str) -> Option<(DataType, bool)> {
     if s == "bool" {
         return Some((DataType::Bool, false));
     }
@@ -483,7 +508,7 @@ fn numpy_type(s: &str) -> Option<(DataType, bool)> {
 
 /// The type string of a data type: `bool`, `i1`, `u1`, or `<`/`>` and the
 /// NumPy code. `None` for types the 2019 drafts lack (`r*`).
-fn numpy_name(data_type: &DataType, big: bool) -> Option<String> {
+pub(crate) fn numpy_name(data_type: &DataType, big: bool) -> Option<String> {
     let code = match data_type {
         DataType::Bool => return Some("bool".into()),
         DataType::Int8 => return Some("i1".into()),
@@ -536,6 +561,29 @@ fn array_to_json(
     format: ZarrFormat,
     doc: &mut JsonMap,
 ) -> Result<(), MetadataError> {
+    if is_json(format) {
+        let (inner, chunks_per_shard) = match draft_sharding::unshard(array)? {
+            Some((inner, counts)) => (std::borrow::Cow::Owned(inner), Some(counts)),
+            None => (std::borrow::Cow::Borrowed(array), None),
+        };
+        shared::check_representable(&inner)?;
+        doc.extend(zarr_python_v3::array_to_json(&inner)?);
+        doc.insert(
+            "extensions".into(),
+            array
+                .extra_fields
+                .get("extensions")
+                .cloned()
+                .unwrap_or_else(|| Value::Array(Vec::new())),
+        );
+        if let Some(counts) = chunks_per_shard {
+            doc.insert(
+                "storage_transformers".into(),
+                draft_sharding::to_json(draft_sharding::ZARR_PYTHON_URI, &counts),
+            );
+        }
+        return Ok(());
+    }
     shared::check_representable(array)?;
     let split = shared::split_codecs(&array.codecs, array.ndim());
     if let Some(codec) = split.array_to_array.first() {
@@ -545,17 +593,28 @@ fn array_to_json(
         });
     }
     let big = split.bytes.is_some_and(shared::bytes_is_big);
-    let type_name =
-        numpy_name(&array.data_type, big).ok_or_else(|| MetadataError::UnsupportedExtension {
-            point: "data type in this format",
-            name: array.data_type.name(),
-        })?;
-    let data_type = if is_json(format)
-        && matches!(array.data_type, DataType::Complex64 | DataType::Complex128)
-    {
-        serde_json::json!({"extension": COMPLEX_EXTENSION, "type": type_name, "fallback": null})
-    } else {
-        Value::String(type_name)
+    let data_type = match numpy_name(&array.data_type, big) {
+        Some(type_name) => Value::String(type_name),
+        // The string (its 2 March 2022 URI), datetime (the June 2019
+        // example's URI, with its `<i8` fallback) and struct extensions.
+        None => {
+            let fallback = matches!(
+                array.data_type,
+                DataType::NumpyDateTime64 { .. } | DataType::NumpyTimeDelta64 { .. }
+            )
+            .then(|| Value::from(if big { ">i8" } else { "<i8" }));
+            draft_dtypes::extension_to_json(
+                &array.data_type,
+                big,
+                draft_dtypes::STRING_URI_2022_03,
+                draft_dtypes::DATETIME_URI_2019,
+                fallback,
+            )
+            .ok_or_else(|| MetadataError::UnsupportedExtension {
+                point: "data type in this format",
+                name: array.data_type.name(),
+            })?
+        }
     };
     let mut compressors = Vec::new();
     for codec in &split.bytes_to_bytes {
@@ -591,8 +650,6 @@ fn array_to_json(
             });
         }
         match compressors.pop() {
-            // zarr-python 2.x leaves `compressor` out when there is none.
-            None if is_json(format) => {}
             None => {
                 doc.insert("compressor".into(), Value::Null);
             }
@@ -754,6 +811,95 @@ pub fn erase_node(store: &dyn Store, path: &NodePath, format: ZarrFormat) -> Res
 #[must_use]
 pub fn data_prefix(path: &NodePath, format: ZarrFormat) -> StorePrefix {
     keys_for(format, String::new()).data_prefix(path)
+}
+
+/// The key under which zarr-python 2.x's `consolidate_metadata` stores the
+/// consolidated metadata of a json-suffixed hierarchy (`zarr/convenience.py`:
+/// `.zmetadata` inside a group `consolidated` it creates for the purpose),
+/// `{"zarr_consolidated_format": 1, "metadata": {<key>: <document>}}`.
+pub const CONSOLIDATED_KEY: &str = "meta/root/consolidated/.zmetadata";
+
+/// The path of the group zarr-python 2.x creates to hold [`CONSOLIDATED_KEY`].
+pub const CONSOLIDATED_GROUP: &str = "/consolidated";
+
+/// The documents zarr-python 2.x's `consolidate_metadata` gathers from a
+/// json-suffixed hierarchy: `zarr.json` and every key under `meta/` ending
+/// in `.array<suffix>` or `.group<suffix>`, by key. Empty when the store is
+/// not of this layout.
+///
+/// # Errors
+/// [`Error::Metadata`] naming a document that is not JSON; a store error
+/// (including a store that cannot list).
+pub(crate) fn consolidated_documents(
+    store: &dyn Store,
+) -> Result<std::collections::BTreeMap<String, Value>, Error> {
+    let mut out = std::collections::BTreeMap::new();
+    let Some((keys, _)) = keys(store, ZarrFormat::V3Draft2019Json)? else {
+        return Ok(out);
+    };
+    let endings = [
+        format!(".array{}", keys.suffix),
+        format!(".group{}", keys.suffix),
+    ];
+    let mut found = vec![StoreKey::new(shared::ENTRY_POINT_KEY)?];
+    found.extend(
+        store
+            .list_prefix(&StorePrefix::new("meta/")?)?
+            .into_iter()
+            .filter(|k| endings.iter().any(|e| k.as_str().ends_with(e.as_str()))),
+    );
+    for key in found {
+        if let Some(bytes) = store.get(&key, None)? {
+            let doc = serde_json::from_slice(&bytes).map_err(|e| Error::Metadata {
+                key: key.clone(),
+                source: MetadataError::Json(e),
+            })?;
+            out.insert(key.as_str().to_string(), doc);
+        }
+    }
+    Ok(out)
+}
+
+/// The nodes described by consolidated `entries` (see
+/// [`consolidated_documents`]), by path, the root included, and with every
+/// implicit group (an ancestor without a document of its own).
+///
+/// # Errors
+/// A message naming the entry that is not a valid document.
+pub(crate) fn nodes_from_consolidated(
+    entries: &JsonMap,
+) -> Result<std::collections::BTreeMap<NodePath, NodeMetadata>, String> {
+    let mut nodes = std::collections::BTreeMap::new();
+    for (key, doc) in entries {
+        let Some(rest) = key.strip_prefix("meta/root") else {
+            continue;
+        };
+        let (rest, is_array) = if let Some(rest) = rest.strip_suffix(".array.json") {
+            (rest, true)
+        } else if let Some(rest) = rest.strip_suffix(".group.json") {
+            (rest, false)
+        } else {
+            continue;
+        };
+        let path = NodePath::new(if rest.is_empty() { "/" } else { rest })
+            .map_err(|e| format!("consolidated entry `{key}` has an invalid path: {e}"))?;
+        let bytes = serde_json::to_vec(doc).unwrap_or_default();
+        let metadata = parse_node(&bytes, is_array, ZarrFormat::V3Draft2019Json)
+            .map_err(|e| format!("consolidated entry `{key}` is invalid: {e}"))?;
+        nodes.insert(path, metadata);
+    }
+    // Implicit groups have no document: every ancestor of a node is a group.
+    let paths: Vec<NodePath> = nodes.keys().cloned().collect();
+    for path in paths {
+        let mut ancestor = path.parent();
+        while let Some(parent) = ancestor {
+            nodes
+                .entry(parent.clone())
+                .or_insert_with(|| NodeMetadata::Group(GroupMetadata::default()));
+            ancestor = parent.parent();
+        }
+    }
+    Ok(nodes)
 }
 
 #[cfg(test)]

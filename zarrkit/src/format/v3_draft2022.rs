@@ -22,8 +22,13 @@
 //! # Mapping onto the model
 //!
 //! - Data types are the draft's names (`int32`, `float64`, `bool`, `r24`, …),
-//!   which are the model's names. Extension data types (with `fallback`) are
-//!   not supported yet: such an array fails to open naming the extension.
+//!   which are the model's names. Extension data types: the string
+//!   (`S12`, `<U4`, `>U4`), datetime and struct extensions of that era, and
+//!   any other through its `fallback` when the caller allows it (see
+//!   [`super::draft_dtypes`]); written with a raw (`r<bits>`) or `int64`
+//!   fallback.
+//! - The sharding storage transformer becomes a `sharding_indexed` codec
+//!   (see `draft_sharding`).
 //! - `chunk_memory_layout` `"F"` becomes a leading `transpose` codec that
 //!   reverses the dimensions; on writing, such a leading `transpose` becomes
 //!   `"F"` again.
@@ -69,7 +74,8 @@
 //! # Ok::<(), zarrkit::metadata::MetadataError>(())
 //! ```
 
-use super::v3;
+use super::draft_dtypes::{self, DraftReadOptions};
+use super::{draft_sharding, v3};
 use crate::Error;
 use crate::metadata::{
     ArrayMetadata, ChunkGrid, ChunkKeyEncoding, DataType, ExtensionObject, FillValue,
@@ -927,11 +933,23 @@ pub fn entry_point_document() -> Vec<u8> {
 /// of the wrong type, an unknown field, an unknown codec URI, extension data
 /// type, storage transformer or must-understand extension.
 pub fn parse_array(bytes: &[u8]) -> Result<NodeMetadata, MetadataError> {
+    parse_array_with(bytes, DraftReadOptions::default())
+}
+
+/// Parses an array document with `options` (see
+/// [`super::draft_dtypes`] for data type fallbacks).
+///
+/// # Errors
+/// As [`parse_array`].
+pub fn parse_array_with(
+    bytes: &[u8],
+    options: DraftReadOptions,
+) -> Result<NodeMetadata, MetadataError> {
     let value: Value = serde_json::from_slice(bytes).map_err(MetadataError::Json)?;
     let Value::Object(doc) = value else {
         return Err(MetadataError::NotAnObject);
     };
-    array_from_json(&doc).map(NodeMetadata::Array)
+    array_from_json(&doc, options).map(NodeMetadata::Array)
 }
 
 /// Parses a group document (`meta/….group.json`).
@@ -951,28 +969,22 @@ pub fn parse_group(bytes: &[u8]) -> Result<NodeMetadata, MetadataError> {
     }))
 }
 
-fn array_from_json(doc: &JsonMap) -> Result<ArrayMetadata, MetadataError> {
+fn array_from_json(
+    doc: &JsonMap,
+    options: DraftReadOptions,
+) -> Result<ArrayMetadata, MetadataError> {
     reject_unknown_fields(doc, ARRAY_FIELDS)?;
     let shape = shape_from_json(required(doc, "shape")?)?;
-    let data_type = data_type_from_json(required(doc, "data_type")?)?;
+    let (data_type, type_big) = data_type_from_json(required(doc, "data_type")?, options)?;
     let (chunk_grid, separator) = chunk_grid_from_json(required(doc, "chunk_grid")?, None)?;
     let f_order = memory_layout_from_json(required(doc, "chunk_memory_layout")?)?;
     let fill_value = fill_value_from_json(required(doc, "fill_value")?, &data_type)?;
     let extensions = check_extensions(doc.get("extensions"), "extensions")?;
-    if let Some(value) = doc.get("storage_transformers") {
-        let items = value.as_array().ok_or_else(|| {
-            MetadataError::invalid("storage_transformers", "an array of objects", value)
-        })?;
-        if let Some(first) = items.first() {
-            return Err(MetadataError::UnsupportedExtension {
-                point: "storage transformer",
-                name: first
-                    .as_object()
-                    .map_or_else(|| first.to_string(), extension_uri),
-            });
-        }
+    let chunks_per_shard = draft_sharding::from_json(doc.get("storage_transformers"), shape.len())?;
+    let mut codecs = codecs_from_json(doc.get("codecs"), &data_type, f_order, shape.len())?;
+    if let Some(big) = type_big {
+        apply_type_byte_order(&mut codecs, big, doc.get("codecs"))?;
     }
-    let codecs = codecs_from_json(doc.get("codecs"), &data_type, f_order, shape.len())?;
     let mut extra_fields = JsonMap::new();
     if !extensions.is_empty() {
         extra_fields.insert("extensions".into(), Value::Array(extensions));
@@ -990,26 +1002,35 @@ fn array_from_json(doc: &JsonMap) -> Result<ArrayMetadata, MetadataError> {
         extra_fields,
     };
     metadata.validate()?;
-    Ok(metadata)
+    match chunks_per_shard {
+        Some(counts) => draft_sharding::shard(metadata, &counts),
+        None => Ok(metadata),
+    }
 }
 
-/// Parses `data_type`: a name of the draft's core types.
-fn data_type_from_json(value: &Value) -> Result<DataType, MetadataError> {
+/// A name of the draft's core types (`int32`, `r24`): not the final v3
+/// extension types nor their aliases (`complex_float32`).
+fn core_data_type(name: &str) -> Option<DataType> {
+    DataType::from_name(name)
+        .filter(|data_type| !data_type.is_extension() && data_type.name() == name)
+}
+
+/// Parses `data_type`: a name of the draft's core types, or an extension
+/// data type object ([`draft_dtypes`]) with the byte order its `type` gives.
+fn data_type_from_json(
+    value: &Value,
+    options: DraftReadOptions,
+) -> Result<draft_dtypes::Parsed, MetadataError> {
     match value {
-        Value::String(name) => DataType::from_name(name)
-            // Only the draft's own names: not the final v3 extension types
-            // nor their aliases (`complex_float32`).
-            .filter(|data_type| !data_type.is_extension() && data_type.name() == *name)
+        Value::String(name) => core_data_type(name)
+            .map(|data_type| (data_type, None))
             .ok_or_else(|| MetadataError::UnsupportedExtension {
                 point: "data type",
                 name: name.clone(),
             }),
         Value::Object(object) if object.contains_key("extension") => {
-            // TODO(#3): extension data types and their `fallback`.
-            Err(MetadataError::UnsupportedExtension {
-                point: "data type",
-                name: extension_uri(object),
-            })
+            let core = |v: &Value| v.as_str().and_then(core_data_type).map(|d| (d, None));
+            draft_dtypes::extension_from_json(object, &core, options)
         }
         other => Err(MetadataError::invalid(
             "data_type",
@@ -1017,6 +1038,39 @@ fn data_type_from_json(value: &Value) -> Result<DataType, MetadataError> {
             other,
         )),
     }
+}
+
+/// Gives the `bytes` codec the byte order of an extension type's `type`
+/// (`>U4` is stored big endian). An `endian` codec may say the same, but
+/// not the opposite.
+fn apply_type_byte_order(
+    codecs: &mut [ExtensionObject],
+    big: bool,
+    listed: Option<&Value>,
+) -> Result<(), MetadataError> {
+    let endian_uri = format!("{CODEC_URI_PREFIX}endian/1.0");
+    let explicit = listed.and_then(Value::as_array).is_some_and(|items| {
+        items
+            .iter()
+            .any(|c| c.get("type").and_then(Value::as_str) == Some(endian_uri.as_str()))
+    });
+    let Some(bytes) = codecs.iter_mut().find(|c| c.name == "bytes") else {
+        return Ok(());
+    };
+    if explicit && bytes_is_big(bytes) != big {
+        return Err(MetadataError::Inconsistent(format!(
+            "the `endian` codec says {} endian but the data type's `type` says {}",
+            if big { "little" } else { "big" },
+            if big { "big" } else { "little" },
+        )));
+    }
+    let mut configuration = bytes.configuration_or_empty();
+    configuration.insert(
+        "endian".into(),
+        Value::from(if big { "big" } else { "little" }),
+    );
+    bytes.configuration = Some(configuration);
+    Ok(())
 }
 
 fn codec_short_name(uri: &str) -> Option<&'static str> {
@@ -1156,7 +1210,12 @@ pub fn fill_value_from_json(
     if let Value::String(s) = value
         && !matches!(
             data_type,
-            DataType::Complex64 | DataType::Complex128 | DataType::Float16
+            DataType::Complex64
+                | DataType::Complex128
+                | DataType::Float16
+                | DataType::FixedBytes(_)
+                | DataType::FixedUtf32(_)
+                | DataType::Struct(_)
         )
         && (s.starts_with("0b") || (s.starts_with("0x") && !data_type.is_float()))
     {
@@ -1235,14 +1294,42 @@ pub fn serialize_node(metadata: &NodeMetadata) -> Result<Vec<u8>, MetadataError>
 }
 
 fn array_to_json(array: &ArrayMetadata) -> Result<Value, MetadataError> {
+    if let Some((inner, chunks_per_shard)) = draft_sharding::unshard(array)? {
+        let mut doc = array_to_json(&inner)?;
+        if let Value::Object(doc) = &mut doc {
+            doc.insert(
+                "storage_transformers".into(),
+                draft_sharding::to_json(draft_sharding::SPEC_URI, &chunks_per_shard),
+            );
+        }
+        return Ok(doc);
+    }
     check_representable(array)?;
-    if array.data_type.is_extension() {
-        return Err(MetadataError::UnsupportedExtension {
+    let split = split_codecs(&array.codecs, array.ndim());
+    let big = split.bytes.is_some_and(bytes_is_big);
+    let data_type = if array.data_type.is_extension() {
+        // Extension data types, with the fallback the draft recommends: a
+        // raw type of the element's size (a 64-bit integer for datetimes).
+        let fallback = match array.data_type {
+            DataType::NumpyDateTime64 { .. } | DataType::NumpyTimeDelta64 { .. } => {
+                "int64".to_string()
+            }
+            _ => format!("r{}", array.data_type.size() * 8),
+        };
+        draft_dtypes::extension_to_json(
+            &array.data_type,
+            big,
+            draft_dtypes::STRING_URI,
+            draft_dtypes::DATETIME_URI,
+            Some(Value::String(fallback)),
+        )
+        .ok_or_else(|| MetadataError::UnsupportedExtension {
             point: "data type in this format",
             name: array.data_type.name(),
-        });
-    }
-    let split = split_codecs(&array.codecs, array.ndim());
+        })?
+    } else {
+        Value::String(array.data_type.name())
+    };
     let mut codecs = Vec::new();
     for codec in split.array_to_array {
         if codec.name != "transpose" {
@@ -1271,7 +1358,7 @@ fn array_to_json(array: &ArrayMetadata) -> Result<Value, MetadataError> {
     }
     let mut doc = JsonMap::new();
     doc.insert("shape".into(), Value::from(array.shape.clone()));
-    doc.insert("data_type".into(), Value::String(array.data_type.name()));
+    doc.insert("data_type".into(), data_type);
     doc.insert(
         "chunk_grid".into(),
         chunk_grid_to_json(&array.chunk_grid, array.chunk_key_encoding.separator()),
@@ -1338,6 +1425,18 @@ fn keys(store: &dyn Store) -> Result<Option<DraftKeys>, Error> {
 /// [`Error::Metadata`] naming the document's key for an invalid document; a
 /// store error.
 pub fn read_node(store: &dyn Store, path: &NodePath) -> Result<Option<NodeMetadata>, Error> {
+    read_node_with(store, path, DraftReadOptions::default())
+}
+
+/// [`read_node`] with `options` (see [`super::draft_dtypes`]).
+///
+/// # Errors
+/// As [`read_node`].
+pub fn read_node_with(
+    store: &dyn Store,
+    path: &NodePath,
+    options: DraftReadOptions,
+) -> Result<Option<NodeMetadata>, Error> {
     let Some(keys) = keys(store)? else {
         return Ok(None);
     };
@@ -1346,7 +1445,7 @@ pub fn read_node(store: &dyn Store, path: &NodePath) -> Result<Option<NodeMetada
         Some(Found::Implicit) => Ok(Some(NodeMetadata::Group(GroupMetadata::default()))),
         Some(Found::Document(kind, key, bytes)) => {
             let parsed = match kind {
-                DocKind::Array => parse_array(&bytes),
+                DocKind::Array => parse_array_with(&bytes, options),
                 DocKind::Group => parse_group(&bytes),
             };
             parsed
@@ -1595,10 +1694,11 @@ mod tests {
                 "`https://x.org/must`",
             ),
             (
-                Box::new(
-                    |d| d["storage_transformers"] = json!([{"extension": "https://purl.org/zarr/spec/storage_transformers/sharding/1.0", "type": "indexed"}]),
-                ),
-                "sharding",
+                Box::new(|d| {
+                    d["storage_transformers"] =
+                        json!([{"extension": "https://x.org/cache/1.0", "type": "lru"}])
+                }),
+                "`https://x.org/cache/1.0`",
             ),
             (
                 Box::new(

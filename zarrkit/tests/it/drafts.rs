@@ -8,7 +8,10 @@ use std::path::Path;
 use std::sync::Arc;
 use zarrkit::format::{self, ZarrFormat};
 use zarrkit::metadata::{ChunkKeyEncoding, DataType, ExtensionObject, JsonMap, Separator};
-use zarrkit::store::{FilesystemStore, MemoryStore, Store, StoreKey};
+use zarrkit::store::{
+    ByteRange, FilesystemStore, ListDir, MemoryStore, ReadRequest, Store, StoreCapabilities,
+    StoreError, StoreKey, StorePrefix,
+};
 use zarrkit::{Array, Error, Group, Node, NodeKind, Region};
 
 const DRAFTS: [ZarrFormat; 4] = [
@@ -258,6 +261,7 @@ fn the_fixture_hierarchies_list_explicit_and_implicit_children() {
                 "/implicit",
                 "/int32_gzip",
                 "/int8_binary_fill",
+                "/sharded",
                 "/sub",
             ],
         ),
@@ -648,5 +652,981 @@ fn numcodecs_compressors_round_trip_through_the_2019_layouts_under_their_uris() 
             data,
             "{name}"
         );
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The sharding storage transformer, zarr-python 2.x filters, datetimes and
+// consolidated metadata.
+// ---------------------------------------------------------------------------
+
+/// Records every read of the store: the key and the byte range.
+#[derive(Debug)]
+struct RecordingStore {
+    inner: Arc<dyn Store>,
+    reads: std::sync::Mutex<Vec<(String, Option<ByteRange>)>>,
+}
+
+impl RecordingStore {
+    fn new(inner: Arc<dyn Store>) -> Arc<Self> {
+        Arc::new(Self {
+            inner,
+            reads: std::sync::Mutex::new(Vec::new()),
+        })
+    }
+    fn take(&self) -> Vec<(String, Option<ByteRange>)> {
+        std::mem::take(&mut *self.reads.lock().unwrap())
+    }
+}
+
+impl Store for RecordingStore {
+    fn name(&self) -> &'static str {
+        "recording store"
+    }
+    fn capabilities(&self) -> StoreCapabilities {
+        self.inner.capabilities()
+    }
+    fn get(&self, key: &StoreKey, range: Option<ByteRange>) -> Result<Option<Vec<u8>>, StoreError> {
+        self.reads
+            .lock()
+            .unwrap()
+            .push((key.as_str().to_string(), range));
+        self.inner.get(key, range)
+    }
+    fn get_partial_values(
+        &self,
+        requests: &[ReadRequest],
+    ) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
+        requests.iter().map(|(k, r)| self.get(k, *r)).collect()
+    }
+    fn set(&self, key: &StoreKey, value: &[u8]) -> Result<(), StoreError> {
+        self.inner.set(key, value)
+    }
+    fn set_partial_values(&self, items: &[(StoreKey, u64, Vec<u8>)]) -> Result<(), StoreError> {
+        self.inner.set_partial_values(items)
+    }
+    fn erase(&self, key: &StoreKey) -> Result<(), StoreError> {
+        self.inner.erase(key)
+    }
+    fn erase_prefix(&self, prefix: &StorePrefix) -> Result<(), StoreError> {
+        self.inner.erase_prefix(prefix)
+    }
+    fn list_prefix(&self, prefix: &StorePrefix) -> Result<Vec<StoreKey>, StoreError> {
+        self.inner.list_prefix(prefix)
+    }
+    fn list_dir(&self, prefix: &StorePrefix) -> Result<ListDir, StoreError> {
+        self.inner.list_dir(prefix)
+    }
+}
+
+fn fixture(relative: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../testdata/fixtures")
+        .join(relative)
+}
+
+/// A copy of a fixture directory in memory, so tests may change it.
+fn memory_fixture(relative: &str) -> Arc<dyn Store> {
+    let root = fixture(relative);
+    let source = FilesystemStore::new(&root).unwrap();
+    let store = MemoryStore::new();
+    for key in source.list().unwrap() {
+        store
+            .set(&key, &source.get(&key, None).unwrap().unwrap())
+            .unwrap();
+    }
+    Arc::new(store)
+}
+
+/// testdata/generate/draft_common.py `pattern` for integer types.
+fn int_pattern(i: u64) -> i64 {
+    ((i * 2_654_435_761) % 251) as i64
+}
+
+/// The v3 sharding codec the draft transformer maps onto.
+fn draft_sharding(inner: &[u64], codecs: Value, checksum: bool) -> ExtensionObject {
+    let mut index = vec![json!({"name": "bytes", "configuration": {"endian": "little"}})];
+    if checksum {
+        index.push(json!({"name": "crc32c"}));
+    }
+    codec(
+        "sharding_indexed",
+        json!({"chunk_shape": inner, "codecs": codecs, "index_codecs": index, "index_location": "end"}),
+    )
+}
+
+#[test]
+fn zarr_python_sharded_arrays_read_part_of_a_shard_by_ranges() {
+    let store = RecordingStore::new(Arc::new(
+        FilesystemStore::new(fixture("v3-draft-2019-json/zarr-python-2.18-ext.zarr")).unwrap(),
+    ));
+    let array = Array::open(store.clone(), "/sharded/int32_gzip").unwrap();
+    // Sharding v1.0: 2x2 chunks, 2x3 of them to a shard.
+    assert_eq!(array.chunk_shape(), [4, 6]);
+    assert_eq!(array.metadata().codecs[0].name, "sharding_indexed");
+    assert_eq!(
+        array.chunk_key(&[1, 2]).unwrap().as_str(),
+        "data/root/sharded/int32_gzip/c1/2"
+    );
+    store.take();
+    // One inner chunk of shard (1, 1): rows 4..6, columns 6..8, never written.
+    let unwritten: Vec<i32> = array
+        .read_region(&Region::from_ranges(&[4..6, 6..8]))
+        .unwrap();
+    assert_eq!(unwritten, [3, 3, 3, 3]);
+    // Inner chunk (2, 0) of shard (1, 0): written.
+    let written: Vec<i32> = array
+        .read_region(&Region::from_ranges(&[4..6, 0..2]))
+        .unwrap();
+    let expected: Vec<i32> = [(4, 0), (4, 1), (5, 0), (5, 1)]
+        .iter()
+        .map(|&(r, c)| int_pattern(r * 13 + c) as i32)
+        .collect();
+    assert_eq!(written, expected);
+    // Every read was ranged: the index (16 bytes × 6 chunks at the end), then
+    // the one stored inner chunk; never a whole shard.
+    let reads = store.take();
+    assert!(!reads.is_empty());
+    for (key, range) in &reads {
+        assert!(
+            range.is_some(),
+            "`{key}` was read whole, not by range: {reads:?}"
+        );
+    }
+    assert!(
+        reads
+            .iter()
+            .any(|(k, r)| k.ends_with("c1/0") && *r == Some(ByteRange::Suffix(96))),
+        "{reads:?}"
+    );
+    // The whole array: the third shard row was never written.
+    let all: Vec<i32> = array.read_region(&Region::whole(&[9, 13])).unwrap();
+    for r in 0..9u64 {
+        for c in 0..13u64 {
+            let stored = r < 4 || (r < 6 && c < 2);
+            let want = if stored {
+                int_pattern(r * 13 + c) as i32
+            } else {
+                3
+            };
+            assert_eq!(all[(r * 13 + c) as usize], want, "({r}, {c})");
+        }
+    }
+}
+
+#[test]
+fn sharded_draft_arrays_round_trip_with_the_storage_transformer() {
+    for (format, uri, shard_key) in [
+        (
+            ZarrFormat::V3Draft2022,
+            "https://purl.org/zarr/spec/extensions/storage-transformers/sharding/1.0",
+            "data/s/c1/0",
+        ),
+        (
+            ZarrFormat::V3Draft2019Json,
+            "https://purl.org/zarr/spec/storage_transformers/sharding/1.0",
+            "data/root/s/c1/0",
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        for (backend, store) in stores(dir.path()) {
+            let context = format!("{format} on the {backend} store");
+            let inner_codecs = json!([
+                {"name": "bytes", "configuration": {"endian": "big"}},
+                {"name": "gzip", "configuration": {"level": 1}}
+            ]);
+            let array = Array::builder(&[7, 5], DataType::Int16, &[4, 4])
+                .codecs_metadata(vec![draft_sharding(&[2, 2], inner_codecs, false)])
+                .fill_value(-1i16)
+                .format(format)
+                .create(Arc::clone(&store), "/s")
+                .unwrap();
+            let values: Vec<i16> = (0..35).map(|i| i * 3 - 50).collect();
+            // Leave out the last row: its inner chunks stay unwritten.
+            array
+                .write_region(&Region::from_ranges(&[0..6, 0..5]), &values[..30])
+                .unwrap();
+            let (doc_key, _) = expected_keys(format);
+            let doc_key = doc_key.replace("/x.", "/s.");
+            let doc: Value =
+                serde_json::from_slice(&store.get(&key(&doc_key), None).unwrap().unwrap()).unwrap();
+            assert_eq!(doc["chunk_grid"]["chunk_shape"], json!([2, 2]), "{context}");
+            assert_eq!(
+                doc["storage_transformers"],
+                json!([{"extension": uri, "type": "indexed",
+                        "configuration": {"chunks_per_shard": [2, 2]}}]),
+                "{context}"
+            );
+            // The shard of chunk rows 2..4, columns 0..2: chunks (2,0) and
+            // (2,1) stored, (3,0) and (3,1) (array row 6) empty: both
+            // `2^64 - 1` ("Binary shard format").
+            let shard = store.get(&key(shard_key), None).unwrap().unwrap();
+            let index: Vec<u64> = shard[shard.len() - 64..]
+                .chunks(8)
+                .map(|b| u64::from_le_bytes(b.try_into().unwrap()))
+                .collect();
+            assert_eq!(index[4..], [u64::MAX; 4], "{context}");
+            for i in 0..2 {
+                let (offset, length) = (index[2 * i], index[2 * i + 1]);
+                assert!(
+                    offset + length <= (shard.len() - 64) as u64,
+                    "{context}: {index:?}"
+                );
+            }
+            let reopened = Array::open(Arc::clone(&store), "/s").unwrap();
+            assert_eq!(reopened.metadata(), array.metadata(), "{context}");
+            let read: Vec<i16> = reopened.read_region(&Region::whole(&[7, 5])).unwrap();
+            assert_eq!(read[..30], values[..30], "{context}");
+            assert_eq!(read[30..], [-1; 5], "{context}");
+        }
+    }
+}
+
+#[test]
+fn sharding_the_drafts_cannot_say_is_refused_before_writing() {
+    let bytes = json!([{"name": "bytes", "configuration": {"endian": "little"}}]);
+    for (format, sharding, needle) in [
+        // A crc32c index: the transformer's index has no checksum.
+        (
+            ZarrFormat::V3Draft2022,
+            draft_sharding(&[2, 2], bytes.clone(), true),
+            "checksum",
+        ),
+        (
+            ZarrFormat::V3Draft2019Json,
+            draft_sharding(&[2, 2], bytes.clone(), true),
+            "checksum",
+        ),
+        // The June 2019 draft has no storage transformers.
+        (
+            ZarrFormat::V3Draft2019,
+            draft_sharding(&[2, 2], bytes.clone(), false),
+            "sharding_indexed",
+        ),
+    ] {
+        let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+        let err = Array::builder(&[8, 8], DataType::UInt8, &[4, 4])
+            .codecs_metadata(vec![sharding])
+            .format(format)
+            .create(Arc::clone(&store), "/s")
+            .unwrap_err();
+        assert!(anyhow_like(err).contains(needle), "{format}");
+        assert!(store.list().unwrap().is_empty(), "{format}");
+    }
+}
+
+#[test]
+fn a_shard_whose_index_or_chunk_does_not_decode_is_named() {
+    let store = memory_fixture("v3-draft-2022/spec-text.zarr");
+    let array = Array::open(Arc::clone(&store), "/sharded/int32_gzip").unwrap();
+    let shard = key("data/sharded/int32_gzip/c0/0");
+    let mut bytes = store.get(&shard, None).unwrap().unwrap();
+    // Chunk (0, 0)'s offset now points past the end of the shard.
+    let at = bytes.len() - 96;
+    bytes[at..at + 8].copy_from_slice(&u64::MAX.wrapping_sub(5).to_le_bytes());
+    store.set(&shard, &bytes).unwrap();
+    let err = array
+        .read_region::<i32>(&Region::from_ranges(&[0..2, 0..2]))
+        .unwrap_err();
+    assert!(
+        anyhow_like(err).contains("`data/sharded/int32_gzip/c0/0`"),
+        "the shard key is named"
+    );
+    // A stored inner chunk that is not gzip.
+    let mut bytes = store.get(&shard, None).unwrap().unwrap();
+    bytes[..4].copy_from_slice(b"junk");
+    let at = bytes.len() - 96;
+    bytes[at..at + 8].copy_from_slice(&0u64.to_le_bytes());
+    store.set(&shard, &bytes).unwrap();
+    let err = array
+        .read_region::<i32>(&Region::from_ranges(&[0..2, 0..2]))
+        .unwrap_err();
+    assert!(anyhow_like(err).contains("`data/sharded/int32_gzip/c0/0`"));
+}
+
+#[test]
+fn zarr_python_filters_and_datetimes_round_trip_as_it_writes_them() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let format = ZarrFormat::V3Draft2019Json;
+    let delta = Array::builder(&[10], DataType::Int32, &[4])
+        .codecs_metadata(vec![
+            codec("numcodecs.delta", json!({"dtype": "<i4"})),
+            codec("bytes", json!({"endian": "little"})),
+            codec("numcodecs.zlib", json!({"level": 1})),
+        ])
+        .format(format)
+        .create(Arc::clone(&store), "/delta")
+        .unwrap();
+    let values: Vec<i32> = (0..10).map(|i| i * i - 7).collect();
+    delta.write_region(&Region::whole(&[10]), &values).unwrap();
+    let doc: Value = serde_json::from_slice(
+        &store
+            .get(&key("meta/root/delta.array.json"), None)
+            .unwrap()
+            .unwrap(),
+    )
+    .unwrap();
+    // zarr-python 2.x keeps filters among the attributes.
+    assert_eq!(
+        doc["attributes"]["filters"],
+        json!([{"id": "delta", "dtype": "<i4", "astype": "<i4"}])
+    );
+    assert_eq!(
+        doc["compressor"],
+        json!({"codec": "https://purl.org/zarr/spec/codec/zlib/1.0", "configuration": {"level": 1}})
+    );
+    let reopened = Array::open(Arc::clone(&store), "/delta").unwrap();
+    assert!(reopened.attributes().is_empty());
+    assert_eq!(
+        reopened.read_region::<i32>(&Region::whole(&[10])).unwrap(),
+        values
+    );
+    let time = Array::builder(
+        &[3],
+        DataType::NumpyTimeDelta64 {
+            unit: zarrkit::metadata::TimeUnit::Second,
+            scale_factor: 1,
+        },
+        &[2],
+    )
+    .codecs_metadata(vec![codec("bytes", json!({"endian": "big"}))])
+    .fill_value(5i64)
+    .format(format)
+    .create(Arc::clone(&store), "/time")
+    .unwrap();
+    time.write_region(&Region::whole(&[3]), &[i64::MIN, 0, 86_400])
+        .unwrap();
+    let doc: Value = serde_json::from_slice(
+        &store
+            .get(&key("meta/root/time.array.json"), None)
+            .unwrap()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        doc["data_type"],
+        json!({"extension": "https://zarr-specs.readthedocs.io/en/latest/extensions/data-types/datetime/v1.0.html",
+               "type": ">m8[s]", "fallback": null})
+    );
+    assert_eq!(doc["fill_value"], json!(5));
+    assert_eq!(
+        store.get(&key("data/root/time/c0"), None).unwrap().unwrap(),
+        [i64::MIN.to_be_bytes(), 0i64.to_be_bytes()].concat()
+    );
+    let reopened = Array::open(Arc::clone(&store), "/time").unwrap();
+    assert_eq!(reopened.metadata(), time.metadata());
+    assert_eq!(
+        reopened.read_region::<i64>(&Region::whole(&[3])).unwrap(),
+        [i64::MIN, 0, 86_400]
+    );
+    // An attribute named `filters` would be taken for the filters.
+    let err = Array::builder(&[2], DataType::UInt8, &[2])
+        .attributes(attrs(json!({"filters": []})))
+        .format(format)
+        .create(Arc::clone(&store), "/clash")
+        .unwrap_err();
+    assert!(anyhow_like(err).contains("`filters`"));
+}
+
+#[test]
+fn zarr_python_filters_that_are_unknown_or_malformed_are_named() {
+    let store = memory_fixture("v3-draft-2019-json/zarr-python-2.18-ext.zarr");
+    let doc_key = key("meta/root/filters/int32_delta_zlib.array.json");
+    for (filters, needle) in [
+        (json!([{"id": "snappy_filter"}]), "`snappy_filter`"),
+        (json!([{"dtype": "<i4"}]), "`filters[].id`"),
+        (
+            json!([{"id": "delta", "dtype": "<i4", "level": 3}]),
+            "`filters[0].level`",
+        ),
+        (json!("delta"), "`filters`"),
+    ] {
+        edit(&store, &doc_key, |d| {
+            d["attributes"]["filters"] = filters.clone()
+        });
+        let err = Array::open(Arc::clone(&store), "/filters/int32_delta_zlib").unwrap_err();
+        let message = anyhow_like(err);
+        assert!(message.contains(doc_key.as_str()), "{message}");
+        assert!(message.contains(needle), "{message} (wanted {needle})");
+    }
+}
+
+#[test]
+fn zarr_python_consolidated_metadata_is_read_checked_and_rewritten() {
+    let store = memory_fixture("v3-draft-2019-json/zarr-python-2.18-ext.zarr");
+    let consolidated = key("meta/root/consolidated/.zmetadata");
+    let original: Value =
+        serde_json::from_slice(&store.get(&consolidated, None).unwrap().unwrap()).unwrap();
+    // What zarr-python 2.18 wrote agrees with the documents.
+    assert_eq!(
+        zarrkit::consolidate::check(store.as_ref(), "/").unwrap(),
+        []
+    );
+    let counting = RecordingStore::new(Arc::clone(&store));
+    let root = Group::open(counting.clone(), "/").unwrap();
+    assert!(root.is_consolidated());
+    assert!(root.warnings().is_empty(), "{:?}", root.warnings());
+    counting.take();
+    // Implicit groups (no document, so no entry) come from the paths below.
+    let names: Vec<String> = root
+        .children()
+        .unwrap()
+        .iter()
+        .map(|n| n.path().to_string())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "/consolidated",
+            "/datetime",
+            "/filters",
+            "/sharded",
+            "/strings"
+        ]
+    );
+    let Node::Array(array) = root.node("sharded/int32_gzip").unwrap() else {
+        panic!("an array");
+    };
+    assert_eq!(array.chunk_shape(), [4, 6]);
+    assert_eq!(root.walk().unwrap().len(), 20);
+    assert_eq!(
+        counting.take(),
+        [],
+        "answered from the consolidated metadata"
+    );
+
+    // Rewritten by zarrkit: the same entries, which `check` accepts.
+    store.erase(&consolidated).unwrap();
+    assert!(
+        !zarrkit::consolidate::check(store.as_ref(), "/")
+            .unwrap()
+            .is_empty()
+    );
+    let report = zarrkit::consolidate::consolidate(store.as_ref(), "/").unwrap();
+    assert_eq!(report.key, consolidated);
+    assert_eq!(report.entries, 18);
+    let written: Value =
+        serde_json::from_slice(&store.get(&consolidated, None).unwrap().unwrap()).unwrap();
+    assert_eq!(written, original);
+
+    // A stale entry is reported, and the group falls back to the documents.
+    edit(
+        &store,
+        &key("meta/root/filters/int32_delta_zlib.array.json"),
+        |d| d["attributes"]["note"] = json!("changed"),
+    );
+    let mismatches = zarrkit::consolidate::check(store.as_ref(), "/").unwrap();
+    assert_eq!(mismatches.len(), 1);
+    assert_eq!(
+        mismatches[0].key,
+        "meta/root/filters/int32_delta_zlib.array.json"
+    );
+}
+
+#[test]
+fn zarrkit_creates_consolidated_metadata_for_a_new_zarr_python_hierarchy() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let format = ZarrFormat::V3Draft2019Json;
+    Group::create_as(Arc::clone(&store), "/", format, attrs(json!({"a": 1}))).unwrap();
+    Array::builder(&[4], DataType::Float32, &[2])
+        .format(format)
+        .create(Arc::clone(&store), "/g/x")
+        .unwrap();
+    let report = zarrkit::consolidate::consolidate(store.as_ref(), "/").unwrap();
+    // zarr.json, the root, the `consolidated` group and /g/x (/g is implicit).
+    assert_eq!(report.entries, 4);
+    assert!(
+        store
+            .get(&key("meta/root/consolidated.group.json"), None)
+            .unwrap()
+            .is_some()
+    );
+    let doc: Value = serde_json::from_slice(
+        &store
+            .get(&key("meta/root/consolidated/.zmetadata"), None)
+            .unwrap()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(doc["zarr_consolidated_format"], json!(1));
+    assert_eq!(
+        doc["metadata"]["meta/root.group.json"],
+        json!({"attributes": {"a": 1}})
+    );
+    assert_eq!(
+        doc["metadata"]["zarr.json"]["metadata_key_suffix"],
+        json!(".json")
+    );
+    let root = Group::open(Arc::clone(&store), "/").unwrap();
+    assert!(root.is_consolidated());
+    // Below the root, or in another draft, there is no consolidated metadata.
+    assert!(zarrkit::consolidate::consolidate(store.as_ref(), "/g").is_err());
+    let june: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    Group::create_as(
+        Arc::clone(&june),
+        "/",
+        ZarrFormat::V3Draft2019,
+        JsonMap::new(),
+    )
+    .unwrap();
+    assert!(zarrkit::consolidate::consolidate(june.as_ref(), "/").is_err());
+}
+
+#[test]
+fn zarr_python_string_and_structured_types_read_and_write_as_it_writes_them() {
+    let store = memory_fixture("v3-draft-2019-json/zarr-python-2.18-ext.zarr");
+    let bytes = Array::open(Arc::clone(&store), "/strings/bytes4_gzip").unwrap();
+    assert_eq!(bytes.data_type(), &DataType::FixedBytes(4));
+    let read = bytes.read_byte_strings(&Region::whole(&[7])).unwrap();
+    // Written: 0..4; the rest the fill value `ab` (base64 `YWI=`).
+    assert_eq!(
+        read,
+        [&b"x"[..], b"yz", b"wxyz", b"", b"ab", b"ab", b"ab"].map(<[u8]>::to_vec)
+    );
+    let text = Array::open(Arc::clone(&store), "/strings/unicode3_big_f").unwrap();
+    assert_eq!(text.data_type(), &DataType::FixedUtf32(12));
+    assert_eq!(
+        text.read_strings(&Region::whole(&[3, 4])).unwrap(),
+        [
+            "a", "bc", "d中", "", "éé", "x", "yy", "zzz", "hé", "hé", "hé", "hé"
+        ]
+    );
+    let big = Array::open(Arc::clone(&store), "/strings/structured_big").unwrap();
+    assert_eq!(
+        big.read_field::<u32>(&Region::whole(&[4]), "id").unwrap(),
+        [5, 6, 1, 1]
+    );
+    assert_eq!(
+        big.read_field::<f64>(&Region::whole(&[4]), "v").unwrap(),
+        [0.5, -2.0, 2.0, 2.0]
+    );
+
+    // Rewritten by zarrkit: the documents say what zarr-python's say.
+    for path in [
+        "/strings/bytes4_gzip",
+        "/strings/unicode3_big_f",
+        "/strings/structured_big",
+        "/strings/structured_blosc",
+    ] {
+        let array = Array::open(Arc::clone(&store), path).unwrap();
+        let copy: Arc<dyn Store> = Arc::new(MemoryStore::new());
+        let written = Array::builder(
+            array.shape(),
+            array.data_type().clone(),
+            array.chunk_shape(),
+        )
+        .chunk_key_encoding(array.metadata().chunk_key_encoding.clone())
+        .codecs_metadata(array.metadata().codecs.clone())
+        .fill_value_bytes(array.fill_value().clone())
+        .format(ZarrFormat::V3Draft2019Json)
+        .create(Arc::clone(&copy), path)
+        .unwrap();
+        let doc_key = key(&format!("meta/root{path}.array.json"));
+        let theirs: Value =
+            serde_json::from_slice(&store.get(&doc_key, None).unwrap().unwrap()).unwrap();
+        let ours: Value =
+            serde_json::from_slice(&copy.get(&doc_key, None).unwrap().unwrap()).unwrap();
+        assert_eq!(ours["data_type"], theirs["data_type"], "{path}");
+        if !theirs["fill_value"].is_null() {
+            assert_eq!(ours["fill_value"], theirs["fill_value"], "{path}");
+        }
+        assert_eq!(
+            Array::open(copy, path).unwrap().metadata(),
+            written.metadata(),
+            "{path}"
+        );
+    }
+    // zarr-python's structured types may mix byte orders; the model cannot.
+    let doc_key = key("meta/root/strings/structured_big.array.json");
+    edit(&store, &doc_key, |d| {
+        d["data_type"]["type"] = json!([["id", "<u4"], ["tag", "|S2"], ["v", ">f8"]]);
+    });
+    let message =
+        anyhow_like(Array::open(Arc::clone(&store), "/strings/structured_big").unwrap_err());
+    assert!(message.contains("mixed byte order"), "{message}");
+}
+
+#[test]
+fn an_unknown_extension_data_type_opens_through_its_fallback_only_when_allowed() {
+    use zarrkit::format::draft_dtypes::{DraftReadOptions, open_array};
+    let store: Arc<dyn Store> =
+        Arc::new(FilesystemStore::new(fixture("v3-draft-2022/fallback-dtype.zarr")).unwrap());
+    // Refused by default, naming the extension and the fallbacks on offer.
+    let message =
+        anyhow_like(Array::open(Arc::clone(&store), "/unknown_with_fallback").unwrap_err());
+    assert!(
+        message.contains("`meta/unknown_with_fallback.array.json`"),
+        "{message}"
+    );
+    assert!(
+        message.contains("`https://example.org/zarr/data-types/angle/1.0`"),
+        "{message}"
+    );
+    assert!(message.contains("`float8`, `int16`"), "{message}");
+    let err = open_array(
+        Arc::clone(&store),
+        "/unknown_with_fallback",
+        DraftReadOptions::default(),
+    )
+    .unwrap_err();
+    assert!(anyhow_like(err).contains("fallback"));
+    // Allowed: the first known fallback, `int16` (`float8` is not a type of
+    // the draft).
+    let array = open_array(
+        Arc::clone(&store),
+        "/unknown_with_fallback",
+        DraftReadOptions::allowing_fallback(),
+    )
+    .unwrap();
+    assert_eq!(array.data_type(), &DataType::Int16);
+    let expected: Vec<i16> = (0..5).map(|i| int_pattern(i) as i16).collect();
+    assert_eq!(
+        array.read_region::<i16>(&Region::whole(&[5])).unwrap(),
+        expected
+    );
+    assert!(matches!(
+        open_array(store, "/", DraftReadOptions::allowing_fallback()),
+        Err(Error::WrongNodeKind { .. })
+    ));
+}
+
+#[test]
+fn string_datetime_and_struct_extension_types_round_trip_in_the_drafts() {
+    use zarrkit::metadata::{StructField, TimeUnit};
+    for format in [
+        ZarrFormat::V3Draft2022,
+        ZarrFormat::V3Draft2019,
+        ZarrFormat::V3Draft2019a,
+    ] {
+        let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+        let encoding = if format == ZarrFormat::V3Draft2022 {
+            ChunkKeyEncoding::default()
+        } else {
+            ChunkKeyEncoding::V2 {
+                separator: Separator::Dot,
+            }
+        };
+        let text = Array::builder(&[2, 2], DataType::FixedUtf32(8), &[2, 1])
+            .chunk_key_encoding(encoding.clone())
+            .codecs_metadata(vec![
+                codec("transpose", json!({"order": [1, 0]})),
+                codec("bytes", json!({"endian": "big"})),
+            ])
+            .format(format)
+            .create(Arc::clone(&store), "/text")
+            .unwrap();
+        text.write_strings(&Region::whole(&[2, 2]), &["é", "ab", "", "中文"])
+            .unwrap();
+        let time = Array::builder(
+            &[3],
+            DataType::NumpyTimeDelta64 {
+                unit: TimeUnit::Millisecond,
+                scale_factor: 1,
+            },
+            &[3],
+        )
+        .chunk_key_encoding(encoding.clone())
+        .codecs_metadata(vec![codec("bytes", json!({"endian": "little"}))])
+        .fill_value(-1i64)
+        .format(format)
+        .create(Arc::clone(&store), "/time")
+        .unwrap();
+        time.write_region(&Region::whole(&[3]), &[1i64, i64::MIN, 3])
+            .unwrap();
+        let record = DataType::Struct(vec![
+            StructField::new("id", DataType::UInt16),
+            StructField::new("tag", DataType::FixedBytes(2)),
+        ]);
+        let structs = Array::builder(&[2], record, &[2])
+            .chunk_key_encoding(encoding)
+            .codecs_metadata(vec![codec("bytes", json!({"endian": "little"}))])
+            .format(format)
+            .create(Arc::clone(&store), "/structs")
+            .unwrap();
+        structs
+            .write_region_bytes(
+                &Region::whole(&[2]),
+                &[
+                    7u16.to_ne_bytes().as_slice(),
+                    b"ab",
+                    &9u16.to_ne_bytes(),
+                    b"c\0",
+                ]
+                .concat(),
+            )
+            .unwrap();
+
+        let doc_key = |name: &str| {
+            if format == ZarrFormat::V3Draft2022 {
+                key(&format!("meta/{name}.array.json"))
+            } else {
+                key(&format!("meta/root/{name}.array"))
+            }
+        };
+        let doc: Value =
+            serde_json::from_slice(&store.get(&doc_key("text"), None).unwrap().unwrap()).unwrap();
+        assert_eq!(doc["data_type"]["type"], json!(">U2"), "{format}");
+        let (string_uri, time_fallback) = if format == ZarrFormat::V3Draft2022 {
+            (
+                "https://purl.org/zarr/spec/extensions/data-types/string/1.0",
+                json!("int64"),
+            )
+        } else {
+            (
+                "http://purl.org/zarr/spec/extensions/string-dtypes/1.0",
+                json!("<i8"),
+            )
+        };
+        assert_eq!(doc["data_type"]["extension"], json!(string_uri), "{format}");
+        let doc: Value =
+            serde_json::from_slice(&store.get(&doc_key("time"), None).unwrap().unwrap()).unwrap();
+        assert_eq!(doc["data_type"]["type"], json!("<m8[ms]"), "{format}");
+        assert_eq!(doc["data_type"]["fallback"], time_fallback, "{format}");
+        let doc: Value =
+            serde_json::from_slice(&store.get(&doc_key("structs"), None).unwrap().unwrap())
+                .unwrap();
+        assert_eq!(
+            doc["data_type"]["type"],
+            json!([["id", "<u2"], ["tag", "|S2"]]),
+            "{format}"
+        );
+        // The stored chunk of `/text` column 0: big-endian UTF-32, padded.
+        let chunk = store
+            .get(&text.chunk_key(&[0, 0]).unwrap(), None)
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            chunk,
+            [0xe9u32.to_be_bytes(), [0; 4], [0; 4], [0; 4]].concat(),
+            "{format}"
+        );
+
+        let text = Array::open(Arc::clone(&store), "/text").unwrap();
+        assert_eq!(
+            text.read_strings(&Region::whole(&[2, 2])).unwrap(),
+            ["é", "ab", "", "中文"],
+            "{format}"
+        );
+        let time = Array::open(Arc::clone(&store), "/time").unwrap();
+        assert_eq!(
+            time.read_region::<i64>(&Region::whole(&[3])).unwrap(),
+            [1, i64::MIN, 3],
+            "{format}"
+        );
+        let structs = Array::open(Arc::clone(&store), "/structs").unwrap();
+        assert_eq!(
+            structs
+                .read_field::<u16>(&Region::whole(&[2]), "id")
+                .unwrap(),
+            [7, 9],
+            "{format}"
+        );
+    }
+}
+
+#[test]
+fn a_2022_extension_type_whose_byte_order_contradicts_the_endian_codec_is_refused() {
+    let store = memory_fixture("v3-draft-2022/extension-dtypes.zarr");
+    let doc_key = key("meta/unicode3_big_f.array.json");
+    edit(&store, &doc_key, |d| {
+        d["codecs"][0]["configuration"]["endian"] = json!("little");
+    });
+    let message = anyhow_like(Array::open(Arc::clone(&store), "/unicode3_big_f").unwrap_err());
+    assert!(message.contains(doc_key.as_str()), "{message}");
+    assert!(message.contains("endian"), "{message}");
+    // A type the string extension does not define, with no fallback.
+    edit(&store, &doc_key, |d| {
+        d["data_type"] = json!({"extension": "http://purl.org/zarr/spec/extensions/string-dtypes/1.0", "type": "Q3"});
+    });
+    let message = anyhow_like(Array::open(Arc::clone(&store), "/unicode3_big_f").unwrap_err());
+    assert!(
+        message.contains("`Q3`") && message.contains("no fallback"),
+        "{message}"
+    );
+}
+
+/// Reads each migrated array with zarr-python 3.1 (and, for core data types
+/// and codecs, tensorstore) and compares it with what zarrkit read from the
+/// source, as little-endian bytes. Prints the counts read.
+const READ_MIGRATED: &str = r#"
+import json, os, sys, zarr, numpy as np, tensorstore as ts
+root = sys.argv[1]
+arrays = json.load(open(root + "/../expected.json"))
+def le_bytes(values):
+    values = np.asarray(values)
+    dt = values.dtype.newbyteorder("<") if values.dtype.byteorder not in "|=" else values.dtype
+    return np.ascontiguousarray(values.astype(dt)).tobytes()
+read_ts = 0
+for i, entry in enumerate(arrays):
+    path = entry["path"]
+    want = open(f"{root}/../expected/{i}.bin", "rb").read()
+    a = zarr.open_array(root, path=path.lstrip("/"), mode="r")
+    got = le_bytes(a[...])
+    assert got == want, f"zarr-python {path}: {got[:40]} differs from {want[:40]}"
+    if entry["tensorstore"]:
+        t = ts.open({"driver": "zarr3", "kvstore": {"driver": "file", "path": os.path.join(root, path.lstrip("/"))}}, read=True).result()
+        got = le_bytes(t.read().result())
+        assert got == want, f"tensorstore {path}: bytes differ"
+        read_ts += 1
+print(len(arrays), read_ts)
+"#;
+
+fn reference_python() -> Option<std::path::PathBuf> {
+    if let Some(python) = std::env::var_os("ZARRKIT_PYTHON").filter(|p| !p.is_empty()) {
+        return Some(python.into());
+    }
+    assert!(
+        std::env::var("ZARRKIT_REQUIRE_INTEROP").as_deref() != Ok("1"),
+        "ZARRKIT_REQUIRE_INTEROP=1 but ZARRKIT_PYTHON is unset"
+    );
+    eprintln!("skipping: set ZARRKIT_PYTHON to a Python with zarr 3.1 and tensorstore");
+    None
+}
+
+/// Whether a codec's JSON names only v3 core codecs, inner codecs of a
+/// shard included.
+fn only_core_codecs(codec: &Value) -> bool {
+    let core = [
+        "bytes",
+        "transpose",
+        "gzip",
+        "zstd",
+        "blosc",
+        "crc32c",
+        "sharding_indexed",
+    ];
+    let name_ok = codec["name"].as_str().is_some_and(|n| core.contains(&n));
+    let inner_ok = ["codecs", "index_codecs"].iter().all(|list| {
+        codec["configuration"][list]
+            .as_array()
+            .is_none_or(|items| items.iter().all(only_core_codecs))
+    });
+    name_ok && inner_ok
+}
+
+#[test]
+fn zarr_python_and_tensorstore_read_migrated_sharded_filtered_datetime_and_string_arrays() {
+    use zarrkit::migrate;
+    let Some(python) = reference_python() else {
+        return;
+    };
+    let mut total = (0, 0);
+    for name in [
+        "v3-draft-2019-json/zarr-python-2.18-ext.zarr",
+        "v3-draft-2022/spec-text.zarr",
+        "v3-draft-2022/extension-dtypes.zarr",
+        "v3-draft-2019/extension-dtypes.zarr",
+        "v1/bytes7_zlib",
+        "v1/unicode5_f_bz2",
+    ] {
+        let src: Arc<dyn Store> = Arc::new(FilesystemStore::new(fixture(name)).unwrap());
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("migrated.zarr");
+        let dst: Arc<dyn Store> = Arc::new(FilesystemStore::new(&root).unwrap());
+        let plan = migrate::plan(Arc::clone(&src), dst, ZarrFormat::V3).unwrap();
+        let report = migrate::migrate(&plan, &mut |_| {}).unwrap();
+        // Shards, filters and compressors all carry over byte for byte.
+        assert_eq!(report.arrays_reencoded, [], "{name}");
+        std::fs::create_dir(dir.path().join("expected")).unwrap();
+        let mut entries = Vec::new();
+        for (path, kind, _) in format::list_nodes(src.as_ref()).unwrap() {
+            if kind != NodeKind::Array {
+                continue;
+            }
+            let array = Array::open(Arc::clone(&src), path.as_str()).unwrap();
+            // zarr-python 3.1.6 reads no v3 `struct` data type.
+            if matches!(array.data_type(), DataType::Struct(_)) {
+                continue;
+            }
+            let mut bytes = array
+                .read_region_bytes(&Region::whole(array.shape()))
+                .unwrap();
+            if cfg!(target_endian = "big") {
+                for (offset, unit) in array.data_type().endian_units() {
+                    for element in bytes.chunks_exact_mut(array.data_type().size()) {
+                        element[offset..offset + unit].reverse();
+                    }
+                }
+            }
+            std::fs::write(
+                dir.path().join(format!("expected/{}.bin", entries.len())),
+                bytes,
+            )
+            .unwrap();
+            // tensorstore: the core numeric types and core codecs.
+            let core_type = !array.data_type().is_extension()
+                && !matches!(array.data_type(), DataType::RawBits(_));
+            let core_codecs = array
+                .metadata()
+                .codecs
+                .iter()
+                .all(|c| only_core_codecs(&zarrkit::format::v3::extension_to_json(c)));
+            entries.push(json!({"path": path.as_str(), "tensorstore": core_type && core_codecs}));
+        }
+        std::fs::write(
+            dir.path().join("expected.json"),
+            serde_json::to_string(&entries).unwrap(),
+        )
+        .unwrap();
+        let output = std::process::Command::new(&python)
+            .arg("-c")
+            .arg(READ_MIGRATED)
+            .arg(&root)
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let counts: Vec<usize> = stdout
+            .split_whitespace()
+            .map(|n| n.parse().unwrap())
+            .collect();
+        assert_eq!(counts[0], entries.len(), "{name}");
+        total.0 += counts[0];
+        total.1 += counts[1];
+    }
+    // zarr-python: 13 arrays of the zarr-python 2.18 store (not its two
+    // structures), 9 of the 2022 spec-text store, 3 + 3 extension types
+    // (not the 2022 structure), 2 v1 strings. tensorstore: the core ones,
+    // 4 sharded zarr-python arrays (not the one with a delta filter) and
+    // the 9 of the 2022 spec-text store.
+    assert_eq!(total, (30, 13));
+}
+
+#[test]
+fn huge_chunks_per_shard_are_errors_not_panics_or_huge_allocations() {
+    let store = memory_fixture("v3-draft-2022/spec-text.zarr");
+    let doc_key = key("meta/sharded/int32_gzip.array.json");
+    for counts in [
+        json!([4_294_967_296u64, 4_294_967_296u64]),
+        json!([u64::MAX, 1]),
+        json!([1_000_000, 1_000_000]),
+    ] {
+        edit(&store, &doc_key, |d| {
+            d["storage_transformers"][0]["configuration"]["chunks_per_shard"] = counts.clone();
+        });
+        match Array::open(Arc::clone(&store), "/sharded/int32_gzip") {
+            Err(err) => {
+                let message = anyhow_like(err);
+                assert!(
+                    message.contains(doc_key.as_str()) || message.contains("`/sharded/int32_gzip`"),
+                    "{counts}: {message}"
+                );
+            }
+            Ok(array) => {
+                // Opening may succeed; reading a shard whose index would
+                // not fit is an error naming it.
+                let err = array
+                    .read_region::<i32>(&Region::from_ranges(&[0..2, 0..2]))
+                    .unwrap_err();
+                assert!(
+                    anyhow_like(err).contains("data/sharded/int32_gzip/c0/0"),
+                    "{counts}"
+                );
+            }
+        }
     }
 }

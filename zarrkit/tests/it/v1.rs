@@ -405,8 +405,20 @@ fn bad_stores_are_errors_naming_the_key() {
             "unsupported v1 compression `snappy`",
         ),
         (
-            json!({"dtype": "|S7", "fill_value": null}),
-            "unsupported v1 data type `|S7`",
+            json!({"dtype": "|V7", "fill_value": null}),
+            "unsupported v1 data type `|V7`",
+        ),
+        (
+            json!({"dtype": [["a", "<i4"], ["b", ">i2"]], "fill_value": null}),
+            "mixed byte order (field `a` little-endian, field `b` big-endian)",
+        ),
+        (
+            json!({"dtype": [["a", "<i4"], ["a", "<i2"]], "fill_value": null}),
+            "field `dtype[1][0]` is invalid",
+        ),
+        (
+            json!({"dtype": "<U3", "fill_value": 5}),
+            "fill value `5` is invalid for data type `fixed_length_utf32`",
         ),
         (json!({"zarr_format": 2}), "`zarr_format` `2`"),
     ] {
@@ -476,5 +488,130 @@ fn the_spec_example_fixture_holds_the_spec_values() {
             (false, _) => 3,
         };
         assert_eq!(*value, expected, "[{row}, {col}]");
+    }
+}
+
+#[test]
+fn byte_unicode_and_structured_types_round_trip_with_the_numpy_layout() {
+    use zarrkit::metadata::StructField;
+    let dir = tempfile::tempdir().unwrap();
+    let backends: Vec<(&str, Arc<dyn Store>)> = vec![
+        ("memory", Arc::new(MemoryStore::new())),
+        (
+            "filesystem",
+            Arc::new(FilesystemStore::new(dir.path()).unwrap()),
+        ),
+    ];
+    for (backend, store) in backends {
+        // `|S3`, uncompressed: each element zero-padded to 3 bytes
+        // (string dtypes extension, "Fixed length byte strings").
+        let bytes = Array::builder(&[4], DataType::FixedBytes(3), &[4])
+            .codecs_metadata(vec![codec("bytes", json!({}))])
+            .fill_value_bytes(FillValue::new(b"zz\0".to_vec()))
+            .format(ZarrFormat::V1)
+            .create(Arc::clone(&store), "/")
+            .unwrap();
+        bytes
+            .write_byte_strings(&Region::whole(&[4]), &[&b"a"[..], b"bcd", b"", b"ef"])
+            .unwrap();
+        let meta = json_at(store.as_ref(), "meta");
+        assert_eq!(meta["dtype"], json!("|S3"), "{backend}");
+        assert_eq!(meta["fill_value"], json!("eno="), "{backend}");
+        assert_eq!(
+            store.get(&key("0"), None).unwrap().unwrap(),
+            b"a\0\0bcd\0\0\0ef\0",
+            "{backend}"
+        );
+        let reopened = Array::open(Arc::clone(&store), "/").unwrap();
+        assert_eq!(reopened.metadata(), bytes.metadata(), "{backend}");
+        assert_eq!(
+            reopened.read_byte_strings(&Region::whole(&[4])).unwrap(),
+            [b"a".to_vec(), b"bcd".to_vec(), Vec::new(), b"ef".to_vec()],
+            "{backend}"
+        );
+        store
+            .erase_prefix(&zarrkit::store::StorePrefix::root())
+            .unwrap();
+
+        // `>U2`: big-endian UTF-32, zero-padded, fill value the string.
+        let text = Array::builder(&[3], DataType::FixedUtf32(8), &[2])
+            .codecs_metadata(vec![codec("bytes", json!({"endian": "big"}))])
+            .fill_value_bytes(FillValue::new(
+                "é".chars()
+                    .flat_map(|c| (c as u32).to_ne_bytes())
+                    .chain([0; 4])
+                    .collect(),
+            ))
+            .format(ZarrFormat::V1)
+            .create(Arc::clone(&store), "/")
+            .unwrap();
+        text.write_strings(&Region::new(vec![0], vec![2]), &["中", "ab"])
+            .unwrap();
+        let meta = json_at(store.as_ref(), "meta");
+        assert_eq!(meta["dtype"], json!(">U2"), "{backend}");
+        assert_eq!(meta["fill_value"], json!("é"), "{backend}");
+        let mut chunk = 0x4e2d_u32.to_be_bytes().to_vec();
+        chunk.extend([0; 4]);
+        chunk.extend(u32::from(b'a').to_be_bytes());
+        chunk.extend(u32::from(b'b').to_be_bytes());
+        assert_eq!(
+            store.get(&key("0"), None).unwrap().unwrap(),
+            chunk,
+            "{backend}"
+        );
+        let reopened = Array::open(Arc::clone(&store), "/").unwrap();
+        assert_eq!(
+            reopened.read_strings(&Region::whole(&[3])).unwrap(),
+            ["中", "ab", "é"],
+            "{backend}"
+        );
+        store
+            .erase_prefix(&zarrkit::store::StorePrefix::root())
+            .unwrap();
+
+        // A structure, big endian, F order: `[["id", ">u2"], ["tag", "|S2"]]`.
+        let record = DataType::Struct(vec![
+            StructField::new("id", DataType::UInt16),
+            StructField::new("tag", DataType::FixedBytes(2)),
+        ]);
+        let structs = Array::builder(&[2, 2], record, &[2, 2])
+            .codecs_metadata(vec![
+                codec("transpose", json!({"order": [1, 0]})),
+                codec("bytes", json!({"endian": "big"})),
+            ])
+            .format(ZarrFormat::V1)
+            .create(Arc::clone(&store), "/")
+            .unwrap();
+        let elements: Vec<u8> = [(1u16, b"ab"), (2, b"cd"), (3, b"ef"), (4, b"gh")]
+            .iter()
+            .flat_map(|(id, tag)| id.to_ne_bytes().into_iter().chain(tag.iter().copied()))
+            .collect();
+        structs
+            .write_region_bytes(&Region::whole(&[2, 2]), &elements)
+            .unwrap();
+        let meta = json_at(store.as_ref(), "meta");
+        assert_eq!(
+            meta["dtype"],
+            json!([["id", ">u2"], ["tag", "|S2"]]),
+            "{backend}"
+        );
+        assert_eq!(meta["order"], json!("F"), "{backend}");
+        // Column-major, each id big endian.
+        assert_eq!(
+            store.get(&key("0.0"), None).unwrap().unwrap(),
+            b"\0\x01ab\0\x03ef\0\x02cd\0\x04gh",
+            "{backend}"
+        );
+        let reopened = Array::open(Arc::clone(&store), "/").unwrap();
+        assert_eq!(
+            reopened
+                .read_field::<u16>(&Region::whole(&[2, 2]), "id")
+                .unwrap(),
+            [1, 2, 3, 4],
+            "{backend}"
+        );
+        store
+            .erase_prefix(&zarrkit::store::StorePrefix::root())
+            .unwrap();
     }
 }
