@@ -206,6 +206,37 @@ fn info_finds_the_store_root_above_a_node_path_or_takes_path_option() {
 }
 
 #[test]
+fn info_and_tree_show_a_rectilinear_grid() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../testdata/fixtures/v3/rectilinear.zarr/readme_example");
+    let run = zarrkit([OsStr::new("info"), fixture.as_os_str()]);
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    // The edge lengths in their compact form, then the chunks inside the
+    // array (the third chunk of `[4, 4, 4]` lies past it).
+    assert!(
+        run.stdout.contains(
+            "\nchunk shape:        rectilinear [4,[1,2,3],[[4,2]],[[1,3],3],[[4,3]]]\n\
+             chunk grid:         [2, 3, 2, 4, 2] (96 chunks)\n"
+        ),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("\nstored chunks:      95 of 96, "),
+        "{}",
+        run.stdout
+    );
+    let tree = zarrkit([OsStr::new("tree"), fixture.parent().unwrap().as_os_str()]);
+    assert_eq!(tree.code, 0, "stderr: {}", tree.stderr);
+    assert!(
+        tree.stdout
+            .contains("readme_indexing [26, 38] int32 chunks rectilinear"),
+        "{}",
+        tree.stdout
+    );
+}
+
+#[test]
 fn info_json_prints_the_stored_document() {
     let (_dir, root) = sample_store();
     for node in ["counts", "sub", "sub/flags"] {

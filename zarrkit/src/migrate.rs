@@ -504,6 +504,8 @@ fn plan_array(
         array.data_type().clone(),
         array.chunk_shape(),
     )
+    // The grid itself, so a `rectilinear` one is kept or refused by name.
+    .chunk_grid(array.chunk_grid().clone())
     .format(to)
     .build_metadata(path)?;
     fits(&baseline).map_err(refuse)?;
@@ -939,7 +941,7 @@ fn verify_array(
         region: region_text(&source.chunk_region(coords)),
     };
     if source.shape() != target.shape()
-        || source.chunk_shape() != target.chunk_shape()
+        || source.chunk_grid() != target.chunk_grid()
         || source.data_type() != target.data_type()
     {
         return Err(MigrateError::Mismatch {

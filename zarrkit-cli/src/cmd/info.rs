@@ -133,7 +133,26 @@ fn print_array(array: &Array, out: &mut impl Write) -> anyhow::Result<()> {
             )?;
         }
     }
-    line(out, "chunk shape", format_shape(array.chunk_shape()))?;
+    match array.regular_chunk_shape() {
+        Some(shape) if array.chunk_grid().name() == "regular" => {
+            line(out, "chunk shape", format_shape(shape))?;
+        }
+        // Chunks that differ in shape: the edge lengths as the document
+        // spells them (compactly: runs as `[length, count]`).
+        _ => {
+            let grid = v3::chunk_grid_to_json(array.chunk_grid());
+            let mut edges = grid["configuration"]["chunk_shapes"].to_string();
+            if let Some((cut, _)) = edges.char_indices().nth(200) {
+                edges.truncate(cut);
+                edges.push('…');
+            }
+            line(
+                out,
+                "chunk shape",
+                format!("{} {edges}", array.chunk_grid().name()),
+            )?;
+        }
+    }
     let grid = array.chunk_grid_shape();
     let num_chunks = product(&grid);
     line(

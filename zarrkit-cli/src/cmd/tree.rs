@@ -90,7 +90,9 @@ fn describe_array(name: &str, array: &Array) -> String {
         "{name} {} {} chunks {}",
         format_shape(array.shape()),
         array.data_type(),
-        format_shape(array.chunk_shape())
+        array
+            .regular_chunk_shape()
+            .map_or_else(|| "rectilinear".to_string(), format_shape)
     );
     if array.format() == ZarrFormat::V2 {
         // The v2 document's own words: NumPy dtype, filters and compressor.

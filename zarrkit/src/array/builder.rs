@@ -23,6 +23,7 @@ pub struct ArrayBuilder {
     shape: Vec<u64>,
     data_type: DataType,
     chunk_shape: Vec<u64>,
+    chunk_grid: Option<ChunkGrid>,
     fill_value: Option<FillValue>,
     codecs: Option<Vec<ExtensionObject>>,
     chunk_key_encoding: Option<ChunkKeyEncoding>,
@@ -41,6 +42,7 @@ impl ArrayBuilder {
             shape: shape.to_vec(),
             data_type,
             chunk_shape: chunk_shape.to_vec(),
+            chunk_grid: None,
             fill_value: None,
             codecs: None,
             chunk_key_encoding: None,
@@ -71,6 +73,29 @@ impl ArrayBuilder {
     #[must_use]
     pub fn fill_value_bytes(mut self, value: FillValue) -> Self {
         self.fill_value = Some(value);
+        self
+    }
+
+    /// Replaces the regular grid of the builder's chunk shape with `grid`,
+    /// such as a `rectilinear` grid of chunks that differ in shape (Zarr v3
+    /// only: the other formats refuse it when the array is created).
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use zarrkit::{Array, Region, metadata::{ChunkGrid, DataType}, store::MemoryStore};
+    /// // Rows in chunks of 2 then 3; columns in chunks of 4, 1 and 1.
+    /// let grid = ChunkGrid::rectilinear(&[vec![2, 3], vec![4, 1, 1]])?;
+    /// let array = Array::builder(&[5, 6], DataType::Int32, &[])
+    ///     .chunk_grid(grid)
+    ///     .create(Arc::new(MemoryStore::new()), "/a")?;
+    /// assert_eq!(array.chunk_grid_shape(), [2, 3]);
+    /// assert_eq!(array.chunk_shape_at(&[1, 0]), Some(vec![3, 4]));
+    /// array.write_region(&Region::new(vec![1, 3], vec![2, 2]), &[1, 2, 3, 4])?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn chunk_grid(mut self, grid: ChunkGrid) -> Self {
+        self.chunk_grid = Some(grid);
         self
     }
 
@@ -175,7 +200,10 @@ impl ArrayBuilder {
             path: path.clone(),
             source,
         };
-        let chunk_grid = ChunkGrid::regular(&self.chunk_shape).map_err(invalid)?;
+        let chunk_grid = match &self.chunk_grid {
+            Some(grid) => grid.clone(),
+            None => ChunkGrid::regular(&self.chunk_shape).map_err(invalid)?,
+        };
         let metadata = ArrayMetadata {
             shape: self.shape.clone(),
             data_type: self.data_type.clone(),

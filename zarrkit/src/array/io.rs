@@ -8,9 +8,9 @@
 //! bounds the memory in flight: a read holds the caller's buffer plus one
 //! batch of encoded and decoded chunks.
 
-use super::{Array, Element, Region};
+use super::{Array, Element, Region, grid};
 use crate::codec::copy::BoxCopy;
-use crate::codec::{BytesRangeReader, ChunkBox, CodecError};
+use crate::codec::{BytesRangeReader, ChunkBox, ChunkRepr, CodecError};
 use crate::error::Error;
 use crate::store::{ByteRange, ReadRequest, Store, StoreKey};
 use rayon::prelude::*;
@@ -79,6 +79,9 @@ pub(super) struct ChunkPiece {
     /// Whether the overlap covers every element of the chunk that lies
     /// inside the array, so a write need not read the chunk first.
     pub(super) covers_chunk: bool,
+    /// The chunk's representation when chunks differ in shape (a
+    /// `rectilinear` grid); `None` when it is the array's `chunk_repr`.
+    pub(super) repr: Option<ChunkRepr>,
 }
 
 /// A whole chunk that decodes straight into `range` of the output, with its
@@ -90,6 +93,11 @@ impl Array {
     /// busy, few enough that memory in flight stays a few chunks per thread.
     pub(super) fn batch_size(&self) -> usize {
         (rayon::current_num_threads() * 4).max(8)
+    }
+
+    /// The representation of the chunk `piece` lies in.
+    pub(super) fn piece_repr<'a>(&'a self, piece: &'a ChunkPiece) -> &'a ChunkRepr {
+        piece.repr.as_ref().unwrap_or(&self.chunk_repr)
     }
 
     /// The current write generation of `key`'s stripe.
@@ -139,7 +147,7 @@ impl Array {
             let seen = self.generation(&piece.key);
             let result = self.codecs.decode_partial(
                 &self.range_reader(&piece.key),
-                &self.chunk_repr,
+                self.piece_repr(piece),
                 std::slice::from_ref(&b),
             );
             if self.generation(&piece.key) != seen {
@@ -196,24 +204,31 @@ impl Array {
     /// the box it shares with the region. `region` must be non-empty and
     /// within the array.
     pub(super) fn plan(&self, region: &Region) -> Result<Vec<ChunkPiece>, Error> {
-        let chunk_shape = self.chunk_shape();
         let ndim = self.ndim();
-        let first: Vec<u64> = (0..ndim)
-            .map(|d| region.start()[d] / chunk_shape[d])
+        // Per dimension, the chunks the region touches: a division for a
+        // regular dimension, a binary search for an irregular one, once per
+        // dimension rather than once per chunk.
+        let spans: Vec<grid::Spans> = (0..ndim)
+            .map(|d| {
+                let start = region.start()[d];
+                self.axes[d].spans(start, start + region.shape()[d])
+            })
             .collect();
-        let last: Vec<u64> = (0..ndim)
-            .map(|d| (region.start()[d] + region.shape()[d] - 1) / chunk_shape[d])
-            .collect();
+        if spans.iter().any(Vec::is_empty) {
+            return Ok(Vec::new());
+        }
         let mut pieces = Vec::new();
-        let mut coords = first.clone();
+        let mut at = vec![0usize; ndim];
+        let mut coords = vec![0u64; ndim];
         loop {
             let mut in_chunk = Vec::with_capacity(ndim);
             let mut in_region = Vec::with_capacity(ndim);
             let mut shape = Vec::with_capacity(ndim);
             let mut covers_chunk = true;
             for d in 0..ndim {
-                let chunk_start = coords[d] * chunk_shape[d];
-                let chunk_end = (chunk_start + chunk_shape[d]).min(self.shape()[d]);
+                let (index, chunk_start, chunk_len) = spans[d][at[d]];
+                coords[d] = index;
+                let chunk_end = (chunk_start + chunk_len).min(self.shape()[d]);
                 let start = chunk_start.max(region.start()[d]);
                 let end = chunk_end.min(region.start()[d] + region.shape()[d]);
                 in_chunk.push(start - chunk_start);
@@ -221,12 +236,18 @@ impl Array {
                 shape.push(end - start);
                 covers_chunk &= start == chunk_start && end == chunk_end;
             }
+            let repr = (!self.uniform_chunks).then(|| ChunkRepr {
+                shape: (0..ndim).map(|d| spans[d][at[d]].2).collect(),
+                data_type: self.chunk_repr.data_type.clone(),
+                fill_value: self.chunk_repr.fill_value.clone(),
+            });
             pieces.push(ChunkPiece {
                 key: self.chunk_key(&coords)?,
                 in_chunk,
                 in_region,
                 shape,
                 covers_chunk,
+                repr,
             });
             // Next chunk in C order; done when every dimension wraps.
             let mut d = ndim;
@@ -235,11 +256,11 @@ impl Array {
                     return Ok(pieces);
                 }
                 d -= 1;
-                if coords[d] < last[d] {
-                    coords[d] += 1;
+                if at[d] + 1 < spans[d].len() {
+                    at[d] += 1;
                     break;
                 }
-                coords[d] = first[d];
+                at[d] = 0;
             }
         }
     }
@@ -248,12 +269,13 @@ impl Array {
     fn decode_chunk(
         &self,
         key: &StoreKey,
+        repr: &ChunkRepr,
         encoded: Option<Vec<u8>>,
     ) -> Result<Option<Vec<u8>>, Error> {
         encoded
             .map(|bytes| {
                 self.codecs
-                    .decode(bytes, &self.chunk_repr)
+                    .decode(bytes, repr)
                     .map_err(|source| Error::Decode {
                         key: key.clone(),
                         source,
@@ -327,7 +349,10 @@ impl Array {
             if !staged.is_empty() {
                 let decoded: Vec<(&ChunkPiece, Option<Vec<u8>>)> = staged
                     .into_par_iter()
-                    .map(|(piece, bytes)| Ok((piece, self.decode_chunk(&piece.key, bytes)?)))
+                    .map(|(piece, bytes)| {
+                        let repr = self.piece_repr(piece);
+                        Ok((piece, self.decode_chunk(&piece.key, repr, bytes)?))
+                    })
                     .collect::<Result<_, Error>>()?;
                 self.scatter(region, &decoded, out, elem);
             }
@@ -344,7 +369,8 @@ impl Array {
         piece: &ChunkPiece,
         elem: usize,
     ) -> Option<std::ops::Range<usize>> {
-        if piece.shape.as_slice() != self.chunk_shape() {
+        let repr = self.piece_repr(piece);
+        if piece.shape != repr.shape {
             return None;
         }
         // Contiguous in C order: leading dimensions of length 1, then
@@ -363,7 +389,7 @@ impl Array {
             offset = offset * region.shape()[d] + piece.in_region[d];
         }
         let start = usize::try_from(offset).ok()?.checked_mul(elem)?;
-        let len = self.chunk_repr.size_bytes().ok()?;
+        let len = repr.size_bytes().ok()?;
         Some(start..start.checked_add(len)?)
     }
 
@@ -393,7 +419,7 @@ impl Array {
             .try_for_each(|(slice, (_, piece, bytes))| match bytes {
                 Some(bytes) => self
                     .codecs
-                    .decode_into(bytes, &self.chunk_repr, slice)
+                    .decode_into(bytes, self.piece_repr(piece), slice)
                     .map_err(|source| Error::Decode {
                         key: piece.key.clone(),
                         source,
@@ -414,16 +440,16 @@ impl Array {
         out: &mut [u8],
         elem: usize,
     ) {
-        let chunk_shape = self.chunk_shape();
         let fill = self.fill_value();
-        let copy_piece = |chunk: Option<&Vec<u8>>,
+        let copy_piece = |piece: &ChunkPiece,
+                          chunk: Option<&Vec<u8>>,
                           dst: &mut [u8],
                           dst_shape: &[u64],
                           dst_start: &[u64],
                           src_start: &[u64],
                           shape: &[u64]| {
             let copy = BoxCopy {
-                src_shape: chunk_shape,
+                src_shape: &self.piece_repr(piece).shape,
                 src_start,
                 dst_shape,
                 dst_start,
@@ -439,6 +465,7 @@ impl Array {
         if ndim < 2 || region.shape()[0] < 2 {
             for (piece, chunk) in decoded {
                 copy_piece(
+                    piece,
                     chunk.as_ref(),
                     out,
                     region.shape(),
@@ -483,6 +510,7 @@ impl Array {
                     src_start[1..].copy_from_slice(&piece.in_chunk[1..]);
                     shape[1..].copy_from_slice(&piece.shape[1..]);
                     copy_piece(
+                        piece,
                         chunk.as_ref(),
                         plane,
                         &plane_shape,
@@ -651,13 +679,12 @@ impl Array {
             ChunkBox::new(piece.in_chunk.clone(), piece.shape.clone()),
             update.as_slice(),
         )];
+        let repr = self.piece_repr(piece);
         loop {
             let seen = self.generation(&piece.key);
-            let result = self.codecs.encode_partial(
-                &self.range_reader(&piece.key),
-                &self.chunk_repr,
-                &updates,
-            );
+            let result = self
+                .codecs
+                .encode_partial(&self.range_reader(&piece.key), repr, &updates);
             let value = match result {
                 Ok(value) => value,
                 // Read while another thread replaced it: read again.
@@ -668,7 +695,7 @@ impl Array {
                 None if self.write_empty_chunks => {
                     let mut chunk = vec![
                         0u8;
-                        self.chunk_repr.size_bytes().map_err(|source| {
+                        repr.size_bytes().map_err(|source| {
                             Error::Encode {
                                 key: piece.key.clone(),
                                 source,
@@ -678,7 +705,7 @@ impl Array {
                     self.fill_value().fill(&mut chunk);
                     Some(
                         self.codecs
-                            .encode(chunk, &self.chunk_repr)
+                            .encode(chunk, repr)
                             .map_err(|source| Error::Encode {
                                 key: piece.key.clone(),
                                 source,
@@ -705,20 +732,30 @@ impl Array {
         chunk_bytes: usize,
         elem: usize,
     ) -> Result<Option<Vec<u8>>, Error> {
+        let repr = self.piece_repr(piece);
+        // `chunk_bytes` is the size of `chunk_repr`; a chunk of another
+        // shape (rectilinear) has its own.
+        let chunk_bytes = match &piece.repr {
+            None => chunk_bytes,
+            Some(repr) => repr.size_bytes().map_err(|_| Error::TooLarge {
+                path: self.path.clone(),
+                shape: repr.shape.clone(),
+            })?,
+        };
         let copy = BoxCopy {
             src_shape: region.shape(),
             src_start: &piece.in_region,
-            dst_shape: self.chunk_shape(),
+            dst_shape: &repr.shape,
             dst_start: &piece.in_chunk,
             shape: &piece.shape,
             elem,
         };
-        let chunk = match self.decode_chunk(&piece.key, old)? {
+        let chunk = match self.decode_chunk(&piece.key, repr, old)? {
             Some(mut chunk) => {
                 copy.run(data, &mut chunk);
                 chunk
             }
-            None if piece.shape.as_slice() == self.chunk_shape() => {
+            None if piece.shape == repr.shape => {
                 // Every element comes from `data`, and the runs arrive in
                 // the chunk's C order: append them rather than zero-filling
                 // a buffer only to overwrite it.
@@ -740,7 +777,7 @@ impl Array {
             return Ok(None);
         }
         self.codecs
-            .encode(chunk, &self.chunk_repr)
+            .encode(chunk, repr)
             .map(Some)
             .map_err(|source| Error::Encode {
                 key: piece.key.clone(),
@@ -757,7 +794,7 @@ impl Array {
         self.check_chunk_coords(chunk_coords)?;
         let key = self.chunk_key(chunk_coords)?;
         let bytes = self.store.get(&key, None)?;
-        self.decode_chunk(&key, bytes)
+        self.decode_chunk(&key, &self.chunk_repr_at(chunk_coords), bytes)
     }
 
     /// The shape of the inner chunks when the array is sharded (its codecs
@@ -854,8 +891,17 @@ impl Array {
     /// values past the edge; growing the array again shows them, as in
     /// zarr-python and zarrs (the v3 spec leaves this open).
     ///
+    /// A `rectilinear` grid keeps its edge lengths: a dimension given as one
+    /// integer grows freely (the integer "repeats until it covers" the new
+    /// length), while one given as explicit edge lengths can shrink, or grow
+    /// up to the sum of its edge lengths but not past it (rectilinear, "Chunk
+    /// edge lengths": the sum "MUST equal or exceed" the length); write a new
+    /// grid to grow further.
+    ///
     /// # Errors
-    /// [`Error::DimensionMismatch`] or a store error.
+    /// [`Error::DimensionMismatch`], [`Error::InvalidMetadata`] when a
+    /// `rectilinear` grid's explicit edge lengths do not reach the new
+    /// shape, or a store error.
     pub fn resize(&mut self, new_shape: &[u64]) -> Result<(), Error> {
         if new_shape.len() != self.ndim() {
             return Err(Error::DimensionMismatch {
@@ -864,13 +910,23 @@ impl Array {
                 array_ndim: self.ndim(),
             });
         }
-        let chunk_shape = self.chunk_shape().to_vec();
+        self.metadata
+            .chunk_grid
+            .check_covers(new_shape)
+            .map_err(|source| Error::InvalidMetadata {
+                path: self.path.clone(),
+                source,
+            })?;
+        let axes = &self.axes;
+        // A chunk is outside when it starts at or past the new end along
+        // some dimension; coordinates past the declared chunks of a
+        // rectilinear grid never hold array elements, so they go too.
         let outside = |coords: &[u64]| {
             coords
                 .iter()
-                .zip(&chunk_shape)
+                .zip(axes)
                 .zip(new_shape)
-                .any(|((&c, &cs), &n)| c.saturating_mul(cs) >= n)
+                .any(|((&c, axis), &n)| axis.span(c).is_none_or(|(start, _)| start >= n))
         };
         let mut erase = Vec::new();
         if self.store.capabilities().list {

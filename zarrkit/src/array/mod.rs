@@ -2,6 +2,7 @@
 
 mod builder;
 mod element;
+mod grid;
 mod io;
 mod region;
 mod vlen;
@@ -13,9 +14,13 @@ pub use region::Region;
 use crate::codec::{ChunkRepr, CodecChain};
 use crate::error::{Error, NodeKind};
 use crate::format::{self, ChunkLayout, ZarrFormat};
-use crate::metadata::{ArrayMetadata, DataType, FillValue, JsonMap, NodeMetadata};
+use crate::metadata::{
+    ArrayMetadata, ChunkEdgeLengths, ChunkGrid, DataType, FillValue, JsonMap, NodeMetadata,
+};
 use crate::node::NodePath;
 use crate::store::{Store, StoreKey};
+use grid::Axis;
+use std::borrow::Cow;
 use std::sync::Arc;
 
 /// An array in a store: its metadata, resolved codec chain and chunk layout.
@@ -29,7 +34,15 @@ pub struct Array {
     metadata: ArrayMetadata,
     codecs: CodecChain,
     layout: ChunkLayout,
+    /// The representation of chunk (0, …, 0): of every chunk when
+    /// `uniform_chunks`.
     chunk_repr: ChunkRepr,
+    /// Each dimension of the chunk grid, for index ↔ chunk lookups.
+    axes: Vec<Axis>,
+    /// Whether every chunk has the shape of `chunk_repr` (a `regular` grid,
+    /// or a `rectilinear` one whose dimensions are each one integer), so the
+    /// read and write paths need no per-chunk representation.
+    uniform_chunks: bool,
     write_empty_chunks: bool,
 }
 
@@ -84,23 +97,39 @@ impl Array {
                 path: path.clone(),
                 source,
             })?;
+        let axes = Axis::of(&metadata.chunk_grid);
+        let uniform_chunks = axes.iter().all(Axis::is_regular);
         let chunk_repr = ChunkRepr {
-            shape: metadata
-                .chunk_grid
-                .chunk_shape()
-                .iter()
-                .map(|n| n.get())
-                .collect(),
+            shape: axes.iter().map(Axis::first_length).collect(),
             data_type: metadata.data_type.clone(),
             fill_value: metadata.fill_value.clone(),
         };
+        let codecs_error = |source| Error::Codecs {
+            path: path.clone(),
+            source,
+        };
         let codecs =
-            CodecChain::from_metadata(&metadata.codecs, &chunk_repr).map_err(|source| {
-                Error::Codecs {
-                    path: path.clone(),
-                    source,
+            CodecChain::from_metadata(&metadata.codecs, &chunk_repr).map_err(codecs_error)?;
+        // rectilinear: chunk shapes differ, so the chain must hold for every
+        // one. Codecs constrain each dimension on its own (sharding's inner
+        // chunk shape must divide the chunk's, per dimension), so checking
+        // each distinct edge length of each dimension covers every chunk
+        // without enumerating them.
+        if let ChunkGrid::Rectilinear { chunk_shapes } = &metadata.chunk_grid {
+            for (d, edges) in chunk_shapes.iter().enumerate() {
+                let ChunkEdgeLengths::Runs(runs) = edges else {
+                    continue;
+                };
+                let mut lengths: Vec<u64> = runs.iter().map(|r| r.length.get()).collect();
+                lengths.sort_unstable();
+                lengths.dedup();
+                for length in lengths.into_iter().filter(|&n| n != chunk_repr.shape[d]) {
+                    let mut repr = chunk_repr.clone();
+                    repr.shape[d] = length;
+                    CodecChain::from_metadata(&metadata.codecs, &repr).map_err(codecs_error)?;
                 }
-            })?;
+            }
+        }
         metadata.codecs = codecs.metadata();
         let layout = format::chunk_layout(format, &path, &metadata.chunk_key_encoding);
         Ok(Self {
@@ -111,6 +140,8 @@ impl Array {
             codecs,
             layout,
             chunk_repr,
+            axes,
+            uniform_chunks,
             write_empty_chunks: false,
         })
     }
@@ -157,10 +188,61 @@ impl Array {
         &self.metadata.data_type
     }
 
-    /// The shape of every chunk.
+    /// The shape of every chunk of a `regular` grid.
+    ///
+    /// For a `rectilinear` grid, whose chunks differ in shape, this is the
+    /// shape of chunk (0, …, 0): use [`Array::regular_chunk_shape`] to tell
+    /// the grids apart and [`Array::chunk_shape_at`] for a given chunk.
     #[must_use]
     pub fn chunk_shape(&self) -> &[u64] {
         &self.chunk_repr.shape
+    }
+
+    /// The shape of every chunk when all chunks have one shape (a `regular`
+    /// grid, or a `rectilinear` one given as one integer per dimension),
+    /// else `None`.
+    #[must_use]
+    pub fn regular_chunk_shape(&self) -> Option<&[u64]> {
+        self.uniform_chunks
+            .then_some(self.chunk_repr.shape.as_slice())
+    }
+
+    /// The shape of the chunk at `chunk_coords` (including any part past the
+    /// array's edge), or `None` if the coordinates are outside the grid's
+    /// declared chunks or have the wrong number of dimensions.
+    #[must_use]
+    pub fn chunk_shape_at(&self, chunk_coords: &[u64]) -> Option<Vec<u64>> {
+        if chunk_coords.len() != self.ndim() {
+            return None;
+        }
+        self.axes
+            .iter()
+            .zip(chunk_coords)
+            .map(|(axis, &c)| axis.span(c).map(|(_, n)| n))
+            .collect()
+    }
+
+    /// The chunk grid.
+    #[must_use]
+    pub fn chunk_grid(&self) -> &ChunkGrid {
+        &self.metadata.chunk_grid
+    }
+
+    /// The representation of the chunk at `chunk_coords`: borrowed when
+    /// every chunk has one shape, so the regular path allocates nothing.
+    /// Coordinates past the declared chunks get chunk (0, …, 0)'s shape
+    /// along that dimension; callers check coordinates first.
+    fn chunk_repr_at(&self, chunk_coords: &[u64]) -> Cow<'_, ChunkRepr> {
+        if self.uniform_chunks {
+            return Cow::Borrowed(&self.chunk_repr);
+        }
+        let mut repr = self.chunk_repr.clone();
+        for ((n, axis), &c) in repr.shape.iter_mut().zip(&self.axes).zip(chunk_coords) {
+            if let Some((_, length)) = axis.span(c) {
+                *n = length;
+            }
+        }
+        Cow::Owned(repr)
     }
 
     /// The fill value.
@@ -194,12 +276,17 @@ impl Array {
     }
 
     /// The number of chunks along each dimension.
+    ///
+    /// For a `rectilinear` grid these are the chunks that start inside the
+    /// array: declared chunks wholly past its end (the README allows edge
+    /// lengths to overflow the shape "by multiple chunks") hold no element
+    /// and are not counted.
     #[must_use]
     pub fn chunk_grid_shape(&self) -> Vec<u64> {
         self.shape()
             .iter()
-            .zip(self.chunk_shape())
-            .map(|(&n, &c)| n.div_ceil(c))
+            .zip(&self.axes)
+            .map(|(&n, axis)| axis.num_chunks(n))
             .collect()
     }
 
@@ -216,10 +303,11 @@ impl Array {
     pub fn chunk_region(&self, chunk_coords: &[u64]) -> Region {
         let (start, shape) = chunk_coords
             .iter()
-            .zip(self.chunk_shape())
+            .zip(&self.axes)
             .zip(self.shape())
-            .map(|((&c, &cs), &n)| {
-                let s = c.saturating_mul(cs);
+            .map(|((&c, axis), &n)| {
+                // Past the declared chunks: an empty region at the end.
+                let (s, cs) = axis.span(c).unwrap_or((n, 0));
                 (s, cs.min(n.saturating_sub(s)))
             })
             .unzip();

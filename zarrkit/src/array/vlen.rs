@@ -11,6 +11,7 @@
 
 use super::io::ChunkPiece;
 use super::{Array, Element, Region};
+use crate::codec::ChunkRepr;
 use crate::codec::copy::BoxCopy;
 use crate::codec::vlen::VlenChunk;
 use crate::error::Error;
@@ -51,21 +52,25 @@ impl Array {
             })
     }
 
-    /// The number of elements of one chunk.
-    fn chunk_len(&self) -> Result<usize, Error> {
-        self.chunk_repr
-            .num_elements()
+    /// The number of elements of one chunk of representation `repr`.
+    fn chunk_len(&self, repr: &ChunkRepr) -> Result<usize, Error> {
+        repr.num_elements()
             .and_then(|n| usize::try_from(n).ok())
             .filter(|&n| u32::try_from(n).is_ok())
             .ok_or_else(|| Error::TooLarge {
                 path: self.path.clone(),
-                shape: self.chunk_shape().to_vec(),
+                shape: repr.shape.clone(),
             })
     }
 
-    fn decode_vlen_chunk(&self, key: &StoreKey, bytes: Vec<u8>) -> Result<VlenChunk, Error> {
+    fn decode_vlen_chunk(
+        &self,
+        key: &StoreKey,
+        repr: &ChunkRepr,
+        bytes: Vec<u8>,
+    ) -> Result<VlenChunk, Error> {
         self.codecs
-            .decode_vlen(bytes, &self.chunk_repr)
+            .decode_vlen(bytes, repr)
             .map_err(|source| Error::Decode {
                 key: key.clone(),
                 source,
@@ -85,8 +90,12 @@ impl Array {
         if n == 0 {
             return Ok(VlenChunk::default());
         }
-        self.chunk_len()?;
+        self.chunk_len(&self.chunk_repr)?;
         let pieces = self.plan(region)?;
+        // Chunks of other shapes (a rectilinear grid) are checked too.
+        for repr in pieces.iter().filter_map(|p| p.repr.as_ref()) {
+            self.chunk_len(repr)?;
+        }
         let mut sources = vec![Source::default(); n];
         let mut chunks: Vec<Option<VlenChunk>> = Vec::with_capacity(pieces.len());
         for (b, batch) in pieces.chunks(self.batch_size()).enumerate() {
@@ -97,7 +106,9 @@ impl Array {
                 .zip(values)
                 .map(|(piece, value)| {
                     value
-                        .map(|bytes| self.decode_vlen_chunk(&piece.key, bytes))
+                        .map(|bytes| {
+                            self.decode_vlen_chunk(&piece.key, self.piece_repr(piece), bytes)
+                        })
                         .transpose()
                 })
                 .collect::<Result<Vec<_>, _>>()?;
@@ -108,7 +119,7 @@ impl Array {
                         shape: region.shape().to_vec(),
                     })?;
                 BoxCopy {
-                    src_shape: self.chunk_shape(),
+                    src_shape: &self.piece_repr(piece).shape,
                     src_start: &piece.in_chunk,
                     dst_shape: region.shape(),
                     dst_start: &piece.in_region,
@@ -172,7 +183,7 @@ impl Array {
         if n == 0 {
             return Ok(());
         }
-        let chunk_len = self.chunk_len()?;
+        let chunk_len = self.chunk_len(&self.chunk_repr)?;
         let pieces = self.plan(region)?;
         for batch in pieces.chunks(self.batch_size()) {
             batch
@@ -192,13 +203,20 @@ impl Array {
         piece: &ChunkPiece,
         chunk_len: usize,
     ) -> Result<(), Error> {
+        let repr = self.piece_repr(piece);
+        // `chunk_len` is that of `chunk_repr`; a chunk of another shape
+        // (rectilinear) has its own.
+        let chunk_len = match &piece.repr {
+            None => chunk_len,
+            Some(repr) => self.chunk_len(repr)?,
+        };
         // For each chunk element: the region element it takes, or
         // `usize::MAX` to keep the old element.
         let mut from_region: Vec<usize> = vec![usize::MAX; chunk_len];
         BoxCopy {
             src_shape: region.shape(),
             src_start: &piece.in_region,
-            dst_shape: self.chunk_shape(),
+            dst_shape: &repr.shape,
             dst_start: &piece.in_chunk,
             shape: &piece.shape,
             elem: 1,
@@ -216,7 +234,7 @@ impl Array {
             } else {
                 self.store
                     .get(&piece.key, None)?
-                    .map(|bytes| self.decode_vlen_chunk(&piece.key, bytes))
+                    .map(|bytes| self.decode_vlen_chunk(&piece.key, repr, bytes))
                     .transpose()?
             };
             let mut chunk = VlenChunk::with_capacity(chunk_len);
@@ -232,7 +250,7 @@ impl Array {
             } else {
                 Some(
                     self.codecs
-                        .encode_vlen(&chunk, &self.chunk_repr)
+                        .encode_vlen(&chunk, repr)
                         .map_err(|source| Error::Encode {
                             key: piece.key.clone(),
                             source,

@@ -205,12 +205,16 @@ pub(crate) fn shard(
     mut array: ArrayMetadata,
     chunks_per_shard: &[u64],
 ) -> Result<ArrayMetadata, MetadataError> {
-    let inner: Vec<u64> = array
+    let regular = array
         .chunk_grid
         .chunk_shape()
-        .iter()
-        .map(|n| n.get())
-        .collect();
+        .ok_or_else(|| {
+            MetadataError::Inconsistent(
+                "the sharding storage transformer needs a regular chunk grid".into(),
+            )
+        })?
+        .to_vec();
+    let inner: Vec<u64> = regular.iter().map(|n| n.get()).collect();
     let shard_shape = inner
         .iter()
         .zip(chunks_per_shard)
@@ -224,7 +228,7 @@ pub(crate) fn shard(
     let mut index_bytes = JsonMap::new();
     index_bytes.insert("endian".into(), "little".into());
     let config = ShardingConfig {
-        chunk_shape: array.chunk_grid.chunk_shape().to_vec(),
+        chunk_shape: regular,
         codecs: array.codecs.iter().map(extension_to_json).collect(),
         // Sharding v1.0, "Binary shard format": little-endian uint64 pairs
         // at the end of the shard, no checksum.
@@ -286,7 +290,10 @@ pub(crate) fn unshard(
     if !index_is_plain_le_bytes {
         return Err(refuse("with an index checksum or other index codecs"));
     }
-    let shard_shape = array.chunk_grid.chunk_shape();
+    let shard_shape = array
+        .chunk_grid
+        .chunk_shape()
+        .ok_or_else(|| refuse("on an irregular chunk grid"))?;
     if config.chunk_shape.len() != shard_shape.len() {
         return Err(refuse("with inner chunks of another dimensionality"));
     }
@@ -350,6 +357,7 @@ mod tests {
         let shape: Vec<u64> = sharded
             .chunk_grid
             .chunk_shape()
+            .unwrap()
             .iter()
             .map(|n| n.get())
             .collect();

@@ -1518,9 +1518,16 @@ pub fn array_to_json(array: &ArrayMetadata) -> Result<Value, MetadataError> {
         Some((marker, fill)) if fill == array.fill_value => marker,
         _ => fill_value_to_json_in(&array.fill_value, &array.data_type, &byte_order),
     };
+    // v2 "Metadata": `chunks` is one shape for every chunk.
     let chunks: Vec<u64> = array
         .chunk_grid
         .chunk_shape()
+        .ok_or_else(|| {
+            not_representable(format!(
+                "the `{}` chunk grid (only regular chunks)",
+                array.chunk_grid.name()
+            ))
+        })?
         .iter()
         .map(|n| n.get())
         .collect();

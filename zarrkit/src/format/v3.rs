@@ -1,7 +1,8 @@
 //! Zarr v3 (3.0 and 3.1): `zarr.json` documents ↔ the internal model.
 //!
 //! Spec: `final/v3/core` ("Metadata", "Extensions", "Additional fields"),
-//! `final/v3/data-types` (the permitted fill values), `final/v3/chunk-grids/regular-grid`
+//! `final/v3/data-types` (the permitted fill values), `final/v3/chunk-grids/regular-grid`,
+//! the registered `extensions/chunk-grids/rectilinear` grid
 //! and `final/v3/chunk-key-encodings/{default,v2}`.
 //!
 //! Documents are parsed into a [`serde_json::Value`] and walked by hand, so
@@ -30,10 +31,12 @@
 //! ```
 
 use crate::metadata::{
-    ArrayMetadata, ChunkGrid, ChunkKeyEncoding, DataType, ExtensionObject, FillValue,
-    GroupMetadata, JsonMap, MetadataError, NodeMetadata, Separator, SmallFloat, TimeUnit,
+    ArrayMetadata, ChunkEdgeLengths, ChunkGrid, ChunkKeyEncoding, DataType, EdgeRun,
+    ExtensionObject, FillValue, GroupMetadata, JsonMap, MetadataError, NodeMetadata, Separator,
+    SmallFloat, TimeUnit,
 };
 use serde_json::{Number, Value};
+use std::num::NonZeroU64;
 
 /// The name of the metadata document in every node.
 pub const METADATA_KEY: &str = "zarr.json";
@@ -560,15 +563,18 @@ pub fn data_type_to_json(data_type: &DataType) -> Value {
     }
 }
 
-/// Parses `chunk_grid`; only the core `regular` grid is supported.
+/// Parses `chunk_grid`: the core `regular` grid, or the registered
+/// `rectilinear` extension in every spelling its README allows (an integer
+/// per dimension, explicit edge lengths, run-length pairs `[length, count]`,
+/// and mixtures of the last two).
 ///
 /// # Errors
 /// [`MetadataError::UnsupportedExtension`] for another grid, and
 /// [`MetadataError::InvalidField`] or [`MetadataError::MissingField`] for
-/// a malformed `regular` grid, such as a zero chunk length.
+/// a malformed grid, such as a zero chunk length.
 pub fn chunk_grid_from_json(value: &Value) -> Result<ChunkGrid, MetadataError> {
     let extension = required_extension_from_json(value, "chunk_grid")?;
-    if extension.name != "regular" {
+    if extension.name != "regular" && extension.name != "rectilinear" {
         return Err(MetadataError::UnsupportedExtension {
             point: "chunk grid",
             name: extension.name,
@@ -577,6 +583,9 @@ pub fn chunk_grid_from_json(value: &Value) -> Result<ChunkGrid, MetadataError> {
     let configuration = extension.configuration.ok_or(MetadataError::MissingField {
         field: "chunk_grid.configuration",
     })?;
+    if extension.name == "rectilinear" {
+        return rectilinear_from_json(&configuration);
+    }
     reject_other_members(&configuration, "chunk_grid.configuration", &["chunk_shape"])?;
     let chunk_shape = configuration
         .get("chunk_shape")
@@ -600,7 +609,90 @@ pub fn chunk_grid_from_json(value: &Value) -> Result<ChunkGrid, MetadataError> {
     ChunkGrid::regular(&lengths)
 }
 
+/// Parses the configuration of a `rectilinear` grid
+/// (`extensions/chunk-grids/rectilinear`, "Configuration").
+fn rectilinear_from_json(configuration: &JsonMap) -> Result<ChunkGrid, MetadataError> {
+    reject_other_members(
+        configuration,
+        "chunk_grid.configuration",
+        &["kind", "chunk_shapes"],
+    )?;
+    let kind = configuration
+        .get("kind")
+        .ok_or(MetadataError::MissingField {
+            field: "chunk_grid.configuration.kind",
+        })?;
+    // "This specification defines a single permitted value for the `kind`
+    // field, namely the string `"inline"`."
+    if kind.as_str() != Some("inline") {
+        return Err(MetadataError::invalid(
+            "chunk_grid.configuration.kind",
+            "`\"inline\"`",
+            kind,
+        ));
+    }
+    let chunk_shapes = configuration
+        .get("chunk_shapes")
+        .ok_or(MetadataError::MissingField {
+            field: "chunk_grid.configuration.chunk_shapes",
+        })?;
+    let chunk_shapes = chunk_shapes
+        .as_array()
+        .ok_or_else(|| {
+            MetadataError::invalid(
+                "chunk_grid.configuration.chunk_shapes",
+                "an array with one entry per dimension",
+                chunk_shapes,
+            )
+        })?
+        .iter()
+        .enumerate()
+        .map(|(d, edges)| edge_lengths_from_json(edges, d))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(ChunkGrid::Rectilinear { chunk_shapes })
+}
+
+/// Parses the edge lengths of dimension `d` (rectilinear, "Chunk edge
+/// lengths" and "Run-length encoding"): a positive integer, or an array of
+/// positive integers and `[length, count]` pairs of positive integers.
+fn edge_lengths_from_json(value: &Value, d: usize) -> Result<ChunkEdgeLengths, MetadataError> {
+    let field = || format!("chunk_grid.configuration.chunk_shapes[{d}]");
+    let positive = |v: &Value| v.as_u64().and_then(NonZeroU64::new);
+    if let Some(step) = positive(value) {
+        return Ok(ChunkEdgeLengths::Regular(step));
+    }
+    let expected = "a positive integer, or an array of positive integers and \
+                    `[length, count]` pairs of positive integers";
+    let items = value
+        .as_array()
+        .ok_or_else(|| MetadataError::invalid(field(), expected, value))?;
+    let runs = items
+        .iter()
+        .map(|item| {
+            let run = match item {
+                Value::Array(pair) => match pair.as_slice() {
+                    [length, count] => positive(length)
+                        .zip(positive(count))
+                        .map(|(length, count)| EdgeRun { length, count }),
+                    _ => None,
+                },
+                item => positive(item).map(|length| EdgeRun {
+                    length,
+                    count: NonZeroU64::MIN,
+                }),
+            };
+            run.ok_or_else(|| MetadataError::invalid(field(), expected, item))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    ChunkEdgeLengths::from_runs(runs)
+}
+
 /// The `chunk_grid` value of a grid.
+///
+/// A `rectilinear` grid is written compactly, as zarrs writes it: an
+/// integer stays an integer, and explicit edge lengths become runs, a run of
+/// one chunk as its bare length and a longer run as `[length, count]`
+/// (`[4, 4, 4]` is written `[[4, 3]]`).
 #[must_use]
 pub fn chunk_grid_to_json(chunk_grid: &ChunkGrid) -> Value {
     match chunk_grid {
@@ -609,6 +701,28 @@ pub fn chunk_grid_to_json(chunk_grid: &ChunkGrid) -> Value {
             serde_json::json!({
                 "name": "regular",
                 "configuration": { "chunk_shape": lengths },
+            })
+        }
+        ChunkGrid::Rectilinear { chunk_shapes } => {
+            let chunk_shapes: Vec<Value> = chunk_shapes
+                .iter()
+                .map(|edges| match edges {
+                    ChunkEdgeLengths::Regular(step) => Value::from(step.get()),
+                    ChunkEdgeLengths::Runs(runs) => runs
+                        .iter()
+                        .map(|run| {
+                            if run.count.get() == 1 {
+                                Value::from(run.length.get())
+                            } else {
+                                serde_json::json!([run.length.get(), run.count.get()])
+                            }
+                        })
+                        .collect(),
+                })
+                .collect();
+            serde_json::json!({
+                "name": "rectilinear",
+                "configuration": { "kind": "inline", "chunk_shapes": chunk_shapes },
             })
         }
     }

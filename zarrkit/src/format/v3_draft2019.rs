@@ -625,7 +625,7 @@ fn array_to_json(
     doc.insert("data_type".into(), data_type);
     doc.insert(
         "chunk_grid".into(),
-        shared::chunk_grid_to_json(&array.chunk_grid, array.chunk_key_encoding.separator()),
+        shared::chunk_grid_to_json(&array.chunk_grid, array.chunk_key_encoding.separator())?,
     );
     doc.insert(
         "chunk_memory_layout".into(),

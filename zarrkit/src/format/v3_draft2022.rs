@@ -639,13 +639,28 @@ pub(crate) fn chunk_grid_from_json(
 }
 
 /// The draft `chunk_grid` of a grid and separator.
-pub(crate) fn chunk_grid_to_json(grid: &ChunkGrid, separator: Separator) -> Value {
-    let lengths: Vec<u64> = grid.chunk_shape().iter().map(|n| n.get()).collect();
-    serde_json::json!({
+///
+/// # Errors
+/// [`MetadataError::UnsupportedExtension`] for a grid other than `regular`:
+/// the drafts define no other.
+pub(crate) fn chunk_grid_to_json(
+    grid: &ChunkGrid,
+    separator: Separator,
+) -> Result<Value, MetadataError> {
+    let lengths: Vec<u64> = grid
+        .chunk_shape()
+        .ok_or_else(|| MetadataError::UnsupportedExtension {
+            point: "chunk grid in this format",
+            name: grid.name().to_string(),
+        })?
+        .iter()
+        .map(|n| n.get())
+        .collect();
+    Ok(serde_json::json!({
         "type": "regular",
         "chunk_shape": lengths,
         "separator": separator.as_char().to_string(),
-    })
+    }))
 }
 
 /// Parses `shape` (all drafts, as v3).
@@ -1361,7 +1376,7 @@ fn array_to_json(array: &ArrayMetadata) -> Result<Value, MetadataError> {
     doc.insert("data_type".into(), data_type);
     doc.insert(
         "chunk_grid".into(),
-        chunk_grid_to_json(&array.chunk_grid, array.chunk_key_encoding.separator()),
+        chunk_grid_to_json(&array.chunk_grid, array.chunk_key_encoding.separator())?,
     );
     doc.insert(
         "chunk_memory_layout".into(),
@@ -1387,6 +1402,12 @@ fn array_to_json(array: &ArrayMetadata) -> Result<Value, MetadataError> {
 /// Refuses what no draft can say: dimension names, storage transformers
 /// and fields other than kept `extensions`.
 pub(crate) fn check_representable(array: &ArrayMetadata) -> Result<(), MetadataError> {
+    if array.chunk_grid.chunk_shape().is_none() {
+        return Err(MetadataError::UnsupportedExtension {
+            point: "chunk grid in this format",
+            name: array.chunk_grid.name().to_string(),
+        });
+    }
     if array.dimension_names.is_some() {
         return Err(MetadataError::UnsupportedExtension {
             point: "field in this format",

@@ -206,7 +206,13 @@ pub(crate) fn array_from_json(doc: &JsonMap) -> Result<ArrayMetadata, MetadataEr
     let mut attributes = shared::attributes_from_json(doc)?;
     // zarr-python 2.x keeps the numcodecs filters among the attributes.
     let filters = attributes.remove("filters").unwrap_or(Value::Null);
-    let chunks: Vec<u64> = chunk_grid.chunk_shape().iter().map(|n| n.get()).collect();
+    // The drafts have only regular grids: the parser above builds one.
+    let chunks: Vec<u64> = chunk_grid
+        .chunk_shape()
+        .unwrap_or_default()
+        .iter()
+        .map(|n| n.get())
+        .collect();
     let zarray = serde_json::json!({
         "zarr_format": 2,
         "shape": shape,
@@ -298,7 +304,7 @@ pub(crate) fn array_to_json(array: &ArrayMetadata) -> Result<JsonMap, MetadataEr
     doc.insert("data_type".into(), data_type);
     doc.insert(
         "chunk_grid".into(),
-        shared::chunk_grid_to_json(&array.chunk_grid, separator),
+        shared::chunk_grid_to_json(&array.chunk_grid, separator)?,
     );
     doc.insert("chunk_memory_layout".into(), order);
     if let Value::Object(mut compressor) = compressor {

@@ -5,8 +5,8 @@ use std::num::NonZeroU64;
 
 /// The chunk grid of an array.
 ///
-/// Spec: `final/v3/chunk-grids/regular-grid`. Irregular grids (the
-/// `rectilinear` extension) are added as further variants.
+/// Spec: `final/v3/chunk-grids/regular-grid`, and the registered extension
+/// `extensions/chunk-grids/rectilinear`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ChunkGrid {
@@ -16,6 +16,99 @@ pub enum ChunkGrid {
         /// The shape of every chunk.
         chunk_shape: Vec<NonZeroU64>,
     },
+    /// `rectilinear` (registered extension): along each dimension the chunks
+    /// have their own edge lengths, so chunk shapes differ across the grid.
+    Rectilinear {
+        /// The edge lengths along each dimension (`chunk_shapes` in the document).
+        chunk_shapes: Vec<ChunkEdgeLengths>,
+    },
+}
+
+/// The chunk edge lengths along one dimension of a [`ChunkGrid::Rectilinear`] grid.
+///
+/// Spec: `extensions/chunk-grids/rectilinear`, "Chunk edge lengths". Explicit
+/// lengths are held run-length encoded (as the document may give them), so a
+/// document declaring `[1, 1000000000000]` (a trillion chunks of length 1)
+/// costs a few bytes, not a trillion entries.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum ChunkEdgeLengths {
+    /// A single integer: the step of a regular grid along this dimension,
+    /// repeated to cover the dimension whatever its length (so the dimension
+    /// can grow like a `regular` grid's).
+    Regular(NonZeroU64),
+    /// Explicit edge lengths, as runs of equal lengths in order. Adjacent runs
+    /// never share a length (the constructors merge them), so equal lists of
+    /// edges compare equal however the document spelled them.
+    Runs(Vec<EdgeRun>),
+}
+
+/// `count` consecutive chunks of edge length `length`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct EdgeRun {
+    /// The edge length of each chunk of the run.
+    pub length: NonZeroU64,
+    /// The number of chunks in the run.
+    pub count: NonZeroU64,
+}
+
+impl ChunkEdgeLengths {
+    /// Explicit edge lengths, one per chunk.
+    ///
+    /// # Errors
+    /// [`MetadataError::Inconsistent`] if a length is zero.
+    pub fn explicit(lengths: &[u64]) -> Result<Self, MetadataError> {
+        let runs = lengths
+            .iter()
+            .map(|&n| {
+                NonZeroU64::new(n)
+                    .map(|length| EdgeRun {
+                        length,
+                        count: NonZeroU64::MIN,
+                    })
+                    .ok_or_else(|| {
+                        MetadataError::Inconsistent(format!(
+                            "chunk edge lengths `{lengths:?}` have a zero length"
+                        ))
+                    })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Self::from_runs(runs)
+    }
+
+    /// Explicit edge lengths from runs, merging adjacent runs of one length.
+    ///
+    /// # Errors
+    /// [`MetadataError::Inconsistent`] if the number of chunks overflows `u64`.
+    pub fn from_runs(runs: impl IntoIterator<Item = EdgeRun>) -> Result<Self, MetadataError> {
+        let mut merged: Vec<EdgeRun> = Vec::new();
+        for run in runs {
+            match merged.last_mut() {
+                Some(last) if last.length == run.length => {
+                    last.count = last.count.checked_add(run.count.get()).ok_or_else(|| {
+                        MetadataError::Inconsistent(format!(
+                            "the number of chunks of edge length `{}` overflows",
+                            run.length
+                        ))
+                    })?;
+                }
+                _ => merged.push(run),
+            }
+        }
+        Ok(Self::Runs(merged))
+    }
+
+    /// The sum of the explicit edge lengths (the extent the chunks cover),
+    /// `None` for [`ChunkEdgeLengths::Regular`] (unbounded) or on overflow
+    /// of `u64`.
+    #[must_use]
+    pub fn extent(&self) -> Option<u64> {
+        match self {
+            Self::Regular(_) => None,
+            Self::Runs(runs) => runs.iter().try_fold(0u64, |acc, run| {
+                acc.checked_add(run.length.get().checked_mul(run.count.get())?)
+            }),
+        }
+    }
 }
 
 impl ChunkGrid {
@@ -37,18 +130,85 @@ impl ChunkGrid {
         Ok(Self::Regular { chunk_shape })
     }
 
-    /// The chunk shape of a regular grid.
+    /// A rectilinear grid with explicit edge lengths along each dimension.
+    ///
+    /// ```
+    /// # use zarrkit::metadata::ChunkGrid;
+    /// // Rows in chunks of 16 then 10, columns in chunks of 24 then 14.
+    /// let grid = ChunkGrid::rectilinear(&[vec![16, 10], vec![24, 14]])?;
+    /// assert_eq!(grid.ndim(), 2);
+    /// # Ok::<(), zarrkit::metadata::MetadataError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`MetadataError::Inconsistent`] if a length is zero.
+    pub fn rectilinear(edge_lengths: &[Vec<u64>]) -> Result<Self, MetadataError> {
+        let chunk_shapes = edge_lengths
+            .iter()
+            .map(|lengths| ChunkEdgeLengths::explicit(lengths))
+            .collect::<Result<_, _>>()?;
+        Ok(Self::Rectilinear { chunk_shapes })
+    }
+
+    /// The chunk shape of a regular grid, `None` for a rectilinear one.
     #[must_use]
-    pub fn chunk_shape(&self) -> &[NonZeroU64] {
+    pub fn chunk_shape(&self) -> Option<&[NonZeroU64]> {
         match self {
-            Self::Regular { chunk_shape } => chunk_shape,
+            Self::Regular { chunk_shape } => Some(chunk_shape),
+            Self::Rectilinear { .. } => None,
+        }
+    }
+
+    /// The grid's name in v3 metadata (`regular`, `rectilinear`).
+    #[must_use]
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Regular { .. } => "regular",
+            Self::Rectilinear { .. } => "rectilinear",
         }
     }
 
     /// The number of dimensions of the grid.
     #[must_use]
     pub fn ndim(&self) -> usize {
-        self.chunk_shape().len()
+        match self {
+            Self::Regular { chunk_shape } => chunk_shape.len(),
+            Self::Rectilinear { chunk_shapes } => chunk_shapes.len(),
+        }
+    }
+
+    /// Checks that the grid covers an array of `shape` (same number of
+    /// dimensions, assumed checked by the caller).
+    ///
+    /// # Errors
+    /// [`MetadataError::Inconsistent`] naming the dimension whose explicit
+    /// edge lengths sum to less than its length, or overflow `u64`.
+    pub fn check_covers(&self, shape: &[u64]) -> Result<(), MetadataError> {
+        let Self::Rectilinear { chunk_shapes } = self else {
+            return Ok(());
+        };
+        for (d, (edges, &len)) in chunk_shapes.iter().zip(shape).enumerate() {
+            if matches!(edges, ChunkEdgeLengths::Regular(_)) {
+                continue;
+            }
+            // rectilinear, "Chunk edge lengths": "The sum of the edge lengths
+            // MUST equal or exceed L."
+            match edges.extent() {
+                None => {
+                    return Err(MetadataError::Inconsistent(format!(
+                        "the rectilinear chunk edge lengths of dimension {d} sum past 2^64"
+                    )));
+                }
+                Some(extent) if extent < len => {
+                    return Err(MetadataError::Inconsistent(format!(
+                        "the rectilinear chunk edge lengths of dimension {d} sum to `{extent}`, \
+                         less than its length `{len}`"
+                    )));
+                }
+                Some(_) => {}
+            }
+        }
+        Ok(())
     }
 }
 
@@ -86,7 +246,8 @@ impl ArrayMetadata {
     }
 
     /// Checks that the fields agree with each other: the grid, dimension
-    /// names and shape have the same number of dimensions, and the fill value
+    /// names and shape have the same number of dimensions, a rectilinear
+    /// grid's explicit edge lengths cover the shape, and the fill value
     /// is one element of the data type.
     ///
     /// # Errors
@@ -99,6 +260,7 @@ impl ArrayMetadata {
                 self.shape.len()
             )));
         }
+        self.chunk_grid.check_covers(&self.shape)?;
         if let Some(names) = &self.dimension_names {
             if names.len() != self.shape.len() {
                 return Err(MetadataError::Inconsistent(format!(

@@ -13,7 +13,7 @@ mod fill_value;
 mod small_float;
 pub mod strings;
 
-pub use array::{ArrayMetadata, ChunkGrid, GroupMetadata, NodeMetadata};
+pub use array::{ArrayMetadata, ChunkEdgeLengths, ChunkGrid, EdgeRun, GroupMetadata, NodeMetadata};
 pub use chunk_key_encoding::{ChunkKeyEncoding, Separator};
 pub use data_type::{DataType, StructField, TimeUnit};
 pub use extension::ExtensionObject;

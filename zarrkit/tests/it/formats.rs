@@ -519,9 +519,17 @@ fn unknown_extensions_are_unsupported() {
     assert_eq!(
         error_with(
             "chunk_grid",
+            json!({"name": "variable", "configuration": {}})
+        ),
+        "unsupported chunk grid `variable`"
+    );
+    // A supported grid with a bad configuration says what is missing.
+    assert_eq!(
+        error_with(
+            "chunk_grid",
             json!({"name": "rectilinear", "configuration": {}})
         ),
-        "unsupported chunk grid `rectilinear`"
+        "missing required field `chunk_grid.configuration.kind`"
     );
     assert_eq!(
         error_with("chunk_key_encoding", json!({"name": "v1"})),

@@ -32,6 +32,9 @@ mod migrate;
 // The protocol tests write v1 arrays with its default blosc compression.
 #[cfg(feature = "blosc")]
 mod protocol;
+// The rectilinear tests shard with zstd inner chunks.
+#[cfg(feature = "zstd")]
+mod rectilinear;
 mod regions;
 // Sharded arrays here use zstd inner chunks and a crc32c index.
 #[cfg(all(feature = "zstd", feature = "crc32c"))]
