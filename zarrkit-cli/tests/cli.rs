@@ -1097,6 +1097,21 @@ fn export_writes_v2_strings_and_structs_as_npy_that_numpy_loads_without_pickle()
     let record_bytes: Vec<u8> = (0..6 * size).map(|i| (i * 7 + 3) as u8).collect();
     records.write_region_bytes(&whole, &record_bytes).unwrap();
 
+    let times = create_v2(&store, "/times", &[2, 3], json!(">M8[10s]"), json!(null));
+    let counts: Vec<i64> = vec![0, 1, -1, i64::MIN, 1_700_000_000, 42];
+    times.write_region(&whole, &counts).unwrap();
+    let npy = dir.path().join("times.npy");
+    export_to(&root, "/times", &npy);
+    if let Some(loaded) = numpy_load(&npy) {
+        assert_eq!(loaded["descr"], json!([["", "<M8[10s]"]]));
+        let hex: String = counts
+            .iter()
+            .flat_map(|c| c.to_le_bytes())
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        assert_eq!(loaded["hex"], hex);
+    }
+
     let mut checked = false;
     for (node, descr, values) in [
         (
