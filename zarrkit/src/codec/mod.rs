@@ -46,6 +46,7 @@ pub mod reshape;
 pub mod scale_offset;
 pub mod sharding;
 pub mod shuffle;
+pub mod struct_bytes;
 pub mod transpose;
 pub mod vlen;
 #[cfg(feature = "zfp")]

@@ -48,6 +48,8 @@ const REGISTRY: &[(&str, Constructor)] = &[
     ("sharding_indexed", super::sharding::create),
     (super::vlen::UTF8_NAME, super::vlen::create_utf8),
     (super::vlen::BYTES_NAME, super::vlen::create_bytes),
+    // v2 structs whose fields differ in byte order (format/v2.rs).
+    (super::struct_bytes::NAME, super::struct_bytes::create),
     // Registered v3 extension codecs (zarr-extensions).
     (super::bitround_v3::NAME, super::bitround_v3::create),
     (super::reshape::NAME, super::reshape::create),

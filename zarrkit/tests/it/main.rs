@@ -63,6 +63,9 @@ mod v3_strings;
     feature = "lz4"
 ))]
 mod v2;
+// The v2 string cases use blosc, zlib and zstd compressors.
+#[cfg(all(feature = "blosc", feature = "zlib", feature = "zstd"))]
+mod v2_strings;
 // The v2 filter cases use zlib as the compressor.
 #[cfg(feature = "zlib")]
 mod v2_filters;
