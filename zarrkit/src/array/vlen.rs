@@ -227,7 +227,7 @@ impl Array {
             }
             return result
                 .map(|boxes| boxes.and_then(|b| b.into_iter().next()))
-                .map_err(|source| vlen_partial_error(key, source, false));
+                .map_err(|source| super::io::partial_error(key, source, false));
         }
     }
 
@@ -392,7 +392,7 @@ impl Array {
                     Ok(value) => value,
                     // Read while another thread replaced it: read again.
                     Err(_) if self.generation(key) != seen => continue,
-                    Err(source) => return Err(vlen_partial_error(key, source, true)),
+                    Err(source) => return Err(super::io::partial_error(key, source, true)),
                 };
             let value = match value {
                 None if self.write_empty_chunks => {
@@ -641,27 +641,5 @@ impl Array {
             reason,
         })?;
         Ok(out)
-    }
-}
-
-/// The error of a partial decode or encode of the chunk under `key`: store
-/// errors as they are, anything else naming the chunk.
-fn vlen_partial_error(key: &StoreKey, source: CodecError, encoding: bool) -> Error {
-    match source {
-        CodecError::Store(source) => Error::Store(source),
-        source @ (CodecError::Corrupt { .. }
-        | CodecError::ChecksumMismatch { .. }
-        | CodecError::WrongSize { .. }) => Error::Decode {
-            key: key.clone(),
-            source,
-        },
-        source if encoding => Error::Encode {
-            key: key.clone(),
-            source,
-        },
-        source => Error::Decode {
-            key: key.clone(),
-            source,
-        },
     }
 }

@@ -236,6 +236,51 @@ struct Shard {
 }
 
 impl Shard {
+    /// The copy between inner chunk `i` and the box `b` (shard
+    /// coordinates) of the elements they share, from the inner chunk to a
+    /// buffer of the box's shape (`to_box`) or the other way, or `None`
+    /// when they share none.
+    fn shared_copy<'a>(
+        &'a self,
+        b: &'a ChunkBox,
+        i: usize,
+        elem: usize,
+        to_box: bool,
+        offsets: &'a mut (Vec<u64>, Vec<u64>, Vec<u64>),
+    ) -> Option<BoxCopy<'a>> {
+        let start = self.start(i);
+        let common = b.intersect(&start, &self.inner_shape)?;
+        let rel = |origin: &[u64]| -> Vec<u64> {
+            common
+                .start
+                .iter()
+                .zip(origin)
+                .map(|(c, s)| c - s)
+                .collect()
+        };
+        *offsets = (rel(&start), rel(&b.start), common.shape);
+        let (in_inner, in_box, shape) = (&offsets.0, &offsets.1, &offsets.2);
+        Some(if to_box {
+            BoxCopy {
+                src_shape: &self.inner_shape,
+                src_start: in_inner,
+                dst_shape: &b.shape,
+                dst_start: in_box,
+                shape,
+                elem,
+            }
+        } else {
+            BoxCopy {
+                src_shape: &b.shape,
+                src_start: in_box,
+                dst_shape: &self.inner_shape,
+                dst_start: in_inner,
+                shape,
+                elem,
+            }
+        })
+    }
+
     /// The number of elements of one inner chunk.
     fn inner_len(&self) -> u64 {
         self.inner_shape.iter().product()
@@ -868,29 +913,9 @@ impl ArrayToBytesCodec for ShardingCodec {
                     if !decoded.contains_key(&i) {
                         return;
                     }
-                    let start = shard.start(i);
-                    if let Some(common) = b.intersect(&start, &shard.inner_shape) {
-                        let src_start: Vec<u64> = common
-                            .start
-                            .iter()
-                            .zip(&start)
-                            .map(|(c, s)| c - s)
-                            .collect();
-                        let dst_start: Vec<u64> = common
-                            .start
-                            .iter()
-                            .zip(&b.start)
-                            .map(|(c, s)| c - s)
-                            .collect();
-                        BoxCopy {
-                            src_shape: &shard.inner_shape,
-                            src_start: &src_start,
-                            dst_shape: &b.shape,
-                            dst_start: &dst_start,
-                            shape: &common.shape,
-                            elem: 1,
-                        }
-                        .for_each_run(|s, d, len| {
+                    let mut offsets = Default::default();
+                    if let Some(copy) = shard.shared_copy(b, i, 1, true, &mut offsets) {
+                        copy.for_each_run(|s, d, len| {
                             for j in 0..len {
                                 sources[d + j] = Some((i, s + j));
                             }
@@ -1101,29 +1126,9 @@ impl ArrayToBytesCodec for ShardingCodec {
                     let Some(chunk) = decoded.get(&i) else {
                         return;
                     };
-                    let start = shard.start(i);
-                    if let Some(common) = b.intersect(&start, &shard.inner_shape) {
-                        let src_start: Vec<u64> = common
-                            .start
-                            .iter()
-                            .zip(&start)
-                            .map(|(c, s)| c - s)
-                            .collect();
-                        let dst_start: Vec<u64> = common
-                            .start
-                            .iter()
-                            .zip(&b.start)
-                            .map(|(c, s)| c - s)
-                            .collect();
-                        BoxCopy {
-                            src_shape: &shard.inner_shape,
-                            src_start: &src_start,
-                            dst_shape: &b.shape,
-                            dst_start: &dst_start,
-                            shape: &common.shape,
-                            elem: shard.elem,
-                        }
-                        .run(chunk, &mut out);
+                    let mut offsets = Default::default();
+                    if let Some(copy) = shard.shared_copy(b, i, shard.elem, true, &mut offsets) {
+                        copy.run(chunk, &mut out);
                     }
                 });
                 Ok(out)
@@ -1211,30 +1216,10 @@ impl ArrayToBytesCodec for ShardingCodec {
                     }
                     _ => shard.fill_chunk()?,
                 };
-                let start = shard.start(i);
                 for (b, data) in updates {
-                    if let Some(common) = b.intersect(&start, &shard.inner_shape) {
-                        let src_start: Vec<u64> = common
-                            .start
-                            .iter()
-                            .zip(&b.start)
-                            .map(|(c, s)| c - s)
-                            .collect();
-                        let dst_start: Vec<u64> = common
-                            .start
-                            .iter()
-                            .zip(&start)
-                            .map(|(c, s)| c - s)
-                            .collect();
-                        BoxCopy {
-                            src_shape: &b.shape,
-                            src_start: &src_start,
-                            dst_shape: &shard.inner_shape,
-                            dst_start: &dst_start,
-                            shape: &common.shape,
-                            elem: shard.elem,
-                        }
-                        .run(data, &mut chunk);
+                    let mut offsets = Default::default();
+                    if let Some(copy) = shard.shared_copy(b, i, shard.elem, false, &mut offsets) {
+                        copy.run(data, &mut chunk);
                     }
                 }
                 Ok((i, Self::encode_inner(&shard, chunk)?))
