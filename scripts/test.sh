@@ -6,13 +6,16 @@
 # It creates a virtualenv with the pinned reference implementations
 # (scripts/requirements.txt) at $ZARRKIT_VENV (default: <repo>/.venv),
 # recreating it when the requirements or the Python version change, and
-# points the tests at it with ZARRKIT_PYTHON. ZARRKIT_REQUIRE_INTEROP=1 makes
-# an interop test fail rather than skip if that Python is missing.
+# points the tests at it with ZARRKIT_PYTHON; likewise a second one with
+# zarr-python 2.18 (scripts/requirements-zarr2.txt) at $ZARRKIT_VENV_ZARR2
+# (default: <repo>/.venv-zarr2), named by ZARRKIT_PYTHON_ZARR2.
+# ZARRKIT_REQUIRE_INTEROP=1 makes an interop test fail rather than skip if
+# a Python is missing.
 #
 # Extra arguments go to the test runner, e.g. `scripts/test.sh interop`.
 #
-# Environment: ZARRKIT_VENV (venv location), PYTHON (the interpreter that
-# creates the venv; default python3).
+# Environment: ZARRKIT_VENV and ZARRKIT_VENV_ZARR2 (venv locations), PYTHON
+# (the interpreter that creates the venvs; default python3).
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -26,26 +29,39 @@ run() {
 # libclang for the `zfp` feature, which --all-features builds.
 run bash "$repo/scripts/install-build-deps.sh"
 
-venv="${ZARRKIT_VENV:-$repo/.venv}"
 python="${PYTHON:-python3}"
-requirements="$repo/scripts/requirements.txt"
-stamp="$venv/.zarrkit-requirements.sha256"
-want="$({ cat "$requirements"; "$python" --version 2>&1; } | sha256sum | cut -d' ' -f1)"
 
-if [[ ! -x "$venv/bin/python" || ! -f "$stamp" || "$(cat "$stamp")" != "$want" ]]; then
-    echo "setting up the interop virtualenv at $venv" >&2
-    run "$python" -m venv --clear "$venv"
-    run "$venv/bin/python" -m pip install --disable-pip-version-check --no-input --quiet \
-        -r "$requirements"
-    echo "$want" >"$stamp"
-else
-    echo "interop virtualenv at $venv is up to date" >&2
-fi
+# setup_venv DIR REQUIREMENTS: (re)creates the virtualenv DIR with the pinned
+# REQUIREMENTS when they or the Python version changed.
+setup_venv() {
+    local venv="$1" requirements="$2"
+    local stamp="$venv/.zarrkit-requirements.sha256"
+    local want
+    want="$({ cat "$requirements"; "$python" --version 2>&1; } | sha256sum | cut -d' ' -f1)"
+    if [[ ! -x "$venv/bin/python" || ! -f "$stamp" || "$(cat "$stamp")" != "$want" ]]; then
+        echo "setting up the interop virtualenv at $venv" >&2
+        run "$python" -m venv --clear "$venv"
+        run "$venv/bin/python" -m pip install --disable-pip-version-check --no-input --quiet \
+            -r "$requirements"
+        echo "$want" >"$stamp"
+    else
+        echo "interop virtualenv at $venv is up to date" >&2
+    fi
+}
+
+venv="${ZARRKIT_VENV:-$repo/.venv}"
+setup_venv "$venv" "$repo/scripts/requirements.txt"
 run "$venv/bin/python" -c 'import zarr, tensorstore; print("zarr", zarr.__version__, "and tensorstore in", __import__("sys").prefix)'
 
+# zarr-python 2.18 (writes v2 natively), in its own small virtualenv.
+venv_zarr2="${ZARRKIT_VENV_ZARR2:-$repo/.venv-zarr2}"
+setup_venv "$venv_zarr2" "$repo/scripts/requirements-zarr2.txt"
+run "$venv_zarr2/bin/python" -c 'import zarr; print("zarr", zarr.__version__, "in", __import__("sys").prefix)'
+
 export ZARRKIT_PYTHON="$venv/bin/python"
+export ZARRKIT_PYTHON_ZARR2="$venv_zarr2/bin/python"
 export ZARRKIT_REQUIRE_INTEROP=1
-echo "+ export ZARRKIT_PYTHON=$ZARRKIT_PYTHON ZARRKIT_REQUIRE_INTEROP=1" >&2
+echo "+ export ZARRKIT_PYTHON=$ZARRKIT_PYTHON ZARRKIT_PYTHON_ZARR2=$ZARRKIT_PYTHON_ZARR2 ZARRKIT_REQUIRE_INTEROP=1" >&2
 
 if cargo nextest --version >/dev/null 2>&1; then
     run cargo nextest run --workspace --all-features --no-fail-fast "$@"

@@ -13,12 +13,36 @@ use zarrkit::metadata::DataType;
 /// The alignment of the data that NumPy itself writes.
 const ALIGNMENT: usize = 64;
 
-/// The NumPy type string (`descr`) of `data_type`, always little endian
-/// (`<`) where byte order applies and `|` where it does not.
+/// The NumPy `descr` of `data_type` as a Python literal for the header: a
+/// quoted type string, little endian (`<`) where byte order applies and
+/// `|` where it does not (`'<f4'`, `'|S5'`, `'<U3'`), or for a struct a
+/// list of `(name, type)` and `(name, type, shape)` tuples, packed as the
+/// struct is.
 ///
 /// # Errors
-/// If the data type has no NumPy equivalent.
+/// If the data type has no fixed-size NumPy equivalent.
 pub fn descr(data_type: &DataType) -> anyhow::Result<String> {
+    Ok(match data_type {
+        DataType::Struct(fields) => {
+            let items: Vec<String> = fields
+                .iter()
+                .map(|field| {
+                    let inner = descr(&field.data_type)?;
+                    let name = python_str(&field.name);
+                    Ok(match field.shape.as_slice() {
+                        [] => format!("({name}, {inner})"),
+                        shape => format!("({name}, {inner}, {})", python_tuple(shape)),
+                    })
+                })
+                .collect::<anyhow::Result<_>>()?;
+            format!("[{}]", items.join(", "))
+        }
+        other => format!("'{}'", type_string(other)?),
+    })
+}
+
+/// The NumPy type string of a non-struct data type.
+fn type_string(data_type: &DataType) -> anyhow::Result<String> {
     Ok(match data_type {
         DataType::Bool => "|b1".to_string(),
         DataType::Int8 => "|i1".to_string(),
@@ -35,14 +59,35 @@ pub fn descr(data_type: &DataType) -> anyhow::Result<String> {
         DataType::Complex64 => "<c8".to_string(),
         DataType::Complex128 => "<c16".to_string(),
         DataType::RawBits(bits) => format!("|V{}", bits / 8),
+        DataType::FixedBytes(n) => format!("|S{n}"),
+        DataType::FixedUtf32(n) => format!("<U{}", n / 4),
+        DataType::NumpyDateTime64 { .. } | DataType::NumpyTimeDelta64 { .. } => {
+            zarrkit::format::v2::dtype_to_string(data_type, false)
+        }
         other => bail!("data type `{other}` has no NumPy equivalent"),
     })
 }
 
-/// The complete header (magic, version, length and dict) for an array of
-/// `shape` with type string `descr` in C order.
-pub fn header(descr: &str, shape: &[u64]) -> Vec<u8> {
-    let shape = match shape {
+/// A Python string literal: single-quoted, with quotes, backslashes and
+/// non-printable or non-ASCII characters escaped (the header is ASCII).
+fn python_str(text: &str) -> String {
+    let mut out = String::from("'");
+    for c in text.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\'' => out.push_str("\\'"),
+            ' '..='~' => out.push(c),
+            c if u32::from(c) <= 0xffff => out.push_str(&format!("\\u{:04x}", u32::from(c))),
+            c => out.push_str(&format!("\\U{:08x}", u32::from(c))),
+        }
+    }
+    out.push('\'');
+    out
+}
+
+/// A Python tuple literal of integers.
+fn python_tuple(items: &[u64]) -> String {
+    match items {
         [] => "()".to_string(),
         [n] => format!("({n},)"),
         dims => format!(
@@ -52,8 +97,14 @@ pub fn header(descr: &str, shape: &[u64]) -> Vec<u8> {
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
-    };
-    let dict = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
+    }
+}
+
+/// The complete header (magic, version, length and dict) for an array of
+/// `shape` with `descr` (a Python literal, see [`descr`]) in C order.
+pub fn header(descr: &str, shape: &[u64]) -> Vec<u8> {
+    let shape = python_tuple(shape);
+    let dict = format!("{{'descr': {descr}, 'fortran_order': False, 'shape': {shape}, }}");
     // Version 1.0 stores the header length in a u16; longer headers (arrays
     // of very many dimensions) need version 2.0 and its u32.
     let padded_len = |preamble: usize| {
@@ -82,11 +133,21 @@ pub fn header(descr: &str, shape: &[u64]) -> Vec<u8> {
     out
 }
 
-/// Converts element bytes in native order to little endian in place, where
-/// `endian_unit` is the size of the unit byte order applies to.
-pub fn native_to_little_endian(bytes: &mut [u8], endian_unit: usize) {
+/// Converts elements of `data_type` in native order to little endian in
+/// place (each number, each component, each struct field).
+pub fn native_to_little_endian(bytes: &mut [u8], data_type: &DataType) {
     if cfg!(target_endian = "big") {
-        swap_units(bytes, endian_unit);
+        if let DataType::Struct(_) = data_type {
+            let size = data_type.size().max(1);
+            let units = data_type.endian_units();
+            for record in bytes.chunks_exact_mut(size) {
+                for &(offset, unit) in &units {
+                    record[offset..offset + unit].reverse();
+                }
+            }
+        } else {
+            swap_units(bytes, data_type.endian_unit());
+        }
     }
 }
 
@@ -109,7 +170,7 @@ mod tests {
 
     #[test]
     fn header_is_padded_to_64_bytes_and_ends_in_newline() {
-        let h = header("<f4", &[3, 4]);
+        let h = header("'<f4'", &[3, 4]);
         assert_eq!(h.len() % 64, 0);
         assert_eq!(&h[..8], b"\x93NUMPY\x01\x00");
         assert_eq!(usize::from(u16::from_le_bytes([h[8], h[9]])), h.len() - 10);
@@ -121,14 +182,14 @@ mod tests {
 
     #[test]
     fn one_and_zero_dimensional_shapes_are_python_tuples() {
-        assert!(dict_of(&header("|u1", &[5])).contains("'shape': (5,), "));
-        assert!(dict_of(&header("|b1", &[])).contains("'shape': (), "));
+        assert!(dict_of(&header("'|u1'", &[5])).contains("'shape': (5,), "));
+        assert!(dict_of(&header("'|b1'", &[])).contains("'shape': (), "));
     }
 
     #[test]
     fn very_long_headers_use_version_two() {
         let shape = vec![1u64; 30_000];
-        let h = header("<i2", &shape);
+        let h = header("'<i2'", &shape);
         assert_eq!(&h[6..8], &[2, 0]);
         let len = u32::from_le_bytes([h[8], h[9], h[10], h[11]]) as usize;
         assert_eq!(len, h.len() - 12);
@@ -146,9 +207,36 @@ mod tests {
 
     #[test]
     fn descr_matches_numpy_type_strings() {
-        assert_eq!(descr(&DataType::Complex128).unwrap(), "<c16");
-        assert_eq!(descr(&DataType::RawBits(24)).unwrap(), "|V3");
-        assert_eq!(descr(&DataType::Int8).unwrap(), "|i1");
-        assert_eq!(descr(&DataType::Float16).unwrap(), "<f2");
+        assert_eq!(descr(&DataType::Complex128).unwrap(), "'<c16'");
+        assert_eq!(descr(&DataType::RawBits(24)).unwrap(), "'|V3'");
+        assert_eq!(descr(&DataType::Int8).unwrap(), "'|i1'");
+        assert_eq!(descr(&DataType::Float16).unwrap(), "'<f2'");
+        assert_eq!(descr(&DataType::FixedBytes(5)).unwrap(), "'|S5'");
+        assert_eq!(descr(&DataType::FixedUtf32(12)).unwrap(), "'<U3'");
+        assert!(descr(&DataType::String).is_err());
+    }
+
+    #[test]
+    fn struct_descr_is_a_list_of_field_tuples() {
+        use zarrkit::metadata::StructField;
+        let inner = DataType::Struct(vec![StructField::new("x", DataType::UInt16)]);
+        let data_type = DataType::Struct(vec![
+            StructField::new("a'\\b", DataType::Int32),
+            StructField {
+                name: "d\u{e9}".into(),
+                data_type: DataType::Int16,
+                shape: vec![2, 3],
+            },
+            StructField {
+                name: "v".into(),
+                data_type: DataType::Float64,
+                shape: vec![4],
+            },
+            StructField::new("e", inner),
+        ]);
+        assert_eq!(
+            descr(&data_type).unwrap(),
+            "[('a\\'\\\\b', '<i4'), ('d\\u00e9', '<i2', (2, 3)), ('v', '<f8', (4,)), ('e', [('x', '<u2')])]"
+        );
     }
 }

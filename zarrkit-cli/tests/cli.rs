@@ -992,3 +992,266 @@ fn info_and_tree_show_a_v1_array_with_its_meta_fields() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(run.stdout.contains("/ [6, 4] uint16"), "{}", run.stdout);
 }
+
+/// Writes a v2 `.zarray` (through zarrkit's v2 reader and writer) at `path`.
+fn create_v2(
+    store: &Arc<dyn Store>,
+    path: &str,
+    shape: &[u64],
+    dtype: serde_json::Value,
+    filters: serde_json::Value,
+) -> Array {
+    let chunks = vec![2u64; shape.len()];
+    let doc = json!({"zarr_format": 2, "shape": shape, "chunks": chunks,
+        "dtype": dtype, "compressor": {"id": "zlib", "level": 1}, "fill_value": null,
+        "order": "F", "filters": filters, "dimension_separator": "/"});
+    let metadata = zarrkit::format::v2::parse_array(doc.to_string().as_bytes(), None).unwrap();
+    zarrkit::format::write_node(
+        store.as_ref(),
+        &zarrkit::NodePath::new(path).unwrap(),
+        zarrkit::format::ZarrFormat::V2,
+        &zarrkit::metadata::NodeMetadata::Array(metadata),
+    )
+    .unwrap();
+    Array::open(store.clone(), path).unwrap()
+}
+
+/// What NumPy (`ZARRKIT_PYTHON`) loads from `npy`, without pickle: the
+/// dtype's descr and field offsets, the shape, the little-endian bytes and,
+/// for strings, the elements.
+fn numpy_load(npy: &Path) -> Option<serde_json::Value> {
+    let python = std::env::var_os("ZARRKIT_PYTHON")?;
+    let script = "import json, numpy, sys\n\
+        a = numpy.load(sys.argv[1], allow_pickle=False)\n\
+        d = a.dtype\n\
+        out = {'descr': d.descr, 'shape': list(a.shape),\n\
+               'offsets': [d.fields[n][1] for n in d.names] if d.names else None,\n\
+               'hex': a.astype(d.newbyteorder('<')).tobytes().hex()}\n\
+        if d.kind in 'US': out['values'] = [x if isinstance(x, str) else x.decode('latin1') for x in a.reshape(-1).tolist()]\n\
+        print(json.dumps(out))";
+    let output = Command::new(python)
+        .args([OsStr::new("-c"), OsStr::new(script), npy.as_os_str()])
+        .output()
+        .expect("ZARRKIT_PYTHON runs");
+    assert!(
+        output.status.success(),
+        "numpy failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    Some(serde_json::from_slice(&output.stdout).unwrap())
+}
+
+fn export_to(root: &Path, node: &str, dest: &Path) {
+    let run = zarrkit([
+        OsStr::new("export"),
+        root.as_os_str(),
+        OsStr::new(node),
+        OsStr::new("--out"),
+        dest.as_os_str(),
+    ]);
+    assert_eq!(run.code, 0, "{node}: {}", run.stderr);
+}
+
+#[test]
+fn export_writes_v2_strings_and_structs_as_npy_that_numpy_loads_without_pickle() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("strings.zarr");
+    let store = open_store(&root);
+    let whole = Region::whole(&[2, 3]);
+
+    let utf8 = create_v2(
+        &store,
+        "/utf8",
+        &[2, 3],
+        json!("|O"),
+        json!([{"id": "vlen-utf8"}]),
+    );
+    let texts = ["", "h\u{e9}llo\u{1f600}", "a", "ab'c", "\u{4e2d}", "xyz"];
+    utf8.write_strings(&whole, &texts).unwrap();
+    let bytes = create_v2(
+        &store,
+        "/bytes",
+        &[2, 3],
+        json!("|O"),
+        json!([{"id": "vlen-bytes"}]),
+    );
+    let blobs: [&[u8]; 6] = [b"", b"ab\0c", b"\xff", b"q", b"zz", b"\x01\x02"];
+    bytes.write_byte_strings(&whole, &blobs).unwrap();
+    let fixed_u = create_v2(&store, "/u", &[2, 3], json!(">U3"), json!(null));
+    fixed_u
+        .write_strings(&whole, &["", "\u{e9}", "abc", "d", "\u{1f600}x", "zz"])
+        .unwrap();
+    let fixed_s = create_v2(&store, "/s", &[2, 3], json!("|S3"), json!(null));
+    fixed_s
+        .write_byte_strings(&whole, &[&b""[..], b"a", b"abc", b"\x01", b"xy", b"q"])
+        .unwrap();
+    let dtype = json!([
+        ["a", "<i4"],
+        ["b", ">f8"],
+        ["d", "<i2", [2]],
+        ["e", [["x", "|u1"], ["y", ">u2"]]]
+    ]);
+    let records = create_v2(&store, "/records", &[2, 3], dtype, json!(null));
+    let size = records.data_type().size();
+    assert_eq!(size, 4 + 8 + 4 + 3);
+    let record_bytes: Vec<u8> = (0..6 * size).map(|i| (i * 7 + 3) as u8).collect();
+    records.write_region_bytes(&whole, &record_bytes).unwrap();
+
+    let times = create_v2(&store, "/times", &[2, 3], json!(">M8[10s]"), json!(null));
+    let counts: Vec<i64> = vec![0, 1, -1, i64::MIN, 1_700_000_000, 42];
+    times.write_region(&whole, &counts).unwrap();
+    let npy = dir.path().join("times.npy");
+    export_to(&root, "/times", &npy);
+    if let Some(loaded) = numpy_load(&npy) {
+        assert_eq!(loaded["descr"], json!([["", "<M8[10s]"]]));
+        let hex: String = counts
+            .iter()
+            .flat_map(|c| c.to_le_bytes())
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        assert_eq!(loaded["hex"], hex);
+    }
+
+    let mut checked = false;
+    for (node, descr, values) in [
+        (
+            "/utf8",
+            json!([["", "<U6"]]),
+            Some(texts.iter().map(|s| s.to_string()).collect::<Vec<_>>()),
+        ),
+        (
+            "/bytes",
+            json!([["", "|S4"]]),
+            Some(
+                blobs
+                    .iter()
+                    .map(|b| b.iter().map(|&c| char::from(c)).collect())
+                    .collect(),
+            ),
+        ),
+        (
+            "/u",
+            json!([["", "<U3"]]),
+            Some(
+                ["", "\u{e9}", "abc", "d", "\u{1f600}x", "zz"]
+                    .map(String::from)
+                    .to_vec(),
+            ),
+        ),
+        (
+            "/s",
+            json!([["", "|S3"]]),
+            Some(
+                ["", "a", "abc", "\u{1}", "xy", "q"]
+                    .map(String::from)
+                    .to_vec(),
+            ),
+        ),
+        (
+            "/records",
+            json!([
+                ["a", "<i4"],
+                ["b", "<f8"],
+                ["d", "<i2", [2]],
+                ["e", [["x", "|u1"], ["y", "<u2"]]]
+            ]),
+            None,
+        ),
+    ] {
+        let npy = dir.path().join(format!("{}.npy", &node[1..]));
+        export_to(&root, node, &npy);
+        let Some(loaded) = numpy_load(&npy) else {
+            continue;
+        };
+        checked = true;
+        assert_eq!(loaded["descr"], descr, "{node}");
+        assert_eq!(loaded["shape"], json!([2, 3]), "{node}");
+        match values {
+            // NumPy drops trailing zero bytes of `S` elements; b"ab\0c" keeps its inner zero.
+            Some(values) => assert_eq!(loaded["values"], json!(values), "{node}"),
+            None => {
+                assert_eq!(loaded["offsets"], json!([0, 4, 12, 16]));
+                let mut le = record_bytes.clone();
+                if cfg!(target_endian = "big") {
+                    for record in le.chunks_exact_mut(size) {
+                        for (offset, unit) in records.data_type().endian_units() {
+                            record[offset..offset + unit].reverse();
+                        }
+                    }
+                }
+                let hex: String = le.iter().map(|b| format!("{b:02x}")).collect();
+                assert_eq!(loaded["hex"], hex, "{node}");
+            }
+        }
+    }
+    note_numpy_skipped(checked);
+}
+
+#[test]
+fn info_and_tree_show_v2_string_struct_and_object_dtypes() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("v2s.zarr");
+    let store = open_store(&root);
+    Group::create_as(
+        store.clone(),
+        "/",
+        zarrkit::format::ZarrFormat::V2,
+        JsonMap::new(),
+    )
+    .unwrap();
+    create_v2(
+        &store,
+        "/names",
+        &[4],
+        json!("|O"),
+        json!([{"id": "vlen-utf8"}, {"id": "crc32"}]),
+    );
+    create_v2(
+        &store,
+        "/rec",
+        &[4],
+        json!([["a", ">i4"], ["s", "|S2"]]),
+        json!(null),
+    );
+    let run = zarrkit([OsStr::new("info"), root.join("names").as_os_str()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.contains("data type:          string\n"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("v2 dtype:           \"|O\"\n"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("v2 filters:         [{\"id\":\"vlen-utf8\"},{\"id\":\"crc32\"}]\n"),
+        "{}",
+        run.stdout
+    );
+    let run = zarrkit([OsStr::new("info"), root.join("rec").as_os_str()]);
+    assert!(
+        run.stdout
+            .contains("v2 dtype:           [[\"a\",\">i4\"],[\"s\",\"|S2\"]]\n"),
+        "{}",
+        run.stdout
+    );
+    let run = zarrkit([OsStr::new("tree"), root.as_os_str()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.contains(
+            "names [4] string chunks [2] (v2 dtype \"|O\", filters vlen-utf8,crc32, compressor zlib)"
+        ),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains(
+            "(v2 dtype [[\"a\",\">i4\"],[\"s\",\"|S2\"]], filters none, compressor zlib)"
+        ),
+        "{}",
+        run.stdout
+    );
+}

@@ -57,6 +57,17 @@
 //!   2022 draft `gzip`), else `bytes` alone. The reason is in
 //!   [`Action::ReEncode`].
 //!
+//! - **Strings, byte strings and structs** (v2 `|S`, `U`, `|O` with
+//!   `vlen-utf8`/`vlen-bytes`, structured dtypes) keep their data type,
+//!   which v3 names as zarr-python 3.1 does (`null_terminated_bytes`,
+//!   `fixed_length_utf32`, `string` with `vlen-utf8`, `bytes` with
+//!   `vlen-bytes`, `struct`); variable-length chunks are copied, or
+//!   re-encoded and verified element by element through the
+//!   variable-length path. A v2 struct whose fields differ in byte order
+//!   is re-encoded with one byte order (v3 `struct` has one `endian` for
+//!   all fields); a struct with a sub-array field (NumPy `[name, type,
+//!   shape]`) is refused for v3, whose `struct` fields are scalars.
+//!
 //! What cannot be adapted (a data type, fill value, storage transformer or
 //! attribute the target cannot hold, or dimension names that cannot become
 //! `_ARRAY_DIMENSIONS`) is refused by [`plan`] with
@@ -558,7 +569,8 @@ fn plan_array(
 
     // Codecs: keep the chain if the target holds it and reads it back the
     // same; otherwise re-encode.
-    let keep = fits(&with(&|m| m.codecs = source.codecs.clone()));
+    let keep = fits(&with(&|m| m.codecs = source.codecs.clone()))
+        .and_then(|()| struct_byte_order(to, source));
     let action = match keep {
         Ok(()) => {
             target.codecs = source.codecs.clone();
@@ -584,6 +596,26 @@ fn plan_array(
     };
     fits(&target).map_err(refuse)?;
     Ok((NodeMetadata::Array(target), action))
+}
+
+/// A v3 `struct` has one byte order for all its fields (the `bytes`
+/// codec's `endian`, extensions/data-types/struct "Endianness"): a v2
+/// struct whose fields differ in byte order (the internal
+/// `zarrkit.struct_bytes` codec) is re-encoded.
+fn struct_byte_order(to: ZarrFormat, source: &ArrayMetadata) -> Result<(), String> {
+    if to == ZarrFormat::V2
+        || !source
+            .codecs
+            .iter()
+            .any(|c| c.name == crate::codec::struct_bytes::NAME)
+    {
+        return Ok(());
+    }
+    Err(
+        "its struct fields differ in byte order, and outside v2 a struct has one byte order \
+         for all fields"
+            .into(),
+    )
 }
 
 fn reencode(reason: String, codecs: &[ExtensionObject]) -> Action {
@@ -880,8 +912,12 @@ fn reencode_chunk(source: &Array, target: &Array, coords: &[u64]) -> Result<(u64
         .size(&source.chunk_key(coords)?)?
         .unwrap_or(0);
     let region = source.chunk_region(coords);
-    let data = source.read_region_bytes(&region)?;
-    target.write_region_bytes(&region, &data)?;
+    if source.data_type().is_variable_length() {
+        target.write_vlen(&region, &source.read_vlen(&region)?)?;
+    } else {
+        let data = source.read_region_bytes(&region)?;
+        target.write_region_bytes(&region, &data)?;
+    }
     let written = target
         .store()
         .size(&target.chunk_key(coords)?)?
@@ -941,7 +977,11 @@ fn verify_array(
             .par_iter()
             .map(|c| {
                 let region = source.chunk_region(c);
-                Ok(source.read_region_bytes(&region)? == target.read_region_bytes(&region)?)
+                if source.data_type().is_variable_length() {
+                    Ok(source.read_vlen(&region)? == target.read_vlen(&region)?)
+                } else {
+                    Ok(source.read_region_bytes(&region)? == target.read_region_bytes(&region)?)
+                }
             })
             .collect();
         for (c, result) in batch.iter().zip(results) {

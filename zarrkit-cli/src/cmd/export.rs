@@ -8,6 +8,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, IsTerminal, Write};
 use std::path::{Path, PathBuf};
+use zarrkit::metadata::DataType;
 use zarrkit::{Array, Node, NodePath, Region};
 
 /// Arrays larger than this show a progress bar (when stderr is a terminal).
@@ -22,8 +23,14 @@ The `.npy` file (NumPy format version 1.0, or 2.0 for very long headers) \
 holds the whole array in C order, little endian, with the NumPy type of the \
 data type: bool `|b1`, int8 `|i1`, int16 `<i2`, int32 `<i4`, int64 `<i8`, \
 uint8 `|u1` ... uint64 `<u8`, float16 `<f2`, float32 `<f4`, float64 `<f8`, \
-complex64 `<c8`, complex128 `<c16`, raw bits `r<N>` `|V<N/8>`. Chunks that \
-are not stored read as the fill value. The array is read in slabs of whole \
+complex64 `<c8`, complex128 `<c16`, raw bits `r<N>` `|V<N/8>`, \
+datetime64/timedelta64 `<M8[unit]`/`<m8[unit]`, byte strings (v2 `|S<n>`) \
+`|S<n>`, UTF-32 strings (v2 `U`) `<U<n>`, and structs (v2 structured \
+dtypes) as NumPy structured dtypes with the same field names, order, \
+offsets and shapes, every field little endian. Variable-length strings \
+become `<U<n>` and variable-length byte strings `|S<n>`, `n` the longest \
+element (NumPy drops trailing zero bytes of `S` elements); the file never \
+needs pickle to load. Chunks that are not stored read as the fill value. The array is read in slabs of whole \
 rows of chunks along the first dimension, so memory use stays bounded, and \
 the file appears only when complete (it is written to a temporary file in the \
 same directory, then renamed). A progress bar is shown on stderr for arrays \
@@ -103,6 +110,9 @@ pub fn run(args: &ExportArgs, out: &mut impl Write) -> anyhow::Result<()> {
 
 /// Writes `array` as a `.npy` file at `dest`, returning the file's size.
 fn export_npy(array: &Array, dest: &Path) -> anyhow::Result<u64> {
+    if array.data_type().is_variable_length() {
+        return export_vlen_npy(array, dest);
+    }
     let data_type = array.data_type();
     let descr = npy::descr(data_type)?;
     let shape = array.shape();
@@ -116,7 +126,7 @@ fn export_npy(array: &Array, dest: &Path) -> anyhow::Result<u64> {
     let progress = progress_bar(data_bytes);
     for region in slabs(shape, array.chunk_shape(), element_size, SLAB_TARGET) {
         let mut bytes = array.read_region_bytes(&region)?;
-        npy::native_to_little_endian(&mut bytes, data_type.endian_unit());
+        npy::native_to_little_endian(&mut bytes, data_type);
         file.write_all(&bytes)?;
         if let Some(bar) = &progress {
             bar.inc(bytes.len() as u64);
@@ -126,6 +136,73 @@ fn export_npy(array: &Array, dest: &Path) -> anyhow::Result<u64> {
     if let Some(bar) = progress {
         bar.finish_and_clear();
     }
+    Ok(header.len() as u64 + data_bytes)
+}
+
+/// The size assumed for one variable-length element when sizing slabs.
+const VLEN_ELEMENT_ESTIMATE: u64 = 64;
+
+/// Writes a variable-length array (`string`, `bytes`) as a fixed-width
+/// `.npy`: strings as `<U<n>` and byte strings as `|S<n>`, `n` the longest
+/// element (in code points or bytes; at least 1). A first pass over the
+/// array finds `n`, the second writes.
+fn export_vlen_npy(array: &Array, dest: &Path) -> anyhow::Result<u64> {
+    let shape = array.shape();
+    let strings = match array.data_type() {
+        DataType::String => true,
+        DataType::Bytes => false,
+        other => bail!("data type `{other}` has no NumPy equivalent without pickle"),
+    };
+    let regions = slabs(
+        shape,
+        array.chunk_shape(),
+        VLEN_ELEMENT_ESTIMATE,
+        SLAB_TARGET,
+    );
+    let mut width = 1usize;
+    for region in &regions {
+        if strings {
+            for s in array.read_strings(region)? {
+                width = width.max(s.chars().count());
+            }
+        } else {
+            for b in array.read_byte_strings(region)? {
+                width = width.max(b.len());
+            }
+        }
+    }
+    let (descr, element_size) = if strings {
+        (format!("'<U{width}'"), width * 4)
+    } else {
+        (format!("'|S{width}'"), width)
+    };
+    let data_bytes = product(shape)
+        .and_then(|n| n.checked_mul(element_size as u64))
+        .with_context(|| format!("an array of shape {} is too large", format_shape(shape)))?;
+    let header = npy::header(&descr, shape);
+    let mut file = AtomicFile::create(dest)?;
+    file.write_all(&header)?;
+    let mut element = Vec::with_capacity(element_size);
+    for region in &regions {
+        if strings {
+            for s in array.read_strings(region)? {
+                element.clear();
+                for c in s.chars() {
+                    element.extend_from_slice(&u32::from(c).to_le_bytes());
+                }
+                element.resize(element_size, 0);
+                file.write_all(&element)?;
+            }
+        } else {
+            for b in array.read_byte_strings(region)? {
+                element.clear();
+                element.extend_from_slice(&b);
+                element.resize(element_size, 0);
+                file.write_all(&element)?;
+            }
+        }
+    }
+    file.commit()?;
     Ok(header.len() as u64 + data_bytes)
 }
 

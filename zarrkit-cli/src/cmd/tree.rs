@@ -5,6 +5,7 @@ use clap::Args;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
+use zarrkit::format::{ZarrFormat, v2};
 use zarrkit::{Array, Group, Node, format};
 
 /// The text after the options in `--help`.
@@ -85,14 +86,39 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 }
 
 fn describe_array(name: &str, array: &Array) -> String {
-    format!(
+    let mut text = format!(
         "{name} {} {} chunks {}",
         format_shape(array.shape()),
         array.data_type(),
         array
             .regular_chunk_shape()
             .map_or_else(|| "rectilinear".to_string(), format_shape)
-    )
+    );
+    if array.format() == ZarrFormat::V2 {
+        // The v2 document's own words: NumPy dtype, filters and compressor.
+        if let Ok(document) = v2::array_to_json(array.metadata()) {
+            let ids = |value: &serde_json::Value| match value {
+                serde_json::Value::Array(items) => items
+                    .iter()
+                    .map(|f| f["id"].as_str().unwrap_or("?").to_string())
+                    .collect::<Vec<_>>()
+                    .join(","),
+                serde_json::Value::Object(codec) => codec
+                    .get("id")
+                    .and_then(|id| id.as_str())
+                    .unwrap_or("?")
+                    .to_string(),
+                _ => "none".to_string(),
+            };
+            text.push_str(&format!(
+                " (v2 dtype {}, filters {}, compressor {})",
+                document["dtype"],
+                ids(&document["filters"]),
+                ids(&document["compressor"])
+            ));
+        }
+    }
+    text
 }
 
 #[derive(Default)]

@@ -46,7 +46,7 @@ fn lock(stripe: &Mutex<u64>) -> MutexGuard<'_, u64> {
 }
 
 /// Converts an error of a partial decode or encode of the chunk at `key`.
-fn partial_error(key: &StoreKey, source: CodecError, encoding: bool) -> Error {
+pub(super) fn partial_error(key: &StoreKey, source: CodecError, encoding: bool) -> Error {
     match source {
         CodecError::Store(source) => Error::Store(source),
         source @ (CodecError::Corrupt { .. }

@@ -14,9 +14,10 @@ use super::{Array, Element, Region};
 use crate::codec::ChunkRepr;
 use crate::codec::copy::BoxCopy;
 use crate::codec::vlen::VlenChunk;
+use crate::codec::{ChunkBox, CodecError};
 use crate::error::Error;
 use crate::metadata::{DataType, strings};
-use crate::store::{ReadRequest, StoreKey};
+use crate::store::{ByteRange, ReadRequest, StoreKey};
 use rayon::prelude::*;
 
 /// Where one element of a region comes from: the piece it is in and its
@@ -96,6 +97,9 @@ impl Array {
         for repr in pieces.iter().filter_map(|p| p.repr.as_ref()) {
             self.chunk_len(repr)?;
         }
+        if self.codecs.supports_partial_decode() {
+            return self.read_vlen_partial(region, &pieces, n);
+        }
         let mut sources = vec![Source::default(); n];
         let mut chunks: Vec<Option<VlenChunk>> = Vec::with_capacity(pieces.len());
         for (b, batch) in pieces.chunks(self.batch_size()).enumerate() {
@@ -147,6 +151,84 @@ impl Array {
             }
         }
         Ok(out)
+    }
+
+    /// Reads a region of a sharded variable-length array through the
+    /// chain's partial decoder: for each shard, its index and the inner
+    /// chunks the region touches, shards in parallel.
+    fn read_vlen_partial(
+        &self,
+        region: &Region,
+        pieces: &[ChunkPiece],
+        n: usize,
+    ) -> Result<VlenChunk, Error> {
+        let too_large = || Error::TooLarge {
+            path: self.path.clone(),
+            shape: region.shape().to_vec(),
+        };
+        let mut decoded: Vec<Option<VlenChunk>> = Vec::with_capacity(pieces.len());
+        for batch in pieces.chunks(self.batch_size()) {
+            let values = batch
+                .par_iter()
+                .map(|piece| self.decode_vlen_piece_partial(piece))
+                .collect::<Result<Vec<_>, _>>()?;
+            decoded.extend(values);
+        }
+        let mut sources = vec![Source::default(); n];
+        for (index, piece) in pieces.iter().enumerate() {
+            let index = u32::try_from(index).map_err(|_| too_large())?;
+            let zeros = vec![0; piece.shape.len()];
+            BoxCopy {
+                src_shape: &piece.shape,
+                src_start: &zeros,
+                dst_shape: region.shape(),
+                dst_start: &piece.in_region,
+                shape: &piece.shape,
+                elem: 1,
+            }
+            .for_each_run(|s, d, len| {
+                for j in 0..len {
+                    // A piece lies within one chunk, whose indices fit in
+                    // u32 (`chunk_len`).
+                    sources[d + j] = Source {
+                        piece: index,
+                        element: (s + j) as u32,
+                    };
+                }
+            });
+        }
+        let fill = self.fill_value().as_bytes();
+        let mut out = VlenChunk::with_capacity(n);
+        for source in sources {
+            let value = decoded[source.piece as usize]
+                .as_ref()
+                .and_then(|piece| piece.get(source.element as usize));
+            out.push(value.unwrap_or(fill));
+        }
+        Ok(out)
+    }
+
+    /// Decodes the part of a chunk that `piece` covers, reading only the
+    /// bytes it needs; starts again if a write to the chunk lands
+    /// meanwhile, so the index and the inner chunks come from one shard.
+    fn decode_vlen_piece_partial(&self, piece: &ChunkPiece) -> Result<Option<VlenChunk>, Error> {
+        let key = &piece.key;
+        let b = ChunkBox::new(piece.in_chunk.clone(), piece.shape.clone());
+        let reader = self.vlen_range_reader(key);
+        loop {
+            let seen = self.generation(key);
+            let result = self.codecs.decode_partial_vlen(
+                &reader,
+                self.piece_repr(piece),
+                std::slice::from_ref(&b),
+            );
+            if self.generation(key) != seen {
+                continue;
+            }
+            return result
+                .map(|boxes| boxes.and_then(|b| b.into_iter().next()))
+                .map_err(|source| super::io::partial_error(key, source, false));
+        }
     }
 
     /// Writes `data` (C order, one element per region element) into
@@ -210,6 +292,9 @@ impl Array {
             None => chunk_len,
             Some(repr) => self.chunk_len(repr)?,
         };
+        if !piece.covers_chunk && self.codecs.supports_partial_encode() {
+            return self.write_vlen_piece_partial(region, data, piece, chunk_len);
+        }
         // For each chunk element: the region element it takes, or
         // `usize::MAX` to keep the old element.
         let mut from_region: Vec<usize> = vec![usize::MAX; chunk_len];
@@ -260,6 +345,86 @@ impl Array {
             if self.commit(&piece.key, value.as_deref(), Some(seen))? {
                 return Ok(());
             }
+        }
+    }
+
+    /// Updates part of a chunk through the chain's partial encoder (a
+    /// sharded array: the index, the inner chunks the piece does not
+    /// cover, and only the touched ones re-encoded), committed unless
+    /// another write to the chunk's stripe landed meanwhile.
+    fn write_vlen_piece_partial(
+        &self,
+        region: &Region,
+        data: &VlenChunk,
+        piece: &ChunkPiece,
+        chunk_len: usize,
+    ) -> Result<(), Error> {
+        let key = &piece.key;
+        let mut indices = Vec::new();
+        let zeros = vec![0; piece.shape.len()];
+        BoxCopy {
+            src_shape: region.shape(),
+            src_start: &piece.in_region,
+            dst_shape: &piece.shape,
+            dst_start: &zeros,
+            shape: &piece.shape,
+            elem: 1,
+        }
+        .for_each_run(|s, _, len| indices.extend((s..s + len).map(|e| e as u64)));
+        let update = data
+            .gather(&indices, "array")
+            .map_err(|source| Error::Encode {
+                key: key.clone(),
+                source,
+            })?;
+        let updates = [(
+            ChunkBox::new(piece.in_chunk.clone(), piece.shape.clone()),
+            &update,
+        )];
+        let reader = self.vlen_range_reader(key);
+        loop {
+            let seen = self.generation(key);
+            let value =
+                match self
+                    .codecs
+                    .encode_partial_vlen(&reader, self.piece_repr(piece), &updates)
+                {
+                    Ok(value) => value,
+                    // Read while another thread replaced it: read again.
+                    Err(_) if self.generation(key) != seen => continue,
+                    Err(source) => return Err(super::io::partial_error(key, source, true)),
+                };
+            let value = match value {
+                None if self.write_empty_chunks => {
+                    let fill = VlenChunk::filled(chunk_len, self.fill_value().as_bytes());
+                    Some(
+                        self.codecs
+                            .encode_vlen(&fill, self.piece_repr(piece))
+                            .map_err(|source| Error::Encode {
+                                key: key.clone(),
+                                source,
+                            })?,
+                    )
+                }
+                value => value,
+            };
+            if self.commit(key, value.as_deref(), Some(seen))? {
+                return Ok(());
+            }
+        }
+    }
+
+    /// A reader of byte ranges of the value under `key`: each call is one
+    /// batched store read.
+    fn vlen_range_reader<'a>(
+        &'a self,
+        key: &'a StoreKey,
+    ) -> impl Fn(&[ByteRange]) -> Result<Option<Vec<Vec<u8>>>, CodecError> + Sync + 'a {
+        move |ranges: &[ByteRange]| {
+            let requests: Vec<ReadRequest> =
+                ranges.iter().map(|r| (key.clone(), Some(*r))).collect();
+            let values = self.store.get_partial_values(&requests)?;
+            Ok(values.into_iter().collect::<Option<Vec<_>>>())
         }
     }
 

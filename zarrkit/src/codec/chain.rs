@@ -299,6 +299,60 @@ impl CodecChain {
         partial::decode_partial_whole(reader, repr, boxes, |encoded| self.decode(encoded, repr))
     }
 
+    /// Decodes `boxes` of one stored chunk of variable-length elements of
+    /// `repr`, reading it through `reader`: one chunk of elements per box
+    /// (C order), or `Ok(None)` when the chunk is not stored. Reads only
+    /// what it needs when [`Self::supports_partial_decode`] (a sharded
+    /// string array reads the index and the inner chunks the boxes touch).
+    ///
+    /// # Errors
+    /// [`CodecError::OutsideChunk`] for a box outside the chunk, a read
+    /// error, or the error of a codec.
+    pub fn decode_partial_vlen(
+        &self,
+        reader: &dyn BytesRangeReader,
+        repr: &ChunkRepr,
+        boxes: &[ChunkBox],
+    ) -> Result<Option<Vec<VlenChunk>>, CodecError> {
+        partial::check_boxes(repr, boxes)?;
+        if self.is_bare() {
+            return self.array_to_bytes.decode_partial_vlen(reader, repr, boxes);
+        }
+        partial::decode_partial_vlen_whole(reader, repr, boxes, |encoded| {
+            self.decode_vlen(encoded, repr)
+        })
+    }
+
+    /// Re-encodes one stored chunk of variable-length elements of `repr`
+    /// with `updates` (boxes and their elements in C order) applied,
+    /// reading what it needs through `reader`: the new encoded chunk, or
+    /// `None` when every element is now the fill value. Rewrites only the
+    /// inner chunks it must when [`Self::supports_partial_encode`].
+    ///
+    /// # Errors
+    /// [`CodecError::OutsideChunk`], [`CodecError::WrongSize`] for an
+    /// update of the wrong length, a read error, or the error of a codec.
+    pub fn encode_partial_vlen(
+        &self,
+        reader: &dyn BytesRangeReader,
+        repr: &ChunkRepr,
+        updates: &[(ChunkBox, &VlenChunk)],
+    ) -> Result<Option<Vec<u8>>, CodecError> {
+        partial::check_boxes(repr, updates.iter().map(|(b, _)| b))?;
+        if self.is_bare() {
+            return self
+                .array_to_bytes
+                .encode_partial_vlen(reader, repr, updates);
+        }
+        partial::encode_partial_vlen_whole(
+            reader,
+            repr,
+            updates,
+            |encoded| self.decode_vlen(encoded, repr),
+            |decoded| self.encode_vlen(decoded, repr),
+        )
+    }
+
     /// Re-encodes one stored chunk of `repr` with `updates` (boxes and their
     /// elements in C order) applied, reading what it needs through `reader`.
     /// Returns the new encoded chunk, or `None` when every element is now

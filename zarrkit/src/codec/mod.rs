@@ -51,6 +51,7 @@ pub mod reshape;
 pub mod scale_offset;
 pub mod sharding;
 pub mod shuffle;
+pub mod struct_bytes;
 pub mod transpose;
 pub mod vlen;
 pub mod vlen_array;
@@ -279,6 +280,51 @@ pub trait ArrayToBytesCodec: Debug + Send + Sync {
     ) -> Result<vlen::VlenChunk, CodecError> {
         let _ = encoded;
         Err(vlen_unsupported(&self.metadata().name, repr))
+    }
+
+    /// Decodes `boxes` of a stored chunk of variable-length elements of
+    /// `repr`, reading through `reader`: one chunk of elements per box (C
+    /// order); `Ok(None)` when the chunk is not stored. The default reads
+    /// and decodes the whole value; `sharding_indexed` reads only the inner
+    /// chunks the boxes touch.
+    ///
+    /// # Errors
+    /// A read error, or the error of [`Self::decode_vlen`].
+    fn decode_partial_vlen(
+        &self,
+        reader: &dyn BytesRangeReader,
+        repr: &ChunkRepr,
+        boxes: &[ChunkBox],
+    ) -> Result<Option<Vec<vlen::VlenChunk>>, CodecError> {
+        partial::decode_partial_vlen_whole(reader, repr, boxes, |encoded| {
+            self.decode_vlen(encoded, repr)
+        })
+    }
+
+    /// Re-encodes a stored chunk of variable-length elements of `repr`
+    /// with `updates` applied (each a box and its elements in C order),
+    /// reading what it needs through `reader` (a missing chunk is all fill
+    /// value). Returns the new encoded chunk, or `None` when every element
+    /// is now the fill value. The default decodes and re-encodes the whole
+    /// chunk; `sharding_indexed` re-encodes only the inner chunks the
+    /// updates touch.
+    ///
+    /// # Errors
+    /// [`CodecError::WrongSize`] for an update with the wrong number of
+    /// elements, a read error, or the error of decoding or encoding.
+    fn encode_partial_vlen(
+        &self,
+        reader: &dyn BytesRangeReader,
+        repr: &ChunkRepr,
+        updates: &[(ChunkBox, &vlen::VlenChunk)],
+    ) -> Result<Option<Vec<u8>>, CodecError> {
+        partial::encode_partial_vlen_whole(
+            reader,
+            repr,
+            updates,
+            |encoded| self.decode_vlen(encoded, repr),
+            |decoded| self.encode_vlen(decoded, repr),
+        )
     }
 
     /// Whether [`Self::decode_partial`] reads less than the whole value.

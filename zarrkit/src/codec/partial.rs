@@ -286,6 +286,138 @@ pub(crate) fn decode_partial_whole(
         .map(Some)
 }
 
+/// The elements of box `b` of a decoded chunk of variable-length
+/// elements of `repr`, in C order.
+///
+/// # Errors
+/// [`CodecError::Corrupt`] if `chunk` has fewer elements than `repr`.
+pub(crate) fn extract_vlen_box(
+    chunk: &super::vlen::VlenChunk,
+    repr: &ChunkRepr,
+    b: &ChunkBox,
+) -> Result<super::vlen::VlenChunk, CodecError> {
+    let mut indices = Vec::new();
+    BoxCopy {
+        src_shape: &repr.shape,
+        src_start: &b.start,
+        dst_shape: &b.shape,
+        dst_start: &vec![0; b.shape.len()],
+        shape: &b.shape,
+        elem: 1,
+    }
+    .for_each_run(|s, _, len| indices.extend((s..s + len).map(|e| e as u64)));
+    chunk.gather(&indices, "partial decode")
+}
+
+/// A partial decode of variable-length elements that reads and decodes
+/// the whole value, for codecs and chains that cannot do better.
+pub(crate) fn decode_partial_vlen_whole(
+    reader: &dyn BytesRangeReader,
+    repr: &ChunkRepr,
+    boxes: &[ChunkBox],
+    decode: impl FnOnce(Vec<u8>) -> Result<super::vlen::VlenChunk, CodecError>,
+) -> Result<Option<Vec<super::vlen::VlenChunk>>, CodecError> {
+    check_boxes(repr, boxes)?;
+    let Some(encoded) = read_whole(reader)? else {
+        return Ok(None);
+    };
+    let chunk = decode(encoded)?;
+    boxes
+        .iter()
+        .map(|b| extract_vlen_box(&chunk, repr, b))
+        .collect::<Result<Vec<_>, _>>()
+        .map(Some)
+}
+
+/// Checks that each update's elements are one per element of its box.
+///
+/// # Errors
+/// [`CodecError::WrongSize`] for the first update of the wrong length.
+pub(crate) fn check_vlen_updates(
+    updates: &[(ChunkBox, &super::vlen::VlenChunk)],
+) -> Result<(), CodecError> {
+    for (b, data) in updates {
+        let expected = b.size_bytes(1)?;
+        if data.len() != expected {
+            return Err(CodecError::WrongSize {
+                expected,
+                actual: data.len(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The elements of the chunk of `shape` at `start` (within the boxes'
+/// coordinate space) after `updates`: each element from the last update
+/// whose box covers it, else from `old`, else `fill`.
+pub(crate) fn merge_vlen(
+    shape: &[u64],
+    start: &[u64],
+    old: Option<&super::vlen::VlenChunk>,
+    updates: &[(ChunkBox, &super::vlen::VlenChunk)],
+    fill: &[u8],
+) -> Result<super::vlen::VlenChunk, CodecError> {
+    let len = ChunkBox::new(start.to_vec(), shape.to_vec()).size_bytes(1)?;
+    let mut from: Vec<Option<(usize, usize)>> = vec![None; len];
+    for (k, (b, _)) in updates.iter().enumerate() {
+        let Some(common) = b.intersect(start, shape) else {
+            continue;
+        };
+        let src_start: Vec<u64> = common
+            .start
+            .iter()
+            .zip(&b.start)
+            .map(|(c, s)| c - s)
+            .collect();
+        let dst_start: Vec<u64> = common.start.iter().zip(start).map(|(c, s)| c - s).collect();
+        BoxCopy {
+            src_shape: &b.shape,
+            src_start: &src_start,
+            dst_shape: shape,
+            dst_start: &dst_start,
+            shape: &common.shape,
+            elem: 1,
+        }
+        .for_each_run(|s, d, n| {
+            for j in 0..n {
+                from[d + j] = Some((k, s + j));
+            }
+        });
+    }
+    let mut out = super::vlen::VlenChunk::with_capacity(len);
+    for (i, source) in from.into_iter().enumerate() {
+        let value = match source {
+            Some((k, e)) => updates[k].1.get(e),
+            None => old.and_then(|old| old.get(i)),
+        };
+        out.push(value.unwrap_or(fill));
+    }
+    Ok(out)
+}
+
+/// A partial encode of variable-length elements that reads, decodes and
+/// re-encodes the whole value; `None` when every element is then the fill
+/// value.
+pub(crate) fn encode_partial_vlen_whole(
+    reader: &dyn BytesRangeReader,
+    repr: &ChunkRepr,
+    updates: &[(ChunkBox, &super::vlen::VlenChunk)],
+    decode: impl FnOnce(Vec<u8>) -> Result<super::vlen::VlenChunk, CodecError>,
+    encode: impl FnOnce(&super::vlen::VlenChunk) -> Result<Vec<u8>, CodecError>,
+) -> Result<Option<Vec<u8>>, CodecError> {
+    check_boxes(repr, updates.iter().map(|(b, _)| b))?;
+    check_vlen_updates(updates)?;
+    let old = read_whole(reader)?.map(decode).transpose()?;
+    let fill = repr.fill_value.as_bytes();
+    let zeros = vec![0; repr.shape.len()];
+    let chunk = merge_vlen(&repr.shape, &zeros, old.as_ref(), updates, fill)?;
+    if chunk.iter().all(|e| e == fill) {
+        return Ok(None);
+    }
+    encode(&chunk).map(Some)
+}
+
 /// A partial encode that reads, decodes and re-encodes the whole value.
 pub(crate) fn encode_partial_whole(
     reader: &dyn BytesRangeReader,

@@ -56,6 +56,8 @@ const REGISTRY: &[(&str, Constructor)] = &[
     (super::pickle::NUMCODECS_NAME, super::pickle::create),
     #[cfg(feature = "msgpack")]
     (super::msgpack2::NAME, super::msgpack2::create),
+    // v2 structs whose fields differ in byte order (format/v2.rs).
+    (super::struct_bytes::NAME, super::struct_bytes::create),
     // Registered v3 extension codecs (zarr-extensions).
     (super::bitround_v3::NAME, super::bitround_v3::create),
     (super::reshape::NAME, super::reshape::create),

@@ -11,6 +11,11 @@
 //! ([`ArrayToBytesCodec::decode_partial`]); rewriting part of a shard
 //! decodes only the inner chunks the update covers in part and copies the
 //! stored bytes of the rest unchanged ([`ArrayToBytesCodec::encode_partial`]).
+//! Shards of variable-length elements (`string`, `bytes`; zarr-python
+//! writes these with inner `vlen-utf8` + `zstd`) are split and joined by
+//! element through [`ArrayToBytesCodec::encode_vlen`] and
+//! [`ArrayToBytesCodec::decode_vlen`], with the same index and the same
+//! rule for inner chunks that are all fill value.
 //!
 //! ```
 //! # use zarrkit::codec::sharding::{IndexLocation, ShardingConfig};
@@ -28,6 +33,7 @@
 
 use super::copy::BoxCopy;
 use super::partial::{self, BytesRangeReader, ChunkBox};
+use super::vlen::VlenChunk;
 use super::{
     ArrayToBytesCodec, ChunkRepr, Codec, CodecChain, CodecError, bytes::BytesCodec,
     codec_from_metadata, registry::parse_configuration,
@@ -230,6 +236,51 @@ struct Shard {
 }
 
 impl Shard {
+    /// The copy between inner chunk `i` and the box `b` (shard
+    /// coordinates) of the elements they share, from the inner chunk to a
+    /// buffer of the box's shape (`to_box`) or the other way, or `None`
+    /// when they share none.
+    fn shared_copy<'a>(
+        &'a self,
+        b: &'a ChunkBox,
+        i: usize,
+        elem: usize,
+        to_box: bool,
+        offsets: &'a mut (Vec<u64>, Vec<u64>, Vec<u64>),
+    ) -> Option<BoxCopy<'a>> {
+        let start = self.start(i);
+        let common = b.intersect(&start, &self.inner_shape)?;
+        let rel = |origin: &[u64]| -> Vec<u64> {
+            common
+                .start
+                .iter()
+                .zip(origin)
+                .map(|(c, s)| c - s)
+                .collect()
+        };
+        *offsets = (rel(&start), rel(&b.start), common.shape);
+        let (in_inner, in_box, shape) = (&offsets.0, &offsets.1, &offsets.2);
+        Some(if to_box {
+            BoxCopy {
+                src_shape: &self.inner_shape,
+                src_start: in_inner,
+                dst_shape: &b.shape,
+                dst_start: in_box,
+                shape,
+                elem,
+            }
+        } else {
+            BoxCopy {
+                src_shape: &b.shape,
+                src_start: in_box,
+                dst_shape: &self.inner_shape,
+                dst_start: in_inner,
+                shape,
+                elem,
+            }
+        })
+    }
+
     /// The number of elements of one inner chunk.
     fn inner_len(&self) -> u64 {
         self.inner_shape.iter().product()
@@ -303,6 +354,23 @@ impl Shard {
         self.inner_repr.fill_value.fill(&mut chunk);
         Ok(chunk)
     }
+}
+
+/// The number of elements of a shard, as a `usize`.
+fn shard_elements(shard: &Shard) -> Result<usize, CodecError> {
+    shard_elements_of(&shard.shape, &shard.shape)
+}
+
+/// The number of elements of `shape`, as a `usize` (`TooLarge` naming
+/// `shard_shape` otherwise).
+fn shard_elements_of(shape: &[u64], shard_shape: &[u64]) -> Result<usize, CodecError> {
+    shape
+        .iter()
+        .try_fold(1u64, |acc, &n| acc.checked_mul(n))
+        .and_then(|n| usize::try_from(n).ok())
+        .ok_or_else(|| CodecError::TooLarge {
+            shape: shard_shape.to_vec(),
+        })
 }
 
 fn corrupt(reason: String) -> CodecError {
@@ -486,13 +554,9 @@ impl ShardingCodec {
         Ok(Some(out))
     }
 
-    /// Decodes the inner chunks of a whole shard held in memory into `out`.
-    fn decode_shard_into(
-        &self,
-        shard: &Shard,
-        encoded: &[u8],
-        out: &mut [u8],
-    ) -> Result<(), CodecError> {
+    /// Decodes the index of a whole shard held in memory, checking every
+    /// stored inner chunk lies within it.
+    fn whole_index(&self, shard: &Shard, encoded: &[u8]) -> Result<Vec<u64>, CodecError> {
         let len = encoded.len() as u64;
         if len < shard.index_size {
             return Err(corrupt(format!(
@@ -505,7 +569,32 @@ impl ShardingCodec {
             IndexLocation::Start => &encoded[..shard.index_size as usize],
             IndexLocation::End => &encoded[(len - shard.index_size) as usize..],
         };
-        let index = self.decode_index(shard, index_bytes.to_vec(), Some(len))?;
+        self.decode_index(shard, index_bytes.to_vec(), Some(len))
+    }
+
+    /// Calls `f(shard_element, inner_element)` for every element of inner
+    /// chunk `i`, as runs: `f(shard_offset, inner_offset, len)` in elements.
+    fn for_each_inner_run(shard: &Shard, i: usize, f: impl FnMut(usize, usize, usize)) {
+        let zeros = vec![0u64; shard.shape.len()];
+        BoxCopy {
+            src_shape: &shard.shape,
+            src_start: &shard.start(i),
+            dst_shape: &shard.inner_shape,
+            dst_start: &zeros,
+            shape: &shard.inner_shape,
+            elem: 1,
+        }
+        .for_each_run(f);
+    }
+
+    /// Decodes the inner chunks of a whole shard held in memory into `out`.
+    fn decode_shard_into(
+        &self,
+        shard: &Shard,
+        encoded: &[u8],
+        out: &mut [u8],
+    ) -> Result<(), CodecError> {
+        let index = self.whole_index(shard, encoded)?;
         let decode_one = |i: usize| -> Result<Option<Vec<u8>>, CodecError> {
             Self::entry(&index, i)
                 .map(|(offset, nbytes)| {
@@ -698,6 +787,229 @@ impl ArrayToBytesCodec for ShardingCodec {
         self.decode_shard_into(&shard, &encoded, out)
     }
 
+    /// Splits a shard of variable-length elements into inner chunks and
+    /// encodes each with the inner chain, in parallel; inner chunks whose
+    /// every element is the fill value are not stored.
+    fn encode_vlen(&self, decoded: &VlenChunk, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
+        let shard = self.shard(repr)?;
+        let expected = shard_elements(&shard)?;
+        if decoded.len() != expected {
+            return Err(CodecError::WrongSize {
+                expected,
+                actual: decoded.len(),
+            });
+        }
+        let fill = shard.inner_repr.fill_value.as_bytes();
+        let inner_len = shard_elements_of(&shard.inner_shape, &shard.shape)?;
+        let encoded = (0..shard.n)
+            .into_par_iter()
+            .map(|i| {
+                let mut indices = Vec::with_capacity(inner_len);
+                Self::for_each_inner_run(&shard, i, |s, _, len| {
+                    indices.extend((s..s + len).map(|e| e as u64));
+                });
+                let chunk = decoded.gather(&indices, NAME)?;
+                if chunk.iter().all(|e| e == fill) {
+                    return Ok(None);
+                }
+                shard.inner.encode_vlen(&chunk, &shard.inner_repr).map(Some)
+            })
+            .collect::<Result<Vec<_>, CodecError>>()?;
+        let chunks: Vec<Option<&[u8]>> = encoded.iter().map(Option::as_deref).collect();
+        self.assemble(&shard, &chunks)
+    }
+
+    /// Decodes the stored inner chunks in parallel and puts their elements
+    /// in shard order; missing inner chunks read as the fill value.
+    fn decode_vlen(&self, encoded: Vec<u8>, repr: &ChunkRepr) -> Result<VlenChunk, CodecError> {
+        let shard = self.shard(repr)?;
+        let total = shard_elements(&shard)?;
+        let inner_len = shard_elements_of(&shard.inner_shape, &shard.shape)?;
+        let index = self.whole_index(&shard, &encoded)?;
+        let inner = (0..shard.n)
+            .into_par_iter()
+            .map(|i| {
+                let Some((offset, nbytes)) = Self::entry(&index, i) else {
+                    return Ok(None);
+                };
+                // Checked against the shard's length in `whole_index`.
+                let bytes = encoded[offset as usize..(offset + nbytes) as usize].to_vec();
+                let chunk = shard.inner.decode_vlen(bytes, &shard.inner_repr)?;
+                if chunk.len() != inner_len {
+                    return Err(corrupt(format!(
+                        "inner chunk {i} has {} elements, expected {inner_len}",
+                        chunk.len()
+                    )));
+                }
+                Ok(Some(chunk))
+            })
+            .collect::<Result<Vec<_>, CodecError>>()?;
+        // For each shard element: its inner chunk and its index there.
+        let mut sources = vec![(0usize, 0usize); total];
+        for i in 0..shard.n {
+            Self::for_each_inner_run(&shard, i, |s, d, len| {
+                for j in 0..len {
+                    sources[s + j] = (i, d + j);
+                }
+            });
+        }
+        let fill = shard.inner_repr.fill_value.as_bytes();
+        let mut out = VlenChunk::with_capacity(total);
+        for (i, e) in sources {
+            let value = match &inner[i] {
+                Some(chunk) => chunk.get(e).unwrap_or(fill),
+                None => fill,
+            };
+            out.push(value);
+        }
+        Ok(out)
+    }
+
+    /// Reads the index (one ranged read), then the inner chunks the boxes
+    /// touch (one batch), and decodes those in parallel; the boxes' other
+    /// elements are the fill value.
+    fn decode_partial_vlen(
+        &self,
+        reader: &dyn BytesRangeReader,
+        repr: &ChunkRepr,
+        boxes: &[ChunkBox],
+    ) -> Result<Option<Vec<VlenChunk>>, CodecError> {
+        partial::check_boxes(repr, boxes)?;
+        let shard = self.shard(repr)?;
+        let Some(index) = self.read_index(&shard, reader)? else {
+            return Ok(None);
+        };
+        let mut wanted = Vec::new();
+        for b in boxes {
+            shard.for_each_touched(b, |i| wanted.push(i));
+        }
+        wanted.sort_unstable();
+        wanted.dedup();
+        let Some(stored) = Self::read_inner(reader, &index, &wanted)? else {
+            return Ok(None);
+        };
+        let inner_len = shard_elements_of(&shard.inner_shape, &shard.shape)?;
+        let decoded: BTreeMap<usize, VlenChunk> = stored
+            .into_par_iter()
+            .map(|(i, bytes)| {
+                let chunk = shard.inner.decode_vlen(bytes, &shard.inner_repr)?;
+                if chunk.len() != inner_len {
+                    return Err(corrupt(format!(
+                        "inner chunk {i} has {} elements, expected {inner_len}",
+                        chunk.len()
+                    )));
+                }
+                Ok((i, chunk))
+            })
+            .collect::<Result<_, CodecError>>()?;
+        let fill = shard.inner_repr.fill_value.as_bytes();
+        boxes
+            .iter()
+            .map(|b| {
+                // For each element of the box: its inner chunk and its
+                // index there, or `None` for the fill value.
+                let mut sources: Vec<Option<(usize, usize)>> = vec![None; b.size_bytes(1)?];
+                shard.for_each_touched(b, |i| {
+                    if !decoded.contains_key(&i) {
+                        return;
+                    }
+                    let mut offsets = Default::default();
+                    if let Some(copy) = shard.shared_copy(b, i, 1, true, &mut offsets) {
+                        copy.for_each_run(|s, d, len| {
+                            for j in 0..len {
+                                sources[d + j] = Some((i, s + j));
+                            }
+                        });
+                    }
+                });
+                let mut out = VlenChunk::with_capacity(sources.len());
+                for source in sources {
+                    let value = source
+                        .and_then(|(i, e)| decoded.get(&i).and_then(|chunk| chunk.get(e)))
+                        .unwrap_or(fill);
+                    out.push(value);
+                }
+                Ok(out)
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(Some)
+    }
+
+    /// Reads the index and the stored bytes of every inner chunk the
+    /// updates do not cover entirely, decodes only those the updates touch,
+    /// re-encodes those in parallel, and copies the stored bytes of the
+    /// rest unchanged.
+    fn encode_partial_vlen(
+        &self,
+        reader: &dyn BytesRangeReader,
+        repr: &ChunkRepr,
+        updates: &[(ChunkBox, &VlenChunk)],
+    ) -> Result<Option<Vec<u8>>, CodecError> {
+        partial::check_boxes(repr, updates.iter().map(|(b, _)| b))?;
+        partial::check_vlen_updates(updates)?;
+        let shard = self.shard(repr)?;
+        let index = self
+            .read_index(&shard, reader)?
+            .unwrap_or_else(|| vec![EMPTY; 2 * shard.n]);
+        let mut touched = vec![false; shard.n];
+        let mut covered = vec![false; shard.n];
+        for (b, _) in updates {
+            shard.for_each_touched(b, |i| {
+                touched[i] = true;
+                let start = shard.start(i);
+                covered[i] |= (0..start.len()).all(|d| {
+                    b.start[d] <= start[d]
+                        && start[d] + shard.inner_shape[d] <= b.start[d] + b.shape[d]
+                });
+            });
+        }
+        let wanted: Vec<usize> = (0..shard.n).filter(|&i| !covered[i]).collect();
+        let stored = Self::read_inner(reader, &index, &wanted)?.unwrap_or_default();
+        let fill = shard.inner_repr.fill_value.as_bytes();
+        let inner_len = shard_elements_of(&shard.inner_shape, &shard.shape)?;
+        let rewritten = (0..shard.n)
+            .into_par_iter()
+            .filter(|&i| touched[i])
+            .map(|i| {
+                let old = match stored.get(&i) {
+                    Some(bytes) if !covered[i] => {
+                        let chunk = shard.inner.decode_vlen(bytes.clone(), &shard.inner_repr)?;
+                        if chunk.len() != inner_len {
+                            return Err(corrupt(format!(
+                                "inner chunk {i} has {} elements, expected {inner_len}",
+                                chunk.len()
+                            )));
+                        }
+                        Some(chunk)
+                    }
+                    _ => None,
+                };
+                let chunk = partial::merge_vlen(
+                    &shard.inner_shape,
+                    &shard.start(i),
+                    old.as_ref(),
+                    updates,
+                    fill,
+                )?;
+                if chunk.iter().all(|e| e == fill) {
+                    return Ok((i, None));
+                }
+                let encoded = shard.inner.encode_vlen(&chunk, &shard.inner_repr)?;
+                Ok((i, Some(encoded)))
+            })
+            .collect::<Result<BTreeMap<usize, Option<Vec<u8>>>, CodecError>>()?;
+        let chunks: Vec<Option<&[u8]>> = (0..shard.n)
+            .map(|i| match rewritten.get(&i) {
+                Some(new) => new.as_deref(),
+                None => stored.get(&i).map(Vec::as_slice),
+            })
+            .collect();
+        if chunks.iter().all(Option::is_none) {
+            return Ok(None);
+        }
+        self.assemble(&shard, &chunks).map(Some)
+    }
+
     fn supports_partial_decode(&self) -> bool {
         true
     }
@@ -814,29 +1126,9 @@ impl ArrayToBytesCodec for ShardingCodec {
                     let Some(chunk) = decoded.get(&i) else {
                         return;
                     };
-                    let start = shard.start(i);
-                    if let Some(common) = b.intersect(&start, &shard.inner_shape) {
-                        let src_start: Vec<u64> = common
-                            .start
-                            .iter()
-                            .zip(&start)
-                            .map(|(c, s)| c - s)
-                            .collect();
-                        let dst_start: Vec<u64> = common
-                            .start
-                            .iter()
-                            .zip(&b.start)
-                            .map(|(c, s)| c - s)
-                            .collect();
-                        BoxCopy {
-                            src_shape: &shard.inner_shape,
-                            src_start: &src_start,
-                            dst_shape: &b.shape,
-                            dst_start: &dst_start,
-                            shape: &common.shape,
-                            elem: shard.elem,
-                        }
-                        .run(chunk, &mut out);
+                    let mut offsets = Default::default();
+                    if let Some(copy) = shard.shared_copy(b, i, shard.elem, true, &mut offsets) {
+                        copy.run(chunk, &mut out);
                     }
                 });
                 Ok(out)
@@ -924,30 +1216,10 @@ impl ArrayToBytesCodec for ShardingCodec {
                     }
                     _ => shard.fill_chunk()?,
                 };
-                let start = shard.start(i);
                 for (b, data) in updates {
-                    if let Some(common) = b.intersect(&start, &shard.inner_shape) {
-                        let src_start: Vec<u64> = common
-                            .start
-                            .iter()
-                            .zip(&b.start)
-                            .map(|(c, s)| c - s)
-                            .collect();
-                        let dst_start: Vec<u64> = common
-                            .start
-                            .iter()
-                            .zip(&start)
-                            .map(|(c, s)| c - s)
-                            .collect();
-                        BoxCopy {
-                            src_shape: &b.shape,
-                            src_start: &src_start,
-                            dst_shape: &shard.inner_shape,
-                            dst_start: &dst_start,
-                            shape: &common.shape,
-                            elem: shard.elem,
-                        }
-                        .run(data, &mut chunk);
+                    let mut offsets = Default::default();
+                    if let Some(copy) = shard.shared_copy(b, i, shard.elem, false, &mut offsets) {
+                        copy.run(data, &mut chunk);
                     }
                 }
                 Ok((i, Self::encode_inner(&shard, chunk)?))
@@ -1296,5 +1568,232 @@ mod tests {
         };
         let err = create(&ExtensionObject::with_configuration(NAME, config)).unwrap_err();
         assert!(err.to_string().contains("index_codecs"), "{err}");
+    }
+
+    fn string_repr(shape: &[u64]) -> ChunkRepr {
+        ChunkRepr {
+            shape: shape.to_vec(),
+            data_type: DataType::String,
+            fill_value: FillValue::new(b"-".to_vec()),
+        }
+    }
+
+    fn vlen_sharding(location: IndexLocation, checksum: bool) -> ShardingCodec {
+        let utf8 = Codec::ArrayToBytes(Arc::new(crate::codec::vlen::VlenCodec::utf8()));
+        ShardingCodec::new(&[2, 2], vec![utf8])
+            .with_index_location(location)
+            .with_index_checksum(checksum)
+            .unwrap()
+    }
+
+    #[test]
+    fn string_shards_skip_all_fill_inner_chunks_in_every_layout() {
+        let r = string_repr(&[2, 4]);
+        // Inner chunk 0 is a b / c d; inner chunk 1 (columns 2..4) is all fill.
+        let data = VlenChunk::from_items(["a", "bé", "-", "-", "c", "", "-", "-"]);
+        for location in [IndexLocation::Start, IndexLocation::End] {
+            for checksum in [false, true] {
+                let codec = vlen_sharding(location, checksum);
+                let encoded = codec.encode_vlen(&data, &r).unwrap();
+                // One inner chunk: count + 4 lengths + 4 bytes of text.
+                let inner_len = 4 + 4 * 4 + "abéc".len();
+                let index_len = 32 + if checksum { 4 } else { 0 };
+                assert_eq!(encoded.len(), inner_len + index_len);
+                let index_at = match location {
+                    IndexLocation::Start => 0,
+                    IndexLocation::End => inner_len,
+                };
+                let word = |k: usize| {
+                    u64::from_le_bytes(
+                        encoded[index_at + 8 * k..index_at + 8 * k + 8]
+                            .try_into()
+                            .unwrap(),
+                    )
+                };
+                let first = if location == IndexLocation::Start {
+                    index_len as u64
+                } else {
+                    0
+                };
+                assert_eq!([word(0), word(1)], [first, inner_len as u64]);
+                assert_eq!([word(2), word(3)], [EMPTY, EMPTY]);
+                assert_eq!(codec.decode_vlen(encoded, &r).unwrap(), data);
+            }
+        }
+    }
+
+    #[test]
+    fn nested_string_shards_round_trip() {
+        let utf8 = Codec::ArrayToBytes(Arc::new(crate::codec::vlen::VlenCodec::utf8()));
+        let inner = ShardingCodec::new(&[1, 2], vec![utf8]);
+        let outer = ShardingCodec::new(&[2, 2], vec![Codec::ArrayToBytes(Arc::new(inner))]);
+        let r = string_repr(&[4, 4]);
+        let data = VlenChunk::from_items((0..16).map(|i| {
+            if i % 3 == 0 {
+                "-".to_string()
+            } else {
+                format!("v{i}")
+            }
+        }));
+        let encoded = outer.encode_vlen(&data, &r).unwrap();
+        assert_eq!(outer.decode_vlen(encoded, &r).unwrap(), data);
+        // Every element the fill value: every inner chunk is missing.
+        let fill = VlenChunk::filled(16, b"-");
+        let encoded = outer.encode_vlen(&fill, &r).unwrap();
+        assert_eq!(encoded.len(), 4 * 16 + 4);
+        assert_eq!(outer.decode_vlen(encoded, &r).unwrap(), fill);
+    }
+
+    #[test]
+    fn corrupt_string_shards_are_errors_not_panics() {
+        let codec = vlen_sharding(IndexLocation::End, false);
+        let r = string_repr(&[2, 4]);
+        let data = VlenChunk::from_items(["a", "b", "c", "d", "e", "f", "g", "h"]);
+        let good = codec.encode_vlen(&data, &r).unwrap();
+        assert!(
+            codec
+                .encode_vlen(&VlenChunk::from_items(["a"]), &r)
+                .is_err()
+        );
+        for cut in [0, 5, good.len() - 1] {
+            assert!(
+                codec.decode_vlen(good[..cut].to_vec(), &r).is_err(),
+                "{cut}"
+            );
+        }
+        for at in 0..good.len() {
+            let mut bad = good.clone();
+            bad[at] ^= 0x5a;
+            // Any outcome but a panic; a decoded shard has every element.
+            if let Ok(chunk) = codec.decode_vlen(bad, &r) {
+                assert_eq!(chunk.len(), 8);
+            }
+        }
+    }
+
+    #[test]
+    fn partial_string_reads_decode_only_the_inner_chunks_they_touch() {
+        let codec = vlen_sharding(IndexLocation::End, true);
+        let r = string_repr(&[4, 4]);
+        let data = VlenChunk::from_items((0..16).map(|i| {
+            if i == 5 {
+                "-".to_string()
+            } else {
+                format!("e{i}")
+            }
+        }));
+        let encoded = codec.encode_vlen(&data, &r).unwrap();
+        let requests = Mutex::new(Vec::new());
+        let reader = |ranges: &[ByteRange]| {
+            requests.lock().unwrap().push(ranges.to_vec());
+            SliceReader(Some(&encoded)).read_ranges(ranges)
+        };
+        // Rows 1..3, columns 1..2: inner chunks (0, 0) and (1, 0).
+        let b = ChunkBox::new(vec![1, 1], vec![2, 1]);
+        let whole = ChunkBox::new(vec![0, 0], vec![4, 4]);
+        let out = codec
+            .decode_partial_vlen(&reader, &r, &[b, whole])
+            .unwrap()
+            .unwrap();
+        assert_eq!(out[0], VlenChunk::from_items(["-", "e9"]));
+        assert_eq!(out[1], data);
+        // The index, then one batch of inner chunks.
+        assert_eq!(requests.lock().unwrap().len(), 2);
+        requests.lock().unwrap().clear();
+        let corner = ChunkBox::new(vec![3, 3], vec![1, 1]);
+        let out = codec
+            .decode_partial_vlen(&reader, &r, std::slice::from_ref(&corner))
+            .unwrap()
+            .unwrap();
+        assert_eq!(out[0], VlenChunk::from_items(["e15"]));
+        let batches = requests.lock().unwrap().clone();
+        // One inner chunk of 4 elements: 4 + 4 * 4 + "e10e11e14e15".len() bytes.
+        assert_eq!(batches.len(), 2);
+        assert!(
+            matches!(
+                batches[1].as_slice(),
+                [ByteRange::FromStart {
+                    length: Some(32),
+                    ..
+                }]
+            ),
+            "{batches:?}"
+        );
+        // A missing shard is `None`; a box outside the shard is an error.
+        assert_eq!(
+            codec
+                .decode_partial_vlen(&SliceReader(None), &r, &[corner])
+                .unwrap(),
+            None
+        );
+        let outside = ChunkBox::new(vec![3, 3], vec![2, 1]);
+        assert!(codec.decode_partial_vlen(&reader, &r, &[outside]).is_err());
+    }
+
+    #[test]
+    fn partial_string_writes_decode_only_the_inner_chunks_they_touch() {
+        let codec = vlen_sharding(IndexLocation::Start, true);
+        let r = string_repr(&[4, 4]);
+        let data = VlenChunk::from_items((0..16).map(|i| format!("e{i}")));
+        let encoded = codec.encode_vlen(&data, &r).unwrap();
+        let requests = Mutex::new(Vec::new());
+        let reader = |ranges: &[ByteRange]| {
+            requests.lock().unwrap().push(ranges.to_vec());
+            SliceReader(Some(&encoded)).read_ranges(ranges)
+        };
+        // (1, 1) in inner chunk (0, 0), and all of inner chunk (1, 1).
+        let one = VlenChunk::from_items(["x"]);
+        let four = VlenChunk::from_items(["-", "-", "-", "-"]);
+        let updates = [
+            (ChunkBox::new(vec![1, 1], vec![1, 1]), &one),
+            (ChunkBox::new(vec![2, 2], vec![2, 2]), &four),
+        ];
+        let new = codec
+            .encode_partial_vlen(&reader, &r, &updates)
+            .unwrap()
+            .unwrap();
+        // The index, then one batch of the three inner chunks not covered.
+        let batches = requests.lock().unwrap().clone();
+        assert_eq!(batches.len(), 2);
+        assert_eq!(batches[1].len(), 1, "coalesced: {batches:?}");
+        let mut expected: Vec<String> = (0..16).map(|i| format!("e{i}")).collect();
+        expected[5] = "x".into();
+        for i in [10, 11, 14, 15] {
+            expected[i] = "-".into();
+        }
+        assert_eq!(
+            codec.decode_vlen(new.clone(), &r).unwrap(),
+            VlenChunk::from_items(&expected)
+        );
+        // Inner chunk (1, 1) is now all fill: not stored. Untouched inner
+        // chunks (0, 1) and (1, 0) keep their stored bytes.
+        let word = |k: usize| u64::from_le_bytes(new[8 * k..8 * k + 8].try_into().unwrap());
+        assert_eq!([word(6), word(7)], [EMPTY, EMPTY]);
+        let old_word = |k: usize| u64::from_le_bytes(encoded[8 * k..8 * k + 8].try_into().unwrap());
+        for i in [1, 2] {
+            let (o, n) = (old_word(2 * i) as usize, old_word(2 * i + 1) as usize);
+            let (p, m) = (word(2 * i) as usize, word(2 * i + 1) as usize);
+            assert_eq!(new[p..p + m], encoded[o..o + n]);
+        }
+        // Into a missing shard: only the touched inner chunk is stored;
+        // fill everywhere gives `None`; a wrong-length update is an error.
+        let new = codec
+            .encode_partial_vlen(&SliceReader(None), &r, &updates[..1])
+            .unwrap()
+            .unwrap();
+        let mut expected = vec!["-".to_string(); 16];
+        expected[5] = "x".into();
+        assert_eq!(
+            codec.decode_vlen(new, &r).unwrap(),
+            VlenChunk::from_items(&expected)
+        );
+        assert_eq!(
+            codec
+                .encode_partial_vlen(&SliceReader(None), &r, &updates[1..])
+                .unwrap(),
+            None
+        );
+        let short = [(ChunkBox::new(vec![0, 0], vec![2, 2]), &one)];
+        assert!(codec.encode_partial_vlen(&reader, &r, &short).is_err());
     }
 }

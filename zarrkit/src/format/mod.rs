@@ -335,6 +335,26 @@ fn is_draft_entry_point(bytes: &[u8]) -> bool {
         .unwrap_or(false)
 }
 
+/// v3 `struct` fields are scalars (extensions/data-types/struct): a field
+/// with a shape (NumPy's `[name, type, shape]`, from v2) has no v3 form.
+fn check_v3_struct_fields(data_type: &DataType) -> Result<(), MetadataError> {
+    if let DataType::Struct(fields) = data_type {
+        for field in fields {
+            if !field.shape.is_empty() {
+                return Err(MetadataError::NotRepresentable {
+                    format: "v3",
+                    what: format!(
+                        "the struct field `{}` with the shape {:?} (v3 `struct` fields are scalars)",
+                        field.name, field.shape
+                    ),
+                });
+            }
+            check_v3_struct_fields(&field.data_type)?;
+        }
+    }
+    Ok(())
+}
+
 /// The document of a node in `format`, as [`write_node`] would store it
 /// (for the v3 drafts, without the entry point).
 ///
@@ -346,12 +366,14 @@ pub fn serialize_node(
     metadata: &NodeMetadata,
 ) -> Result<Vec<u8>, MetadataError> {
     match format {
-        ZarrFormat::V3 => Ok(v3::serialize_node(metadata)),
-        ZarrFormat::V2 => Ok(v2::to_bytes(&match metadata {
-            NodeMetadata::Array(array) => {
-                refuse_v2_strings(array)?;
-                v2::array_to_json(array)?
+        ZarrFormat::V3 => {
+            if let NodeMetadata::Array(array) = metadata {
+                check_v3_struct_fields(&array.data_type)?;
             }
+            Ok(v3::serialize_node(metadata))
+        }
+        ZarrFormat::V2 => Ok(v2::to_bytes(&match metadata {
+            NodeMetadata::Array(array) => v2::array_to_json(array)?,
             NodeMetadata::Group(_) => v2::group_to_json(),
         })),
         ZarrFormat::V1 => v1::serialize_node(metadata),
@@ -428,7 +450,10 @@ pub fn write_node(
         }
     }
     let key = metadata_key(format, path)?;
-    let bytes = v3::serialize_node(metadata);
+    let bytes = serialize_node(format, metadata).map_err(|source| Error::InvalidMetadata {
+        path: path.clone(),
+        source,
+    })?;
     store.set(&key, &bytes)?;
     Ok(())
 }
@@ -500,31 +525,14 @@ fn read_v2_node(store: &dyn Store, path: &NodePath) -> Result<Option<NodeMetadat
     Ok(Some(metadata))
 }
 
-/// `v2::array_to_json` does not know NumPy's fixed-length string and
-/// structured types yet and would write them as `|V<n>`: refuse them.
-fn refuse_v2_strings(array: &crate::metadata::ArrayMetadata) -> Result<(), MetadataError> {
-    if numpy_types::is_numpy_string_or_struct(&array.data_type) {
-        return Err(MetadataError::NotRepresentable {
-            format: "v2",
-            what: format!(
-                "the data type `{}` (v2 string and structured types are not written yet, #4)",
-                array.data_type
-            ),
-        });
-    }
-    Ok(())
-}
-
 fn write_v2_node(store: &dyn Store, path: &NodePath, metadata: &NodeMetadata) -> Result<(), Error> {
     let (name, document, attributes) = match metadata {
         NodeMetadata::Array(array) => (
             v2::ARRAY_KEY,
-            refuse_v2_strings(array)
-                .and_then(|()| v2::array_to_json(array))
-                .map_err(|source| Error::InvalidMetadata {
-                    path: path.clone(),
-                    source,
-                })?,
+            v2::array_to_json(array).map_err(|source| Error::InvalidMetadata {
+                path: path.clone(),
+                source,
+            })?,
             &array.attributes,
         ),
         NodeMetadata::Group(group) => (v2::GROUP_KEY, v2::group_to_json(), &group.attributes),

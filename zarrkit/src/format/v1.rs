@@ -191,10 +191,17 @@ fn check_dtype(value: &Value) -> Result<DataType, MetadataError> {
         return Ok(data_type);
     }
     let (data_type, _) = v2::dtype_from_json(value).map_err(as_v1_error)?;
-    if let DataType::RawBits(_) = data_type {
+    if let DataType::RawBits(_)
+    | DataType::FixedBytes(_)
+    | DataType::FixedUtf32(_)
+    | DataType::Struct(_) = data_type
+    {
         return Err(MetadataError::UnsupportedExtension {
             point: "v1 data type",
-            name: value.as_str().unwrap_or_default().to_string(),
+            name: match value.as_str() {
+                Some(text) => text.to_string(),
+                None => format!("structured {value}"),
+            },
         });
     }
     Ok(data_type)

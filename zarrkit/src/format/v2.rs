@@ -19,8 +19,19 @@
 //!
 //! Data types: `|b1` `bool`; `|i1`, `<i2`…`>i8` `int8`…`int64`; `|u1`…`>u8`
 //! `uint8`…`uint64`; `<f2`…`>f8` `float16`…`float64`; `<c8`, `<c16` (both
-//! byte orders) `complex64`, `complex128`; `|V<n>` `r<8n>`. Strings,
-//! datetimes, objects and structured types are not supported yet.
+//! byte orders) `complex64`, `complex128`; `|V<n>` `r<8n>`; `<M8[unit]`,
+//! `<m8[unit]` `numpy.datetime64`, `numpy.timedelta64`; `|S<n>`
+//! [`DataType::FixedBytes`]; `<U<n>`/`>U<n>` [`DataType::FixedUtf32`] of
+//! `4n` bytes; structured types, lists of `[name, type]` and `[name, type,
+//! shape]` (nested too), [`DataType::Struct`]. Each structured field keeps
+//! its byte order, as zarr-python (2.18 and 3.1) does: when every
+//! multi-byte field has the same order it is the `bytes` codec's, and when
+//! they differ the array→bytes codec is `zarrkit.struct_bytes` with one
+//! order per unit ([`ByteOrder::PerUnit`]). `|O` arrays take their type
+//! from their object codec, the first filter (see `object_codec`):
+//! `vlen-utf8` [`DataType::String`], `vlen-bytes` [`DataType::Bytes`],
+//! which is the array→bytes codec, the other filters and the compressor
+//! after it; `pickle` is refused, explaining why and how to convert.
 //!
 //! Compressors by numcodecs id: `blosc` (its integer `shuffle`, with -1
 //! meaning bit-shuffle for 1-byte elements and byte-shuffle otherwise, as
@@ -33,7 +44,12 @@
 //! Fill values: numbers; `"NaN"`, `"Infinity"`, `"-Infinity"` and the bare,
 //! non-standard JSON tokens `NaN`, `Infinity`, `-Infinity` that Python's
 //! `json` writes (accepted on reading only); `[re, im]` for complex numbers;
-//! integers up to 2^64-1 for `<u8`; base64 for `|V<n>`. `null` means "no
+//! integers up to 2^64-1 for `<u8`; base64 for `|V<n>`, `|S<n>` (NumPy's
+//! bytes, trailing zeros dropped) and structured records (each field in its
+//! stored byte order); strings for `U` and `vlen-utf8`; base64 for
+//! `vlen-bytes`; and zarr-python 2.18's `0` for `|O` (the string `"0"` for
+//! `vlen-utf8`, as zarr-python 3.1 reads it; empty for `vlen-bytes`),
+//! remembered like `null` and written back. `null` means "no
 //! fill value" in v2 and the spec leaves unwritten chunks undefined; the
 //! model has no such state, so `null` reads as zero (what zarr-python 3.1
 //! returns for it) and is remembered in `extra_fields` under the name
@@ -64,7 +80,7 @@
 use super::v3;
 use crate::metadata::{
     ArrayMetadata, ChunkGrid, ChunkKeyEncoding, DataType, ExtensionObject, FillValue,
-    GroupMetadata, JsonMap, MetadataError, Separator, TimeUnit,
+    GroupMetadata, JsonMap, MetadataError, Separator, StructField, TimeUnit,
 };
 use serde_json::Value;
 
@@ -216,15 +232,10 @@ pub fn parse_array(
         ));
     }
     let chunk_grid = ChunkGrid::regular(&chunks)?;
-    let (data_type, endian) = dtype_from_json(required(&doc, "dtype")?)?;
-    let order = match required(&doc, "order")? {
-        Value::String(s) if s == "C" => false,
-        Value::String(s) if s == "F" => true,
-        other => return Err(MetadataError::invalid("order", "`\"C\"` or `\"F\"`", other)),
-    };
-    let filters = match required(&doc, "filters")? {
-        Value::Null => filters_from_json(&[], &data_type, endian)?,
-        Value::Array(filters) => filters_from_json(filters, &data_type, endian)?,
+    let dtype = required(&doc, "dtype")?;
+    let filter_list: &[Value] = match required(&doc, "filters")? {
+        Value::Null => &[],
+        Value::Array(filters) => filters,
         other => {
             return Err(MetadataError::invalid(
                 "filters",
@@ -233,6 +244,53 @@ pub fn parse_array(
             ));
         }
     };
+    let order = match required(&doc, "order")? {
+        Value::String(s) if s == "C" => false,
+        Value::String(s) if s == "F" => true,
+        other => return Err(MetadataError::invalid("order", "`\"C\"` or `\"F\"`", other)),
+    };
+    // An object array's type is its object codec's, the first filter.
+    let (data_type, byte_order, object, skip) = if dtype.as_str() == Some("|O") {
+        let first = filter_list.first().and_then(Value::as_object);
+        let id = first.and_then(|f| f.get("id")).and_then(Value::as_str);
+        let (Some(first), Some(id)) = (first, id) else {
+            return Err(MetadataError::Inconsistent(
+                "an object array (`dtype` `|O`) needs an object codec (such as `vlen-utf8`) \
+                 as its first filter"
+                    .into(),
+            ));
+        };
+        let mut configuration = first.clone();
+        configuration.remove("id");
+        match object_codec(id, &configuration)? {
+            ObjectCodec::Serialises(data_type, codec) => {
+                (data_type, ByteOrder::NotRelevant, Some(codec), 1)
+            }
+            ObjectCodec::Filter(data_type) => (data_type, ByteOrder::NotRelevant, None, 0),
+        }
+    } else {
+        let (data_type, byte_order) = numpy_dtype_from_json(dtype)?;
+        (data_type, byte_order, None, 0)
+    };
+    let mut filters =
+        filters_from_json(&filter_list[skip..], skip, &data_type, byte_order.endian())?;
+    if let Some(codec) = &object {
+        // The byte filters and the compressor see the object codec's bytes.
+        filters.data_type = DataType::UInt8;
+        if let Some(filter) = filters.array_to_array.first() {
+            return Err(MetadataError::Inconsistent(format!(
+                "the v2 filter `{}` (an array filter) follows the object codec `{}`; \
+                 only byte filters can",
+                filter.name.trim_start_matches("numcodecs."),
+                codec.name
+            )));
+        }
+    }
+    if matches!(byte_order, ByteOrder::PerUnit(_)) && !filters.array_to_array.is_empty() {
+        return Err(MetadataError::Inconsistent(
+            "array filters on a structured type whose fields differ in byte order".into(),
+        ));
+    }
     let separator = match doc.get("dimension_separator") {
         None | Some(Value::Null) => Separator::Dot,
         Some(value) => value
@@ -248,7 +306,14 @@ pub fn parse_array(
             extra_fields.insert(NULL_FILL_VALUE_FIELD.into(), Value::Null);
             FillValue::zero(&data_type)
         }
-        value => fill_value_from_json(value, &data_type)?,
+        value => {
+            if matches!(data_type, DataType::String | DataType::Bytes) && value.as_u64() == Some(0)
+            {
+                // zarr-python 2.18's default for object arrays; written back.
+                extra_fields.insert(NULL_FILL_VALUE_FIELD.into(), Value::from(0));
+            }
+            fill_value_from_json_in(value, &data_type, &byte_order)?
+        }
     };
     let mut codecs = Vec::new();
     if order && shape.len() > 1 {
@@ -263,11 +328,19 @@ pub fn parse_array(
         ));
     }
     codecs.extend(filters.array_to_array);
-    let mut bytes = JsonMap::new();
-    if let Some(endian) = filters.endian {
-        bytes.insert("endian".into(), endian.into());
+    match (object, &byte_order) {
+        (Some(codec), _) => codecs.push(codec),
+        (None, ByteOrder::PerUnit(units)) => {
+            codecs.push(crate::codec::struct_bytes::metadata(units));
+        }
+        (None, _) => {
+            let mut bytes = JsonMap::new();
+            if let Some(endian) = filters.endian {
+                bytes.insert("endian".into(), endian.into());
+            }
+            codecs.push(ExtensionObject::with_configuration("bytes", bytes));
+        }
     }
-    codecs.push(ExtensionObject::with_configuration("bytes", bytes));
     codecs.extend(filters.bytes_to_bytes);
     match required(&doc, "compressor")? {
         Value::Null => {}
@@ -311,38 +384,252 @@ fn integers(value: &Value, field: &'static str) -> Result<Vec<u64>, MetadataErro
         .collect()
 }
 
+/// The byte order of the multi-byte numbers of a v2 `dtype`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ByteOrder {
+    /// No multi-byte numbers (NumPy writes `|`).
+    NotRelevant,
+    /// Every multi-byte number little-endian (`<`).
+    Little,
+    /// Every multi-byte number big-endian (`>`).
+    Big,
+    /// A structured type whose fields differ: one flag per entry of
+    /// [`DataType::endian_units`], `true` for big-endian.
+    PerUnit(Vec<bool>),
+}
+
+impl ByteOrder {
+    /// The order of a list of per-unit flags: uniform when they agree.
+    #[must_use]
+    pub fn from_units(units: Vec<bool>) -> Self {
+        match units.first() {
+            None => Self::NotRelevant,
+            Some(&first) if units.iter().all(|&b| b == first) => {
+                if first {
+                    Self::Big
+                } else {
+                    Self::Little
+                }
+            }
+            Some(_) => Self::PerUnit(units),
+        }
+    }
+
+    /// The `endian` of a `bytes` codec for this order: `None` when byte
+    /// order does not matter or differs between fields.
+    #[must_use]
+    pub fn endian(&self) -> Option<&'static str> {
+        match self {
+            Self::Little => Some("little"),
+            Self::Big => Some("big"),
+            Self::NotRelevant | Self::PerUnit(_) => None,
+        }
+    }
+
+    /// Whether endian unit `i` is big-endian.
+    #[must_use]
+    pub fn is_big(&self, i: usize) -> bool {
+        match self {
+            Self::Big => true,
+            Self::PerUnit(units) => units.get(i).copied().unwrap_or(false),
+            Self::Little | Self::NotRelevant => false,
+        }
+    }
+
+    /// The order of `len` units starting at unit `start`.
+    fn slice(&self, start: usize, len: usize) -> Self {
+        match self {
+            Self::PerUnit(units) => Self::from_units(
+                units
+                    .get(start..start.saturating_add(len))
+                    .unwrap_or_default()
+                    .to_vec(),
+            ),
+            other => other.clone(),
+        }
+    }
+}
+
+/// The deepest nesting of structured dtypes accepted.
+const MAX_STRUCT_DEPTH: usize = 16;
+
+/// The largest structured record accepted, in bytes (16 MiB).
+const MAX_RECORD_BYTES: usize = 1 << 24;
+
 /// The data type and `bytes` codec endianness of a v2 `dtype`.
 ///
 /// # Errors
 /// [`MetadataError::InvalidField`] for a malformed type string, or
 /// [`MetadataError::UnsupportedExtension`] for a well-formed NumPy type this
-/// version does not support (strings, datetimes, objects, structured types).
+/// function cannot express with one endianness: `|O` (its type is its
+/// object codec's, see [`parse_array`]) and structured types whose fields
+/// differ in byte order (see [`numpy_dtype_from_json`]).
 pub fn dtype_from_json(value: &Value) -> Result<(DataType, Option<&'static str>), MetadataError> {
-    let expected = "a NumPy type string such as `\"<f8\"`";
-    let text = match value {
-        Value::String(text) => text,
-        Value::Array(_) => {
-            return Err(MetadataError::UnsupportedExtension {
-                point: "v2 data type",
-                name: format!("structured {}", compact(value)),
-            });
+    let (data_type, order) = numpy_dtype_from_json(value)?;
+    if let ByteOrder::PerUnit(_) = order {
+        return Err(MetadataError::UnsupportedExtension {
+            point: "v2 data type",
+            name: format!("{} (fields in different byte orders)", compact(value)),
+        });
+    }
+    Ok((data_type, order.endian()))
+}
+
+/// The data type and byte order of a v2 `dtype`: a NumPy type string or a
+/// structured type, a list of `[name, type]` and `[name, type, shape]`
+/// (v2 "Data type encoding"; `type` may itself be structured).
+///
+/// # Errors
+/// [`MetadataError::InvalidField`] for a malformed type (naming the
+/// structured field at fault), or [`MetadataError::UnsupportedExtension`]
+/// for `|O` (whose type depends on the object codec) and other NumPy
+/// types zarrkit does not hold.
+pub fn numpy_dtype_from_json(value: &Value) -> Result<(DataType, ByteOrder), MetadataError> {
+    numpy_dtype(value, "dtype", 0)
+}
+
+fn numpy_dtype(
+    value: &Value,
+    field: &str,
+    depth: usize,
+) -> Result<(DataType, ByteOrder), MetadataError> {
+    match value {
+        Value::String(text) => type_string(text, value, field),
+        Value::Array(items) => structured_dtype(items, field, depth),
+        other => Err(MetadataError::invalid(
+            field.to_string(),
+            "a NumPy type string such as `\"<f8\"` or a structured type",
+            other,
+        )),
+    }
+}
+
+/// A structured dtype: its fields, packed, and their byte orders.
+fn structured_dtype(
+    items: &[Value],
+    field: &str,
+    depth: usize,
+) -> Result<(DataType, ByteOrder), MetadataError> {
+    let list = Value::Array(items.to_vec());
+    if depth >= MAX_STRUCT_DEPTH {
+        return Err(MetadataError::invalid(
+            field.to_string(),
+            format!("structured types nested at most {MAX_STRUCT_DEPTH} deep"),
+            &list,
+        ));
+    }
+    if items.is_empty() {
+        return Err(MetadataError::invalid(
+            field.to_string(),
+            "a non-empty list of `[name, type]` fields",
+            &list,
+        ));
+    }
+    let mut fields: Vec<StructField> = Vec::with_capacity(items.len());
+    let mut units = Vec::new();
+    let mut record = 0usize;
+    for (i, item) in items.iter().enumerate() {
+        let at = format!("{field}[{i}]");
+        let parts = item
+            .as_array()
+            .filter(|p| matches!(p.len(), 2 | 3))
+            .ok_or_else(|| {
+                MetadataError::invalid(
+                    at.clone(),
+                    "a `[name, type]` or `[name, type, shape]` list",
+                    item,
+                )
+            })?;
+        // NumPy names the padding of aligned structs `""` (`["", "|V3"]`).
+        let padding = parts[0].as_str() == Some("")
+            && parts.len() == 2
+            && parts[1].as_str().is_some_and(|t| t.starts_with("|V"));
+        let name = parts[0]
+            .as_str()
+            .filter(|n| !n.is_empty() || padding)
+            .ok_or_else(|| {
+                MetadataError::invalid(
+                    format!("{at}[0]"),
+                    "a non-empty name (`\"\"` only for `|V` padding)",
+                    item,
+                )
+            })?;
+        if !padding && fields.iter().any(|f| f.name == name) {
+            return Err(MetadataError::invalid(
+                format!("{at}[0]"),
+                "a name unique within the structured type",
+                &parts[0],
+            ));
         }
-        other => return Err(MetadataError::invalid("dtype", expected, other)),
-    };
-    let invalid = || MetadataError::invalid("dtype", expected, value);
+        let (data_type, order) = numpy_dtype(&parts[1], &format!("{at}[1]"), depth + 1)?;
+        let shape = match parts.get(2) {
+            None => Vec::new(),
+            Some(shape) => integers(shape, "dtype").map_err(|_| {
+                MetadataError::invalid(format!("{at}[2]"), "a list of non-negative integers", shape)
+            })?,
+        };
+        let count = shape
+            .iter()
+            .try_fold(1usize, |acc, &n| acc.checked_mul(usize::try_from(n).ok()?));
+        let size = count.and_then(|c| c.checked_mul(data_type.size()));
+        record = match size.and_then(|s| record.checked_add(s)) {
+            Some(r) if r <= MAX_RECORD_BYTES => r,
+            _ => {
+                return Err(MetadataError::invalid(
+                    at,
+                    format!("a record of at most {MAX_RECORD_BYTES} bytes"),
+                    item,
+                ));
+            }
+        };
+        let n_units = data_type.endian_units().len();
+        for _ in 0..count.unwrap_or(0) {
+            units.extend((0..n_units).map(|u| order.is_big(u)));
+        }
+        fields.push(StructField {
+            name: name.to_string(),
+            data_type,
+            shape,
+        });
+    }
+    if record == 0 {
+        return Err(MetadataError::invalid(
+            field.to_string(),
+            "a record of at least one byte",
+            &list,
+        ));
+    }
+    Ok((DataType::Struct(fields), ByteOrder::from_units(units)))
+}
+
+/// A NumPy type string.
+fn type_string(
+    text: &str,
+    value: &Value,
+    field: &str,
+) -> Result<(DataType, ByteOrder), MetadataError> {
+    let expected = "a NumPy type string such as `\"<f8\"`";
+    let invalid = || MetadataError::invalid(field.to_string(), expected, value);
     let mut chars = text.chars();
     let order = chars.next().ok_or_else(invalid)?;
     let kind = chars.next().ok_or_else(invalid)?;
     let size = chars.as_str();
     if matches!(kind, 'M' | 'm') {
-        return numpy_time_dtype(order, kind, size).ok_or_else(|| unsupported_dtype(text));
+        let (data_type, endian) =
+            numpy_time_dtype(order, kind, size).ok_or_else(|| unsupported_dtype(text))?;
+        let order = if endian == Some("big") {
+            ByteOrder::Big
+        } else {
+            ByteOrder::Little
+        };
+        return Ok((data_type, order));
+    }
+    if kind == 'O' {
+        // The type of an object array is its object codec's.
+        return Err(unsupported_dtype(text));
     }
     if size.is_empty() || !size.bytes().all(|b| b.is_ascii_digit()) || size.len() > 9 {
-        return Err(if matches!(kind, 'S' | 'U' | 'O' | 'M' | 'm') {
-            unsupported_dtype(text)
-        } else {
-            invalid()
-        });
+        return Err(invalid());
     }
     let size: usize = size.parse().map_err(|_| invalid())?;
     let data_type = match (kind, size) {
@@ -361,19 +648,22 @@ pub fn dtype_from_json(value: &Value) -> Result<(DataType, Option<&'static str>)
         ('c', 8) => DataType::Complex64,
         ('c', 16) => DataType::Complex128,
         ('V', n) if n > 0 => DataType::RawBits(n.checked_mul(8).ok_or_else(invalid)?),
-        ('S' | 'U' | 'O' | 'M' | 'm', _) => return Err(unsupported_dtype(text)),
+        // v2 "Data type encoding": `S` byte strings, `U` UTF-32 strings of
+        // `n` code points (4 bytes each).
+        ('S', n) if n > 0 => DataType::FixedBytes(n),
+        ('U', n) if n > 0 => DataType::FixedUtf32(n.checked_mul(4).ok_or_else(invalid)?),
         _ => return Err(invalid()),
     };
-    let endian = match (order, data_type.endian_unit()) {
+    let order = match (order, data_type.endian_unit()) {
         // v2 "Data type encoding": `|` is "not relevant", for types whose
         // elements are single bytes (or raw bytes); NumPy writes `|` for
         // them, and a `<` or `>` there changes nothing.
-        ('|' | '<' | '>', 1) => None,
-        ('<', _) => Some("little"),
-        ('>', _) => Some("big"),
+        ('|' | '<' | '>', 1) => ByteOrder::NotRelevant,
+        ('<', _) => ByteOrder::Little,
+        ('>', _) => ByteOrder::Big,
         _ => return Err(invalid()),
     };
-    Ok((data_type, endian))
+    Ok((data_type, order))
 }
 
 /// NumPy's `M8[<scale><unit>]` / `m8[...]` (and `M8` with the generic
@@ -457,13 +747,54 @@ pub fn dtype_to_string(data_type: &DataType, big_endian: bool) -> String {
                 (unit, n) => format!("{order}{kind}8[{n}{}]", unit.name()),
             };
         }
+        DataType::FixedBytes(n) => ('S', *n),
+        DataType::FixedUtf32(n) => ('U', n / 4),
+        DataType::String | DataType::Bytes | DataType::VlenArray(_) | DataType::Object => {
+            return "|O".to_string();
+        }
         _ => ('V', data_type.size()),
     };
     format!("{order}{kind}{size}")
 }
 
+/// The v2 `dtype` of a data type in a byte order: a type string, `"|O"`
+/// for the variable-length types (their object codec goes to `filters`),
+/// or for a struct a list of `[name, type]` and `[name, type, shape]`
+/// fields, each with its own byte order.
+#[must_use]
+pub fn dtype_to_json(data_type: &DataType, order: &ByteOrder) -> Value {
+    let DataType::Struct(fields) = data_type else {
+        let big = match order {
+            ByteOrder::PerUnit(_) => order.is_big(0),
+            other => *other == ByteOrder::Big,
+        };
+        return Value::from(dtype_to_string(data_type, big));
+    };
+    let mut unit = 0;
+    let mut out = Vec::with_capacity(fields.len());
+    for field in fields {
+        let n_units = field.data_type.endian_units().len();
+        // NumPy gives a sub-array one dtype: its first element's order.
+        let field_order = order.slice(unit, n_units);
+        unit += n_units.saturating_mul(field.count());
+        let mut item = vec![
+            Value::from(field.name.clone()),
+            dtype_to_json(&field.data_type, &field_order),
+        ];
+        if !field.shape.is_empty() {
+            item.push(Value::from(field.shape.clone()));
+        }
+        out.push(Value::Array(item));
+    }
+    Value::Array(out)
+}
+
 /// The fill value of a v2 document: as v3 for numbers, non-finite floats
-/// and complex pairs, plus `0`/`1` for `bool` and base64 for `|V<n>`.
+/// and complex pairs, plus `0`/`1` for `bool`, base64 for `|V<n>`, `|S<n>`
+/// and structured types (their records little-endian; see
+/// [`fill_value_from_json_in`] for other byte orders), strings for `U`, and
+/// for `|O` arrays a string (`vlen-utf8`), base64 (`vlen-bytes`) or the `0`
+/// zarr-python 2 writes by default (the empty string).
 ///
 /// # Errors
 /// [`MetadataError::InvalidFillValue`].
@@ -471,8 +802,22 @@ pub fn fill_value_from_json(
     value: &Value,
     data_type: &DataType,
 ) -> Result<FillValue, MetadataError> {
+    fill_value_from_json_in(value, data_type, &ByteOrder::Little)
+}
+
+/// [`fill_value_from_json`] for an array whose records are stored in
+/// `order`: v2 "Fill value encoding" gives a structured fill value as the
+/// base64 of its record as stored.
+///
+/// # Errors
+/// [`MetadataError::InvalidFillValue`].
+pub fn fill_value_from_json_in(
+    value: &Value,
+    data_type: &DataType,
+    order: &ByteOrder,
+) -> Result<FillValue, MetadataError> {
     let invalid = || MetadataError::InvalidFillValue {
-        data_type: dtype_to_string(data_type, false),
+        data_type: compact(&dtype_to_json(data_type, order)),
         found: compact(value),
     };
     match (data_type, value) {
@@ -484,20 +829,91 @@ pub fn fill_value_from_json(
             }
             Ok(FillValue::new(bytes))
         }
+        (DataType::FixedBytes(n), Value::String(text)) => {
+            // NumPy drops trailing zero bytes; zarr-python 2 writes the rest.
+            let mut bytes = super::base64_decode(text).ok_or_else(invalid)?;
+            if bytes.len() > *n {
+                return Err(invalid());
+            }
+            bytes.resize(*n, 0);
+            Ok(FillValue::new(bytes))
+        }
+        (DataType::Struct(_), Value::String(text)) => {
+            let mut bytes = super::base64_decode(text).ok_or_else(invalid)?;
+            if bytes.len() != data_type.size() {
+                return Err(invalid());
+            }
+            swap_to_native(&mut bytes, data_type, order);
+            Ok(FillValue::new(bytes))
+        }
+        (DataType::Struct(_), _) => Err(invalid()),
         (DataType::Bool, Value::Number(n)) => match n.as_u64() {
             Some(b @ (0 | 1)) => Ok(FillValue::new(vec![u8::from(b == 1)])),
             _ => Err(invalid()),
         },
+        // zarr-python 2.18 writes `0` for an object array created without
+        // a fill value, and reads it as the integer 0; zarr-python 3.1
+        // reads it as the string "0" for `vlen-utf8` (and refuses it for
+        // `vlen-bytes`, where zarrkit reads it as empty).
+        (DataType::String, Value::Number(n)) if n.as_u64() == Some(0) => {
+            Ok(FillValue::new(b"0".to_vec()))
+        }
+        (DataType::Bytes, Value::Number(n)) if n.as_u64() == Some(0) => {
+            Ok(FillValue::new(Vec::new()))
+        }
+        (DataType::Bytes, Value::String(text)) => super::base64_decode(text)
+            .map(FillValue::new)
+            .ok_or_else(invalid),
+        (DataType::VlenArray(_) | DataType::Object, _) => object_fill_value(value, data_type),
         _ => v3::fill_value_from_json(value, data_type).map_err(|_| invalid()),
     }
 }
 
-/// The v2 JSON of a fill value: v3's spelling, except that `|V<n>` is
-/// base64 and a NaN with a payload is `"NaN"`.
+/// Reverses the byte order of the units of a record that `order` stores
+/// in the other order than this machine's.
+fn swap_to_native(bytes: &mut [u8], data_type: &DataType, order: &ByteOrder) {
+    let native_big = cfg!(target_endian = "big");
+    for (i, (offset, unit)) in data_type.endian_units().into_iter().enumerate() {
+        if order.is_big(i) != native_big {
+            if let Some(b) = bytes.get_mut(offset..offset + unit) {
+                b.reverse();
+            }
+        }
+    }
+}
+
+/// The v2 JSON of a fill value: v3's spelling, except that `|V<n>`, `|S<n>`
+/// and structured records (little-endian; see [`fill_value_to_json_in`])
+/// are base64, `vlen-bytes` elements base64, and a NaN with a payload is
+/// `"NaN"`.
 #[must_use]
 pub fn fill_value_to_json(fill: &FillValue, data_type: &DataType) -> Value {
-    if let DataType::RawBits(_) = data_type {
-        return Value::String(super::base64_encode(fill.as_bytes()));
+    fill_value_to_json_in(fill, data_type, &ByteOrder::Little)
+}
+
+/// [`fill_value_to_json`] for an array whose records are stored in `order`.
+#[must_use]
+pub fn fill_value_to_json_in(fill: &FillValue, data_type: &DataType, order: &ByteOrder) -> Value {
+    match data_type {
+        DataType::RawBits(_) | DataType::Bytes => {
+            return Value::String(super::base64_encode(fill.as_bytes()));
+        }
+        // As zarr-python 2: the bytes NumPy keeps (trailing zeros dropped).
+        DataType::FixedBytes(_) => {
+            return Value::String(super::base64_encode(crate::metadata::strings::trim_nul(
+                fill.as_bytes(),
+            )));
+        }
+        DataType::Struct(_) => {
+            let mut bytes = fill.as_bytes().to_vec();
+            swap_to_native(&mut bytes, data_type, order);
+            return Value::String(super::base64_encode(&bytes));
+        }
+        DataType::String => {
+            return Value::String(String::from_utf8_lossy(fill.as_bytes()).into_owned());
+        }
+        DataType::VlenArray(_) | DataType::Object => return object_fill_value_to_json(fill),
+        _ => {}
     }
     if let DataType::NumpyDateTime64 { .. } | DataType::NumpyTimeDelta64 { .. } = data_type {
         // zarr-python 2 writes `M8`/`m8` fill values as their i64 count
@@ -515,6 +931,101 @@ pub fn fill_value_to_json(fill: &FillValue, data_type: &DataType) -> Value {
             Value::Array(items.into_iter().map(nan_payload_to_nan).collect())
         }
         other => nan_payload_to_nan(other),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Object codecs (`|O` arrays). The first entry of `filters` of an object
+// array is its object codec, which serialises the elements: in the model
+// it is the array→bytes codec, and the remaining filters and the compressor
+// follow it. `vlen-utf8` and `vlen-bytes` are this module's; the other ids
+// are mapped in `object_codec` below and implemented in
+// codec/{vlen_array,json2,msgpack2,categorize}.rs.
+// ---------------------------------------------------------------------------
+
+/// What the first filter of an `|O` array makes of it.
+enum ObjectCodec {
+    /// An object codec: the data type and the array→bytes codec.
+    Serialises(DataType, ExtensionObject),
+    /// A filter that stays a filter (`categorize`): the data type.
+    Filter(DataType),
+}
+
+/// The object codec `id` of an `|O` array, with its options, in the model.
+///
+/// # Errors
+/// [`MetadataError::UnsupportedExtension`] naming an unknown object codec,
+/// or `pickle` with why it is refused and how to convert the data;
+/// [`MetadataError::InvalidField`] for a malformed `vlen-array` `dtype`.
+fn object_codec(id: &str, configuration: &JsonMap) -> Result<ObjectCodec, MetadataError> {
+    // Object codecs of other modules (branch v2obj): keep this arm small.
+    let other = |data_type: DataType| {
+        ObjectCodec::Serialises(
+            data_type,
+            ExtensionObject::with_configuration(id, configuration.clone()),
+        )
+    };
+    Ok(match id {
+        crate::codec::vlen::UTF8_NAME => ObjectCodec::Serialises(
+            DataType::String,
+            ExtensionObject::with_configuration(id, JsonMap::new()),
+        ),
+        crate::codec::vlen::BYTES_NAME => ObjectCodec::Serialises(
+            DataType::Bytes,
+            ExtensionObject::with_configuration(id, JsonMap::new()),
+        ),
+        "vlen-array" => {
+            let value = configuration.get("dtype").unwrap_or(&Value::Null);
+            let (inner, _) = dtype_from_json(value).map_err(|_| {
+                MetadataError::invalid(
+                    "filters[0].dtype",
+                    "the NumPy type string of the `vlen-array` elements",
+                    value,
+                )
+            })?;
+            other(DataType::VlenArray(Box::new(inner)))
+        }
+        "json2" | "msgpack2" => other(DataType::Object),
+        "categorize" => ObjectCodec::Filter(DataType::String),
+        "pickle" => {
+            return Err(MetadataError::UnsupportedExtension {
+                point: "v2 object codec",
+                name: "pickle (unpickling can run arbitrary code, so zarrkit never does it;                        convert the array in Python, trusting its source, by re-saving it with                        `object_codec=numcodecs.VLenUTF8()` for strings, `VLenBytes()` for                        bytes or `JSON()` for other objects)"
+                    .into(),
+            });
+        }
+        other_id => {
+            return Err(MetadataError::UnsupportedExtension {
+                point: "v2 object codec",
+                name: other_id.to_string(),
+            });
+        }
+    })
+}
+
+/// The fill value of the object types of other modules (`vlen-array`,
+/// `json2`, `msgpack2`): `0` and `null` are empty / the JSON text.
+fn object_fill_value(value: &Value, data_type: &DataType) -> Result<FillValue, MetadataError> {
+    Ok(match data_type {
+        DataType::Object => FillValue::new(value.to_string().into_bytes()),
+        _ => FillValue::new(Vec::new()),
+    })
+}
+
+fn object_fill_value_to_json(fill: &FillValue) -> Value {
+    serde_json::from_slice(fill.as_bytes()).unwrap_or(Value::from(0))
+}
+
+/// The v2 filter object of the object codec `codec`, or `None` if it is
+/// not an object codec.
+fn object_codec_to_json(codec: &ExtensionObject) -> Option<Value> {
+    match codec.name.as_str() {
+        crate::codec::vlen::UTF8_NAME
+        | crate::codec::vlen::BYTES_NAME
+        | "vlen-array"
+        | "json2"
+        | "msgpack2" => Some(filter_to_json(&codec.name, codec.configuration_or_empty())),
+        _ => None,
     }
 }
 
@@ -594,7 +1105,12 @@ fn filter_dtype(
             Ok((data_type, endian))
                 if !matches!(
                     data_type,
-                    DataType::RawBits(_) | DataType::Complex64 | DataType::Complex128
+                    DataType::RawBits(_)
+                        | DataType::Complex64
+                        | DataType::Complex128
+                        | DataType::FixedBytes(_)
+                        | DataType::FixedUtf32(_)
+                        | DataType::Struct(_)
                 ) =>
             {
                 Ok(Some((data_type, endian)))
@@ -610,6 +1126,7 @@ fn filter_dtype(
 
 fn filters_from_json(
     filters: &[Value],
+    first_index: usize,
     data_type: &DataType,
     endian: Option<&'static str>,
 ) -> Result<Filters, MetadataError> {
@@ -620,6 +1137,7 @@ fn filters_from_json(
         bytes_to_bytes: Vec::new(),
     };
     for (i, filter) in filters.iter().enumerate() {
+        let i = i + first_index;
         let field = |key: &str| format!("filters[{i}].{key}");
         let Value::Object(filter) = filter else {
             return Err(MetadataError::invalid(
@@ -857,6 +1375,7 @@ pub fn array_to_json(array: &ArrayMetadata) -> Result<Value, MetadataError> {
             | DataType::ComplexFloat16
             | DataType::SmallFloat(_)
             | DataType::SmallInt(_)
+            | DataType::ComplexSmallFloat(_)
     ) {
         return Err(not_representable(format!(
             "the data type `{}` (NumPy has no such dtype)",
@@ -923,21 +1442,43 @@ pub fn array_to_json(array: &ArrayMetadata) -> Result<Value, MetadataError> {
         }
         filters.push(filter_to_json(id, configuration));
     }
-    let bytes_big_endian = match codecs.next() {
+    let byte_order = match codecs.next() {
         Some(codec) if codec.name == "bytes" => {
-            codec
+            let big = codec
                 .configuration
                 .as_ref()
                 .and_then(|c| c.get("endian"))
                 .and_then(Value::as_str)
-                == Some("big")
+                == Some("big");
+            if big {
+                ByteOrder::Big
+            } else {
+                ByteOrder::Little
+            }
         }
-        Some(codec) => {
-            return Err(not_representable(format!(
-                "the codec `{}` in place of `bytes`",
-                codec.name
-            )));
+        Some(codec) if codec.name == crate::codec::struct_bytes::NAME => {
+            let units = crate::codec::struct_bytes::unit_orders(codec).ok_or_else(|| {
+                not_representable(format!(
+                    "the codec `{}` with configuration `{}`",
+                    codec.name,
+                    compact(&Value::Object(codec.configuration_or_empty()))
+                ))
+            })?;
+            ByteOrder::from_units(units)
         }
+        Some(codec) => match object_codec_to_json(codec) {
+            // v2: the object codec is the first filter.
+            Some(filter) => {
+                filters.insert(0, filter);
+                ByteOrder::NotRelevant
+            }
+            None => {
+                return Err(not_representable(format!(
+                    "the codec `{}` in place of `bytes`",
+                    codec.name
+                )));
+            }
+        },
         None => return Err(not_representable("a codec chain without `bytes`")),
     };
     let rest: Vec<&ExtensionObject> = codecs.by_ref().collect();
@@ -958,12 +1499,25 @@ pub fn array_to_json(array: &ArrayMetadata) -> Result<Value, MetadataError> {
             compressor_to_json(last)?
         }
     };
-    let fill_value = if array.extra_fields.get(NULL_FILL_VALUE_FIELD) == Some(&Value::Null)
-        && array.fill_value == FillValue::zero(&array.data_type)
-    {
-        Value::Null
-    } else {
-        fill_value_to_json(&array.fill_value, &array.data_type)
+    let byte_order = match array_big_endian {
+        Some(true) => ByteOrder::Big,
+        Some(false) => ByteOrder::Little,
+        None => byte_order,
+    };
+    // `null`, and zarr-python 2.18's `0` for object arrays, are written
+    // back while the fill value is still what they read as.
+    let marked = match array.extra_fields.get(NULL_FILL_VALUE_FIELD) {
+        Some(Value::Null) => Some((Value::Null, FillValue::zero(&array.data_type))),
+        Some(marker @ Value::Number(_)) => {
+            fill_value_from_json_in(marker, &array.data_type, &byte_order)
+                .ok()
+                .map(|fill| (marker.clone(), fill))
+        }
+        _ => None,
+    };
+    let fill_value = match marked {
+        Some((marker, fill)) if fill == array.fill_value => marker,
+        _ => fill_value_to_json_in(&array.fill_value, &array.data_type, &byte_order),
     };
     // v2 "Metadata": `chunks` is one shape for every chunk.
     let chunks: Vec<u64> = array
@@ -986,14 +1540,7 @@ pub fn array_to_json(array: &ArrayMetadata) -> Result<Value, MetadataError> {
         "dimension_separator".into(),
         separator.as_char().to_string().into(),
     );
-    doc.insert(
-        "dtype".into(),
-        dtype_to_string(
-            &array.data_type,
-            array_big_endian.unwrap_or(bytes_big_endian),
-        )
-        .into(),
-    );
+    doc.insert("dtype".into(), dtype_to_json(&array.data_type, &byte_order));
     doc.insert("fill_value".into(), fill_value);
     doc.insert(
         "filters".into(),
@@ -1200,8 +1747,12 @@ mod tests {
             let err = dtype_from_json(&json!(bad)).unwrap_err();
             assert!(err.to_string().contains("`dtype`"), "{bad}: {err}");
         }
+        for bad in ["|S0", "<U0", "|U3", "|Sx"] {
+            let err = dtype_from_json(&json!(bad)).unwrap_err();
+            assert!(err.to_string().contains("`dtype`"), "{bad}: {err}");
+        }
         for unsupported in [
-            "|S5", "<U3", "|O", "<M8[xs]", "|m8[s]", "<m4[s]", "<M8[0s]", "<M8[ns", "<m8[]",
+            "|O", "<M8[xs]", "|m8[s]", "<m4[s]", "<M8[0s]", "<M8[ns", "<m8[]",
         ] {
             let err = dtype_from_json(&json!(unsupported)).unwrap_err();
             assert_eq!(
@@ -1209,8 +1760,222 @@ mod tests {
                 format!("unsupported v2 data type `{unsupported}`")
             );
         }
-        let err = dtype_from_json(&json!([["a", "<i4"]])).unwrap_err();
-        assert!(err.to_string().contains("structured"), "{err}");
+        let err = dtype_from_json(&json!([["a", "<i4"], ["b", ">i4"]])).unwrap_err();
+        assert!(err.to_string().contains("different byte orders"), "{err}");
+    }
+
+    #[test]
+    fn string_dtypes_map_to_fixed_length_types() {
+        assert_eq!(
+            numpy_dtype_from_json(&json!("|S5")).unwrap(),
+            (DataType::FixedBytes(5), ByteOrder::NotRelevant)
+        );
+        assert_eq!(
+            numpy_dtype_from_json(&json!(">U3")).unwrap(),
+            (DataType::FixedUtf32(12), ByteOrder::Big)
+        );
+        assert_eq!(dtype_to_string(&DataType::FixedUtf32(12), false), "<U3");
+        assert_eq!(dtype_to_string(&DataType::FixedBytes(5), true), "|S5");
+        assert_eq!(dtype_to_string(&DataType::String, false), "|O");
+    }
+
+    #[test]
+    fn structured_dtypes_keep_names_shapes_nesting_and_byte_orders() {
+        let dtype = json!([
+            ["a", "<i4"],
+            ["b", ">f8"],
+            ["c", "|S2"],
+            ["d", "<i2", [2, 3]],
+            ["e", [["x", "|u1"], ["y", ">u2"]]]
+        ]);
+        let (data_type, order) = numpy_dtype_from_json(&dtype).unwrap();
+        let DataType::Struct(fields) = &data_type else {
+            panic!("{data_type:?}");
+        };
+        let names: Vec<&str> = fields.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["a", "b", "c", "d", "e"]);
+        assert_eq!(fields[3].shape, [2, 3]);
+        assert_eq!(data_type.size(), 4 + 8 + 2 + 12 + 3);
+        // a, b, six of d, e.y
+        let mut units = vec![false, true];
+        units.extend([false; 6]);
+        units.push(true);
+        assert_eq!(order, ByteOrder::PerUnit(units));
+        assert_eq!(dtype_to_json(&data_type, &order), dtype);
+        let same = json!([["a", ">i4"], ["s", "|S3"], ["u", ">U1"]]);
+        let (data_type, order) = numpy_dtype_from_json(&same).unwrap();
+        assert_eq!(order, ByteOrder::Big);
+        assert_eq!(dtype_to_json(&data_type, &order), same);
+        let array = parse(json!({"dtype": dtype, "fill_value": null})).unwrap();
+        assert_eq!(array.codecs[0].name, crate::codec::struct_bytes::NAME);
+        let back = array_to_json(&array).unwrap();
+        assert_eq!(back["dtype"], dtype);
+        let array = parse(json!({"dtype": same, "order": "F", "fill_value": null})).unwrap();
+        assert_eq!(
+            Value::Object(array.codecs[1].configuration_or_empty()),
+            json!({"endian": "big"})
+        );
+        assert_eq!(array_to_json(&array).unwrap()["dtype"], same);
+    }
+
+    #[test]
+    fn aligned_struct_padding_fields_are_kept() {
+        // NumPy's descr of `np.dtype([("a", "u1"), ("b", "<i4"), ("c", "u1")], align=True)`.
+        let dtype = json!([
+            ["a", "|u1"],
+            ["", "|V3"],
+            ["b", "<i4"],
+            ["c", "|u1"],
+            ["", "|V3"]
+        ]);
+        let (data_type, order) = numpy_dtype_from_json(&dtype).unwrap();
+        assert_eq!(data_type.size(), 12);
+        assert_eq!(order, ByteOrder::Little);
+        assert_eq!(dtype_to_json(&data_type, &order), dtype);
+        assert!(numpy_dtype_from_json(&json!([["", "<i4"]])).is_err());
+    }
+
+    #[test]
+    fn malformed_structured_dtypes_name_the_field() {
+        for (dtype, needle) in [
+            (json!([]), "`dtype`"),
+            (json!([["a"]]), "`dtype[0]`"),
+            (json!([["", "<i4"]]), "`dtype[0][0]`"),
+            (json!([["a", "<i4"], ["a", "<i4"]]), "`dtype[1][0]`"),
+            (json!([["a", "<q4"]]), "`dtype[0][1]`"),
+            (json!([["a", "<i4", [-1]]]), "`dtype[0][2]`"),
+            (
+                json!([["a", "<i4", [1_u64 << 40, 1_u64 << 40]]]),
+                "`dtype[0]`",
+            ),
+            (
+                json!([["a", [["b", [["c", 5]]]]]]),
+                "`dtype[0][1][0][1][0][1]`",
+            ),
+            (json!([["a", "|S1", [0]]]), "at least one byte"),
+            (json!([["o", "|O"]]), "|O"),
+        ] {
+            let err = numpy_dtype_from_json(&dtype).unwrap_err().to_string();
+            assert!(err.contains(needle), "{dtype}: {err}");
+        }
+        let mut deep = json!("<i4");
+        for _ in 0..40 {
+            deep = json!([["a", deep]]);
+        }
+        let err = numpy_dtype_from_json(&deep).unwrap_err().to_string();
+        assert!(err.contains("nested at most 16"), "{err}");
+    }
+
+    #[test]
+    fn string_and_struct_fill_values_in_zarr_python_2_forms() {
+        let s = parse(json!({"dtype": "|S4", "fill_value": "YWI="})).unwrap();
+        assert_eq!(s.fill_value.as_bytes(), b"ab\0\0");
+        assert_eq!(array_to_json(&s).unwrap()["fill_value"], "YWI=");
+        let empty = parse(json!({"dtype": "|S4", "fill_value": ""})).unwrap();
+        assert_eq!(empty.fill_value.as_bytes(), [0; 4]);
+        assert!(parse(json!({"dtype": "|S1", "fill_value": "YWI="})).is_err());
+        let u = parse(json!({"dtype": ">U3", "fill_value": "h\u{e9}"})).unwrap();
+        let mut expected = Vec::new();
+        for c in ['h', '\u{e9}', '\0'] {
+            expected.extend((c as u32).to_ne_bytes());
+        }
+        assert_eq!(u.fill_value.as_bytes(), expected);
+        assert_eq!(array_to_json(&u).unwrap()["fill_value"], "h\u{e9}");
+        // zarr-python 2.18: (1, 2.0) as `<i4`, `>f8`, each field as stored.
+        let st = parse(json!({"dtype": [["a", "<i4"], ["b", ">f8"]],
+                              "fill_value": "AQAAAEAAAAAAAAAA"}))
+        .unwrap();
+        let mut record = 1i32.to_ne_bytes().to_vec();
+        record.extend(2.0f64.to_ne_bytes());
+        assert_eq!(st.fill_value.as_bytes(), record);
+        assert_eq!(
+            array_to_json(&st).unwrap()["fill_value"],
+            "AQAAAEAAAAAAAAAA"
+        );
+        assert!(parse(json!({"dtype": [["a", "<i4"]], "fill_value": 0})).is_err());
+        assert!(parse(json!({"dtype": [["a", "<i4"]], "fill_value": "AQ=="})).is_err());
+    }
+
+    #[test]
+    fn object_arrays_take_their_type_from_the_object_codec() {
+        let utf8 = parse(json!({"dtype": "|O", "filters": [{"id": "vlen-utf8"}],
+            "fill_value": 0, "compressor": {"id": "blosc", "shuffle": -1}}))
+        .unwrap();
+        assert_eq!(utf8.data_type, DataType::String);
+        let names: Vec<&str> = utf8.codecs.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["vlen-utf8", "blosc"]);
+        // The compressor sees bytes: typesize 1, AUTOSHUFFLE is bit-shuffle.
+        assert_eq!(utf8.codecs[1].configuration_or_empty()["typesize"], 1);
+        assert_eq!(
+            utf8.codecs[1].configuration_or_empty()["shuffle"],
+            "bitshuffle"
+        );
+        // As zarr-python 3.1 reads it: the string "0".
+        assert_eq!(utf8.fill_value.as_bytes(), b"0");
+        let back = array_to_json(&utf8).unwrap();
+        assert_eq!(back["dtype"], "|O");
+        assert_eq!(back["filters"], json!([{"id": "vlen-utf8"}]));
+        assert_eq!(back["fill_value"], 0);
+        let hi = parse(json!({"dtype": "|O", "filters": [{"id": "vlen-utf8"}],
+            "fill_value": "hi", "order": "F"}))
+        .unwrap();
+        assert_eq!(hi.fill_value.as_bytes(), b"hi");
+        assert_eq!(hi.codecs[0].name, "transpose");
+        let back = array_to_json(&hi).unwrap();
+        assert_eq!(
+            (&back["fill_value"], &back["order"]),
+            (&json!("hi"), &json!("F"))
+        );
+        let bytes = parse(json!({"dtype": "|O",
+            "filters": [{"id": "vlen-bytes"}, {"id": "crc32"}], "fill_value": "AQI="}))
+        .unwrap();
+        assert_eq!(bytes.data_type, DataType::Bytes);
+        assert_eq!(bytes.fill_value.as_bytes(), [1, 2]);
+        let names: Vec<&str> = bytes.codecs.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["vlen-bytes", "numcodecs.crc32"]);
+        // Written back, the last byte codec is the compressor (v2 cannot
+        // tell a trailing byte filter from a compressor).
+        let back = array_to_json(&bytes).unwrap();
+        assert_eq!(back["filters"], json!([{"id": "vlen-bytes"}]));
+        assert_eq!(back["compressor"], json!({"id": "crc32"}));
+        let null = parse(json!({"dtype": "|O", "filters": [{"id": "vlen-bytes"}],
+            "fill_value": null}))
+        .unwrap();
+        assert_eq!(array_to_json(&null).unwrap()["fill_value"], Value::Null);
+        let array =
+            parse(json!({"dtype": "|O", "filters": [{"id": "vlen-array", "dtype": "<i2"}]}))
+                .unwrap();
+        assert_eq!(
+            array.data_type,
+            DataType::VlenArray(Box::new(DataType::Int16))
+        );
+        let json2 = parse(json!({"dtype": "|O", "filters": [{"id": "json2"}]})).unwrap();
+        assert_eq!(json2.data_type, DataType::Object);
+    }
+
+    #[test]
+    fn object_arrays_without_a_known_object_codec_are_refused_with_a_reason() {
+        for (filters, needle) in [
+            (json!(null), "needs an object codec"),
+            (json!([]), "needs an object codec"),
+            (json!([{"id": "pickle"}]), "arbitrary code"),
+            (json!([{"id": "pickle"}]), "VLenUTF8"),
+            (
+                json!([{"id": "made-up"}]),
+                "unsupported v2 object codec `made-up`",
+            ),
+            (json!([{"id": "vlen-array"}]), "`filters[0].dtype`"),
+            (
+                json!([{"id": "vlen-utf8"}, {"id": "delta"}]),
+                "follows the object codec",
+            ),
+            (json!([{"id": "vlen-utf8"}, {"id": "nope"}]), "`nope`"),
+        ] {
+            let err = parse(json!({"dtype": "|O", "filters": filters.clone()}))
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(needle), "{filters}: {err}");
+        }
     }
 
     #[test]
@@ -1634,6 +2399,63 @@ mod tests {
             prop_assert_eq!(&again, &array);
             prop_assert_eq!(array_to_json(&again)?, doc.clone());
             prop_assert_eq!(&doc["order"], if f_order && ndim > 1 { "F" } else { "C" });
+        }
+
+        #[test]
+        fn structured_dtypes_round_trip_through_the_model(
+            fields in prop::collection::vec(
+                (
+                    prop::sample::select(vec!["<i4", ">i4", "|u1", "<f8", ">c8", "|S3", ">U2", "<U1", "|b1", ">M8[s]"]),
+                    prop::collection::vec(1u64..3, 0..3),
+                    any::<bool>(),
+                ),
+                1..5,
+            ),
+            fill in prop::collection::vec(any::<u8>(), 64),
+        ) {
+            let items: Vec<Value> = fields
+                .iter()
+                .enumerate()
+                .map(|(i, (t, shape, nested))| {
+                    let t = if *nested { json!([["n", t]]) } else { json!(t) };
+                    if shape.is_empty() {
+                        json!([format!("f{i}"), t])
+                    } else {
+                        json!([format!("f{i}"), t, shape])
+                    }
+                })
+                .collect();
+            let dtype = Value::Array(items);
+            let (data_type, order) = numpy_dtype_from_json(&dtype)?;
+            prop_assert_eq!(dtype_to_json(&data_type, &order), dtype.clone());
+            // A base64 fill value is the record as stored, and reads back.
+            let record = &fill[..data_type.size().min(64)];
+            if record.len() == data_type.size() {
+                let text = crate::format::base64_encode(record);
+                let value = fill_value_from_json_in(&Value::from(text), &data_type, &order)?;
+                prop_assert_eq!(
+                    fill_value_to_json_in(&value, &data_type, &order),
+                    Value::from(crate::format::base64_encode(record))
+                );
+            }
+        }
+
+        #[test]
+        fn random_structured_dtypes_never_panic(
+            value in prop::collection::vec(
+                prop_oneof![
+                    Just(json!(["a", "<i4"])), Just(json!(["a", "<i4", [2]])),
+                    Just(json!(["b", [["c", ">u2"]]])), Just(json!(["", "|u1"])),
+                    Just(json!(["d", "<i4", [-1]])), Just(json!(["e"])), Just(json!(3)),
+                    Just(json!(["f", "|O"])), Just(json!(["g", ">U0"])), Just(json!(["h", [], []])),
+                ],
+                0..5,
+            ),
+        ) {
+            let _ = numpy_dtype_from_json(&Value::Array(value.clone()));
+            let doc = json!({"zarr_format": 2, "shape": [2], "chunks": [1], "dtype": value,
+                "compressor": null, "fill_value": "AAAA", "order": "C", "filters": null});
+            let _ = parse_array(doc.to_string().as_bytes(), None);
         }
 
         #[test]

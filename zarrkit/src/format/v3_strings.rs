@@ -41,7 +41,9 @@ pub(super) fn data_type_from_parts(
         }
         "null_terminated_bytes" => DataType::FixedBytes(length_bytes(configuration)?),
         "raw_bytes" => DataType::RawBits(length_bytes(configuration)?.saturating_mul(8)),
-        "variable_length_bytes" => DataType::Bytes,
+        // zarr-python 3.1 writes `variable_length_bytes`; zarrs once wrote
+        // `binary` (it still reads it). Both are exactly `bytes`.
+        "variable_length_bytes" | "binary" => DataType::Bytes,
         "struct" | "structured" => DataType::Struct(struct_fields(configuration)?),
         _ => return Ok(None),
     }))
@@ -257,7 +259,11 @@ pub(super) fn fill_value_json(
         DataType::FixedUtf32(_) => {
             Value::String(crate::metadata::strings::decode_utf32(bytes).ok()?)
         }
-        DataType::FixedBytes(_) => Value::String(super::base64_encode(bytes)),
+        // Trailing zero bytes are padding (NumPy `S`): written without
+        // them, as zarr-python writes them (`"YWI="` for `b"ab"` in `S3`).
+        DataType::FixedBytes(_) => Value::String(super::base64_encode(
+            crate::metadata::strings::trim_nul(bytes),
+        )),
         DataType::Struct(fields) => {
             let mut object = JsonMap::new();
             let mut offset = 0;
@@ -379,7 +385,8 @@ mod tests {
         let s = DataType::FixedBytes(4);
         let fill = fill_value_from_json(&json!("cQ=="), &s).unwrap();
         assert_eq!(fill.as_bytes(), b"q\0\0\0");
-        assert_eq!(fill_value_to_json(&fill, &s), json!("cQAAAA=="));
+        // Written without the zero padding, as zarr-python writes it.
+        assert_eq!(fill_value_to_json(&fill, &s), json!("cQ=="));
         assert!(fill_value_from_json(&json!("cXFxcXE="), &s).is_err());
 
         let b = DataType::Bytes;

@@ -52,6 +52,14 @@ mod strings;
     feature = "msgpack"
 ))]
 mod v2_objects;
+// The interop and sharded string cases use zstd, gzip, blosc and crc32c.
+#[cfg(all(
+    feature = "gzip",
+    feature = "zstd",
+    feature = "blosc",
+    feature = "crc32c"
+))]
+mod v3_strings;
 // The v2 matrix covers every numcodecs compressor.
 #[cfg(all(
     feature = "gzip",
@@ -63,6 +71,9 @@ mod v2_objects;
     feature = "lz4"
 ))]
 mod v2;
+// The v2 string cases use blosc, zlib and zstd compressors.
+#[cfg(all(feature = "blosc", feature = "zlib", feature = "zstd"))]
+mod v2_strings;
 // The v2 filter cases use zlib as the compressor.
 #[cfg(feature = "zlib")]
 mod v2_filters;

@@ -669,3 +669,161 @@ fn inner_chunks_can_be_read_one_by_one_touching_only_their_bytes() {
     assert_eq!(plain.inner_chunk_shape(), None);
     assert!(plain.read_inner_chunk::<u8>(&[0]).is_err());
 }
+
+fn string_sharding(inner: &[u64]) -> Codec {
+    let zstd = Codec::BytesToBytes(Arc::new(ZstdCodec::new(0, false).unwrap()));
+    let utf8 = Codec::ArrayToBytes(Arc::new(zarrkit::codec::vlen::VlenCodec::utf8()));
+    Codec::ArrayToBytes(Arc::new(ShardingCodec::new(inner, vec![utf8, zstd])))
+}
+
+/// The `(offset, nbytes)` entries of a shard's index (at the end, with a
+/// crc32c: `ShardingCodec::new`'s default).
+fn index_entries(shard: &[u8], n: usize) -> Vec<(u64, u64)> {
+    let index = &shard[shard.len() - 16 * n - 4..shard.len() - 4];
+    index
+        .chunks_exact(16)
+        .map(|e| {
+            (
+                u64::from_le_bytes(e[..8].try_into().unwrap()),
+                u64::from_le_bytes(e[8..].try_into().unwrap()),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn partial_writes_of_sharded_strings_keep_the_other_inner_chunks() {
+    let store = Arc::new(CountingStore::default());
+    let array = Array::builder(&[6, 8], DataType::String, &[4, 4])
+        .codecs(vec![string_sharding(&[2, 2])])
+        .fill_value_bytes(zarrkit::metadata::FillValue::new("·".as_bytes().to_vec()))
+        .create(store.clone(), "/s")
+        .unwrap();
+    let shard_key = StoreKey::new("s/c/0/0").unwrap();
+    store.reset();
+    // One element of inner chunk (1, 1) of shard (0, 0): the other three
+    // inner chunks are all fill value, so they are not stored.
+    array
+        .write_strings(&Region::new(vec![3, 2], vec![1, 1]), &["é"])
+        .unwrap();
+    assert_eq!(store.sets.load(Ordering::SeqCst), 1);
+    let shard = store.get(&shard_key, None).unwrap().unwrap();
+    let entries = index_entries(&shard, 4);
+    assert_eq!(entries[..3], [(u64::MAX, u64::MAX); 3]);
+    assert_eq!(entries[3].0, 0);
+
+    let mut model = vec!["·".to_string(); 48];
+    model[3 * 8 + 2] = "é".into();
+    let values: Vec<String> = (0..16).map(|i| format!("s{i}")).collect();
+    array
+        .write_strings(&Region::new(vec![0, 0], vec![4, 4]), &values)
+        .unwrap();
+    for r in 0..4 {
+        for c in 0..4 {
+            model[r * 8 + c] = values[r * 4 + c].clone();
+        }
+    }
+    store.reset();
+    // A partial write to the same shard reads its index, then the inner
+    // chunks it does not cover (one batch), stores it once, and keeps
+    // every inner chunk it does not touch.
+    array
+        .write_strings(&Region::new(vec![1, 1], vec![2, 2]), &["a", "b", "c", "d"])
+        .unwrap();
+    assert_eq!(store.sets.load(Ordering::SeqCst), 1);
+    assert_eq!(store.reads().0, 2);
+    for (k, (r, c)) in [(1, 1), (1, 2), (2, 1), (2, 2)].into_iter().enumerate() {
+        model[r * 8 + c] = ["a", "b", "c", "d"][k].to_string();
+    }
+    assert_eq!(array.read_strings(&Region::whole(&[6, 8])).unwrap(), model);
+    // The edge shards (row 4..6) were never written: not stored.
+    assert!(
+        store
+            .get(&StoreKey::new("s/c/1/0").unwrap(), None)
+            .unwrap()
+            .is_none()
+    );
+    // Writing the fill value over a whole inner chunk drops it from the
+    // index; the shard stays.
+    array
+        .write_strings(&Region::new(vec![0, 0], vec![2, 2]), &["·"; 4])
+        .unwrap();
+    let shard = store.get(&shard_key, None).unwrap().unwrap();
+    assert_eq!(index_entries(&shard, 4)[0], (u64::MAX, u64::MAX));
+    for r in 0..2 {
+        for c in 0..2 {
+            model[r * 8 + c] = "·".into();
+        }
+    }
+    assert_eq!(array.read_strings(&Region::whole(&[6, 8])).unwrap(), model);
+    // And the fill value everywhere erases the shard.
+    array
+        .write_strings(&Region::new(vec![0, 0], vec![4, 4]), &["·"; 16])
+        .unwrap();
+    assert!(store.get(&shard_key, None).unwrap().is_none());
+}
+
+#[test]
+fn concurrent_string_writes_to_one_shard_lose_nothing() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let array = Array::builder(&[64], DataType::String, &[64])
+        .codecs(vec![string_sharding(&[8])])
+        .create(store, "/c")
+        .unwrap();
+    std::thread::scope(|scope| {
+        for t in 0..8u64 {
+            let array = array.clone();
+            scope.spawn(move || {
+                for i in (t..64).step_by(8) {
+                    array
+                        .write_strings(&Region::new(vec![i], vec![1]), &[format!("v{i}")])
+                        .unwrap();
+                }
+            });
+        }
+    });
+    let expected: Vec<String> = (0..64).map(|i| format!("v{i}")).collect();
+    assert_eq!(array.read_strings(&Region::whole(&[64])).unwrap(), expected);
+}
+
+#[test]
+fn reading_a_few_strings_reads_their_inner_chunks_not_the_shard() {
+    let store = Arc::new(CountingStore::default());
+    let array = Array::builder(&[64, 64], DataType::String, &[64, 64])
+        .codecs(vec![string_sharding(&[8, 8])])
+        .create(store.clone(), "/r")
+        .unwrap();
+    // Strings that do not compress much: their bytes dominate the shard.
+    let values: Vec<String> = noise(64 * 64, 9)
+        .iter()
+        .enumerate()
+        .map(|(i, v)| format!("{i}:{v:x}{:x}", v.wrapping_mul(40503)))
+        .collect();
+    array
+        .write_strings(&Region::whole(&[64, 64]), &values)
+        .unwrap();
+    let shard_len = store
+        .get(&StoreKey::new("r/c/0/0").unwrap(), None)
+        .unwrap()
+        .unwrap()
+        .len() as u64;
+    store.reset();
+    // Two elements in inner chunk (1, 1), one in (1, 2).
+    let got = array
+        .read_strings(&Region::new(vec![9, 14], vec![1, 3]))
+        .unwrap();
+    assert_eq!(got, values[9 * 64 + 14..9 * 64 + 17]);
+    let (batches, _, bytes) = store.reads();
+    // The index (a suffix read), then one batch of two inner chunks.
+    assert_eq!(batches, 2);
+    let index_len = 64 * 16 + 4;
+    assert!(
+        bytes < index_len + 2 * shard_len / 64 * 2,
+        "{bytes} bytes of a {shard_len}-byte shard"
+    );
+    // The whole array still reads back, through the same path.
+    assert_eq!(
+        array.read_strings(&Region::whole(&[64, 64])).unwrap(),
+        values
+    );
+}

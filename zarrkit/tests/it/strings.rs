@@ -352,7 +352,7 @@ fn struct_fields_read_by_name_in_both_byte_orders() {
         assert_eq!(array.read_region_bytes(&all).unwrap(), records);
         let d = doc(&store, "r/zarr.json");
         assert_eq!(d["data_type"]["name"], json!("struct"));
-        assert_eq!(d["fill_value"], json!({"id": 0, "x": 0.0, "tag": "AAA="}));
+        assert_eq!(d["fill_value"], json!({"id": 0, "x": 0.0, "tag": ""}));
         // Reopening reads the same document back.
         let again = Array::open(store.clone(), "/r").unwrap();
         assert_eq!(again.data_type(), &dt);
