@@ -11,7 +11,7 @@
 //! | `shape`, `chunks` | `shape`, a `regular` grid |
 //! | `dtype` `"<i4"` | `int32`, and a `bytes` codec with `endian` `little` (`>`: `big`; `\|`: none) |
 //! | `order` `"F"` | a `transpose` codec with the reversed permutation before `bytes` (`"C"`: none) |
-//! | `filters` | numcodecs array filters (`delta`, `fixedscaleoffset`, `quantize`, `bitround`, `astype`, `packbits`) as array→array codecs before `bytes`, whose endianness is that of the last filter's output type; byte filters (`shuffle`, `crc32`, `adler32`, `fletcher32`, `jenkins_lookup3`, and `crc32c` as the v3 `crc32c` codec) as bytes→bytes codecs after `bytes`; `categorize` is refused (its labels are strings). On write the last bytes→bytes codec is the compressor and any before it are filters |
+//! | `filters` | numcodecs array filters (`delta`, `fixedscaleoffset`, `quantize`, `bitround`, `astype`, `packbits`) as array→array codecs before `bytes`, whose endianness is that of the last filter's output type; byte filters (`shuffle`, `crc32`, `adler32`, `fletcher32`, `jenkins_lookup3`, and `crc32c` as the v3 `crc32c` codec) as bytes→bytes codecs after `bytes`; `categorize` (strings to labels, checked by `codec/categorize.rs`). On write the last bytes→bytes codec is the compressor and any before it are filters |
 //! | `compressor` | one bytes→bytes codec after `bytes` and the byte filters (a compressor, a checksum or `shuffle`), or none for `null` |
 //! | `dimension_separator` `.` (the default) or `/` | the `v2` chunk key encoding with that separator |
 //! | `fill_value` | `fill_value` (see below) |
@@ -1037,6 +1037,8 @@ const ARRAY_FILTERS: &[(&str, &[&str])] = &[
     ("bitround", &["keepbits"]),
     ("astype", &["encode_dtype", "decode_dtype"]),
     ("packbits", &[]),
+    // Strings to integer labels (codec/categorize.rs checks its `dtype`).
+    ("categorize", &["labels", "dtype", "astype"]),
 ];
 
 /// numcodecs codecs that map bytes to bytes and may stand among the
@@ -1202,7 +1204,12 @@ fn filters_from_json(
         } else {
             "dtype"
         };
-        let input = filter_dtype(&configuration, input_key, &field(input_key))?;
+        // `categorize` takes strings, which the codec itself checks.
+        let input = if id == "categorize" {
+            None
+        } else {
+            filter_dtype(&configuration, input_key, &field(input_key))?
+        };
         let current_string = dtype_to_string(&out.data_type, out.endian == Some("big"));
         if let Some((input_type, input_endian)) = &input {
             if *input_type != out.data_type || *input_endian != out.endian {
@@ -2070,10 +2077,8 @@ mod tests {
     fn unknown_compressors_and_filters_are_errors_naming_them() {
         let err = parse(json!({"compressor": {"id": "snappy2"}})).unwrap_err();
         assert_eq!(err.to_string(), "unsupported v2 compressor `snappy2`");
-        let err =
-            parse(json!({"filters": [{"id": "categorize", "labels": ["a"], "dtype": "<U1"}]}))
-                .unwrap_err();
-        assert_eq!(err.to_string(), "unsupported v2 filter `categorize`");
+        let err = parse(json!({"filters": [{"id": "vlen-utf9"}]})).unwrap_err();
+        assert_eq!(err.to_string(), "unsupported v2 filter `vlen-utf9`");
         assert!(parse(json!({"filters": []})).is_ok());
         let err = parse(json!({"compressor": {"id": "zlib", "lvl": 1}})).unwrap_err();
         assert!(err.to_string().contains("`compressor.lvl`"), "{err}");
