@@ -14,9 +14,11 @@ with expected.json beside them.
 `read` also runs under zarr-python 3.1, which reads only the `<U` array
 with `categorize`; it prints "not checked NAME" for each of the others.
 
-F order is left out: zarr-python 2.18 writes a 2-d F-order chunk through
-`json2`/`msgpack2` in its logical shape but reads it back as if the
-elements were in F order, so it does not read its own such arrays back.
+zarr-python 2.18 writes an F-order chunk through `json2`/`msgpack2` in its
+logical shape (`tolist()`) but reads it back as if the elements were in F
+order, so it does not read its own 2-d F-order such arrays back: the
+`json_2d_f` fixture is read by zarrkit only; zarrkit writes it as C order
+(the same chunk bytes), which zarr-python 2.18 reads correctly.
 
 expected.json maps each array's name to its `shape` and its `values` in C
 order, as JSON: ragged arrays as lists of numbers, bytes as
@@ -103,6 +105,10 @@ def arrays():
         ),
         "json_2d_blosc": (
             dict(object_codec=numcodecs.JSON(), chunks=(2, 3)),
+            objects(grid, (3, 4)),
+        ),
+        "json_2d_f": (
+            dict(object_codec=numcodecs.JSON(), chunks=(2, 3), order="F", compressor=None),
             objects(grid, (3, 4)),
         ),
         "msgpack": (

@@ -204,12 +204,12 @@ pub(crate) fn element_value(
 /// (`[items..., "|O", stored_shape]`), checking the type string and the
 /// stored shape.
 ///
-/// The stored shape is the chunk's, or its reverse: zarr-python 2 hands an
-/// F-order chunk to the object codec in its own shape (`tolist()` nests it
-/// logically), while zarrkit's chain for an F-order v2 array reverses the
-/// axes (`transpose`) before the codec. Such elements are reordered to the
-/// reversed shape. (What zarrkit writes is in the reversed shape, which
-/// zarr-python 2 reads back the same, as its F-order reshape undoes it.)
+/// The stored shape is the chunk's, or its reverse: a writer that
+/// transposed an F-order chunk to C order before the codec (as zarrkit's
+/// chain does for other codecs) stores the reversed shape; such elements
+/// are reordered to the chunk's shape. (zarr-python 2 and zarrkit write
+/// F-order chunks in their own shape, nested logically; `format/v2.rs`
+/// puts no `transpose` before `json2`/`msgpack2`.)
 pub(crate) fn document_elements<V>(
     codec: &'static str,
     mut document: Vec<V>,

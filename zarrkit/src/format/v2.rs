@@ -316,7 +316,14 @@ pub fn parse_array(
         }
     };
     let mut codecs = Vec::new();
-    if order && shape.len() > 1 {
+    // numcodecs' JSON and MsgPack nest a chunk by `tolist()`, in its
+    // logical shape whatever its memory order: their bytes are the same in
+    // C and F order, so no `transpose` goes before them (and the array is
+    // written back as C order, which zarr-python 2 also reads correctly).
+    let logical = object
+        .as_ref()
+        .is_some_and(|c| matches!(c.name.as_str(), "json2" | "msgpack2"));
+    if order && shape.len() > 1 && !logical {
         // v2 "order": in F order the first dimension varies fastest, which
         // is the C-order layout of the chunk with its dimensions reversed.
         let permutation: Vec<Value> = (0..shape.len()).rev().map(Value::from).collect();

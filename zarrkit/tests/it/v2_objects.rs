@@ -313,7 +313,7 @@ fn write_values(array: &Array, values: &[Value]) {
 #[test]
 fn zarr_python_2_object_arrays_read_element_for_element() {
     let expected = expected();
-    assert_eq!(expected.len(), 8);
+    assert_eq!(expected.len(), 9);
     let root = fixtures().join("objects.zarr");
     let store: Arc<dyn Store> = Arc::new(FilesystemStore::new(&root).unwrap());
     for (name, want) in &expected {
@@ -335,6 +335,12 @@ fn zarr_python_2_object_arrays_read_element_for_element() {
     assert_eq!(
         msgpack.read_json(&Region::new(vec![0], vec![1])).unwrap(),
         [json!({"$bin": "AP8="})]
+    );
+    // F order: element (0, 1) is the second of the first row, as written.
+    let f = Array::open(store.clone(), "json_2d_f").unwrap();
+    assert_eq!(
+        f.read_json(&Region::new(vec![0, 1], vec![1, 1])).unwrap(),
+        [json!(1)]
     );
     let categorize = Array::open(store, "categorize").unwrap();
     assert_eq!(
@@ -377,7 +383,13 @@ fn object_arrays_written_by_zarrkit_match_zarr_python_2_and_read_back_there() {
         );
         // Uncompressed full chunks are byte for byte numcodecs'.
         let compressed = name.contains("zlib") || name.contains("blosc");
-        if !compressed {
+        if name == "json_2d_f" {
+            // The F-order chunk is nested logically, as zarr-python wrote it.
+            assert_eq!(
+                chunk(&store, "json_2d_f/0.0"),
+                chunk(&fixture, "json_2d_f/0.0")
+            );
+        } else if !compressed {
             let chunk_len = chunk_shape[0];
             for c in 0..source.shape()[0] / chunk_len {
                 let key = format!("{name}/{c}");
