@@ -405,8 +405,8 @@ fn bad_stores_are_errors_naming_the_key() {
             "unsupported v1 compression `snappy`",
         ),
         (
-            json!({"dtype": "|V7", "fill_value": null}),
-            "unsupported v1 data type `|V7`",
+            json!({"dtype": "|O", "fill_value": null}),
+            "unsupported v1 data type `|O`",
         ),
         (
             json!({"dtype": [["a", "<i4"], ["a", "<i2"]], "fill_value": null}),
