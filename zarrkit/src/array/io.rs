@@ -17,6 +17,9 @@ use rayon::prelude::*;
 use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
+/// The decoded bytes a batch of large chunks aims to stay under.
+const BATCH_BYTES: usize = 64 << 20;
+
 /// The number of lock stripes shared by every array in the process.
 const STRIPES: usize = 256;
 
@@ -90,9 +93,15 @@ type DirectChunk<'a> = (std::ops::Range<usize>, &'a ChunkPiece, Option<Vec<u8>>)
 
 impl Array {
     /// The number of chunks handled per batch: enough to keep every thread
-    /// busy, few enough that memory in flight stays a few chunks per thread.
+    /// busy, few enough that memory in flight stays a few chunks per thread
+    /// and, for large chunks (whole shards), about [`BATCH_BYTES`] of
+    /// decoded data (but always one chunk per thread).
     pub(super) fn batch_size(&self) -> usize {
-        (rayon::current_num_threads() * 4).max(8)
+        let threads = rayon::current_num_threads();
+        let by_count = (threads * 4).max(8);
+        // Variable-length chunks have no fixed size: the count alone bounds them.
+        let chunk = self.chunk_repr.size_bytes().unwrap_or(0).max(1);
+        by_count.min((BATCH_BYTES / chunk).max(threads).max(1))
     }
 
     /// The representation of the chunk `piece` lies in.

@@ -23,7 +23,7 @@
 //! the same size (`|V<n>`) and putting the real type back afterwards
 //! ([`parse_zarray`], [`zarray_of`]).
 
-use super::{v2, v3};
+use super::v2;
 use crate::metadata::{ArrayMetadata, DataType, JsonMap, MetadataError, StructField};
 use serde_json::Value;
 
@@ -215,19 +215,6 @@ pub(crate) fn to_json(data_type: &DataType, big: bool) -> Option<Value> {
     })
 }
 
-/// Converts an element between its stored byte order (`big`) and the
-/// machine's, in place (the conversion is its own inverse).
-fn to_native(bytes: &mut [u8], data_type: &DataType, big: bool) {
-    if big == cfg!(target_endian = "big") {
-        return;
-    }
-    for (offset, unit) in data_type.endian_units() {
-        if let Some(unit_bytes) = bytes.get_mut(offset..offset + unit) {
-            unit_bytes.reverse();
-        }
-    }
-}
-
 /// Whether `data_type` is one of this module's.
 pub(crate) fn is_numpy_string_or_struct(data_type: &DataType) -> bool {
     matches!(
@@ -264,123 +251,29 @@ pub(crate) fn is_representable(data_type: &DataType) -> bool {
 }
 
 /// Parses a `.zarray`-shaped document (v1's and zarr-python 2.x's are
-/// turned into one) with [`v2::parse_array`], also when its `dtype` is a
-/// string or structured type: v2 reads it as raw bytes of the same size
-/// (`|V<n>`, the fill value as base64 of the element), and the real type
-/// and byte order are put back afterwards.
+/// turned into one) with [`v2::parse_array`], which reads NumPy string and
+/// structured types too (mixed byte orders through
+/// `zarrkit.struct_bytes`).
 ///
 /// # Errors
-/// As [`v2::parse_array`], and those of [`from_json`] naming `dtype`.
+/// As [`v2::parse_array`].
 pub(crate) fn parse_zarray(
-    mut zarray: JsonMap,
+    zarray: JsonMap,
     attributes: Option<JsonMap>,
 ) -> Result<ArrayMetadata, MetadataError> {
-    let parsed = match zarray.get("dtype") {
-        Some(value) => from_json(value, "dtype")?,
-        None => None,
-    };
-    let Some((data_type, big)) = parsed else {
-        return v2::parse_array(&v2::to_bytes(&Value::Object(zarray)), attributes);
-    };
-    let size = data_type.size();
-    zarray.insert("dtype".into(), Value::String(format!("|V{size}")));
-    if let Some(fill) = zarray.get_mut("fill_value")
-        && !fill.is_null()
-    {
-        let invalid = || MetadataError::InvalidFillValue {
-            data_type: data_type.name(),
-            found: fill.to_string(),
-        };
-        let bytes = match (&data_type, &*fill) {
-            // v2 "Fill value encoding": a structure's fill value is base64 of
-            // the element as stored, in the array's byte order.
-            (DataType::Struct(_), Value::String(text)) => {
-                let mut bytes = super::base64_decode(text)
-                    .filter(|b| b.len() == size)
-                    .ok_or_else(invalid)?;
-                to_native(&mut bytes, &data_type, big.unwrap_or(false));
-                bytes
-            }
-            _ => v3::fill_value_from_json(fill, &data_type)
-                .map_err(|_| invalid())?
-                .as_bytes()
-                .to_vec(),
-        };
-        *fill = Value::String(super::base64_encode(&bytes));
-    }
-    let mut array = v2::parse_array(&v2::to_bytes(&Value::Object(zarray)), attributes)?;
-    array.data_type = data_type;
-    if let Some(bytes) = array.codecs.iter_mut().find(|c| c.name == "bytes") {
-        let mut configuration = JsonMap::new();
-        if let Some(big) = big {
-            configuration.insert("endian".into(), if big { "big" } else { "little" }.into());
-        }
-        bytes.configuration = Some(configuration);
-    }
-    array.validate()?;
-    Ok(array)
+    v2::parse_array(&v2::to_bytes(&Value::Object(zarray)), attributes)
 }
 
-/// The `.zarray`-shaped document of `array` by [`v2::array_to_json`], also
-/// for a string or structured type (written as v2 writes raw bytes of the
-/// same size, then given the real `dtype` and fill value: base64 for `S`
-/// (without trailing NULs) and structures, the string itself for `U`, as
-/// zarr-python 2.x writes them).
+/// The `.zarray`-shaped document of `array` by [`v2::array_to_json`]
+/// (string and structured types as zarr-python 2.x writes them).
 ///
 /// # Errors
 /// As [`v2::array_to_json`].
 pub(crate) fn zarray_of(array: &ArrayMetadata) -> Result<JsonMap, MetadataError> {
-    let mut stand_in = array.clone();
-    let real = is_numpy_string_or_struct(&array.data_type).then(|| {
-        let big = array
-            .codecs
-            .iter()
-            .find(|c| c.name == "bytes")
-            .and_then(|c| c.configuration.as_ref())
-            .and_then(|c| c.get("endian"))
-            .and_then(Value::as_str)
-            == Some("big");
-        (array.data_type.clone(), big)
-    });
-    if real.is_some() {
-        stand_in.data_type = DataType::RawBits(array.data_type.size() * 8);
-        for codec in &mut stand_in.codecs {
-            if codec.name == "bytes" {
-                codec.configuration = Some(JsonMap::new());
-            }
-        }
+    match v2::array_to_json(array)? {
+        Value::Object(zarray) => Ok(zarray),
+        _ => Err(MetadataError::NotAnObject),
     }
-    let Value::Object(mut zarray) = v2::array_to_json(&stand_in)? else {
-        return Err(MetadataError::NotAnObject);
-    };
-    if let Some((data_type, big)) = real {
-        if let Some(dtype) = to_json(&data_type, big) {
-            zarray.insert("dtype".into(), dtype);
-        }
-        if let Some(fill) = zarray.get_mut("fill_value")
-            && !fill.is_null()
-        {
-            match &data_type {
-                DataType::FixedUtf32(_) => {
-                    *fill = v3::fill_value_to_json(&array.fill_value, &data_type);
-                }
-                // NumPy's `bytes_` drops trailing NULs, and so does the base64
-                // zarr-python writes ("zero-terminated bytes").
-                DataType::FixedBytes(_) => {
-                    let bytes = array.fill_value.as_bytes();
-                    let end = bytes.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
-                    *fill = Value::String(super::base64_encode(&bytes[..end]));
-                }
-                DataType::Struct(_) => {
-                    let mut bytes = array.fill_value.as_bytes().to_vec();
-                    to_native(&mut bytes, &data_type, big);
-                    *fill = Value::String(super::base64_encode(&bytes));
-                }
-                _ => {}
-            }
-        }
-    }
-    Ok(zarray)
 }
 
 #[cfg(test)]

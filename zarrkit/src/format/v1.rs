@@ -26,12 +26,12 @@
 //! Data types: the fixed-size numeric NumPy type strings, as in v2 (`|b1`,
 //! `|i1`…`>i8`, `|u1`…`>u8`, `<f2`…`>f8`, `<c8`, `>c16`, both byte orders).
 //! Byte strings (`|S7`), Unicode strings (`<U5`, `>U5`) and structured
-//! types (`[["r", "|u1"], ["g", "<U2"], ...]`, fields in one byte order) are
-//! read and written as the model's `FixedBytes`, `FixedUtf32` and `Struct`
-//! (see `numpy_types`), with fill values as v2 writes them (base64 for `S`
-//! and structures, the string for `U`). Raw bytes (`|V3`) and structures
-//! whose fields mix byte orders are valid v1 but not supported: an error
-//! names the type.
+//! types (`[["r", "|u1"], ["g", "<U2"], ...]`, fields in any byte orders:
+//! mixed ones go through `zarrkit.struct_bytes`, as in v2) are read and
+//! written as the model's `FixedBytes`, `FixedUtf32` and `Struct` (see
+//! `numpy_types`), with fill values as v2 writes them (base64 for `S`, `V`
+//! and structures, the string for `U`). Raw bytes (`|V3`) are the model's
+//! `r24`. Object arrays (`|O`) do not exist in v1 and are refused by name.
 //!
 //! Compression, as zarr 1.x named it, with its `compression_opts`:
 //!
@@ -184,27 +184,26 @@ pub fn parse_attributes(bytes: &[u8]) -> Result<JsonMap, MetadataError> {
     v2::parse_attributes(bytes)
 }
 
-/// The data type of a v1 `dtype`, refusing what this version does not
-/// support (strings, raw bytes, structured types) by name.
+/// The data type of a v1 `dtype`: any fixed-size NumPy type (v1 "Data type
+/// encoding": a typestr, or a structure as a list of `[name, typestr]`),
+/// read as v2 reads it (structured fields in any byte orders); object
+/// arrays (`|O`), which v1 does not have, are refused by name.
 fn check_dtype(value: &Value) -> Result<DataType, MetadataError> {
-    if let Some((data_type, _)) = numpy_types::from_json(value, "dtype")? {
-        return Ok(data_type);
-    }
-    let (data_type, _) = v2::dtype_from_json(value).map_err(as_v1_error)?;
-    if let DataType::RawBits(_)
-    | DataType::FixedBytes(_)
-    | DataType::FixedUtf32(_)
-    | DataType::Struct(_) = data_type
-    {
+    let (data_type, _) = v2::numpy_dtype_from_json(value).map_err(as_v1_error)?;
+    if data_type.is_variable_length() {
         return Err(MetadataError::UnsupportedExtension {
             point: "v1 data type",
-            name: match value.as_str() {
-                Some(text) => text.to_string(),
-                None => format!("structured {value}"),
-            },
+            name: compact_value(value),
         });
     }
     Ok(data_type)
+}
+
+fn compact_value(value: &Value) -> String {
+    match value.as_str() {
+        Some(text) => text.to_string(),
+        None => value.to_string(),
+    }
 }
 
 /// The v2 `compressor` object equivalent to v1's `compression` and
@@ -346,10 +345,11 @@ pub fn array_to_json(array: &ArrayMetadata) -> Result<Value, MetadataError> {
             )));
         }
     }
-    if matches!(array.data_type, DataType::RawBits(_))
-        || (array.data_type.is_extension()
+    let raw = matches!(array.data_type, DataType::RawBits(_));
+    if !raw
+        && ((array.data_type.is_extension()
             && !numpy_types::is_numpy_string_or_struct(&array.data_type))
-        || !numpy_types::is_representable(&array.data_type)
+            || !numpy_types::is_representable(&array.data_type))
     {
         return Err(not_representable(format!(
             "the data type `{}` in this version",
@@ -681,17 +681,14 @@ mod tests {
 
     #[test]
     fn unsupported_data_types_are_refused_by_name() {
-        for (dtype, name) in [
-            (json!("|V3"), "`|V3`"),
-            (json!([["r", "<u2"], ["g", ">u2"]]), "mixed byte order"),
-        ] {
-            let err = parse(json!({"dtype": dtype, "fill_value": null})).unwrap_err();
-            let text = err.to_string();
-            assert!(
-                text.contains("unsupported") && text.contains("data type") && text.contains(name),
-                "{dtype}: {text}"
-            );
-        }
+        let err = parse(json!({"dtype": "|O", "fill_value": null})).unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.contains("unsupported") && text.contains("data type") && text.contains("`|O`"),
+            "{text}"
+        );
+        let raw = parse(json!({"dtype": "|V3", "fill_value": null})).unwrap();
+        assert_eq!(raw.data_type, DataType::RawBits(24));
     }
 
     #[test]
