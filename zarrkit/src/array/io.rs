@@ -759,6 +759,29 @@ impl Array {
             shape: &piece.shape,
             elem,
         };
+        if old.is_none() && piece.shape == repr.shape && self.codecs.supports_partial_encode() {
+            // A whole shard from `data`: the sharding codec encodes each
+            // inner chunk straight from it, so the shard is never gathered
+            // (a write of 32 MiB shards holds no 32 MiB buffer per thread).
+            if !self.write_empty_chunks {
+                let fill = self.fill_value();
+                let mut all_fill = true;
+                copy.for_each_run(|s, _, len| {
+                    all_fill = all_fill && fill.equals_all(&data[s..s + len]);
+                });
+                if all_fill {
+                    return Ok(None);
+                }
+            }
+            return self
+                .codecs
+                .encode_from(data, region.shape(), &piece.in_region, repr)
+                .map(Some)
+                .map_err(|source| Error::Encode {
+                    key: piece.key.clone(),
+                    source,
+                });
+        }
         let chunk = match self.decode_chunk(&piece.key, repr, old)? {
             Some(mut chunk) => {
                 copy.run(data, &mut chunk);

@@ -257,6 +257,38 @@ impl CodecChain {
             .unwrap_or(Ok(()))
     }
 
+    /// Encodes the chunk of `repr` at `src_start` in `src`, a C-order
+    /// buffer of `src_shape` elements, without first gathering it into a
+    /// chunk buffer when the chain is its array→bytes codec alone and that
+    /// codec can ([`ArrayToBytesCodec::encode_from`]).
+    ///
+    /// # Errors
+    /// As [`Self::encode`].
+    pub fn encode_from(
+        &self,
+        src: &[u8],
+        src_shape: &[u64],
+        src_start: &[u64],
+        repr: &ChunkRepr,
+    ) -> Result<Vec<u8>, CodecError> {
+        if self.is_bare() {
+            return self
+                .array_to_bytes
+                .encode_from(src, src_shape, src_start, repr);
+        }
+        let mut chunk = vec![0u8; repr.size_bytes()?];
+        super::copy::BoxCopy {
+            src_shape,
+            src_start,
+            dst_shape: &repr.shape,
+            dst_start: &vec![0; repr.shape.len()],
+            shape: &repr.shape,
+            elem: repr.data_type.size(),
+        }
+        .run(src, &mut chunk);
+        self.encode(chunk, repr)
+    }
+
     /// Whether the array→bytes codec is the whole chain, so partial reads
     /// and writes can go straight to it.
     fn is_bare(&self) -> bool {

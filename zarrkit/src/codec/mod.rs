@@ -252,6 +252,34 @@ pub trait ArrayToBytesCodec: Debug + Send + Sync {
         Ok(())
     }
 
+    /// Serialises the chunk of `repr` that lies at `src_start` in `src`, a
+    /// C-order buffer of `src_shape` elements (the chunk's elements are not
+    /// contiguous there). The default copies them into a chunk and calls
+    /// [`Self::encode`]; `sharding_indexed` copies each inner chunk
+    /// straight from `src`, so writing a whole shard never holds it decoded.
+    ///
+    /// # Errors
+    /// As [`Self::encode`].
+    fn encode_from(
+        &self,
+        src: &[u8],
+        src_shape: &[u64],
+        src_start: &[u64],
+        repr: &ChunkRepr,
+    ) -> Result<Vec<u8>, CodecError> {
+        let mut chunk = vec![0u8; repr.size_bytes()?];
+        copy::BoxCopy {
+            src_shape,
+            src_start,
+            dst_shape: &repr.shape,
+            dst_start: &vec![0; repr.shape.len()],
+            shape: &repr.shape,
+            elem: repr.data_type.size(),
+        }
+        .run(src, &mut chunk);
+        self.encode(chunk, repr)
+    }
+
     /// Serialises a chunk of variable-length elements (`string`, `bytes`).
     /// Only the codecs for such data (`vlen-utf8`, `vlen-bytes`) do; the
     /// default is an error.

@@ -734,7 +734,6 @@ impl ArrayToBytesCodec for ShardingCodec {
     }
 
     fn encode(&self, decoded: Vec<u8>, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
-        let shard = self.shard(repr)?;
         let expected = repr.size_bytes()?;
         if decoded.len() != expected {
             return Err(CodecError::WrongSize {
@@ -742,21 +741,40 @@ impl ArrayToBytesCodec for ShardingCodec {
                 actual: decoded.len(),
             });
         }
+        self.encode_from(&decoded, &repr.shape, &vec![0; repr.shape.len()], repr)
+    }
+
+    /// Copies each inner chunk straight from `src` and encodes them in
+    /// parallel: the shard is never held decoded.
+    fn encode_from(
+        &self,
+        src: &[u8],
+        src_shape: &[u64],
+        src_start: &[u64],
+        repr: &ChunkRepr,
+    ) -> Result<Vec<u8>, CodecError> {
+        let shard = self.shard(repr)?;
         let zeros = vec![0u64; shard.shape.len()];
         let inner_bytes = shard.inner_repr.size_bytes()?;
         let encoded = (0..shard.n)
             .into_par_iter()
             .map(|i| {
                 let mut chunk = vec![0u8; inner_bytes];
+                let start: Vec<u64> = shard
+                    .start(i)
+                    .iter()
+                    .zip(src_start)
+                    .map(|(a, b)| a + b)
+                    .collect();
                 BoxCopy {
-                    src_shape: &shard.shape,
-                    src_start: &shard.start(i),
+                    src_shape,
+                    src_start: &start,
                     dst_shape: &shard.inner_shape,
                     dst_start: &zeros,
                     shape: &shard.inner_shape,
                     elem: shard.elem,
                 }
-                .run(&decoded, &mut chunk);
+                .run(src, &mut chunk);
                 Self::encode_inner(&shard, chunk)
             })
             .collect::<Result<Vec<_>, _>>()?;

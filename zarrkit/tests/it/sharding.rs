@@ -179,6 +179,43 @@ fn sharded_arrays_round_trip_with_edge_shards_and_missing_inner_chunks() {
 }
 
 #[test]
+fn whole_shards_inside_a_larger_region_encode_straight_from_it() {
+    // Shards 4x8 in a 12x16 array; the region rows 2..11 covers shard row
+    // 1 (rows 4..8) entirely, at a non-zero offset within the region, and
+    // shard rows 0 and 2 in part. Shard (1, 1) is all fill: not stored.
+    let store = Arc::new(MemoryStore::new());
+    let array = Array::builder(&[12, 16], DataType::UInt16, &[4, 8])
+        .fill_value(5u16)
+        .codecs(vec![zstd_sharding(&[2, 4])])
+        .create(store.clone(), "/w")
+        .unwrap();
+    let mut data = noise(9 * 16, 3);
+    for r in 2..6 {
+        for c in 8..16 {
+            data[r * 16 + c] = 5;
+        }
+    }
+    array
+        .write_region(&Region::new(vec![2, 0], vec![9, 16]), &data)
+        .unwrap();
+    let mut expected = vec![5u16; 12 * 16];
+    expected[2 * 16..11 * 16].copy_from_slice(&data);
+    check_elementwise(&array, &expected);
+    assert!(
+        store
+            .get(&array.chunk_key(&[1, 0]).unwrap(), None)
+            .unwrap()
+            .is_some()
+    );
+    assert!(
+        store
+            .get(&array.chunk_key(&[1, 1]).unwrap(), None)
+            .unwrap()
+            .is_none()
+    );
+}
+
+#[test]
 fn inner_chunks_equal_to_the_fill_value_are_not_stored() {
     let store = Arc::new(MemoryStore::new());
     let array = Array::builder(&[8], DataType::UInt16, &[8])
