@@ -134,6 +134,14 @@ impl Array {
         }
         metadata.codecs = codecs.metadata();
         let layout = format::chunk_layout(format, &path, &metadata.chunk_key_encoding);
+        // A `null` fill value (v1, v2, the drafts: kept as an extra
+        // `fill_value` field) leaves missing chunks undefined for other
+        // readers: zarr-python 2.x reads an object array's missing elements
+        // as `None`, a number array's as uninitialised memory. So every
+        // chunk is stored, as zarr-python 2.x does, rather than erased when
+        // it equals the stand-in fill value.
+        let undefined_fill =
+            metadata.extra_fields.get("fill_value") == Some(&serde_json::Value::Null);
         Ok(Self {
             store,
             path,
@@ -144,7 +152,7 @@ impl Array {
             chunk_repr,
             axes,
             uniform_chunks,
-            write_empty_chunks: false,
+            write_empty_chunks: undefined_fill,
         })
     }
 
@@ -298,7 +306,8 @@ impl Array {
     }
 
     /// Whether chunks equal to the fill value everywhere are stored (`true`)
-    /// or erased (`false`, the default), like zarr-python's `write_empty_chunks`.
+    /// or erased (`false`, the default unless the fill value is `null`, as
+    /// v1, v2 and the drafts allow), like zarr-python's `write_empty_chunks`.
     #[must_use]
     pub fn write_empty_chunks(&self) -> bool {
         self.write_empty_chunks

@@ -162,11 +162,13 @@ fn rewrite_with_zarrkit(src: &Path, dst: &Path) {
             &NodeMetadata::Array(source.metadata().clone()),
         )
         .unwrap();
-        let mut target = Array::open(to.clone(), path).unwrap();
-        // Every chunk stored, as the writer did: with a `null` fill value,
-        // zarr-python 2.18 reads a missing chunk's elements as `None`, not as
-        // the empty strings zarrkit would have erased.
-        target.set_write_empty_chunks(true);
+        let target = Array::open(to.clone(), path).unwrap();
+        // With a `null` fill value every chunk is stored (zarr-python 2.18
+        // would read a missing chunk's elements as `None`, not as "").
+        assert_eq!(
+            target.write_empty_chunks(),
+            target.metadata().extra_fields.get("fill_value") == Some(&Value::Null)
+        );
         let whole = Region::whole(source.shape());
         if source.data_type().is_variable_length() {
             target
@@ -466,4 +468,37 @@ fn v3_refuses_struct_fields_with_a_shape_naming_the_field() {
         .format(ZarrFormat::V2)
         .create(store, "/s")
         .unwrap();
+}
+
+#[test]
+fn arrays_with_a_null_fill_value_store_every_chunk() {
+    // v2 "fill_value": `null` means no fill value, so a missing chunk has
+    // no defined elements for other readers; zarrkit stores chunks equal to
+    // its stand-in (zero, "") instead of erasing them.
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    for (name, dtype, filters) in [
+        ("o", "|O", json!([{"id": "vlen-utf8"}])),
+        ("i", "<i4", Value::Null),
+    ] {
+        let zarray = json!({
+            "zarr_format": 2, "shape": [4], "chunks": [2], "dtype": dtype,
+            "compressor": null, "fill_value": null, "order": "C", "filters": filters
+        });
+        store
+            .set(
+                &zarrkit::store::StoreKey::new(format!("{name}/.zarray")).unwrap(),
+                &serde_json::to_vec(&zarray).unwrap(),
+            )
+            .unwrap();
+        let array = Array::open(store.clone(), name).unwrap();
+        assert!(array.write_empty_chunks(), "{name}");
+        let first = Region::new(vec![0], vec![2]);
+        if dtype == "|O" {
+            array.write_strings(&first, &["", ""]).unwrap();
+        } else {
+            array.write_region(&first, &[0i32, 0]).unwrap();
+        }
+        let key = zarrkit::store::StoreKey::new(format!("{name}/0")).unwrap();
+        assert!(store.get(&key, None).unwrap().is_some(), "{name}");
+    }
 }
