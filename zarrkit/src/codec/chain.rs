@@ -454,7 +454,7 @@ impl CodecChain {
         decoded: &VlenChunk,
         repr: &ChunkRepr,
     ) -> Result<Vec<u8>, CodecError> {
-        let expected = element_count(repr)?;
+        let expected = repr.element_count()?;
         if decoded.len() != expected {
             return Err(CodecError::WrongSize {
                 expected,
@@ -528,7 +528,7 @@ impl CodecChain {
                 ),
             });
         };
-        let expected = element_count(repr)?;
+        let expected = repr.element_count()?;
         if chunk.len() != expected {
             return Err(CodecError::WrongSize {
                 expected,
@@ -543,15 +543,6 @@ impl CodecChain {
 enum Data<'a> {
     Vlen(std::borrow::Cow<'a, VlenChunk>),
     Fixed(Vec<u8>),
-}
-
-/// The number of elements of a chunk of `repr`.
-fn element_count(repr: &ChunkRepr) -> Result<usize, CodecError> {
-    repr.num_elements()
-        .and_then(|n| usize::try_from(n).ok())
-        .ok_or_else(|| CodecError::TooLarge {
-            shape: repr.shape.clone(),
-        })
 }
 
 /// The native bytes of the `u64` indices `0..n`.

@@ -151,15 +151,6 @@ fn corrupt(codec: &'static str, reason: String) -> CodecError {
     CodecError::Corrupt { codec, reason }
 }
 
-/// The number of elements of a chunk of `repr`.
-pub(crate) fn element_count(repr: &ChunkRepr) -> Result<usize, CodecError> {
-    repr.num_elements()
-        .and_then(|n| usize::try_from(n).ok())
-        .ok_or_else(|| CodecError::TooLarge {
-            shape: repr.shape.clone(),
-        })
-}
-
 /// Checks that an object codec applies to `repr` (`object` elements).
 pub(crate) fn validate_object(codec: &'static str, repr: &ChunkRepr) -> Result<(), CodecError> {
     if repr.data_type == DataType::Object {
@@ -178,6 +169,38 @@ pub(crate) fn fixed_size_error(codec: &'static str, repr: &ChunkRepr) -> CodecEr
         codec,
         what: format!("fixed-size `{}` elements", repr.data_type),
     }
+}
+
+/// The document numcodecs' object codecs encode for a chunk: its elements
+/// nested as NumPy's `tolist()` gives them, then the dtype `"|O"` and the
+/// chunk's shape.
+///
+/// # Errors
+/// [`CodecError::WrongSize`] if `decoded` is not one chunk of `repr`, and
+/// the errors of [`element_value`].
+pub(crate) fn document_items(
+    codec: &'static str,
+    decoded: &VlenChunk,
+    repr: &ChunkRepr,
+) -> Result<Vec<Value>, CodecError> {
+    let n = repr.element_count()?;
+    if decoded.len() != n {
+        return Err(CodecError::WrongSize {
+            expected: n,
+            actual: decoded.len(),
+        });
+    }
+    let values = decoded
+        .iter()
+        .enumerate()
+        .map(|(i, e)| element_value(codec, i, e))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut items = nest(values, &repr.shape, Value::Array);
+    items.push(Value::String(OBJECT_DTYPE.to_string()));
+    items.push(Value::Array(
+        repr.shape.iter().map(|&n| Value::from(n)).collect(),
+    ));
+    Ok(items)
 }
 
 /// The JSON value of decoded element `i` (its compact JSON text; empty is
@@ -386,23 +409,7 @@ impl ArrayToBytesCodec for Json2Codec {
     }
 
     fn encode_vlen(&self, decoded: &VlenChunk, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
-        let n = element_count(repr)?;
-        if decoded.len() != n {
-            return Err(CodecError::WrongSize {
-                expected: n,
-                actual: decoded.len(),
-            });
-        }
-        let values = decoded
-            .iter()
-            .enumerate()
-            .map(|(i, e)| element_value(NAME, i, e))
-            .collect::<Result<Vec<_>, _>>()?;
-        let mut items = nest(values, &repr.shape, Value::Array);
-        items.push(Value::String(OBJECT_DTYPE.to_string()));
-        items.push(Value::Array(
-            repr.shape.iter().map(|&n| Value::from(n)).collect(),
-        ));
+        let items = document_items(NAME, decoded, repr)?;
         let (item_separator, key_separator) = self.separators();
         let writer = PythonJson {
             ensure_ascii: self.config.ensure_ascii,
@@ -416,7 +423,7 @@ impl ArrayToBytesCodec for Json2Codec {
     }
 
     fn decode_vlen(&self, encoded: Vec<u8>, repr: &ChunkRepr) -> Result<VlenChunk, CodecError> {
-        let n = element_count(repr)?;
+        let n = repr.element_count()?;
         let document: Value = serde_json::from_slice(&encoded).map_err(|e| {
             let hint = if encoded.windows(3).any(|w| w == b"NaN")
                 || encoded.windows(8).any(|w| w == b"Infinity")

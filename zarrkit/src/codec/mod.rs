@@ -91,6 +91,18 @@ impl ChunkRepr {
             .try_fold(1u64, |acc, &n| acc.checked_mul(n))
     }
 
+    /// The number of elements in the chunk, as a `usize`.
+    ///
+    /// # Errors
+    /// [`CodecError::TooLarge`] if it does not fit in memory's address space.
+    pub fn element_count(&self) -> Result<usize, CodecError> {
+        self.num_elements()
+            .and_then(|n| usize::try_from(n).ok())
+            .ok_or_else(|| CodecError::TooLarge {
+                shape: self.shape.clone(),
+            })
+    }
+
     /// The size of the decoded chunk in bytes.
     ///
     /// # Errors

@@ -38,10 +38,7 @@
 //! # Ok::<(), serde_json::Error>(())
 //! ```
 
-use super::json2::{
-    OBJECT_DTYPE, document_elements, element_count, element_value, fixed_size_error, nest,
-    validate_object,
-};
+use super::json2::{document_elements, document_items, fixed_size_error, validate_object};
 use super::vlen::VlenChunk;
 use super::{ArrayToBytesCodec, ChunkRepr, Codec, CodecError, registry::parse_configuration};
 use crate::metadata::{ExtensionObject, JsonMap};
@@ -308,23 +305,7 @@ impl ArrayToBytesCodec for MsgPack2Codec {
     }
 
     fn encode_vlen(&self, decoded: &VlenChunk, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
-        let n = element_count(repr)?;
-        if decoded.len() != n {
-            return Err(CodecError::WrongSize {
-                expected: n,
-                actual: decoded.len(),
-            });
-        }
-        let values = decoded
-            .iter()
-            .enumerate()
-            .map(|(i, e)| element_value(NAME, i, e))
-            .collect::<Result<Vec<_>, _>>()?;
-        let mut items = nest(values, &repr.shape, Value::Array);
-        items.push(Value::String(OBJECT_DTYPE.to_string()));
-        items.push(Value::Array(
-            repr.shape.iter().map(|&n| Value::from(n)).collect(),
-        ));
+        let items = document_items(NAME, decoded, repr)?;
         let mut out = Vec::with_capacity(decoded.data_len() + 16);
         self.write(&Value::Array(items), &mut out)
             .map_err(incompatible)?;
@@ -332,7 +313,7 @@ impl ArrayToBytesCodec for MsgPack2Codec {
     }
 
     fn decode_vlen(&self, encoded: Vec<u8>, repr: &ChunkRepr) -> Result<VlenChunk, CodecError> {
-        let n = element_count(repr)?;
+        let n = repr.element_count()?;
         let mut reader = encoded.as_slice();
         let document = rmpv::decode::read_value_with_max_depth(&mut reader, MAX_DEPTH)
             .map_err(|e| corrupt(format!("not MessagePack: {e}")))?;

@@ -177,14 +177,6 @@ impl VlenCodec {
             reason,
         }
     }
-
-    fn expected_len(self, repr: &ChunkRepr) -> Result<usize, CodecError> {
-        repr.num_elements()
-            .and_then(|n| usize::try_from(n).ok())
-            .ok_or_else(|| CodecError::TooLarge {
-                shape: repr.shape.clone(),
-            })
-    }
 }
 
 fn read_u32(bytes: &[u8], at: usize) -> Option<u32> {
@@ -239,7 +231,7 @@ impl ArrayToBytesCodec for VlenCodec {
     }
 
     fn encode_vlen(&self, decoded: &VlenChunk, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
-        let n = self.expected_len(repr)?;
+        let n = repr.element_count()?;
         if decoded.len() != n {
             return Err(CodecError::WrongSize {
                 expected: n,
@@ -261,7 +253,7 @@ impl ArrayToBytesCodec for VlenCodec {
     }
 
     fn decode_vlen(&self, encoded: Vec<u8>, repr: &ChunkRepr) -> Result<VlenChunk, CodecError> {
-        let n = self.expected_len(repr)?;
+        let n = repr.element_count()?;
         let count = read_u32(&encoded, 0).ok_or_else(|| {
             self.corrupt(format!(
                 "{} bytes is too short for the header",
