@@ -37,6 +37,9 @@ mod protocol;
 #[cfg(feature = "zstd")]
 mod rectilinear;
 mod regions;
+// The regressions of issue #10 shard with zstd inner chunks.
+#[cfg(feature = "zstd")]
+mod regressions;
 // Sharded arrays here use zstd inner chunks and a crc32c index.
 #[cfg(all(feature = "zstd", feature = "crc32c"))]
 mod sharding;
