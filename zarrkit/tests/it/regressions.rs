@@ -102,8 +102,9 @@ fn run_writer(array: &Array, w: u64, writers: u64, rounds: u64) {
     let mine: Vec<u64> = (0..INNER_CHUNKS).filter(|c| c % writers == w).collect();
     for r in 0..rounds {
         for k in 0..mine.len() {
-            let c = mine[(k * 7 + w as usize * 3) % mine.len()];
-            write_inner(array, c, r);
+            // A rotation, reversed for odd writers: each chunk once per round.
+            let k = if w % 2 == 0 { k } else { mine.len() - 1 - k };
+            write_inner(array, mine[(k + w as usize * 5) % mine.len()], r);
         }
     }
 }
