@@ -450,3 +450,131 @@ fn issue_10_a_partial_write_racing_another_writer_keeps_both_updates() {
         }
     }
 }
+
+/// A memory store whose writes start failing after `budget` of them, as a
+/// migration killed part way stops writing.
+#[derive(Debug)]
+struct FailingAfter {
+    inner: Arc<zarrkit::store::MemoryStore>,
+    budget: std::sync::atomic::AtomicUsize,
+}
+
+impl Store for FailingAfter {
+    fn name(&self) -> &'static str {
+        "failing store"
+    }
+    fn capabilities(&self) -> StoreCapabilities {
+        self.inner.capabilities()
+    }
+    fn get(&self, key: &StoreKey, range: Option<ByteRange>) -> Result<Option<Vec<u8>>, StoreError> {
+        self.inner.get(key, range)
+    }
+    fn set(&self, key: &StoreKey, value: &[u8]) -> Result<(), StoreError> {
+        let left = self
+            .budget
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
+        if left.is_err() {
+            return Err(StoreError::Write {
+                store: "failing store",
+                key: key.clone(),
+                source: std::io::Error::other("killed"),
+            });
+        }
+        self.inner.set(key, value)
+    }
+    fn set_partial_values(&self, items: &[(StoreKey, u64, Vec<u8>)]) -> Result<(), StoreError> {
+        self.inner.set_partial_values(items)
+    }
+    fn erase(&self, key: &StoreKey) -> Result<(), StoreError> {
+        self.inner.erase(key)
+    }
+    fn erase_prefix(&self, prefix: &StorePrefix) -> Result<(), StoreError> {
+        self.inner.erase_prefix(prefix)
+    }
+    fn list_prefix(&self, prefix: &StorePrefix) -> Result<Vec<StoreKey>, StoreError> {
+        self.inner.list_prefix(prefix)
+    }
+    fn list_dir(&self, prefix: &StorePrefix) -> Result<ListDir, StoreError> {
+        self.inner.list_dir(prefix)
+    }
+}
+
+// Issue #10, item 5, in the library: a migration that stopped part way
+// left a destination that looked complete (missing chunks read as the fill
+// value), and planning it again failed on the non-empty destination. Now
+// the marker makes `check_finished` (which the commands call before
+// opening a store) fail, and planning again resumes, keeping the chunks
+// already copied.
+#[test]
+fn issue_10_an_interrupted_migration_is_refused_when_opened_and_resumes() {
+    use zarrkit::format::ZarrFormat;
+    use zarrkit::migrate::{self, MIGRATION_MARKER, MigrateError};
+    let src: Arc<dyn Store> = Arc::new(zarrkit::store::MemoryStore::new());
+    let array = Array::builder(&[100, 100], DataType::Int32, &[10, 10])
+        .format(ZarrFormat::V2)
+        .create(Arc::clone(&src), "/")
+        .unwrap();
+    let values: Vec<i32> = (0..10_000).map(|i| i * 3 + 1).collect();
+    array
+        .write_region(&Region::whole(&[100, 100]), &values)
+        .unwrap();
+
+    let dst = Arc::new(zarrkit::store::MemoryStore::new());
+    let failing: Arc<dyn Store> = Arc::new(FailingAfter {
+        inner: Arc::clone(&dst),
+        // The marker, the document, and 40 of the 100 chunks.
+        budget: std::sync::atomic::AtomicUsize::new(42),
+    });
+    let plan = migrate::plan(Arc::clone(&src), failing, ZarrFormat::V3).unwrap();
+    assert!(!plan.resumes());
+    let err = migrate::migrate(&plan, &mut |_| {}).unwrap_err();
+    assert!(
+        err.to_string().contains("killed") || matches!(err, MigrateError::Zarr(_)),
+        "{err}"
+    );
+
+    let dst: Arc<dyn Store> = dst;
+    let err = migrate::check_finished(dst.as_ref()).unwrap_err();
+    assert!(
+        matches!(&err, zarrkit::Error::UnfinishedMigration { key } if key.as_str() == MIGRATION_MARKER),
+        "{err:?}"
+    );
+    let message = err.to_string();
+    assert!(
+        message.contains(&format!("`{MIGRATION_MARKER}`")) && message.contains("again to resume"),
+        "{message}"
+    );
+
+    // Another target format is refused, naming the one begun.
+    let err = migrate::plan(Arc::clone(&src), Arc::clone(&dst), ZarrFormat::V2).unwrap_err();
+    assert!(
+        matches!(&err, MigrateError::UnfinishedToOtherFormat { found, .. } if found == "v3"),
+        "{err:?}"
+    );
+
+    let plan = migrate::plan(Arc::clone(&src), Arc::clone(&dst), ZarrFormat::V3).unwrap();
+    assert!(plan.resumes());
+    let report = migrate::migrate(&plan, &mut |_| {}).unwrap();
+    assert_eq!(report.chunks_skipped, 40);
+    assert_eq!(report.chunks, 60);
+    assert_eq!(report.chunks_verified, 100);
+    let migrated = Array::open(Arc::clone(&dst), "/").unwrap();
+    assert_eq!(
+        migrated
+            .read_region::<i32>(&Region::whole(&[100, 100]))
+            .unwrap(),
+        values
+    );
+    assert_eq!(
+        dst.get(&StoreKey::new(MIGRATION_MARKER).unwrap(), None)
+            .unwrap(),
+        None
+    );
+
+    // Finished, the destination is an ordinary non-empty store again.
+    let err = migrate::plan(Arc::clone(&src), dst, ZarrFormat::V3).unwrap_err();
+    assert!(
+        matches!(err, MigrateError::DestinationNotEmpty { .. }),
+        "{err:?}"
+    );
+}
