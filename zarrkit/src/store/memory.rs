@@ -5,8 +5,8 @@
 //! [`Store::set_partial_values`] leaves the store unchanged.
 
 use super::{
-    ByteRange, HeldSnapshot, ListDir, Store, StoreCapabilities, StoreError, StoreKey, StorePrefix,
-    ValueSnapshot, ValueVersion, VersionKind,
+    ByteRange, ListDir, Store, StoreCapabilities, StoreError, StoreKey, StorePrefix, ValueSnapshot,
+    ValueVersion, VersionKind,
 };
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ops::Bound;
@@ -86,6 +86,32 @@ fn slice_range(
     Ok(value[start as usize..end as usize].to_vec())
 }
 
+/// A snapshot: the value shared with the map when it was taken.
+struct HeldSnapshot {
+    key: StoreKey,
+    value: Option<Arc<Vec<u8>>>,
+}
+
+impl ValueSnapshot for HeldSnapshot {
+    fn read(&self, ranges: &[Option<ByteRange>]) -> Result<Option<Vec<Vec<u8>>>, StoreError> {
+        let Some(value) = &self.value else {
+            return Ok(None);
+        };
+        ranges
+            .iter()
+            .map(|range| slice_range(&self.key, value, *range))
+            .collect::<Result<Vec<_>, _>>()
+            .map(Some)
+    }
+
+    fn version(&self) -> Option<ValueVersion> {
+        Some(ValueVersion(match &self.value {
+            Some(value) => VersionKind::Memory(Arc::clone(value)),
+            None => VersionKind::Missing,
+        }))
+    }
+}
+
 impl Store for MemoryStore {
     fn name(&self) -> &'static str {
         NAME
@@ -134,7 +160,6 @@ impl Store for MemoryStore {
     fn snapshot<'a>(&'a self, key: &StoreKey) -> Result<Box<dyn ValueSnapshot + 'a>, StoreError> {
         Ok(Box::new(HeldSnapshot {
             key: key.clone(),
-            store: NAME,
             value: self.read().get(key).cloned(),
         }))
     }

@@ -210,46 +210,6 @@ impl<S: Store + ?Sized> ValueSnapshot for UnpinnedSnapshot<'_, S> {
     }
 }
 
-/// The snapshot of a value held in memory.
-pub(crate) struct HeldSnapshot {
-    pub(crate) key: StoreKey,
-    pub(crate) store: &'static str,
-    pub(crate) value: Option<Arc<Vec<u8>>>,
-}
-
-impl ValueSnapshot for HeldSnapshot {
-    fn read(&self, ranges: &[Option<ByteRange>]) -> Result<Option<Vec<Vec<u8>>>, StoreError> {
-        let Some(value) = &self.value else {
-            return Ok(None);
-        };
-        let len = value.len() as u64;
-        ranges
-            .iter()
-            .map(|range| {
-                let Some(range) = *range else {
-                    return Ok(value.to_vec());
-                };
-                let (start, end) = range.bounds(len).ok_or_else(|| StoreError::InvalidRange {
-                    store: self.store,
-                    key: self.key.clone(),
-                    range,
-                    len,
-                })?;
-                // Both bounds are at most `value.len()`, so they fit in usize.
-                Ok(value[start as usize..end as usize].to_vec())
-            })
-            .collect::<Result<Vec<_>, _>>()
-            .map(Some)
-    }
-
-    fn version(&self) -> Option<ValueVersion> {
-        Some(ValueVersion(match &self.value {
-            Some(value) => VersionKind::Memory(Arc::clone(value)),
-            None => VersionKind::Missing,
-        }))
-    }
-}
-
 /// Errors from a [`Store`].
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

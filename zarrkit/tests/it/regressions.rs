@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use zarrkit::codec::sharding::ShardingCodec;
 use zarrkit::codec::{Codec, bytes::BytesCodec, zstd::ZstdCodec};
 use zarrkit::metadata::DataType;
@@ -294,31 +294,43 @@ fn issue_10_two_filesystem_stores_on_one_directory_lose_nothing() {
     assert_eq!(elements_lost(&open_array(&root), rounds), 0);
 }
 
-/// A filesystem store whose snapshots let another writer (a second store on
-/// the same directory, as another process would be) replace the value
-/// after their first read: the interleaving that tore shards in issue #10,
-/// made deterministic.
-struct Interleaving {
-    inner: FilesystemStore,
-    /// Runs once, after the first read of a snapshot of a chunk.
+/// A store with hooks where issue #10's failures struck: after the first
+/// read of a snapshot, `other_writer` runs once when armed (another
+/// process replacing the value, made deterministic); each `set` first
+/// takes one from `budget`, and fails when none is left (a process killed
+/// part way stops writing).
+struct Hooked {
+    inner: Arc<dyn Store>,
     other_writer: Box<dyn Fn() + Send + Sync>,
     armed: AtomicBool,
+    budget: AtomicUsize,
 }
 
-impl std::fmt::Debug for Interleaving {
+impl Hooked {
+    fn new(inner: Arc<dyn Store>) -> Self {
+        Self {
+            inner,
+            other_writer: Box::new(|| {}),
+            armed: AtomicBool::new(false),
+            budget: AtomicUsize::new(usize::MAX),
+        }
+    }
+}
+
+impl std::fmt::Debug for Hooked {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Interleaving")
+        f.debug_struct("Hooked")
             .field("inner", &self.inner)
             .finish_non_exhaustive()
     }
 }
 
-struct InterleavedSnapshot<'a> {
+struct HookedSnapshot<'a> {
     inner: Box<dyn ValueSnapshot + 'a>,
-    store: &'a Interleaving,
+    store: &'a Hooked,
 }
 
-impl ValueSnapshot for InterleavedSnapshot<'_> {
+impl ValueSnapshot for HookedSnapshot<'_> {
     fn read(&self, ranges: &[Option<ByteRange>]) -> Result<Option<Vec<Vec<u8>>>, StoreError> {
         let result = self.inner.read(ranges);
         if self.store.armed.swap(false, Ordering::SeqCst) {
@@ -332,9 +344,9 @@ impl ValueSnapshot for InterleavedSnapshot<'_> {
     }
 }
 
-impl Store for Interleaving {
+impl Store for Hooked {
     fn name(&self) -> &'static str {
-        "interleaving store"
+        "hooked store"
     }
     fn capabilities(&self) -> StoreCapabilities {
         self.inner.capabilities()
@@ -343,10 +355,20 @@ impl Store for Interleaving {
         self.inner.get(key, range)
     }
     fn set(&self, key: &StoreKey, value: &[u8]) -> Result<(), StoreError> {
+        let taken = self
+            .budget
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
+        if taken.is_err() {
+            return Err(StoreError::Write {
+                store: "hooked store",
+                key: key.clone(),
+                source: std::io::Error::other("killed"),
+            });
+        }
         self.inner.set(key, value)
     }
     fn snapshot<'a>(&'a self, key: &StoreKey) -> Result<Box<dyn ValueSnapshot + 'a>, StoreError> {
-        Ok(Box::new(InterleavedSnapshot {
+        Ok(Box::new(HookedSnapshot {
             inner: self.inner.snapshot(key)?,
             store: self,
         }))
@@ -376,10 +398,10 @@ impl Store for Interleaving {
     }
 }
 
-/// A sharded array on an [`Interleaving`] store whose other writer rewrites
+/// A sharded array on a [`Hooked`] filesystem store whose other writer rewrites
 /// every inner chunk of shard 0/0 (with round 1 values, compressing to other
 /// sizes, so every offset moves) through a second store on the directory.
-fn interleaved(dir: &Path) -> (Array, Arc<Interleaving>) {
+fn interleaved(dir: &Path) -> (Array, Arc<Hooked>) {
     let root = dir.join("store");
     let plain = sharded_array(Arc::new(FilesystemStore::new(&root).unwrap()));
     // Round 0 in every inner chunk of shard 0/0.
@@ -387,8 +409,7 @@ fn interleaved(dir: &Path) -> (Array, Arc<Interleaving>) {
         write_inner(&plain, c, 0);
     }
     let other_root = root.clone();
-    let store = Arc::new(Interleaving {
-        inner: FilesystemStore::open_existing(&root).unwrap(),
+    let store = Arc::new(Hooked {
         other_writer: Box::new(move || {
             let other = open_array(&other_root);
             let noise: Vec<u16> = (0..SHARD * SHARD)
@@ -398,7 +419,7 @@ fn interleaved(dir: &Path) -> (Array, Arc<Interleaving>) {
                 .write_region(&Region::new(vec![0, 0], vec![SHARD, SHARD]), &noise)
                 .unwrap();
         }),
-        armed: AtomicBool::new(false),
+        ..Hooked::new(Arc::new(FilesystemStore::open_existing(&root).unwrap()))
     });
     let array = Array::open(store.clone(), "a").unwrap();
     (array, store)
@@ -451,54 +472,6 @@ fn issue_10_a_partial_write_racing_another_writer_keeps_both_updates() {
     }
 }
 
-/// A memory store whose writes start failing after `budget` of them, as a
-/// migration killed part way stops writing.
-#[derive(Debug)]
-struct FailingAfter {
-    inner: Arc<zarrkit::store::MemoryStore>,
-    budget: std::sync::atomic::AtomicUsize,
-}
-
-impl Store for FailingAfter {
-    fn name(&self) -> &'static str {
-        "failing store"
-    }
-    fn capabilities(&self) -> StoreCapabilities {
-        self.inner.capabilities()
-    }
-    fn get(&self, key: &StoreKey, range: Option<ByteRange>) -> Result<Option<Vec<u8>>, StoreError> {
-        self.inner.get(key, range)
-    }
-    fn set(&self, key: &StoreKey, value: &[u8]) -> Result<(), StoreError> {
-        let left = self
-            .budget
-            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
-        if left.is_err() {
-            return Err(StoreError::Write {
-                store: "failing store",
-                key: key.clone(),
-                source: std::io::Error::other("killed"),
-            });
-        }
-        self.inner.set(key, value)
-    }
-    fn set_partial_values(&self, items: &[(StoreKey, u64, Vec<u8>)]) -> Result<(), StoreError> {
-        self.inner.set_partial_values(items)
-    }
-    fn erase(&self, key: &StoreKey) -> Result<(), StoreError> {
-        self.inner.erase(key)
-    }
-    fn erase_prefix(&self, prefix: &StorePrefix) -> Result<(), StoreError> {
-        self.inner.erase_prefix(prefix)
-    }
-    fn list_prefix(&self, prefix: &StorePrefix) -> Result<Vec<StoreKey>, StoreError> {
-        self.inner.list_prefix(prefix)
-    }
-    fn list_dir(&self, prefix: &StorePrefix) -> Result<ListDir, StoreError> {
-        self.inner.list_dir(prefix)
-    }
-}
-
 // Issue #10, item 5, in the library: a migration that stopped part way
 // left a destination that looked complete (missing chunks read as the fill
 // value), and planning it again failed on the non-empty destination. Now
@@ -520,10 +493,10 @@ fn issue_10_an_interrupted_migration_is_refused_when_opened_and_resumes() {
         .unwrap();
 
     let dst = Arc::new(zarrkit::store::MemoryStore::new());
-    let failing: Arc<dyn Store> = Arc::new(FailingAfter {
-        inner: Arc::clone(&dst),
+    let failing: Arc<dyn Store> = Arc::new(Hooked {
         // The marker, the document, and 40 of the 100 chunks.
-        budget: std::sync::atomic::AtomicUsize::new(42),
+        budget: AtomicUsize::new(42),
+        ..Hooked::new(dst.clone())
     });
     let plan = migrate::plan(Arc::clone(&src), failing, ZarrFormat::V3).unwrap();
     assert!(!plan.resumes());
