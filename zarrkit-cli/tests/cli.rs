@@ -1370,13 +1370,16 @@ fn issue_10_a_killed_migration_is_marked_unfinished_and_resumes() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(5);
     let mut interrupted = 0;
+    // Kills spread over the time a migration takes; a run that finished
+    // before its kill shows that the machine is faster than that now.
+    let mut horizon = full;
     for trial in 0..trials {
         // xorshift: a kill time between 5% and 95% of a whole migration.
         state ^= state << 13;
         state ^= state >> 7;
         state ^= state << 17;
         let fraction = 0.05 + 0.9 * (state % 1000) as f64 / 1000.0;
-        let at = full.mul_f64(fraction);
+        let at = horizon.mul_f64(fraction);
         let dst = dir.path().join(format!("dst{trial}.zarr"));
         let mut child = Command::new(env!("CARGO_BIN_EXE_zarrkit"))
             .args([OsStr::new("migrate"), src.as_os_str(), dst.as_os_str()])
@@ -1391,7 +1394,7 @@ fn issue_10_a_killed_migration_is_marked_unfinished_and_resumes() {
         child.wait().unwrap();
         let marked = dst.join(marker_name).is_file();
         eprintln!(
-            "trial {trial} (seed {seed}): killed at {at:?} of {full:?}: {}",
+            "trial {trial} (seed {seed}): killed at {at:?} of {horizon:?}: {}",
             if finished {
                 "had finished"
             } else if marked {
@@ -1400,6 +1403,9 @@ fn issue_10_a_killed_migration_is_marked_unfinished_and_resumes() {
                 "nothing written yet"
             }
         );
+        if finished {
+            horizon = at;
+        }
         if marked {
             interrupted += 1;
             // Every command that opens the destination refuses it, naming
@@ -1459,6 +1465,18 @@ fn issue_10_a_killed_migration_is_marked_unfinished_and_resumes() {
         }
         assert!(!dst.join(marker_name).exists());
         assert_same_hierarchy(&src, &dst);
+        // The killed run's temporary files are gone too.
+        let mut dirs = vec![dst.clone()];
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let entry = entry.unwrap();
+                let name = entry.file_name().into_string().unwrap();
+                assert!(!name.starts_with(".zarrkit-"), "left behind: {name}");
+                if entry.file_type().unwrap().is_dir() {
+                    dirs.push(entry.path());
+                }
+            }
+        }
     }
     eprintln!("{interrupted} of {trials} migrations were killed part way and resumed");
     assert!(interrupted > 0, "no trial was killed part way");

@@ -95,6 +95,22 @@ pub fn run(args: &MigrateArgs, out: &mut impl Write) -> anyhow::Result<()> {
             || format!("cannot open `{}`", args.dst.display()),
         )?))
     };
+    if resuming && !args.dry_run {
+        // A resumed migration owns the destination: the temporary files of
+        // the interrupted run's unfinished writes can go.
+        let dst = FilesystemStore::open_existing(&args.dst)
+            .with_context(|| format!("cannot open `{}`", args.dst.display()))?;
+        let removed = dst
+            .remove_leftover_files()
+            .with_context(|| format!("cannot clean up the unfinished `{}`", args.dst.display()))?;
+        if removed > 0 {
+            writeln!(
+                out,
+                "removed {removed} temporary files that the interrupted run left in `{}`",
+                args.dst.display()
+            )?;
+        }
+    }
     let plan = if args.dst.exists() {
         make_plan(open_dst()?)?
     } else {

@@ -255,6 +255,55 @@ impl FilesystemStore {
         &self.root
     }
 
+    /// Removes the temporary files (`.zarrkit-tmp.*`) and lock files
+    /// (`.zarrkit-lock.*`) that writers killed part way left under the root,
+    /// and returns how many it removed. Listings skip such files, but they
+    /// take space. Links are not followed.
+    ///
+    /// Only for a store that no other process is writing to: a live
+    /// writer's temporary file would be removed too, and its write fail.
+    ///
+    /// # Errors
+    /// [`StoreError::Erase`] naming the directory that could not be read
+    /// or the file that could not be removed.
+    pub fn remove_leftover_files(&self) -> Result<u64, StoreError> {
+        let mut removed = 0;
+        let mut dirs = vec![self.root.clone()];
+        while let Some(dir) = dirs.pop() {
+            let relative = |path: &Path| {
+                path.strip_prefix(&self.root)
+                    .unwrap_or(path)
+                    .display()
+                    .to_string()
+            };
+            let error = |path: &Path, err| erase_error(&relative(path), err);
+            let entries = match fs::read_dir(&dir) {
+                Ok(entries) => entries,
+                Err(err) if is_missing(&err) => continue,
+                Err(err) => return Err(error(&dir, err)),
+            };
+            for entry in entries {
+                let entry = entry.map_err(|err| error(&dir, err))?;
+                let path = entry.path();
+                let file_type = entry.file_type().map_err(|err| error(&path, err))?;
+                if file_type.is_dir() {
+                    dirs.push(path);
+                    continue;
+                }
+                let name = entry.file_name();
+                let name = name.to_string_lossy();
+                if name.starts_with(TEMP_PREFIX) || name.starts_with(LOCK_PREFIX) {
+                    match fs::remove_file(&path) {
+                        Ok(()) => removed += 1,
+                        Err(err) if is_missing(&err) => {}
+                        Err(err) => return Err(error(&path, err)),
+                    }
+                }
+            }
+        }
+        Ok(removed)
+    }
+
     /// The path of `key`: its segments joined under the root.
     fn key_path(&self, key: &StoreKey) -> PathBuf {
         self.segments_path(key.as_str())
@@ -1095,6 +1144,32 @@ mod tests {
             .map(|entry| entry.unwrap().file_name())
             .collect();
         assert_eq!(names, ["a"]);
+    }
+
+    #[test]
+    fn leftover_temporary_and_lock_files_are_removed() {
+        let (_dir, store) = temp_store();
+        store.set(&key("a/b/c"), b"x").unwrap();
+        fs::write(store.root().join(".zarrkit-tmp.1.2"), b"partial").unwrap();
+        fs::write(store.root().join("a/b/.zarrkit-tmp.3.4"), b"").unwrap();
+        fs::write(store.root().join("a/.zarrkit-lock.b"), b"").unwrap();
+        fs::write(store.root().join("a/.zarrkit-other"), b"kept").unwrap();
+        assert_eq!(store.remove_leftover_files().unwrap(), 3);
+        let mut left = Vec::new();
+        let mut dirs = vec![store.root().to_path_buf()];
+        while let Some(dir) = dirs.pop() {
+            for entry in fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else {
+                    left.push(path.strip_prefix(store.root()).unwrap().to_path_buf());
+                }
+            }
+        }
+        left.sort();
+        assert_eq!(left, [Path::new("a/.zarrkit-other"), Path::new("a/b/c")]);
+        assert_eq!(store.remove_leftover_files().unwrap(), 0);
     }
 
     #[test]
