@@ -1,6 +1,7 @@
 //! One test per fixed bug, named `issue_<n>_<what>`, each with a comment
 //! saying how the bug happened.
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::sync::Arc;
@@ -549,5 +550,75 @@ fn issue_10_an_interrupted_migration_is_refused_when_opened_and_resumes() {
     assert!(
         matches!(err, MigrateError::DestinationNotEmpty { .. }),
         "{err:?}"
+    );
+}
+
+// Issue #10, item 5: the marker must not be taken for a node by other Zarr
+// readers. zarr-python 3.1 lists the destination of an interrupted
+// migration with the array as its only member, and warns that the marker
+// "is not recognized as a component of a Zarr hierarchy".
+#[cfg(all(
+    feature = "gzip",
+    feature = "zstd",
+    feature = "blosc",
+    feature = "crc32c"
+))]
+#[test]
+fn issue_10_zarr_python_does_not_take_the_migration_marker_for_a_node() {
+    use zarrkit::format::ZarrFormat;
+    use zarrkit::migrate;
+    let Some(python) = super::interop::reference_python() else {
+        return;
+    };
+    let src: Arc<dyn Store> = Arc::new(zarrkit::store::MemoryStore::new());
+    zarrkit::Group::create_as(
+        Arc::clone(&src),
+        "/",
+        ZarrFormat::V2,
+        zarrkit::metadata::JsonMap::new(),
+    )
+    .unwrap();
+    let array = Array::builder(&[40], DataType::Int32, &[10])
+        .format(ZarrFormat::V2)
+        .create(Arc::clone(&src), "/a")
+        .unwrap();
+    array
+        .write_region(&Region::whole(&[40]), &(1..=40).collect::<Vec<i32>>())
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("dst.zarr");
+    let dst: Arc<dyn Store> = Arc::new(Hooked {
+        // The marker, two documents and two of the four chunks.
+        budget: AtomicUsize::new(5),
+        ..Hooked::new(Arc::new(FilesystemStore::new(&root).unwrap()))
+    });
+    let plan = migrate::plan(src, dst, ZarrFormat::V3).unwrap();
+    migrate::migrate(&plan, &mut |_| {}).unwrap_err();
+    assert!(root.join(migrate::MIGRATION_MARKER).is_file());
+
+    let script = r#"
+import sys, warnings, zarr
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    group = zarr.open_group(sys.argv[1], mode="r")
+    print(sorted(name for name, _ in group.members()))
+for warning in caught:
+    print("warning:", warning.message)
+"#;
+    let output = Command::new(python)
+        .args([OsStr::new("-c"), OsStr::new(script), root.as_os_str()])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let mut lines = stdout.lines();
+    assert_eq!(lines.next(), Some("['a']"), "{stdout}");
+    assert!(
+        lines.any(|l| l.contains(migrate::MIGRATION_MARKER) && l.contains("not recognized")),
+        "{stdout}"
     );
 }
