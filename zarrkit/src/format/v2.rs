@@ -845,6 +845,26 @@ pub fn fill_value_from_json_in(
             bytes.resize(*n, 0);
             Ok(FillValue::new(bytes))
         }
+        // zarr-python 2.0-era writers stored `"fill_value": 0` for `|S1`
+        // and `<U4` arrays (zarr-python's own fixture data, issue #9).
+        // zarr-python 2.18 (`Metadata2.decode_fill_value`) hands the number
+        // to NumPy, which casts it to the type's text (`b"0"`, `"0"`),
+        // truncated to the element's length; the v2 text is silent.
+        (DataType::FixedBytes(n), Value::Number(number)) => {
+            let mut bytes = super::numpy_types::number_as_numpy_text(number).into_bytes();
+            bytes.truncate(*n);
+            bytes.resize(*n, 0);
+            Ok(FillValue::new(bytes))
+        }
+        (DataType::FixedUtf32(n), Value::Number(number)) => {
+            let text: String = super::numpy_types::number_as_numpy_text(number)
+                .chars()
+                .take(n / 4)
+                .collect();
+            crate::metadata::strings::encode_utf32(&text, *n)
+                .map(FillValue::new)
+                .ok_or_else(invalid)
+        }
         (DataType::Struct(_), Value::String(text)) => {
             let mut bytes = super::base64_decode(text).ok_or_else(invalid)?;
             if bytes.len() != data_type.size() {

@@ -256,8 +256,12 @@ fn the_fixture_hierarchies_list_explicit_and_implicit_children() {
             ZarrFormat::V3Draft2022,
             vec![
                 "/bool_scalar",
+                "/complex128_bit_string_parts_fill",
                 "/complex128_gzip",
+                "/complex64_real_fill",
+                "/float16_binary_fill",
                 "/float32_plus_infinity_fill",
+                "/float64_big_binary_fill",
                 "/implicit",
                 "/int32_gzip",
                 "/int8_binary_fill",
@@ -273,7 +277,12 @@ fn the_fixture_hierarchies_list_explicit_and_implicit_children() {
         (
             "v3-draft-2019a/spec-text.zarr",
             ZarrFormat::V3Draft2019a,
-            vec!["/complex64_gzip", "/float16_no_codecs", "/g"],
+            vec![
+                "/complex128_big_real_fill",
+                "/complex64_gzip",
+                "/float16_no_codecs",
+                "/g",
+            ],
         ),
     ] {
         let store: Arc<dyn Store> = Arc::new(FilesystemStore::new(testdata.join(dir)).unwrap());
@@ -1589,11 +1598,12 @@ fn zarr_python_and_tensorstore_read_migrated_sharded_filtered_datetime_and_strin
         total.1 += counts[1];
     }
     // zarr-python: 13 arrays of the zarr-python 2.18 store (not its two
-    // structures), 9 of the 2022 spec-text store, 3 + 3 extension types
+    // structures), 13 of the 2022 spec-text store, 3 + 3 extension types
     // (not the 2022 structure), 2 v1 strings. tensorstore: the core ones,
     // 4 sharded zarr-python arrays (not the one with a delta filter) and
-    // the 9 of the 2022 spec-text store.
-    assert_eq!(total, (30, 13));
+    // the 13 of the 2022 spec-text store (issue #9 added four: `0b` fill
+    // values and complex fill values given as a real number or bit strings).
+    assert_eq!(total, (34, 17));
 }
 
 #[test]

@@ -80,3 +80,7 @@ mod v2_filters;
 // The v1 matrix covers every v1 compression.
 #[cfg(all(feature = "blosc", feature = "zlib", feature = "bz2", feature = "lzma"))]
 mod v1;
+// zarr-python's fixture uses zlib, bz2 and blosc compressors.
+mod regressions;
+#[cfg(all(feature = "blosc", feature = "zlib", feature = "bz2"))]
+mod zarr2_fixture;

@@ -1,0 +1,188 @@
+//! One test per fixed bug, `issue_<n>_<what>`, each saying how it happened.
+
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use zarrkit::metadata::DataType;
+use zarrkit::store::{FilesystemStore, MemoryStore, Store, StoreKey};
+use zarrkit::{Array, Region};
+
+fn fixture(relative: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../testdata/fixtures")
+        .join(relative)
+}
+
+fn open_fixture(relative: &str, node: &str) -> Array {
+    let store: Arc<dyn Store> = Arc::new(FilesystemStore::new(fixture(relative)).unwrap());
+    Array::open(store, node).unwrap_or_else(|e| panic!("{relative}{node}: {e}"))
+}
+
+fn memory_store(documents: &[(&str, Value)]) -> Arc<dyn Store> {
+    let store = MemoryStore::new();
+    for (key, document) in documents {
+        store
+            .set(
+                &StoreKey::new(*key).unwrap(),
+                document.to_string().as_bytes(),
+            )
+            .unwrap();
+    }
+    Arc::new(store)
+}
+
+fn complex64(re: f32, im: f32) -> Vec<u8> {
+    let mut bytes = re.to_ne_bytes().to_vec();
+    bytes.extend(im.to_ne_bytes());
+    bytes
+}
+
+fn complex128(re: f64, im: f64) -> Vec<u8> {
+    let mut bytes = re.to_ne_bytes().to_vec();
+    bytes.extend(im.to_ne_bytes());
+    bytes
+}
+
+fn read_all(array: &Array) -> Vec<u8> {
+    array
+        .read_region_bytes(&Region::whole(array.shape()))
+        .unwrap()
+}
+
+fn zarray(dtype: &str, fill_value: Value) -> Value {
+    json!({
+        "zarr_format": 2, "shape": [3], "chunks": [2], "dtype": dtype,
+        "compressor": null, "fill_value": fill_value, "order": "C", "filters": null
+    })
+}
+
+/// Issue #9, item 1. zarr 1.x writes `"fill_value": 0` for complex arrays
+/// (the NumPy scalar the user gave), and NumPy reads a real number as
+/// `re + 0j`. zarrkit parsed complex fill values only as the v3 pair
+/// `[re, im]` in every format, since v1, v2 and the drafts all ended in the
+/// v3 parser, so these valid stores failed to open.
+#[test]
+fn issue_9_complex_fill_value_may_be_a_real_number() {
+    // v1, as zarr 1.x wrote it (testdata/generate/v1_fixtures.py); the
+    // chunk at index 1 is not stored, so it reads as the fill value.
+    let array = open_fixture("v1/complex128_real_fill_zlib", "/");
+    assert_eq!(array.fill_value().as_bytes(), complex128(0.0, 0.0));
+    let data = read_all(&array);
+    assert_eq!(data[3 * 16..6 * 16], complex128(0.0, 0.0).repeat(3));
+    let array = open_fixture("v1/complex64_big_f_real_nan_fill", "/");
+    let fill = array.fill_value().as_bytes();
+    assert!(f32::from_ne_bytes(fill[..4].try_into().unwrap()).is_nan());
+    assert_eq!(fill[4..], 0.0f32.to_ne_bytes());
+    // v2, the two drafts' fixtures and v3: the same rule.
+    let store = memory_store(&[(".zarray", zarray("<c16", json!(-1.5)))]);
+    let array = Array::open(store, "/").unwrap();
+    assert_eq!(array.fill_value().as_bytes(), complex128(-1.5, 0.0));
+    assert_eq!(read_all(&array), complex128(-1.5, 0.0).repeat(3));
+    let array = open_fixture("v3-draft-2022/spec-text.zarr", "/complex64_real_fill");
+    assert_eq!(array.fill_value().as_bytes(), complex64(-2.5, 0.0));
+    let array = open_fixture("v3-draft-2019a/spec-text.zarr", "/complex128_big_real_fill");
+    assert!(f64::from_ne_bytes(array.fill_value().as_bytes()[..8].try_into().unwrap()).is_nan());
+    assert_eq!(array.fill_value().as_bytes()[8..], 0.0f64.to_ne_bytes());
+    let v3 = json!({
+        "zarr_format": 3, "node_type": "array", "shape": [2], "data_type": "complex64",
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2]}},
+        "chunk_key_encoding": {"name": "default"}, "fill_value": "Infinity",
+        "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}]
+    });
+    let store = memory_store(&[("zarr.json", v3)]);
+    let array = Array::open(store, "/").unwrap();
+    assert_eq!(array.fill_value().as_bytes(), complex64(f32::INFINITY, 0.0));
+    // v3 writes keep the canonical pair.
+    let written = zarrkit::format::v3::fill_value_to_json(array.fill_value(), array.data_type());
+    assert_eq!(written, json!(["Infinity", 0.0]));
+}
+
+/// Issue #9, item 2. zarr-python 2.0-era arrays carry `"fill_value": 0` on
+/// `|S1` and `<U4` arrays (zarr-python's own compatibility fixture).
+/// zarr-python 2.18 hands the number to NumPy, which casts it to the text
+/// `b"0"` / `"0"`; zarrkit expected base64 or a string and refused them.
+#[test]
+fn issue_9_number_fill_value_of_fixed_string_types_is_numpys_cast() {
+    let store = memory_store(&[(".zarray", zarray("|S1", json!(0)))]);
+    let array = Array::open(store, "/").unwrap();
+    assert_eq!(array.fill_value().as_bytes(), b"0");
+    assert_eq!(read_all(&array), b"000");
+    // Written back as zarr-python writes `b"0"`: base64.
+    let doc = zarrkit::format::v2::array_to_json(array.metadata()).unwrap();
+    assert_eq!(doc["fill_value"], json!("MA=="));
+    let store = memory_store(&[(".zarray", zarray("<U4", json!(0)))]);
+    let array = Array::open(store, "/").unwrap();
+    assert_eq!(
+        array.read_strings(&Region::whole(&[3])).unwrap(),
+        ["0", "0", "0"]
+    );
+    // NumPy truncates to the element's length: `np.array(1.5e16, "U4")`
+    // is `"1.5e"`, and `np.array(12345, "S3")` is `b"123"`.
+    let store = memory_store(&[(".zarray", zarray(">U4", json!(1.5e16)))]);
+    let array = Array::open(store, "/").unwrap();
+    assert_eq!(
+        array.read_strings(&Region::whole(&[3])).unwrap(),
+        ["1.5e", "1.5e", "1.5e"]
+    );
+    let store = memory_store(&[(".zarray", zarray("|S3", json!(12345)))]);
+    let array = Array::open(store, "/").unwrap();
+    assert_eq!(array.fill_value().as_bytes(), b"123");
+    // v1, as zarr 1.x wrote it (testdata/generate/v1_fixtures.py).
+    let array = open_fixture("v1/unicode4_number_fill_none", "/");
+    assert_eq!(array.data_type(), &DataType::FixedUtf32(16));
+    let strings = array.read_strings(&Region::whole(&[2, 5])).unwrap();
+    // Chunk (0, 1), columns 2 and 3, is not stored.
+    assert_eq!(strings[2..4], ["1234", "1234"]);
+    assert_eq!(strings[7..9], ["1234", "1234"]);
+    let array = open_fixture("v1/bytes1_number_fill_zlib", "/");
+    assert_eq!(read_all(&array)[4..8], *b"0000");
+}
+
+/// Issue #9, item 3. The 25 May 2022 draft ("fill_value") accepts a binary
+/// `0b…` string, with every leading zero of the type's size, wherever it
+/// accepts `0x…`. zarrkit's draft parser left `float16` (and complex
+/// parts) out of its `0b` case, so `"0b0011110000000000"` was refused; a
+/// wrong length said only that the value was invalid.
+#[test]
+fn issue_9_binary_fill_values_of_the_2022_draft() {
+    let array = open_fixture("v3-draft-2022/spec-text.zarr", "/float16_binary_fill");
+    assert_eq!(array.fill_value().as_bytes(), 0x3c00u16.to_ne_bytes());
+    let data = read_all(&array);
+    // Chunk (1, 0) is not stored: rows 2..4, columns 0..2 are 1.0.
+    for (row, col) in [(2, 0), (2, 1), (3, 0), (3, 1)] {
+        let i = (row * 3 + col) * 2;
+        assert_eq!(data[i..i + 2], 0x3c00u16.to_ne_bytes(), "({row}, {col})");
+    }
+    let array = open_fixture("v3-draft-2022/spec-text.zarr", "/float64_big_binary_fill");
+    assert_eq!(array.fill_value().as_bytes(), 0.1f64.to_ne_bytes());
+    let array = open_fixture(
+        "v3-draft-2022/spec-text.zarr",
+        "/complex128_bit_string_parts_fill",
+    );
+    assert_eq!(array.fill_value().as_bytes(), complex128(1.0, -2.0));
+
+    let entry = json!({
+        "zarr_format": "https://purl.org/zarr/spec/core/3.0",
+        "metadata_encoding": {"type": "json", "metadata_key_suffix": ".json"},
+        "extensions": []
+    });
+    let doc = json!({
+        "shape": [2], "data_type": "float16",
+        "chunk_grid": {"type": "regular", "chunk_shape": [2], "separator": "/"},
+        "chunk_memory_layout": "C", "fill_value": "0b001111000000000",
+        "extensions": [], "attributes": {}
+    });
+    let store = memory_store(&[("zarr.json", entry), ("meta/a.array.json", doc)]);
+    let err = Array::open(store, "/a").unwrap_err();
+    let mut text = err.to_string();
+    let mut source = std::error::Error::source(&err);
+    while let Some(s) = source {
+        text.push_str(&format!(": {s}"));
+        source = s.source();
+    }
+    assert!(text.contains("meta/a.array.json"), "{text}");
+    assert!(
+        text.contains("has 15 binary digits, but data type `float16` needs exactly 16"),
+        "{text}"
+    );
+}
