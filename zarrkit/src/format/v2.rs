@@ -495,6 +495,15 @@ pub fn numpy_dtype_from_json(value: &Value) -> Result<(DataType, ByteOrder), Met
     numpy_dtype(value, "dtype", 0)
 }
 
+/// [`numpy_dtype_from_json`] for a type found in `field` of another
+/// format's document (zarr-python 2.x's `data_type.type`), which errors name.
+pub(crate) fn numpy_dtype_from_json_at(
+    value: &Value,
+    field: &str,
+) -> Result<(DataType, ByteOrder), MetadataError> {
+    numpy_dtype(value, field, 0)
+}
+
 fn numpy_dtype(
     value: &Value,
     field: &str,

@@ -28,7 +28,7 @@
 
 use super::v3_draft2019::{CODECS, COMPLEX_EXTENSION, codec_short_name, numpy_name, numpy_type};
 use super::v3_draft2022 as shared;
-use super::{numpy_types, v2};
+use super::{draft_dtypes, numpy_types, v2};
 use crate::metadata::{
     ArrayMetadata, ChunkKeyEncoding, DataType, JsonMap, MetadataError, Separator,
 };
@@ -68,28 +68,65 @@ fn dtype_from_json(value: &Value) -> Result<Value, MetadataError> {
         }
         Value::Object(object) => {
             let uri = shared::extension_uri(object);
-            let numpy_kind: Option<fn(&DataType) -> bool> = match uri.as_str() {
-                BYTES_EXTENSION => Some(|d| matches!(d, DataType::FixedBytes(_))),
-                UNICODE_EXTENSION => Some(|d| matches!(d, DataType::FixedUtf32(_))),
-                STRUCTURED_EXTENSION => Some(|d| matches!(d, DataType::Struct(_))),
-                _ => None,
-            };
-            if let Some(kind_ok) = numpy_kind {
-                let type_value = object.get("type").ok_or(MetadataError::MissingField {
+            let type_value = || {
+                object.get("type").ok_or(MetadataError::MissingField {
                     field: "data_type.type",
-                })?;
-                return match numpy_types::from_json(type_value, "data_type.type")? {
-                    Some((data_type, _)) if kind_ok(&data_type) => Ok(type_value.clone()),
-                    _ => Err(MetadataError::invalid(
-                        "data_type.type",
-                        "a NumPy type of the extension's kind",
-                        type_value,
-                    )),
-                };
+                })
+            };
+            let of_kind = |type_value: &Value| {
+                MetadataError::invalid(
+                    "data_type.type",
+                    "a NumPy type of the extension's kind",
+                    type_value,
+                )
+            };
+            match uri.as_str() {
+                // zarr-python 2.18 (`Metadata3.decode_dtype`) reads any
+                // extension object by its `type` alone, so the string data
+                // types extension (`seeds/v3-ext-string-dtypes-2022-03-02-
+                // draft.rst`, read by the other drafts) means the same here
+                // as its own placeholder (issue #9). `type` is `S7`/`|S7`,
+                // `<U5`/`>U5`; the v2 spelling is NumPy's `dtype.str`.
+                BYTES_EXTENSION
+                | UNICODE_EXTENSION
+                | draft_dtypes::STRING_URI
+                | draft_dtypes::STRING_URI_2022_03 => {
+                    let type_value = type_value()?;
+                    let bytes_only = uri == BYTES_EXTENSION;
+                    let unicode_only = uri == UNICODE_EXTENSION;
+                    return match numpy_types::from_json(type_value, "data_type.type")? {
+                        Some((data_type @ DataType::FixedBytes(_), _)) if !unicode_only => {
+                            Ok(numpy_types::to_json(&data_type, false).unwrap_or_default())
+                        }
+                        Some((data_type @ DataType::FixedUtf32(_), big)) if !bytes_only => {
+                            Ok(numpy_types::to_json(&data_type, big == Some(true))
+                                .unwrap_or_default())
+                        }
+                        _ => Err(of_kind(type_value)),
+                    };
+                }
+                // NumPy's `descr`, whose fields may each have their own byte
+                // order, as zarr-python 2.18 writes `[["x", "<i4"], ["y",
+                // ">f8"]]` (issue #9); v2 reads them through
+                // `zarrkit.struct_bytes`.
+                STRUCTURED_EXTENSION | draft_dtypes::STRUCT_URI => {
+                    let type_value = type_value()?;
+                    if !type_value.is_array() {
+                        return Err(of_kind(type_value));
+                    }
+                    return match v2::numpy_dtype_from_json_at(type_value, "data_type.type") {
+                        Ok((DataType::Struct(_), _)) => Ok(type_value.clone()),
+                        Ok(_) => Err(of_kind(type_value)),
+                        Err(err) => Err(err),
+                    };
+                }
+                _ => {}
             }
             let kind_ok: fn(&DataType) -> bool = match uri.as_str() {
                 COMPLEX_EXTENSION => |d| matches!(d, DataType::Complex64 | DataType::Complex128),
-                DATETIME_EXTENSION => |d| {
+                DATETIME_EXTENSION
+                | draft_dtypes::DATETIME_URI
+                | draft_dtypes::DATETIME_URI_2019 => |d| {
                     matches!(
                         d,
                         DataType::NumpyDateTime64 { .. } | DataType::NumpyTimeDelta64 { .. }

@@ -3,6 +3,7 @@
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use zarrkit::format::ZarrFormat;
 use zarrkit::metadata::DataType;
 use zarrkit::store::{FilesystemStore, MemoryStore, Store, StoreKey};
 use zarrkit::{Array, Region};
@@ -185,4 +186,156 @@ fn issue_9_binary_fill_values_of_the_2022_draft() {
         text.contains("has 15 binary digits, but data type `float16` needs exactly 16"),
         "{text}"
     );
+}
+
+fn zarr2_python() -> Option<PathBuf> {
+    if let Some(python) = std::env::var_os("ZARRKIT_PYTHON_ZARR2").filter(|p| !p.is_empty()) {
+        return Some(PathBuf::from(python));
+    }
+    assert!(
+        std::env::var("ZARRKIT_REQUIRE_INTEROP").as_deref() != Ok("1"),
+        "ZARRKIT_REQUIRE_INTEROP=1 but ZARRKIT_PYTHON_ZARR2 is unset (scripts/test.sh sets it)"
+    );
+    eprintln!(
+        "skipping the zarr-python 2.18 half: set ZARRKIT_PYTHON_ZARR2 to a Python with zarr 2.18"
+    );
+    None
+}
+
+/// zarr-python 2.18 opens each of `paths` in the json-suffixed layout at
+/// `theirs` (its own writing) and at `ours` (zarrkit's) and asserts the
+/// same data type, fill value and elements.
+const COMPARE_ZARR2_V3: &str = r#"
+import os, sys
+os.environ["ZARR_V3_EXPERIMENTAL_API"] = "1"
+import numpy as np, zarr
+from zarr._storage.v3 import DirectoryStoreV3
+theirs, ours, paths = sys.argv[1], sys.argv[2], sys.argv[3:]
+for path in paths:
+    a = zarr.open_array(DirectoryStoreV3(theirs), path=path, mode="r", zarr_version=3)
+    b = zarr.open_array(DirectoryStoreV3(ours), path=path, mode="r", zarr_version=3)
+    assert a.dtype == b.dtype, (path, a.dtype, b.dtype)
+    # An undefined (null) fill value is written as zeros in this layout.
+    if a.fill_value is not None:
+        assert np.array(a.fill_value, a.dtype).tobytes() == np.array(b.fill_value, b.dtype).tobytes(), path
+    assert a[...].tobytes() == b[...].tobytes(), path
+    print(path, b.dtype)
+"#;
+
+/// Migrates the zarr-python 2.18 fixture store to the same layout with
+/// zarrkit and has zarr-python 2.18 compare `paths` in both.
+fn zarr2_reads_zarrkits_copy(paths: &[&str]) {
+    let Some(python) = zarr2_python() else { return };
+    let theirs = fixture("v3-draft-2019-json/zarr-python-2.18-ext.zarr");
+    let src: Arc<dyn Store> = Arc::new(FilesystemStore::new(&theirs).unwrap());
+    let dir = tempfile::tempdir().unwrap();
+    let ours = dir.path().join("copy.zarr");
+    let dst: Arc<dyn Store> = Arc::new(FilesystemStore::new(&ours).unwrap());
+    let plan = zarrkit::migrate::plan(src, dst, ZarrFormat::V3Draft2019Json).unwrap();
+    zarrkit::migrate::migrate(&plan, &mut |_| {}).unwrap();
+    let output = std::process::Command::new(python)
+        .arg("-c")
+        .arg(COMPARE_ZARR2_V3)
+        .arg(&theirs)
+        .arg(&ours)
+        .args(paths.iter().map(|p| p.trim_start_matches('/')))
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(stdout.lines().count(), paths.len(), "{stdout}");
+}
+
+/// Issue #9, item 4. In zarr-python 2.x's experimental v3 layout the
+/// `data_type` of a fixed-length string array may be the string data types
+/// extension object (`http://purl.org/zarr/spec/extensions/string-dtypes/
+/// 1.0`), which zarr-python 2.18 reads by its `type` alone and the other
+/// drafts already read. This layout's parser knew only zarr-python's own
+/// placeholder URIs and refused it as an unsupported data type.
+#[test]
+fn issue_9_string_dtypes_extension_in_the_zarr_python_2_v3_layout() {
+    let store = "v3-draft-2019-json/zarr-python-2.18-ext.zarr";
+    // Elements 0..3 written, the rest the fill value (the generator).
+    let big = open_fixture(store, "/string_dtypes/unicode3_big");
+    assert_eq!(big.data_type(), &DataType::FixedUtf32(12));
+    assert_eq!(
+        big.read_strings(&Region::whole(&[5])).unwrap(),
+        ["a", "bc", "d\u{4e2d}", "z", "z"]
+    );
+    let little = open_fixture(store, "/string_dtypes/unicode5_little");
+    assert_eq!(
+        little.read_strings(&Region::whole(&[5])).unwrap(),
+        ["hello", "w", "\u{e9}t\u{e9}", "", ""]
+    );
+    let bytes = open_fixture(store, "/string_dtypes/bytes7");
+    assert_eq!(bytes.data_type(), &DataType::FixedBytes(7));
+    assert_eq!(
+        bytes.read_byte_strings(&Region::whole(&[5])).unwrap(),
+        [&b"abc"[..], b"", b"1234567", b"pad", b"pad"].map(<[u8]>::to_vec)
+    );
+    // A type of the wrong kind is refused naming the field.
+    let doc = json!({
+        "shape": [1], "chunk_grid": {"type": "regular", "chunk_shape": [1], "separator": "/"},
+        "chunk_memory_layout": "C", "fill_value": null, "extensions": [], "attributes": {},
+        "data_type": {"extension": "http://purl.org/zarr/spec/extensions/string-dtypes/1.0",
+                      "type": "<i4", "fallback": null}
+    });
+    let entry = json!({
+        "zarr_format": "https://purl.org/zarr/spec/protocol/core/3.0",
+        "metadata_encoding": "https://purl.org/zarr/spec/protocol/core/3.0",
+        "metadata_key_suffix": ".json", "extensions": []
+    });
+    let mem = memory_store(&[("zarr.json", entry), ("meta/root/s.array.json", doc)]);
+    let err = Array::open(mem, "/s").unwrap_err();
+    let mut text = err.to_string();
+    let mut source = std::error::Error::source(&err);
+    while let Some(s) = source {
+        text.push_str(&format!(": {s}"));
+        source = s.source();
+    }
+    assert!(text.contains("data_type.type"), "{text}");
+    // Written (both byte orders): zarr-python 2.18 reads zarrkit's copy as
+    // it reads its own.
+    zarr2_reads_zarrkits_copy(&[
+        "/string_dtypes/unicode3_big",
+        "/string_dtypes/unicode5_little",
+        "/string_dtypes/bytes7",
+    ]);
+}
+
+/// Issue #9, item 5. zarr-python 2.18 writes a structured type whose fields
+/// differ in byte order as NumPy's `descr` (`[["x", "<i4"], ["y", ">f8"]]`)
+/// under its structured placeholder URI. This layout checked the type with
+/// the drafts' struct parser, which holds one byte order per structure and
+/// refused it as "structure with mixed byte order", though v1 and v2 read
+/// the same dtype through `zarrkit.struct_bytes`.
+#[test]
+fn issue_9_mixed_byte_order_structures_in_the_zarr_python_2_v3_layout() {
+    let store = "v3-draft-2019-json/zarr-python-2.18-ext.zarr";
+    let array = open_fixture(store, "/mixed/structured_mixed_order_zlib");
+    let whole = Region::whole(&[5]);
+    // Written 0..3; the rest the fill value (-1, 0.5).
+    assert_eq!(
+        array.read_field::<i32>(&whole, "x").unwrap(),
+        [1, -2, 3, -1, -1]
+    );
+    assert_eq!(
+        array.read_field::<f64>(&whole, "y").unwrap(),
+        [1.5, 2.25, -1e300, 0.5, 0.5]
+    );
+    let nested = open_fixture(store, "/mixed/structured_nested_mixed_order_f");
+    assert_eq!(
+        nested
+            .read_field::<u16>(&Region::whole(&[2, 3]), "id")
+            .unwrap(),
+        [1, 2, 3, 4, 5, 6]
+    );
+    zarr2_reads_zarrkits_copy(&[
+        "/mixed/structured_mixed_order_zlib",
+        "/mixed/structured_nested_mixed_order_f",
+    ]);
 }
