@@ -404,6 +404,18 @@ def june2019():
               "chunk_memory_layout": "C", "compressor": None,
               "fill_value": 255, "extensions": [], "attributes": {},
           }, missing={(1,)})
+    # Issue #9. The text leaves complex fill values open ("TODO what about
+    # complex data types?"); as NumPy and zarr-python, a real number is
+    # re + 0j.
+    values = pattern((6,), "<c8")
+    array(store, "v3-draft-2019", "/complex64_real_fill", "meta/root/complex64_real_fill.array",
+          "data/complex64_real_fill/", key_of("."), values, (4,), "<c8", "C", [], complex(-0.25, 0), {
+              "shape": [6], "data_type": "<c8",
+              "chunk_grid": {"type": "regular", "chunk_shape": [4]},
+              "chunk_memory_layout": "C", "compressor": None,
+              "fill_value": -0.25, "extensions": [], "attributes": {},
+          }, missing={(1,)})
+    entries[-1]["name"] = "draft2019_complex64_real_fill"
 
     # "If the root node is an array, the metadata key is meta/root.array, and
     # the data keys are formed by concatenating data/ and the chunk identifier."

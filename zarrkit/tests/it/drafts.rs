@@ -272,7 +272,12 @@ fn the_fixture_hierarchies_list_explicit_and_implicit_children() {
         (
             "v3-draft-2019/spec-text.zarr",
             ZarrFormat::V3Draft2019,
-            vec!["/a", "/float32_f_blosc", "/uint8_raw"],
+            vec![
+                "/a",
+                "/complex64_real_fill",
+                "/float32_f_blosc",
+                "/uint8_raw",
+            ],
         ),
         (
             "v3-draft-2019a/spec-text.zarr",
