@@ -75,6 +75,16 @@ def same(a, b):
     return np.asarray(a).tobytes() == np.asarray(b).tobytes()
 
 
+def checked(path, name, fmt, got, expected, writer):
+    """The manifest entry of array `name`, if its writer reads back the
+    expected values; otherwise none, and the array is removed (saying so)."""
+    if same(got, expected):
+        return [entry(name, fmt, path, "/" + name, expected, writer)]
+    print(f"skipped {writer} {name}: reads back {got!r}, not {expected!r}")
+    shutil.rmtree(os.path.join(path, name))
+    return []
+
+
 def zarr_python(path, zarr_format, fmt):
     shutil.rmtree(path, ignore_errors=True)
     root = zarr.open_group(path, mode="w", zarr_format=zarr_format)
@@ -86,11 +96,7 @@ def zarr_python(path, zarr_format, fmt):
         arr[0:2] = np.array(values, dtype=dtype)[0:2]
         expected = expected_of(dtype, fill, values)
         got = zarr.open_array(path, path=name, mode="r", zarr_format=zarr_format)[...]
-        if not same(got, expected):
-            print(f"skipped {writer} {name}: reads back {got!r}, not {expected!r}")
-            shutil.rmtree(os.path.join(path, name))
-            continue
-        entries.append(entry(name, fmt, path, "/" + name, expected, writer))
+        entries += checked(path, name, fmt, got, expected, writer)
     return entries
 
 
@@ -129,11 +135,7 @@ def tensorstore(path, driver, fmt):
         arr[0:2].write(np.array(values, dtype=dtype)[0:2]).result()
         expected = expected_of(dtype, fill, values)
         got = ts.open({"driver": driver, "kvstore": spec["kvstore"]}).result().read().result()
-        if not same(got, expected):
-            print(f"skipped {version} {driver} {name}: reads back {got!r}")
-            shutil.rmtree(os.path.join(path, name))
-            continue
-        entries.append(entry(name, fmt, path, "/" + name, expected, version))
+        entries += checked(path, name, fmt, got, expected, f"{version} ({driver} driver)")
     return entries
 
 

@@ -10,6 +10,7 @@
 mod codecs;
 // The hierarchies here use the default zstd codec.
 mod codecs_ext2;
+mod common;
 #[cfg(feature = "zstd")]
 mod consolidated;
 mod corpus;

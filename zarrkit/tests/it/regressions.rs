@@ -1,5 +1,6 @@
 //! One test per fixed bug, `issue_<n>_<what>`, each saying how it happened.
 
+use crate::common::{error_chain, zarr2_python};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -175,31 +176,12 @@ fn issue_9_binary_fill_values_of_the_2022_draft() {
     });
     let store = memory_store(&[("zarr.json", entry), ("meta/a.array.json", doc)]);
     let err = Array::open(store, "/a").unwrap_err();
-    let mut text = err.to_string();
-    let mut source = std::error::Error::source(&err);
-    while let Some(s) = source {
-        text.push_str(&format!(": {s}"));
-        source = s.source();
-    }
+    let text = error_chain(&err);
     assert!(text.contains("meta/a.array.json"), "{text}");
     assert!(
         text.contains("has 15 binary digits, but data type `float16` needs exactly 16"),
         "{text}"
     );
-}
-
-fn zarr2_python() -> Option<PathBuf> {
-    if let Some(python) = std::env::var_os("ZARRKIT_PYTHON_ZARR2").filter(|p| !p.is_empty()) {
-        return Some(PathBuf::from(python));
-    }
-    assert!(
-        std::env::var("ZARRKIT_REQUIRE_INTEROP").as_deref() != Ok("1"),
-        "ZARRKIT_REQUIRE_INTEROP=1 but ZARRKIT_PYTHON_ZARR2 is unset (scripts/test.sh sets it)"
-    );
-    eprintln!(
-        "skipping the zarr-python 2.18 half: set ZARRKIT_PYTHON_ZARR2 to a Python with zarr 2.18"
-    );
-    None
 }
 
 /// zarr-python 2.18 opens each of `paths` in the json-suffixed layout at
@@ -291,12 +273,7 @@ fn issue_9_string_dtypes_extension_in_the_zarr_python_2_v3_layout() {
     });
     let mem = memory_store(&[("zarr.json", entry), ("meta/root/s.array.json", doc)]);
     let err = Array::open(mem, "/s").unwrap_err();
-    let mut text = err.to_string();
-    let mut source = std::error::Error::source(&err);
-    while let Some(s) = source {
-        text.push_str(&format!(": {s}"));
-        source = s.source();
-    }
+    let text = error_chain(&err);
     assert!(text.contains("data_type.type"), "{text}");
     // Written (both byte orders): zarr-python 2.18 reads zarrkit's copy as
     // it reads its own.

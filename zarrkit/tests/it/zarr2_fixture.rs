@@ -8,49 +8,24 @@
 //! `ZARRKIT_PYTHON_ZARR2` at test time. Without that Python the test skips,
 //! saying so, unless `ZARRKIT_REQUIRE_INTEROP=1`.
 
+use crate::common::{error_chain, to_little_endian, zarr2_python};
 use base64::Engine;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
-use zarrkit::metadata::DataType;
 use zarrkit::store::{FilesystemStore, Store};
 use zarrkit::{Array, Region};
-
-fn zarr2() -> Option<PathBuf> {
-    if let Some(python) = std::env::var_os("ZARRKIT_PYTHON_ZARR2").filter(|p| !p.is_empty()) {
-        return Some(PathBuf::from(python));
-    }
-    assert!(
-        std::env::var("ZARRKIT_REQUIRE_INTEROP").as_deref() != Ok("1"),
-        "ZARRKIT_REQUIRE_INTEROP=1 but ZARRKIT_PYTHON_ZARR2 is unset (scripts/test.sh sets it)"
-    );
-    eprintln!(
-        "skipping: set ZARRKIT_PYTHON_ZARR2 to a Python with zarr 2.18 \
-         (scripts/requirements-zarr2.txt)"
-    );
-    None
-}
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-/// Native-endian elements to little-endian, in place.
-fn to_little_endian(bytes: &mut [u8], data_type: &DataType) {
-    if cfg!(target_endian = "big") {
-        let size = data_type.size();
-        for element in bytes.chunks_exact_mut(size) {
-            for (offset, unit) in data_type.endian_units() {
-                element[offset..offset + unit].reverse();
-            }
-        }
-    }
-}
-
 #[test]
 fn zarrkit_reads_every_array_of_zarr_python_2_fixture_as_zarr_python_2_18_does() {
-    let Some(python) = zarr2() else { return };
+    let Some(python) = zarr2_python() else {
+        return;
+    };
     let root = repo().join("../shared/testdata/zarr-python-2-fixture");
     assert!(root.is_dir(), "{} is missing", root.display());
     let out = tempfile::tempdir().unwrap();
@@ -80,7 +55,7 @@ fn zarrkit_reads_every_array_of_zarr_python_2_fixture_as_zarr_python_2_18_does()
         let array = match Array::open(store, "/") {
             Ok(array) => array,
             Err(e) => {
-                failures.push(format!("{path}: cannot open: {e}"));
+                failures.push(format!("{path}: cannot open: {}", error_chain(&e)));
                 continue;
             }
         };
@@ -101,7 +76,7 @@ fn zarrkit_reads_every_array_of_zarr_python_2_fixture_as_zarr_python_2_18_does()
         let mut got = match array.read_region_bytes(&Region::whole(&shape)) {
             Ok(got) => got,
             Err(e) => {
-                failures.push(format!("{path}: cannot read: {e}"));
+                failures.push(format!("{path}: cannot read: {}", error_chain(&e)));
                 continue;
             }
         };
