@@ -808,8 +808,10 @@ pub fn dtype_to_json(data_type: &DataType, order: &ByteOrder) -> Value {
 /// The fill value of a v2 document: as v3 for numbers, non-finite floats
 /// and complex pairs, plus `0`/`1` for `bool`, base64 for `|V<n>`, `|S<n>`
 /// and structured types (their records little-endian; see
-/// [`fill_value_from_json_in`] for other byte orders), strings for `U`, and
-/// for `|O` arrays a string (`vlen-utf8`), base64 (`vlen-bytes`) or the `0`
+/// [`fill_value_from_json_in`] for other byte orders), strings for `U`, a
+/// number for `S`/`U` as NumPy casts it (`0` on `|S1` is `b"0"`, as
+/// zarr-python 2.0-era arrays have it), a real number for a complex type
+/// (`re + 0j`), and for `|O` arrays a string (`vlen-utf8`), base64 (`vlen-bytes`) or the `0`
 /// zarr-python 2 writes by default (the empty string).
 ///
 /// # Errors

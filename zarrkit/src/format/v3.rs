@@ -822,7 +822,9 @@ const CANONICAL_NAN_F64: u64 = 0x7ff8_0000_0000_0000;
 /// - `float16/32/64`: a number (rounded to nearest, ties to even), `"NaN"`,
 ///   `"Infinity"`, `"+Infinity"`, `"-Infinity"`, or `"0x…"` with exactly
 ///   two hex digits per byte giving the bit pattern (any NaN payload);
-/// - `complex64/128`: `[re, im]`, each as for the float of half the size;
+/// - `complex64/128`: `[re, im]`, each as for the float of half the size,
+///   or leniently a real part alone (a number or a non-finite name), read
+///   as `re + 0j` (issue #9: zarr 1.x writes `0`);
 /// - `r<N>`: an array of N/8 integers in `0..=255`, the element's bytes;
 /// - `bfloat16`: as a float, with `"0x…"` of 4 hex digits and `"NaN"` being
 ///   `0x7fc0`; `complex_float16`/`complex_bfloat16`: `[re, im]` of those;

@@ -15,7 +15,8 @@
 //! | `data_type` `"<i4"`, `"bool"`, `"u1"` | `dtype` `"<i4"`, `"\|b1"`, `"\|u1"` |
 //! | `data_type` `{"extension": <complex URI>, "type": "<c8"}` | `"<c8"` |
 //! | `data_type` `{"extension": <datetime URI>, "type": "<M8[ns]"}` | `"<M8[ns]"` |
-//! | `data_type` `{"extension": "TODO: bytestring array protocol URL", "type": "\|S4"}` (also `unicode`, `structured`) | `"\|S4"`, `"<U3"`, `[["a", "<i4"], …]` (see `numpy_types`) |
+//! | `data_type` `{"extension": "TODO: bytestring array protocol URL", "type": "\|S4"}` (also `unicode`, `structured`, whose fields may differ in byte order) | `"\|S4"`, `"<U3"`, `[["a", "<i4"], ["b", ">f8"]]` (see `numpy_types`) |
+//! | `data_type` `{"extension": "http://purl.org/zarr/spec/extensions/string-dtypes/1.0", "type": ">U3"}` (and the drafts' other string, datetime and struct URIs; read, written back with zarr-python's placeholders) | `">U3"`, `"\|S7"`, … |
 //! | `compressor` `{"codec": ".../codec/gzip/1.0", "configuration": {...}}` | `{"id": "gzip", ...}` |
 //! | `attributes.filters` | `filters` |
 //! | `chunk_memory_layout` | `order` |
