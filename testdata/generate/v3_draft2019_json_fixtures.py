@@ -91,6 +91,7 @@ def main():
     group = root.create_group("sub")
     group.attrs["kind"] = "explicit group"
     entries.extend(extensions())
+    objects()
     update_manifest(entries, [os.path.relpath(ROOT, "testdata")])
 
 
@@ -222,6 +223,42 @@ def extensions():
         assert np.array_equal(reread[...], entries_expected[name]), name
     zarr.consolidate_metadata(store)
     return entries
+
+
+OBJECTS_STORE = os.path.join(ROOT, "zarr-python-2.18-objects.zarr")
+
+
+def objects():
+    """Issue #9: `|O` arrays, which zarr-python 2.18 writes under its object
+    placeholder URI with the object codec first in `attributes.filters`.
+    Not in the manifest (the corpus digests fixed-size elements);
+    zarrkit/tests/it/regressions.rs reads these values:
+
+    - `vlen_utf8`: "a", "bc", "dé", "", "中文" (blosc);
+    - `vlen_bytes`: b"x", b"", b"yz\x00" (zlib);
+    - `vlen_array_int32`: [1, 2], [], [-3] (no compressor);
+    - `json2`: 1, "x", [1, 2], {"k": None} (F order is not used).
+
+    Every chunk is written (a missing chunk of an `|O` array reads as the
+    integer 0 in zarr-python 2.18)."""
+    store = DirectoryStoreV3(OBJECTS_STORE)
+    root = zarr.group(store=store, path="", zarr_version=3)
+    for name, codec, compressor, values in [
+        ("vlen_utf8", numcodecs.VLenUTF8(), numcodecs.Blosc(cname="lz4", clevel=5, shuffle=1),
+         ["a", "bc", "d\u00e9", "", "\u4e2d\u6587"]),
+        ("vlen_bytes", numcodecs.VLenBytes(), numcodecs.Zlib(level=1), [b"x", b"", b"yz\x00"]),
+        ("vlen_array_int32", numcodecs.VLenArray("<i4"), None,
+         [np.array([1, 2], dtype="<i4"), np.array([], dtype="<i4"), np.array([-3], dtype="<i4")]),
+        ("json2", numcodecs.JSON(), None, [1, "x", [1, 2], {"k": None}]),
+    ]:
+        data = np.empty(len(values), dtype=object)
+        data[:] = values
+        arr = root.create_dataset(name, shape=(len(values),), chunks=(2,), dtype=object,
+                                  object_codec=codec, compressor=compressor)
+        arr[...] = data
+        got = zarr.open_array(store, path=name, mode="r", zarr_version=3)[...]
+        for a, b in zip(got, data):
+            assert (np.array_equal(a, b) if isinstance(b, np.ndarray) else a == b), name
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@
 //! | `data_type` `{"extension": <complex URI>, "type": "<c8"}` | `"<c8"` |
 //! | `data_type` `{"extension": <datetime URI>, "type": "<M8[ns]"}` | `"<M8[ns]"` |
 //! | `data_type` `{"extension": "TODO: bytestring array protocol URL", "type": "\|S4"}` (also `unicode`, `structured`, whose fields may differ in byte order) | `"\|S4"`, `"<U3"`, `[["a", "<i4"], ["b", ">f8"]]` (see `numpy_types`) |
+//! | `data_type` `{"extension": "TODO: object array protocol URL", "type": "\|O"}`, `attributes.filters` `[{"id": "vlen-utf8"}, …]` | `"\|O"` and its object codec first in `filters` (see `v2`) |
 //! | `data_type` `{"extension": "http://purl.org/zarr/spec/extensions/string-dtypes/1.0", "type": ">U3"}` (and the drafts' other string, datetime and struct URIs; read, written back with zarr-python's placeholders) | `">U3"`, `"\|S7"`, … |
 //! | `compressor` `{"codec": ".../codec/gzip/1.0", "configuration": {...}}` | `{"id": "gzip", ...}` |
 //! | `attributes.filters` | `filters` |
@@ -53,6 +54,9 @@ pub const BYTES_EXTENSION: &str = "TODO: bytestring array protocol URL";
 pub const UNICODE_EXTENSION: &str = "TODO: unicode array protocol URL";
 /// See [`BYTES_EXTENSION`].
 pub const STRUCTURED_EXTENSION: &str = "TODO: structured array protocol URL";
+/// See [`BYTES_EXTENSION`]: NumPy's `|O`, whose elements the object codec
+/// first in `attributes.filters` serialises, as in v2.
+pub const OBJECT_EXTENSION: &str = "TODO: object array protocol URL";
 
 /// The v2 `dtype` of a zarr-python 2.x `data_type`.
 fn dtype_from_json(value: &Value) -> Result<Value, MetadataError> {
@@ -119,6 +123,17 @@ fn dtype_from_json(value: &Value) -> Result<Value, MetadataError> {
                         Ok((DataType::Struct(_), _)) => Ok(type_value.clone()),
                         Ok(_) => Err(of_kind(type_value)),
                         Err(err) => Err(err),
+                    };
+                }
+                // zarr-python 2.18 writes `|O` arrays (`vlen-utf8`,
+                // `vlen-bytes`, `json2`, ... first in `attributes.filters`,
+                // which become v2's `filters`) under this URI (issue #9).
+                OBJECT_EXTENSION => {
+                    let type_value = type_value()?;
+                    return if type_value.as_str() == Some("|O") {
+                        Ok(type_value.clone())
+                    } else {
+                        Err(of_kind(type_value))
                     };
                 }
                 _ => {}
@@ -321,6 +336,12 @@ pub(crate) fn array_to_json(array: &ArrayMetadata) -> Result<JsonMap, MetadataEr
         DataType::FixedBytes(_) => numpy(BYTES_EXTENSION),
         DataType::FixedUtf32(_) => numpy(UNICODE_EXTENSION),
         DataType::Struct(_) => numpy(STRUCTURED_EXTENSION),
+        // v2 wrote `|O` and the object codec among the filters.
+        DataType::String | DataType::Bytes | DataType::VlenArray(_) | DataType::Object
+            if dtype_text == "|O" =>
+        {
+            numpy(OBJECT_EXTENSION)
+        }
         DataType::Complex64 | DataType::Complex128 => serde_json::json!({
             "extension": COMPLEX_EXTENSION, "type": dtype_text, "fallback": null,
         }),
