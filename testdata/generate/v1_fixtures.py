@@ -145,6 +145,12 @@ FIXTURES = [
      0, lambda c: c != (1,), {}),
     ("unicode4_number_fill_none", "fixed_length_utf32", "<U4", (2, 5), (2, 2), "C", "none", None,
      12345, lambda c: c != (0, 1), {}),
+    # NumPy datetimes, whose `dtype.str` zarr 1.x wrote as any other; their
+    # fill value is the i8 count (Python's json cannot write a datetime64).
+    ("datetime64_ns_zlib", "numpy.datetime64", "<M8[ns]", (5,), (2,), "C", "zlib", 1,
+     (-(2**63), np.datetime64("NaT", "ns")), lambda c: c != (1,), {}),
+    ("timedelta64_s_big_none", "numpy.timedelta64", ">m8[s]", (3, 2), (2, 2), "F", "none", None,
+     (-7, np.timedelta64(-7, "s")), lambda c: c != (1, 0), {}),
 ]
 
 
