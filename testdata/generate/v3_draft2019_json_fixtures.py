@@ -18,8 +18,17 @@ A second store (`zarr-python-2.18-ext.zarr`) holds what zarr-python 2.18
 writes besides: arrays with its sharding storage transformer (shards with
 inner chunks missing, shards missing, F order, the `.` separator, filters
 inside shards), numcodecs `filters` (kept in `attributes.filters`),
-`M8`/`m8` datetime types (its datetime extension object), and its
-consolidated metadata (`meta/root/consolidated/.zmetadata`).
+`M8`/`m8` datetime types (its datetime extension object), fixed-length
+strings and structured types (fields in one or in mixed byte orders), the
+string data types extension object as `data_type` (set by hand, issue #9),
+and its consolidated metadata (`meta/root/consolidated/.zmetadata`).
+
+A third store (`zarr-python-2.18-objects.zarr`) holds `|O` arrays with
+the object codecs `vlen-utf8`, `vlen-bytes`, `vlen-array` and `json2`.
+
+Gzip stamps the time into each chunk: after running, restore the chunks
+of arrays that already existed (`git checkout -- '*/data/*'`) so only new
+arrays change.
 """
 
 import json
