@@ -694,11 +694,12 @@ fn plan_array(
 }
 
 /// A v3 `struct` has one byte order for all its fields (the `bytes`
-/// codec's `endian`, extensions/data-types/struct "Endianness"): a v2
-/// struct whose fields differ in byte order (the internal
-/// `zarrkit.struct_bytes` codec) is re-encoded.
+/// codec's `endian`, extensions/data-types/struct "Endianness"): a struct
+/// whose fields differ in byte order (the internal `zarrkit.struct_bytes`
+/// codec) is re-encoded unless the target spells NumPy's `descr` (v1, v2,
+/// zarr-python 2.x's experimental v3).
 fn struct_byte_order(to: ZarrFormat, source: &ArrayMetadata) -> Result<(), String> {
-    if to == ZarrFormat::V2
+    if to.holds_mixed_byte_order_structs()
         || !source
             .codecs
             .iter()
@@ -707,8 +708,8 @@ fn struct_byte_order(to: ZarrFormat, source: &ArrayMetadata) -> Result<(), Strin
         return Ok(());
     }
     Err(
-        "its struct fields differ in byte order, and outside v2 a struct has one byte order \
-         for all fields"
+        "its struct fields differ in byte order, and outside v1, v2 and v3-draft-2019-json a \
+         struct has one byte order for all fields"
             .into(),
     )
 }

@@ -103,6 +103,17 @@ impl ZarrFormat {
         )
     }
 
+    /// Whether this format spells a structured data type as NumPy's
+    /// `descr`, whose fields may each have their own byte order (v2 "Data
+    /// type encoding", v1 "Data type encoding", and zarr-python 2.x's
+    /// experimental v3 layout, which writes the same `descr`): the model's
+    /// `zarrkit.struct_bytes` codec. v3 and the other drafts give a
+    /// structure one byte order.
+    #[must_use]
+    pub fn holds_mixed_byte_order_structs(self) -> bool {
+        matches!(self, Self::V2 | Self::V1 | Self::V3Draft2019Json)
+    }
+
     /// Every format, in probe order.
     pub const ALL: &'static [ZarrFormat] = &[
         ZarrFormat::V3,

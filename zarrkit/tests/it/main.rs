@@ -10,6 +10,7 @@
 mod codecs;
 // The hierarchies here use the default zstd codec.
 mod codecs_ext2;
+mod common;
 #[cfg(feature = "zstd")]
 mod consolidated;
 mod corpus;
@@ -37,9 +38,6 @@ mod protocol;
 #[cfg(feature = "zstd")]
 mod rectilinear;
 mod regions;
-// The regressions of issue #10 shard with zstd inner chunks.
-#[cfg(feature = "zstd")]
-mod regressions;
 // Sharded arrays here use zstd inner chunks and a crc32c index.
 #[cfg(all(feature = "zstd", feature = "crc32c"))]
 mod sharding;
@@ -83,3 +81,7 @@ mod v2_filters;
 // The v1 matrix covers every v1 compression.
 #[cfg(all(feature = "blosc", feature = "zlib", feature = "bz2", feature = "lzma"))]
 mod v1;
+// zarr-python's fixture uses zlib, bz2 and blosc compressors.
+mod regressions;
+#[cfg(all(feature = "blosc", feature = "zlib", feature = "bz2"))]
+mod zarr2_fixture;

@@ -133,8 +133,17 @@ fn every_fixture_store_migrates_to_v3_with_the_same_values_and_attributes() {
         let plan = migrate::plan(Arc::clone(&src), Arc::clone(&dst), ZarrFormat::V3)
             .unwrap_or_else(|e| panic!("{name}: {e}"));
         let report = migrate::migrate(&plan, &mut |_| {}).unwrap_or_else(|e| panic!("{name}: {e}"));
-        // Every format's codecs can be said in v3: nothing is re-encoded.
-        assert_eq!(report.arrays_reencoded, [], "{name}");
+        // Every format's codecs can be said in v3: nothing is re-encoded
+        // but structures whose fields differ in byte order (zarr-python
+        // 2.18's, issue #9), as a v3 `struct` has one byte order.
+        for (path, reason) in &report.arrays_reencoded {
+            let source = Array::open(Arc::clone(&src), path.as_str()).unwrap();
+            assert!(
+                matches!(source.data_type(), DataType::Struct(_))
+                    && reason.contains("differ in byte order"),
+                "{name} {path}: {reason}"
+            );
+        }
         assert_eq!(report.chunks, plan.total_chunks(), "{name}");
         for fixture in fixtures {
             let array = Array::open(Arc::clone(&dst), &fixture.node).unwrap();

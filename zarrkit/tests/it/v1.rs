@@ -412,9 +412,10 @@ fn bad_stores_are_errors_naming_the_key() {
             json!({"dtype": [["a", "<i4"], ["a", "<i2"]], "fill_value": null}),
             "field `dtype[1][0]` is invalid",
         ),
+        // A number is NumPy's cast (`"5"`, issue #9); `true` is no string.
         (
-            json!({"dtype": "<U3", "fill_value": 5}),
-            "fill value `5` is invalid for data type `\"<U3\"`",
+            json!({"dtype": "<U3", "fill_value": true}),
+            "fill value `true` is invalid for data type `\"<U3\"`",
         ),
         (json!({"zarr_format": 2}), "`zarr_format` `2`"),
     ] {

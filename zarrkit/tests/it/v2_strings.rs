@@ -78,18 +78,6 @@ fn b64(text: &Value) -> Vec<u8> {
         .unwrap()
 }
 
-/// Native-endian struct records to little-endian, in place.
-fn records_to_little_endian(bytes: &mut [u8], data_type: &DataType) {
-    if cfg!(target_endian = "big") {
-        let size = data_type.size();
-        for record in bytes.chunks_exact_mut(size) {
-            for (offset, unit) in data_type.endian_units() {
-                record[offset..offset + unit].reverse();
-            }
-        }
-    }
-}
-
 /// Reads every array of the manifest from `store` and compares it with the
 /// writer's values, element for element; returns the number checked.
 fn check_reads(store: &Arc<dyn Store>, manifest: &Value) -> usize {
@@ -114,7 +102,7 @@ fn check_reads(store: &Arc<dyn Store>, manifest: &Value) -> usize {
             "struct" => {
                 assert!(matches!(array.data_type(), DataType::Struct(_)), "{id}");
                 let mut got = array.read_region_bytes(&whole).unwrap();
-                records_to_little_endian(&mut got, array.data_type());
+                crate::common::to_little_endian(&mut got, array.data_type());
                 assert_eq!(got, b64(expected), "{id}");
             }
             "U" | "str" => {
