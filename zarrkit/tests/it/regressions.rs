@@ -1,0 +1,118 @@
+//! One test per fixed bug, named `issue_<n>_<what>`, each saying how the
+//! bug happened.
+
+use std::sync::Arc;
+use zarrkit::format::ZarrFormat;
+use zarrkit::metadata::{DataType, JsonMap};
+use zarrkit::store::{MemoryStore, Store, StoreKey};
+use zarrkit::{Array, Region};
+
+fn text_at(store: &dyn Store, key: &str) -> String {
+    let bytes = store
+        .get(&StoreKey::new(key).unwrap(), None)
+        .unwrap()
+        .unwrap();
+    String::from_utf8(bytes).unwrap()
+}
+
+/// The error and its sources, joined by `: `.
+fn chain(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}
+
+/// v1 `meta` and `attrs` were written with v2's writer, as raw UTF-8;
+/// zarr 1.1.0 (and zarr-python 2.x's `migrate_1to2`) decode them as ASCII,
+/// so one non-ASCII attribute made the array unreadable there. They are now
+/// written as zarr 1.x's `json.dumps(indent=4, sort_keys=True,
+/// ensure_ascii=True)`.
+#[test]
+fn issue_9_v1_documents_are_ascii_as_zarr_1_writes_them() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let mut attributes = JsonMap::new();
+    attributes.insert("ort".into(), "Zürich".into());
+    attributes.insert("ﬁeld".into(), serde_json::json!(["🌍"]));
+    let array = Array::builder(&[3], DataType::UInt8, &[2])
+        .format(ZarrFormat::V1)
+        .attributes(attributes.clone())
+        .create(Arc::clone(&store), "/")
+        .unwrap();
+    let attrs = text_at(store.as_ref(), "attrs");
+    assert!(attrs.is_ascii(), "{attrs}");
+    assert_eq!(
+        attrs,
+        "{\n    \"ort\": \"Z\\u00fcrich\",\n    \"\\ufb01eld\": [\n        \"\\ud83c\\udf0d\"\n    ]\n}"
+    );
+    assert!(text_at(store.as_ref(), "meta").is_ascii());
+    drop(array);
+    assert_eq!(Array::open(store, "/").unwrap().attributes(), &attributes);
+}
+
+/// v1 non-finite fill values were written as the JSON strings `"NaN"`,
+/// `"Infinity"`, `"-Infinity"` (v2's spelling); zarr 1.x writes the bare
+/// tokens Python's `json` writes, and zarr-python 2.x's `migrate_1to2`
+/// passes the strings on to NumPy, which fails (`ufunc 'isnan' not
+/// supported`). They are now the bare tokens, and still read back.
+#[test]
+fn issue_9_v1_non_finite_fill_values_are_bare_tokens() {
+    for (fill, token) in [
+        (f32::NAN, "NaN"),
+        (f32::INFINITY, "Infinity"),
+        (f32::NEG_INFINITY, "-Infinity"),
+    ] {
+        let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+        Array::builder(&[3], DataType::Float32, &[2])
+            .format(ZarrFormat::V1)
+            .fill_value(fill)
+            .create(Arc::clone(&store), "/")
+            .unwrap();
+        let meta = text_at(store.as_ref(), "meta");
+        assert!(
+            meta.contains(&format!("\n    \"fill_value\": {token},\n")),
+            "{meta}"
+        );
+        let read: Vec<f32> = Array::open(store, "/")
+            .unwrap()
+            .read_region(&Region::whole(&[3]))
+            .unwrap();
+        assert_eq!(read[2].to_bits(), fill.to_bits(), "{token}");
+    }
+}
+
+/// A 0-d v1 array was written with its chunk under `0`, v2's key; zarr
+/// 1.1.0 reads the empty key (the spec's indices joined by `.`, of which a
+/// 0-d array has none), found nothing and read the fill value instead, and
+/// the empty key cannot be stored (it is the store's directory). Writing a
+/// 0-d v1 array is now refused by name, before anything is written.
+#[test]
+fn issue_9_v1_zero_dimensional_arrays_are_refused_by_name() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let err = Array::builder(&[], DataType::Int32, &[])
+        .format(ZarrFormat::V1)
+        .create(Arc::clone(&store), "/")
+        .unwrap_err();
+    let text = chain(&err);
+    assert!(text.contains("a 0-d array"), "{text}");
+    assert!(store.list().unwrap().is_empty());
+    // Migrating one into v1 is refused at planning, naming the node.
+    let src: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    Array::builder(&[], DataType::Int32, &[])
+        .create(Arc::clone(&src), "/")
+        .unwrap()
+        .write_region(&Region::whole(&[]), &[5i32])
+        .unwrap();
+    let dst: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let err = zarrkit::migrate::plan(src, Arc::clone(&dst), ZarrFormat::V1).unwrap_err();
+    let text = chain(&err);
+    assert!(
+        text.contains("`/` cannot be migrated to") && text.contains("a 0-d array"),
+        "{text}"
+    );
+    assert!(dst.list().unwrap().is_empty());
+}
