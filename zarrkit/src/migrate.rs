@@ -43,6 +43,11 @@
 //!   `_ARRAY_DIMENSIONS` attribute; otherwise the migration is refused.
 //!   Migrating back does not turn the attribute into dimension names: the
 //!   attributes are kept as they are.
+//! - **Fill value**: the target's document is read back before anything
+//!   is written. A NaN with a payload that the target cannot spell (v2, v1
+//!   and the 2019 drafts write every NaN as `"NaN"`) becomes the plain NaN,
+//!   and verification expects it; any other fill value that would read
+//!   back differently is refused.
 //! - **Ignorable fields** (`"must_understand": false` fields of v3, the
 //!   v2 `"fill_value": null` marker, the 2022 draft's `extensions`, v1's
 //!   extra keys) that the target cannot hold, or would not read back (v3
@@ -87,7 +92,8 @@ use crate::error::{Error, NodeKind};
 use crate::format::{self, ZarrFormat};
 use crate::group::Node;
 use crate::metadata::{
-    ArrayMetadata, ChunkKeyEncoding, ExtensionObject, GroupMetadata, JsonMap, NodeMetadata,
+    ArrayMetadata, ChunkKeyEncoding, DataType, ExtensionObject, FillValue, GroupMetadata, JsonMap,
+    NodeMetadata,
 };
 use crate::node::NodePath;
 use crate::store::{MemoryStore, Store, StoreError, StoreKey, StorePrefix};
@@ -518,6 +524,7 @@ fn plan_array(
     let mut target = baseline.clone();
     target.fill_value = source.fill_value.clone();
     fits(&target).map_err(|e| refuse(format!("its fill value: {e}")))?;
+    target.fill_value = plan_fill_value(scratch, path, to, &target, notes)?;
 
     // The source's encoding, else the `v2` encoding with its separator,
     // else the target's default.
@@ -598,6 +605,96 @@ fn plan_array(
     Ok((NodeMetadata::Array(target), action))
 }
 
+/// The fill value the target holds, decided before anything is written:
+/// `metadata`'s document is written to the scratch store and read back. A
+/// NaN whose payload the target cannot spell (v2, v1 and the 2019 drafts
+/// write every NaN as `"NaN"`, which reads back as the plain NaN; only the
+/// 2022 draft and v3 have the hexadecimal spelling, v3 core "fill_value")
+/// becomes that plain NaN, with a note, and verification expects it; any
+/// other fill value that would read back differently is refused, naming it.
+fn plan_fill_value(
+    scratch: &Arc<dyn Store>,
+    path: &NodePath,
+    to: ZarrFormat,
+    metadata: &ArrayMetadata,
+    notes: &mut Vec<String>,
+) -> Result<FillValue, MigrateError> {
+    let wanted = &metadata.fill_value;
+    let read = match read_back(scratch, path, to, metadata)? {
+        Some(read) if read.fill_value == *wanted => return Ok(read.fill_value),
+        Some(read) => read.fill_value,
+        None => return Ok(wanted.clone()),
+    };
+    let shown = |fill: &FillValue| format::v3::fill_value_to_json(fill, &metadata.data_type);
+    if nan_payload_only(&metadata.data_type, wanted.as_bytes(), read.as_bytes()) {
+        notes.push(format!(
+            "the fill value {} (a NaN with a payload) becomes the plain NaN {}: the target \
+             format writes every NaN as `\"NaN\"`",
+            shown(wanted),
+            shown(&read)
+        ));
+        return Ok(read);
+    }
+    Err(MigrateError::NotRepresentable {
+        path: path.clone(),
+        format: to,
+        what: format!(
+            "its fill value {} would read back as {}",
+            shown(wanted),
+            shown(&read)
+        ),
+    })
+}
+
+/// Whether `a` and `b`, fill values of `data_type`, differ only in NaN
+/// payloads: every float component is bit-equal or NaN in both.
+fn nan_payload_only(data_type: &DataType, a: &[u8], b: &[u8]) -> bool {
+    // (component size, exponent mask, mantissa mask) of IEEE 754 types.
+    let (size, exponent, mantissa): (usize, u64, u64) = match data_type {
+        DataType::Float16 | DataType::ComplexFloat16 => (2, 0x7c00, 0x03ff),
+        DataType::BFloat16 | DataType::ComplexBFloat16 => (2, 0x7f80, 0x007f),
+        DataType::Float32 | DataType::Complex64 => (4, 0x7f80_0000, 0x007f_ffff),
+        DataType::Float64 | DataType::Complex128 => {
+            (8, 0x7ff0_0000_0000_0000, 0x000f_ffff_ffff_ffff)
+        }
+        _ => return false,
+    };
+    // The model holds elements in native byte order.
+    let is_nan = |bytes: &[u8]| {
+        let bits = match *bytes {
+            [a, b] => u64::from(u16::from_ne_bytes([a, b])),
+            [a, b, c, d] => u64::from(u32::from_ne_bytes([a, b, c, d])),
+            [a, b, c, d, e, f, g, h] => u64::from_ne_bytes([a, b, c, d, e, f, g, h]),
+            _ => return false,
+        };
+        bits & exponent == exponent && bits & mantissa != 0
+    };
+    a.len() == b.len()
+        && a.chunks(size)
+            .zip(b.chunks(size))
+            .all(|(x, y)| x == y || (is_nan(x) && is_nan(y)))
+}
+
+/// Writes `metadata` into the scratch store and reads it back, or `None`
+/// if the target reads back something else than an array.
+fn read_back(
+    scratch: &Arc<dyn Store>,
+    path: &NodePath,
+    to: ZarrFormat,
+    metadata: &ArrayMetadata,
+) -> Result<Option<ArrayMetadata>, MigrateError> {
+    format::write_node(
+        scratch.as_ref(),
+        path,
+        to,
+        &NodeMetadata::Array(metadata.clone()),
+    )?;
+    match format::read_node_as(scratch.as_ref(), path, to)? {
+        Some(NodeMetadata::Array(read)) => Ok(Some(read)),
+        _ => Ok(None),
+    }
+}
+
 /// A v3 `struct` has one byte order for all its fields (the `bytes`
 /// codec's `endian`, extensions/data-types/struct "Endianness"): a v2
 /// struct whose fields differ in byte order (the internal
@@ -667,13 +764,7 @@ fn read_back_codecs(
     to: ZarrFormat,
     metadata: &ArrayMetadata,
 ) -> Result<Option<Vec<ExtensionObject>>, MigrateError> {
-    format::write_node(
-        scratch.as_ref(),
-        path,
-        to,
-        &NodeMetadata::Array(metadata.clone()),
-    )?;
-    let Some(NodeMetadata::Array(read)) = format::read_node_as(scratch.as_ref(), path, to)? else {
+    let Some(read) = read_back(scratch, path, to, metadata)? else {
         return Ok(None);
     };
     let array = Array::from_metadata(Arc::clone(scratch), path.clone(), to, read)?;
@@ -886,9 +977,11 @@ pub fn migrate(
     }
 
     let mut done = 0u64;
-    for &(node, source, _) in &targets {
+    for &(node, source, ref planned) in &targets {
         let target = Array::open(Arc::clone(&plan.dst), node.path.as_str())?;
-        done += verify_array(source, &target, done, total, progress)?;
+        // The planned fill value: the source's, or a plain NaN for a NaN
+        // whose payload the target cannot spell (noted in the plan).
+        done += verify_array(source, &target, planned.fill_value(), done, total, progress)?;
     }
     report.chunks_verified = done;
     Ok(report)
@@ -930,6 +1023,7 @@ fn reencode_chunk(source: &Array, target: &Array, coords: &[u64]) -> Result<(u64
 fn verify_array(
     source: &Array,
     target: &Array,
+    expected_fill: &FillValue,
     done_before: u64,
     total: u64,
     progress: &mut dyn FnMut(Progress),
@@ -959,8 +1053,8 @@ fn verify_array(
         });
     }
     // Chunks stored in neither read as the fill value in both, if the fill
-    // values agree.
-    if source.fill_value() != target.fill_value() {
+    // values agree (up to a NaN payload the plan noted).
+    if target.fill_value() != expected_fill {
         return Err(MigrateError::Mismatch {
             path: path.clone(),
             chunk_coords: Vec::new(),

@@ -540,8 +540,8 @@ impl PythonJson<'_> {
                     self.new_line(depth + 1, out);
                     self.write_string(key, out);
                     out.push_str(self.key_separator);
-                    let bare = bare
-                        || (depth == 0 && self.bare_non_finite_under == Some(key.as_str()));
+                    let bare =
+                        bare || (depth == 0 && self.bare_non_finite_under == Some(key.as_str()));
                     self.write_at(item, depth + 1, bare, out);
                 }
                 if !empty {

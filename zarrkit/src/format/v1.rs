@@ -867,7 +867,11 @@ mod tests {
         // string type.
         let text_fill = parse(json!({"dtype": "<U3", "fill_value": "NaN"})).unwrap();
         let text = serialize_node(&NodeMetadata::Array(text_fill)).unwrap();
-        assert!(String::from_utf8(text).unwrap().contains("\"fill_value\": \"NaN\""));
+        assert!(
+            String::from_utf8(text)
+                .unwrap()
+                .contains("\"fill_value\": \"NaN\"")
+        );
         // Non-ASCII escaped, UTF-16 surrogates beyond the BMP, empty
         // containers as `{}` and `[]`.
         let store = crate::store::MemoryStore::new();
@@ -894,7 +898,10 @@ mod tests {
         let err = serialize_node(&NodeMetadata::Array(scalar))
             .unwrap_err()
             .to_string();
-        assert!(err.contains("a 0-d array") && err.contains("empty"), "{err}");
+        assert!(
+            err.contains("a 0-d array") && err.contains("empty"),
+            "{err}"
+        );
     }
 
     proptest! {

@@ -658,3 +658,109 @@ fn a_hierarchy_with_groups_is_refused_by_a_format_without_groups() {
     assert!(error.to_string().contains("groups"), "{error}");
     assert_eq!(dst.list().unwrap(), []);
 }
+
+/// The Python named by `var`, or `None` to skip (a missing one fails the
+/// test with `ZARRKIT_REQUIRE_INTEROP=1`).
+fn python_for(var: &str, what: &str) -> Option<PathBuf> {
+    if let Some(python) = std::env::var_os(var).filter(|p| !p.is_empty()) {
+        return Some(PathBuf::from(python));
+    }
+    assert!(
+        std::env::var("ZARRKIT_REQUIRE_INTEROP").as_deref() != Ok("1"),
+        "ZARRKIT_REQUIRE_INTEROP=1 but {var} is unset (scripts/test.sh sets it)"
+    );
+    eprintln!("skipping: set {var} to a Python with {what}");
+    None
+}
+
+/// Runs `script` with `python` and `args`; returns its stdout.
+fn run_python(python: &Path, script: &str, args: &[&Path], envs: &[(&str, &str)]) -> String {
+    let output = std::process::Command::new(python)
+        .arg("-c")
+        .arg(script)
+        .args(args)
+        .envs(envs.iter().copied())
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{} failed:\n{}",
+        python.display(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// Reads the array at the root of argv[1] (v2 or, with
+/// `ZARR_V3_EXPERIMENTAL_API=1` and argv[2] `v3`, zarr-python 2.x's
+/// experimental v3 layout) and prints its fill value and elements.
+const READ_NAN_FILL: &str = r#"
+import sys, types
+sys.modules["zarr.tests.test_storage_v3"] = types.ModuleType("zarr.tests.test_storage_v3")
+sys.modules["zarr.tests.test_storage_v3"].DummyStorageTransfomer = type("D", (), {"extension_uri": None})
+import zarr, numpy as np
+if len(sys.argv) > 2:
+    from zarr._storage.v3 import DirectoryStoreV3
+    a = zarr.open_array(DirectoryStoreV3(sys.argv[1]), mode="r", path="a", zarr_version=3)
+else:
+    a = zarr.open_array(sys.argv[1], mode="r")
+fill = np.float32(a.fill_value)
+values = a[...]
+assert np.isnan(fill), fill
+assert values.dtype == np.float32, values.dtype
+assert values[:2].tolist() == [1.0, 2.0], values
+assert np.isnan(values[2:]).all(), values
+print("ok", hex(fill.view(np.uint32)))
+"#;
+
+/// Item 10 of issue #9: a v3 `float32` array whose fill value is a NaN
+/// with a payload, migrated to v2 and to zarr-python 2.x's experimental v3
+/// layout (which spell every NaN `"NaN"`): zarr-python 3.1 and 2.18 read
+/// the v2 result, zarr-python 2.18 the 2019 layout, with a NaN fill value.
+#[test]
+fn zarr_python_reads_a_nan_payload_fill_value_migrated_to_v2_and_the_2019_layout() {
+    let (Some(zarr3), Some(zarr2)) = (
+        reference_python(),
+        python_for("ZARRKIT_PYTHON_ZARR2", "zarr 2.18"),
+    ) else {
+        return;
+    };
+    let src: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    Group::create(Arc::clone(&src), "/", JsonMap::new()).unwrap();
+    let a = Array::builder(&[6], DataType::Float32, &[2])
+        .fill_value(f32::from_bits(0x7fc0_0001))
+        .create(Arc::clone(&src), "/a")
+        .unwrap();
+    a.write_region(&Region::new(vec![0], vec![2]), &[1.0f32, 2.0])
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    for to in [ZarrFormat::V2, ZarrFormat::V3Draft2019Json] {
+        let root = dir.path().join(to.name());
+        let dst: Arc<dyn Store> = Arc::new(FilesystemStore::new(&root).unwrap());
+        let plan = migrate::plan(Arc::clone(&src), dst, to).unwrap();
+        assert!(
+            plan.nodes()[1]
+                .notes
+                .iter()
+                .any(|n| n.contains("plain NaN")),
+            "{:?}",
+            plan.nodes()[1].notes
+        );
+        migrate::migrate(&plan, &mut |_| {}).unwrap();
+        if to == ZarrFormat::V2 {
+            let array = root.join("a");
+            for python in [&zarr3, &zarr2] {
+                let out = run_python(python, READ_NAN_FILL, &[&array], &[]);
+                assert_eq!(out.trim(), "ok 0x7fc00000", "{}", python.display());
+            }
+        } else {
+            let out = run_python(
+                &zarr2,
+                READ_NAN_FILL,
+                &[&root, Path::new("v3")],
+                &[("ZARR_V3_EXPERIMENTAL_API", "1")],
+            );
+            assert_eq!(out.trim(), "ok 0x7fc00000");
+        }
+    }
+}

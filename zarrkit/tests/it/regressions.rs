@@ -116,3 +116,49 @@ fn issue_9_v1_zero_dimensional_arrays_are_refused_by_name() {
     );
     assert!(dst.list().unwrap().is_empty());
 }
+
+/// A v3 `float32` array with a NaN-with-payload fill value (`"0x7fc00001"`)
+/// migrated to v2 or a 2019 draft: planning checked only that the document
+/// could be written, the target wrote `"NaN"` (which reads back as the plain
+/// NaN `0x7fc00000`), and the migration failed at verification, after
+/// writing everything. The plan now reads the fill value back before
+/// writing: a lost NaN payload is a note, and verification expects the
+/// plain NaN; the 2022 draft and v3, which spell it in hex, keep it.
+#[test]
+fn issue_9_a_nan_payload_fill_value_is_decided_before_writing() {
+    let src: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let array = Array::builder(&[6], DataType::Float32, &[2])
+        .fill_value(f32::from_bits(0x7fc0_0001))
+        .create(Arc::clone(&src), "/")
+        .unwrap();
+    array
+        .write_region(&Region::new(vec![0], vec![2]), &[1.0f32, 2.0])
+        .unwrap();
+    for (to, kept) in [
+        (ZarrFormat::V2, false),
+        (ZarrFormat::V1, false),
+        (ZarrFormat::V3Draft2019Json, false),
+        (ZarrFormat::V3Draft2019, false),
+        (ZarrFormat::V3Draft2019a, false),
+        (ZarrFormat::V3Draft2022, true),
+        (ZarrFormat::V3, true),
+    ] {
+        let dst: Arc<dyn Store> = Arc::new(MemoryStore::new());
+        let plan = zarrkit::migrate::plan(Arc::clone(&src), Arc::clone(&dst), to).unwrap();
+        let notes = plan.nodes()[0].notes.join("; ");
+        assert_eq!(
+            notes.contains("\"0x7fc00001\" (a NaN with a payload) becomes the plain NaN \"NaN\""),
+            !kept,
+            "{to}: {notes}"
+        );
+        let report = zarrkit::migrate::migrate(&plan, &mut |_| {}).unwrap();
+        assert_eq!(report.chunks_verified, 1, "{to}");
+        let migrated = Array::open(dst, "/").unwrap();
+        let fill = f32::from_ne_bytes(migrated.fill_value().as_bytes().try_into().unwrap());
+        let expected = if kept { 0x7fc0_0001 } else { 0x7fc0_0000 };
+        assert_eq!(fill.to_bits(), expected, "{to}");
+        let read: Vec<f32> = migrated.read_region(&Region::whole(&[6])).unwrap();
+        assert_eq!(read[..2], [1.0, 2.0], "{to}");
+        assert!(read[2..].iter().all(|v| v.to_bits() == expected), "{to}");
+    }
+}
