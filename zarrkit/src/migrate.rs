@@ -43,6 +43,10 @@
 //!   `_ARRAY_DIMENSIONS` attribute; otherwise the migration is refused.
 //!   Migrating back does not turn the attribute into dimension names: the
 //!   attributes are kept as they are.
+//! - **Missing groups**: a source with nodes but no root node (tensorstore,
+//!   which has no groups, writes arrays at `/a` and `/b/c` and nothing
+//!   else) gets the groups above its nodes (`/`, `/b`), empty, so that the
+//!   target opens as one hierarchy; each is noted as created.
 //! - **Fill value**: the target's document is read back before anything
 //!   is written. A NaN with a payload that the target cannot spell (v2, v1
 //!   and the 2019 drafts write every NaN as `"NaN"`) becomes the plain NaN,
@@ -203,7 +207,8 @@ pub struct NodePlan {
     pub chunks: u64,
     /// Their total stored size in bytes.
     pub bytes: u64,
-    source: Node,
+    /// `None` for a group the source lacks (see [`plan`]).
+    source: Option<Node>,
     target: NodeMetadata,
 }
 
@@ -302,36 +307,132 @@ pub struct MigrationReport {
 /// Plans the migration of the whole hierarchy in `src` into `to` in `dst`.
 ///
 /// Reads every node's metadata and lists every array's stored chunks;
-/// writes nothing.
+/// writes nothing. A source without a root node (arrays at `/a`, `/b/c`
+/// and no group documents, as tensorstore writes them) is migrated node by
+/// node as found by listing, and the groups above them that it lacks are
+/// created, each with a note.
 ///
 /// # Errors
 /// [`MigrateError::DestinationNotEmpty`] if `dst` holds any key,
 /// [`MigrateError::NotRepresentable`] naming the first node with a feature
-/// `to` cannot hold, [`Error::NodeNotFound`] if `src` has no root node, or a
-/// store or metadata error naming the key.
+/// `to` cannot hold, [`Error::NodeNotFound`] if `src` has no node at all, or
+/// a store or metadata error naming the key.
 pub fn plan(
     src: Arc<dyn Store>,
     dst: Arc<dyn Store>,
     to: ZarrFormat,
 ) -> Result<MigrationPlan, MigrateError> {
     check_empty(dst.as_ref())?;
-    let root = Node::open(Arc::clone(&src), "/")?;
-    let mut sources = vec![root.clone()];
-    if let Node::Group(group) = &root {
-        sources.extend(group.walk()?);
-    }
+    let sources = source_nodes(&src)?;
     // Each node's document is written to a scratch store and read back, so
     // the plan knows what the target will really hold.
     let scratch: Arc<dyn Store> = Arc::new(MemoryStore::new());
     let mut nodes = Vec::with_capacity(sources.len());
     for source in sources {
-        nodes.push(plan_node(source, to, &scratch)?);
+        nodes.push(match source {
+            Source::Node(node) => plan_node(*node, to, &scratch)?,
+            Source::MissingGroup { path, format } => {
+                plan_missing_group(path, format, to, &scratch)?
+            }
+        });
     }
     Ok(MigrationPlan {
         src,
         dst,
         to,
         nodes,
+    })
+}
+
+/// A node of the source hierarchy, or a group it lacks.
+enum Source {
+    Node(Box<Node>),
+    /// A group with no document in the source, above nodes that have one.
+    MissingGroup {
+        path: NodePath,
+        format: ZarrFormat,
+    },
+}
+
+/// Every node of `src`, parents before children: the root and everything
+/// below it, or, in a store without a root node (tensorstore writes arrays
+/// at `/a`, `/b/c` and no groups, as it has none), every node found by its
+/// document, with the groups above them that have no document.
+fn source_nodes(src: &Arc<dyn Store>) -> Result<Vec<Source>, MigrateError> {
+    let not_found = match Node::open(Arc::clone(src), "/") {
+        Ok(root) => {
+            let mut sources = vec![Source::Node(Box::new(root.clone()))];
+            if let Node::Group(group) = &root {
+                sources.extend(
+                    group
+                        .walk()?
+                        .into_iter()
+                        .map(|node| Source::Node(Box::new(node))),
+                );
+            }
+            return Ok(sources);
+        }
+        Err(error @ Error::NodeNotFound { .. }) => error,
+        Err(error) => return Err(error.into()),
+    };
+    let found = format::find_nodes(src.as_ref())?;
+    let mut sources: Vec<(NodePath, Source)> = Vec::new();
+    for path in &found {
+        let node = Node::open(Arc::clone(src), path.as_str())?;
+        // Its ancestors without a document, from the root down.
+        let mut missing = Vec::new();
+        let mut parent = path.parent();
+        while let Some(p) = parent {
+            if found.binary_search(&p).is_err() && !sources.iter().any(|(s, _)| *s == p) {
+                missing.push(p.clone());
+            }
+            parent = p.parent();
+        }
+        for p in missing.into_iter().rev() {
+            let format = node.format();
+            sources.push((p.clone(), Source::MissingGroup { path: p, format }));
+        }
+        sources.push((path.clone(), Source::Node(Box::new(node))));
+    }
+    if sources.is_empty() {
+        return Err(not_found.into());
+    }
+    // Sorted paths put every parent before its children.
+    sources.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(sources.into_iter().map(|(_, source)| source).collect())
+}
+
+/// The plan for a group the source lacks: an empty group the target gets
+/// so that the hierarchy opens there (v3 core "Storage" and v2
+/// "Hierarchies" have no implicit groups; zarr-python opens a hierarchy
+/// only from group documents).
+fn plan_missing_group(
+    path: NodePath,
+    source_format: ZarrFormat,
+    to: ZarrFormat,
+    scratch: &Arc<dyn Store>,
+) -> Result<NodePlan, MigrateError> {
+    let mut notes = vec![
+        "created: the source has no group here, only nodes below it (as tensorstore, which \
+         has no groups, writes arrays)"
+            .to_string(),
+    ];
+    let empty = GroupMetadata {
+        attributes: JsonMap::new(),
+        extra_fields: JsonMap::new(),
+    };
+    let target = plan_group(&path, &empty, to, &mut notes)?;
+    format::write_node(scratch.as_ref(), &path, to, &target)?;
+    Ok(NodePlan {
+        path,
+        kind: NodeKind::Group,
+        source_format,
+        action: Action::CreateGroup,
+        notes,
+        chunks: 0,
+        bytes: 0,
+        source: None,
+        target,
     })
 }
 
@@ -349,6 +450,7 @@ fn plan_node(
 ) -> Result<NodePlan, MigrateError> {
     let path = source.path().clone();
     let source_format = source.format();
+    let kind = source.kind();
     let mut notes = Vec::new();
     let (target, action, chunks, bytes) = match &source {
         Node::Group(group) => {
@@ -377,13 +479,13 @@ fn plan_node(
     }
     Ok(NodePlan {
         path,
-        kind: source.kind(),
+        kind,
         source_format,
         action,
         notes,
         chunks,
         bytes,
-        source,
+        source: Some(source),
         target,
     })
 }
@@ -925,7 +1027,7 @@ pub fn migrate(
     for node in &plan.nodes {
         format::write_node(plan.dst.as_ref(), &node.path, plan.to, &node.target)?;
         match (&node.source, &node.target) {
-            (Node::Array(source), NodeMetadata::Array(metadata)) => {
+            (Some(Node::Array(source)), NodeMetadata::Array(metadata)) => {
                 let mut target = Array::from_metadata(
                     Arc::clone(&plan.dst),
                     node.path.clone(),

@@ -72,9 +72,20 @@ fn digest(array: &Array) -> String {
         .collect()
 }
 
-/// Every node of a hierarchy, the root first.
+/// Every node of a hierarchy, the root first; for a store without a root
+/// node (as tensorstore writes), every node found by its document.
 fn all_nodes(store: &Arc<dyn Store>) -> Vec<Node> {
-    let root = Node::open(Arc::clone(store), "/").unwrap();
+    let root = match Node::open(Arc::clone(store), "/") {
+        Ok(root) => root,
+        Err(zarrkit::Error::NodeNotFound { .. }) => {
+            return zarrkit::format::find_nodes(store.as_ref())
+                .unwrap()
+                .into_iter()
+                .map(|path| Node::open(Arc::clone(store), path.as_str()).unwrap())
+                .collect();
+        }
+        Err(e) => panic!("{e}"),
+    };
     let mut nodes = vec![root.clone()];
     if let Node::Group(group) = &root {
         nodes.extend(group.walk().unwrap());
@@ -97,7 +108,16 @@ fn codec(name: &str, configuration: serde_json::Value) -> ExtensionObject {
 /// attributes (plus `extra` for arrays), and values.
 fn assert_same_hierarchy(src: &Arc<dyn Store>, dst: &Arc<dyn Store>, to: ZarrFormat) {
     let nodes = all_nodes(src);
-    let migrated = all_nodes(dst);
+    let mut migrated = all_nodes(dst);
+    // A source without a root node gets the groups above its nodes, empty.
+    migrated.retain(|after| {
+        let in_source = nodes.iter().any(|n| n.path() == after.path());
+        if !in_source {
+            assert_eq!(after.kind(), zarrkit::NodeKind::Group, "{}", after.path());
+            assert!(after.attributes().is_empty(), "{}", after.path());
+        }
+        in_source
+    });
     let paths = |n: &[Node]| n.iter().map(|n| n.path().clone()).collect::<Vec<_>>();
     assert_eq!(paths(&migrated), paths(&nodes));
     for (before, after) in nodes.iter().zip(&migrated) {
@@ -761,6 +781,88 @@ fn zarr_python_reads_a_nan_payload_fill_value_migrated_to_v2_and_the_2019_layout
                 &[("ZARR_V3_EXPERIMENTAL_API", "1")],
             );
             assert_eq!(out.trim(), "ok 0x7fc00000");
+        }
+    }
+}
+
+/// Opens argv[1] as a hierarchy (`zarr.open_group`) in zarr-python, and
+/// prints the group members it lists and the sum of every array's elements.
+const OPEN_HIERARCHY: &str = r#"
+import sys, zarr, numpy as np
+root = zarr.open_group(sys.argv[1], mode="r")
+paths = []
+total = 0.0
+def visit(group, prefix):
+    global total
+    for name in sorted(group.group_keys()):
+        paths.append(prefix + name + "/")
+        visit(group[name], prefix + name + "/")
+    for name in sorted(group.array_keys()):
+        paths.append(prefix + name)
+        total += float(np.asarray(group[name][...], dtype=np.float64).sum())
+visit(root, "")
+print(" ".join(paths), round(total, 6))
+"#;
+
+/// Item 6 of issue #9: tensorstore's stores with arrays at `/a` and `/b/c`
+/// and no group documents (testdata/fixtures/no-root/) migrate with the
+/// groups `/` and `/b` created, and zarr-python (3.1 for v3 and v2, 2.18
+/// for v2) opens the result as one hierarchy with every array.
+#[test]
+fn zarr_python_opens_a_store_without_a_root_node_as_a_hierarchy_after_migration() {
+    let (Some(zarr3), Some(zarr2)) = (
+        reference_python(),
+        python_for("ZARRKIT_PYTHON_ZARR2", "zarr 2.18"),
+    ) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    for source in ["fixtures/no-root/v2.zarr", "fixtures/no-root/v3.zarr"] {
+        let src = open_fixture(source);
+        let mut expected_total = 0.0;
+        for path in ["/a", "/b/c"] {
+            let array = Array::open(Arc::clone(&src), path).unwrap();
+            let region = Region::whole(array.shape());
+            expected_total += match array.data_type() {
+                DataType::Int32 => array
+                    .read_region::<i32>(&region)
+                    .unwrap()
+                    .iter()
+                    .map(|&v| f64::from(v))
+                    .sum::<f64>(),
+                _ => array.read_region::<f64>(&region).unwrap().iter().sum(),
+            };
+        }
+        for to in [ZarrFormat::V3, ZarrFormat::V2] {
+            let root = dir
+                .path()
+                .join(format!("{}-{}", source.replace('/', "_"), to.name()));
+            let dst: Arc<dyn Store> = Arc::new(FilesystemStore::new(&root).unwrap());
+            let plan = migrate::plan(Arc::clone(&src), Arc::clone(&dst), to).unwrap();
+            let created: Vec<&str> = plan
+                .nodes()
+                .iter()
+                .filter(|n| n.notes.iter().any(|note| note.starts_with("created")))
+                .map(|n| n.path.as_str())
+                .collect();
+            assert_eq!(created, ["/", "/b"], "{source} → {to}");
+            let report = migrate::migrate(&plan, &mut |_| {}).unwrap();
+            assert_eq!(report.groups, 2, "{source} → {to}");
+            assert_eq!(report.arrays_copied, 2, "{source} → {to}");
+            let pythons: &[&PathBuf] = if to == ZarrFormat::V2 {
+                &[&zarr3, &zarr2]
+            } else {
+                &[&zarr3]
+            };
+            for python in pythons {
+                let out = run_python(python, OPEN_HIERARCHY, &[&root], &[]);
+                assert_eq!(
+                    out.trim(),
+                    format!("b/ b/c a {}", (expected_total * 1e6).round() / 1e6),
+                    "{source} → {to} read by {}",
+                    python.display()
+                );
+            }
         }
     }
 }

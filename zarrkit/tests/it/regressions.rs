@@ -162,3 +162,73 @@ fn issue_9_a_nan_payload_fill_value_is_decided_before_writing() {
         assert!(read[2..].iter().all(|v| v.to_bits() == expected), "{to}");
     }
 }
+
+/// `migrate` opened the source's root node and walked down from it; a
+/// store with arrays but no root node (tensorstore writes arrays at `/a`
+/// and `/b/c` and no group documents, as it has no groups) stopped with
+/// ``no array or group at `/` ``. The plan now finds every node by its
+/// document and creates the groups above them that the source lacks,
+/// noting each.
+#[test]
+fn issue_9_a_store_without_a_root_node_is_migrated_with_its_groups_created() {
+    let src: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    for (path, value) in [("/a", 1i32), ("/b/c", 2), ("/b/d/e", 3)] {
+        Array::builder(&[2], DataType::Int32, &[2])
+            .format(ZarrFormat::V2)
+            .create(Arc::clone(&src), path)
+            .unwrap()
+            .write_region(&Region::whole(&[2]), &[value, value])
+            .unwrap();
+    }
+    // The builder wrote the groups above the arrays: take them away, as
+    // tensorstore never writes them.
+    for key in src.list().unwrap() {
+        if key.name() == ".zgroup" {
+            src.erase(&key).unwrap();
+        }
+    }
+    let dst: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let plan = zarrkit::migrate::plan(src, Arc::clone(&dst), ZarrFormat::V3).unwrap();
+    let nodes: Vec<(&str, bool)> = plan
+        .nodes()
+        .iter()
+        .map(|n| {
+            let created = n.notes.iter().any(|note| note.starts_with("created"));
+            (n.path.as_str(), created)
+        })
+        .collect();
+    assert_eq!(
+        nodes,
+        [
+            ("/", true),
+            ("/a", false),
+            ("/b", true),
+            ("/b/c", false),
+            ("/b/d", true),
+            ("/b/d/e", false)
+        ]
+    );
+    let report = zarrkit::migrate::migrate(&plan, &mut |_| {}).unwrap();
+    assert_eq!((report.groups, report.arrays_copied), (3, 3));
+    let root = zarrkit::Group::open(Arc::clone(&dst), "/").unwrap();
+    let walked: Vec<String> = root
+        .walk()
+        .unwrap()
+        .iter()
+        .map(|n| n.path().as_str().to_string())
+        .collect();
+    assert_eq!(walked, ["/a", "/b", "/b/c", "/b/d", "/b/d/e"]);
+    let e: Vec<i32> = Array::open(dst, "/b/d/e")
+        .unwrap()
+        .read_region(&Region::whole(&[2]))
+        .unwrap();
+    assert_eq!(e, [3, 3]);
+    // An empty store still has nothing to migrate.
+    let err = zarrkit::migrate::plan(
+        Arc::new(MemoryStore::new()),
+        Arc::new(MemoryStore::new()),
+        ZarrFormat::V3,
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("`/`"), "{err}");
+}
