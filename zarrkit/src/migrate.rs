@@ -41,8 +41,15 @@
 //!   them in the attribute `_ARRAY_DIMENSIONS`, as xarray stores them in v2.
 //!   That needs every dimension to be named and no other
 //!   `_ARRAY_DIMENSIONS` attribute; otherwise the migration is refused.
-//!   Migrating back does not turn the attribute into dimension names: the
-//!   attributes are kept as they are.
+//!   Into a target with dimension names (v3), an `_ARRAY_DIMENSIONS`
+//!   attribute of one name per dimension becomes the dimension names, as
+//!   xarray writes them in v3 (it reads v3 dimensions only from
+//!   `dimension_names`), so v2 → v3 → v2 round trips.
+//! - **Consolidated metadata**: a source whose root group has consolidated
+//!   metadata (v2 `.zmetadata`, v3 `consolidated_metadata`, zarr-python
+//!   2.x's) gets it rewritten from the target's documents after copying,
+//!   into v2 or v3; into another format the plan notes that it is not
+//!   carried over.
 //! - **Missing groups**: a source with nodes but no root node (tensorstore,
 //!   which has no groups, writes arrays at `/a` and `/b/c` and nothing
 //!   else) gets the groups above its nodes (`/`, `/b`), empty, so that the
@@ -219,6 +226,8 @@ pub struct MigrationPlan {
     dst: Arc<dyn Store>,
     to: ZarrFormat,
     nodes: Vec<NodePlan>,
+    /// Whether to write consolidated metadata at the root after copying.
+    consolidate: bool,
 }
 
 impl MigrationPlan {
@@ -238,6 +247,13 @@ impl MigrationPlan {
     #[must_use]
     pub fn destination(&self) -> &Arc<dyn Store> {
         &self.dst
+    }
+
+    /// Whether the destination gets consolidated metadata at its root (the
+    /// source's root group has it and the target is v2 or v3).
+    #[must_use]
+    pub fn writes_consolidated(&self) -> bool {
+        self.consolidate
     }
 
     /// The nodes, the root first, parents before children.
@@ -336,12 +352,45 @@ pub fn plan(
             }
         });
     }
+    let consolidate = plan_consolidated(&mut nodes, to);
     Ok(MigrationPlan {
         src,
         dst,
         to,
         nodes,
+        consolidate,
     })
+}
+
+/// The formats whose consolidated metadata [`migrate`] writes: v2's
+/// `.zmetadata` and v3's `consolidated_metadata`, where zarr-python (and
+/// xarray's `consolidated=True`) look for it. zarr-python 2.x's
+/// experimental v3 keeps it in an extra group, which would add a node.
+const CONSOLIDATED_FORMATS: &[ZarrFormat] = &[ZarrFormat::V2, ZarrFormat::V3];
+
+/// Whether the destination gets consolidated metadata: when the source's
+/// root group has it (and the target can hold it; else a note says so).
+fn plan_consolidated(nodes: &mut [NodePlan], to: ZarrFormat) -> bool {
+    let Some(root) = nodes.first_mut() else {
+        return false;
+    };
+    let consolidated = matches!(&root.source, Some(Node::Group(group)) if group.is_consolidated());
+    if !consolidated || !root.path.is_root() {
+        return false;
+    }
+    if CONSOLIDATED_FORMATS.contains(&to) {
+        root.notes.push(
+            "consolidated metadata: written anew from the migrated documents, as the source has it"
+                .into(),
+        );
+        true
+    } else {
+        root.notes.push(format!(
+            "the source's consolidated metadata is not carried over: zarrkit writes it for v2 \
+             and v3, not {to}"
+        ));
+        false
+    }
 }
 
 /// A node of the source hierarchy, or a group it lacks.
@@ -661,12 +710,25 @@ fn plan_array(
     }
 
     target.attributes = source.attributes.clone();
+    let mut xarray_variable = None;
     if let Some(names) = &source.dimension_names {
         if fits(&with(&|m| m.dimension_names = Some(names.clone()))).is_ok() {
             target.dimension_names = Some(names.clone());
         } else {
             move_dimension_names(names, &mut target.attributes, notes).map_err(refuse)?;
+            xarray_variable = Some(XarrayDirection::ToAttribute);
         }
+    } else if let Some(names) = xarray_dimension_names(&source.attributes, array.ndim(), notes)
+        && fits(&with(&|m| m.dimension_names = Some(names.clone()))).is_ok()
+    {
+        let value = target.attributes.remove(DIMENSIONS_ATTRIBUTE);
+        notes.push(format!(
+            "the attribute `{DIMENSIONS_ATTRIBUTE}` {} becomes the dimension names (as xarray \
+             keeps them in v3)",
+            value.unwrap_or_default()
+        ));
+        target.dimension_names = Some(names);
+        xarray_variable = Some(XarrayDirection::ToDimensionNames);
     }
     fits(&with(&|m| m.attributes = target.attributes.clone()))
         .map_err(|e| refuse(format!("its attributes: {e}")))?;
@@ -675,6 +737,23 @@ fn plan_array(
         let probe = with(&|m| m.extra_fields = fields.clone());
         fits(&probe).is_ok() && fields_round_trip(to, &wrap(&probe))
     });
+    match xarray_variable {
+        Some(XarrayDirection::ToDimensionNames) => {
+            xarray_fill_to_attribute(source, &mut target, notes)
+        }
+        Some(XarrayDirection::ToAttribute) => {
+            let holds_null = |m: &ArrayMetadata| {
+                let mut probe = m.clone();
+                probe.extra_fields.insert(
+                    format::v2::NULL_FILL_VALUE_FIELD.into(),
+                    serde_json::Value::Null,
+                );
+                fits(&probe).is_ok() && fields_round_trip(to, &wrap(&probe))
+            };
+            xarray_fill_from_attribute(&mut target, holds_null(&baseline), notes);
+        }
+        None => {}
+    }
 
     // Codecs: keep the chain if the target holds it and reads it back the
     // same; otherwise re-encode.
@@ -827,6 +906,168 @@ fn reencode(reason: String, codecs: &[ExtensionObject]) -> Action {
 fn codec_names(codecs: &[ExtensionObject]) -> String {
     let names: Vec<&str> = codecs.iter().map(|c| c.name.as_str()).collect();
     format!("[{}]", names.join(", "))
+}
+
+/// Which way an xarray variable's dimension names move.
+#[derive(Clone, Copy)]
+enum XarrayDirection {
+    /// From `_ARRAY_DIMENSIONS` into `dimension_names` (v2 → v3).
+    ToDimensionNames,
+    /// From `dimension_names` into `_ARRAY_DIMENSIONS` (v3 → v2).
+    ToAttribute,
+}
+
+/// The attribute in which xarray keeps a v3 variable's missing-value
+/// marker; in v2 xarray takes the array's `fill_value` as that marker
+/// (`null`: none).
+const XARRAY_FILL_ATTRIBUTE: &str = "_FillValue";
+
+/// `fill` as xarray 2026.9's `FillValueCoder.encode` writes `_FillValue`
+/// in v3 (`xarray/backends/zarr.py`): `bool` and integers as JSON
+/// numbers, floats as the base64 of the value as a little-endian `float64`,
+/// complex numbers as two of those; `None` for other types.
+fn xarray_fill_attribute(fill: &FillValue, data_type: &DataType) -> Option<serde_json::Value> {
+    use base64::Engine as _;
+    let b64 = |x: f64| {
+        serde_json::Value::from(base64::engine::general_purpose::STANDARD.encode(x.to_le_bytes()))
+    };
+    let bytes = fill.as_bytes();
+    let float = |b: &[u8]| -> Option<f64> {
+        Some(match b.len() {
+            2 => half::f16::from_bits(u16::from_ne_bytes(b.try_into().ok()?)).to_f64(),
+            4 => f64::from(f32::from_ne_bytes(b.try_into().ok()?)),
+            8 => f64::from_ne_bytes(b.try_into().ok()?),
+            _ => return None,
+        })
+    };
+    let int = |signed: bool| -> Option<serde_json::Value> {
+        let mut word = [0u8; 8];
+        let n = bytes.len();
+        if n > 8 {
+            return None;
+        }
+        if cfg!(target_endian = "little") {
+            word[..n].copy_from_slice(bytes);
+            if signed && bytes[n - 1] & 0x80 != 0 {
+                word[n..].fill(0xff);
+            }
+        } else {
+            word[8 - n..].copy_from_slice(bytes);
+            if signed && bytes[0] & 0x80 != 0 {
+                word[..8 - n].fill(0xff);
+            }
+        }
+        Some(if signed {
+            i64::from_ne_bytes(word).into()
+        } else {
+            u64::from_ne_bytes(word).into()
+        })
+    };
+    match data_type {
+        DataType::Bool => Some(serde_json::Value::Bool(bytes.first()? != &0)),
+        DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64 => int(true),
+        DataType::UInt8 | DataType::UInt16 | DataType::UInt32 | DataType::UInt64 => int(false),
+        DataType::Float16 | DataType::Float32 | DataType::Float64 => Some(b64(float(bytes)?)),
+        DataType::Complex64 | DataType::Complex128 => {
+            let (re, im) = bytes.split_at(bytes.len() / 2);
+            Some(serde_json::Value::Array(vec![
+                b64(float(re)?),
+                b64(float(im)?),
+            ]))
+        }
+        _ => None,
+    }
+}
+
+/// v2 → v3 of an xarray variable: xarray masks a v2 array's `fill_value`
+/// (unless `null`) but in v3 only its `_FillValue` attribute, so the fill
+/// value becomes that attribute, as xarray writes it in v3.
+fn xarray_fill_to_attribute(
+    source: &ArrayMetadata,
+    target: &mut ArrayMetadata,
+    notes: &mut Vec<String>,
+) {
+    let null = matches!(
+        source.extra_fields.get(format::v2::NULL_FILL_VALUE_FIELD),
+        Some(serde_json::Value::Null)
+    );
+    if null || target.attributes.contains_key(XARRAY_FILL_ATTRIBUTE) {
+        return;
+    }
+    if let Some(value) = xarray_fill_attribute(&source.fill_value, &source.data_type) {
+        notes.push(format!(
+            "the fill value becomes xarray's attribute `{XARRAY_FILL_ATTRIBUTE}` {value} (xarray \
+             masks it in v2, and in v3 only that attribute)"
+        ));
+        target
+            .attributes
+            .insert(XARRAY_FILL_ATTRIBUTE.into(), value);
+    }
+}
+
+/// v3 → v2 of an xarray variable: a `_FillValue` attribute equal to the
+/// fill value goes (v2's `fill_value` says it, as xarray writes v2); with
+/// none, a zero fill value is written as `null` when the target can say so,
+/// as xarray writes v2 arrays without a missing value (it would mask the
+/// zeros otherwise).
+fn xarray_fill_from_attribute(
+    target: &mut ArrayMetadata,
+    holds_null: bool,
+    notes: &mut Vec<String>,
+) {
+    let encoded = xarray_fill_attribute(&target.fill_value, &target.data_type);
+    match target.attributes.get(XARRAY_FILL_ATTRIBUTE) {
+        Some(value) if Some(value) == encoded.as_ref() => {
+            notes.push(format!(
+                "xarray's attribute `{XARRAY_FILL_ATTRIBUTE}` {value} goes: the fill value says it \
+                 in the target, as xarray writes it"
+            ));
+            target.attributes.remove(XARRAY_FILL_ATTRIBUTE);
+        }
+        Some(_) => {}
+        None if holds_null
+            && encoded.is_some()
+            && target.fill_value == FillValue::zero(&target.data_type) =>
+        {
+            notes.push(format!(
+                "the fill value 0 is written as `null`: xarray would take it as the missing value, \
+                 and the variable has no `{XARRAY_FILL_ATTRIBUTE}`"
+            ));
+            target.extra_fields.insert(
+                format::v2::NULL_FILL_VALUE_FIELD.into(),
+                serde_json::Value::Null,
+            );
+        }
+        None => {}
+    }
+}
+
+/// The dimension names xarray keeps in the attribute `_ARRAY_DIMENSIONS`
+/// of a v2 array (one string per dimension; xarray's "Zarr encoding
+/// specification"), or `None` if there is no such attribute. An attribute
+/// of another shape is kept as it is, with a note.
+fn xarray_dimension_names(
+    attributes: &JsonMap,
+    ndim: usize,
+    notes: &mut Vec<String>,
+) -> Option<Vec<Option<String>>> {
+    let value = attributes.get(DIMENSIONS_ATTRIBUTE)?;
+    let names: Option<Vec<Option<String>>> = value.as_array().and_then(|items| {
+        items
+            .iter()
+            .map(|item| item.as_str().map(|name| Some(name.to_string())))
+            .collect()
+    });
+    match names {
+        Some(names) if names.len() == ndim => Some(names),
+        _ => {
+            notes.push(format!(
+                "kept the attribute `{DIMENSIONS_ATTRIBUTE}` {value} as it is: it is not one \
+                 name per dimension ({ndim})"
+            ));
+            None
+        }
+    }
 }
 
 /// The dimension names as xarray's `_ARRAY_DIMENSIONS` attribute.
@@ -1086,6 +1327,9 @@ pub fn migrate(
         done += verify_array(source, &target, planned.fill_value(), done, total, progress)?;
     }
     report.chunks_verified = done;
+    if plan.consolidate {
+        crate::consolidate::consolidate(plan.dst.as_ref(), "/")?;
+    }
     Ok(report)
 }
 

@@ -124,6 +124,15 @@ fn assert_same_hierarchy(src: &Arc<dyn Store>, dst: &Arc<dyn Store>, to: ZarrFor
         assert_eq!(after.format(), to, "{}", after.path());
         assert_eq!(after.kind(), before.kind(), "{}", after.path());
         for (name, value) in before.attributes() {
+            // xarray's dimension names move into v3's `dimension_names`.
+            if let (Node::Array(b), "_ARRAY_DIMENSIONS") = (after, name.as_str())
+                && b.metadata().dimension_names.is_some()
+            {
+                let names = b.metadata().dimension_names.clone().unwrap();
+                assert_eq!(json!(names), *value, "{}", after.path());
+                assert!(!after.attributes().contains_key(name), "{}", after.path());
+                continue;
+            }
             assert_eq!(
                 after.attributes().get(name),
                 Some(value),
@@ -275,12 +284,18 @@ fn v3_to_v2_and_back_copies_chunks_and_keeps_dimension_names_as_an_attribute() {
         None
     );
 
-    // And back to v3: the names stay in the attribute.
+    // And back to v3: the attribute becomes the dimension names again.
     let back: Arc<dyn Store> = Arc::new(MemoryStore::new());
     let plan = migrate::plan(Arc::clone(&v2), Arc::clone(&back), ZarrFormat::V3).unwrap();
     migrate::migrate(&plan, &mut |_| {}).unwrap();
     assert_same_hierarchy(&src, &back, ZarrFormat::V3);
     let again = Array::open(back, "/named").unwrap();
+    assert_eq!(
+        again.metadata().dimension_names,
+        Some(vec![Some("y".into()), Some("x".into())])
+    );
+    assert!(!again.attributes().contains_key("_ARRAY_DIMENSIONS"));
+    assert_eq!(again.attributes()["units"], json!("m"));
     assert_eq!(
         again.read_region::<i32>(&Region::whole(&[5, 7])).unwrap()[..8],
         [0, 1, 2, 3, 4, 5, 6, 7]
@@ -863,6 +878,85 @@ fn zarr_python_opens_a_store_without_a_root_node_as_a_hierarchy_after_migration(
                     python.display()
                 );
             }
+        }
+    }
+}
+
+/// Runs `testdata/generate/xarray_interop.py MODE PATH FORMAT CONSOLIDATED`.
+fn xarray(python: &Path, mode: &str, path: &Path, format: u8, consolidated: bool) {
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/generate/xarray_interop.py");
+    let output = std::process::Command::new(python)
+        .arg(&script)
+        .arg(mode)
+        .arg(path)
+        .arg(format.to_string())
+        .arg(if consolidated { "1" } else { "0" })
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success() && String::from_utf8_lossy(&output.stdout).trim() == "ok",
+        "xarray_interop.py {mode} {} {format} {consolidated} failed:\n{}\n{}",
+        path.display(),
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// Item 11 of issue #9: xarray writes a dataset as v2 (with and without
+/// consolidated metadata), zarrkit migrates it to v3, and xarray opens the
+/// result as v3 (`consolidated=True` when the source had `.zmetadata`) and
+/// finds it identical (`xr.testing.assert_identical`): the dimension names
+/// moved from `_ARRAY_DIMENSIONS` into `dimension_names`, the fill value
+/// into xarray's `_FillValue`, the consolidated metadata rewritten. And
+/// back: xarray's v3 dataset migrated to v2 opens identical in xarray.
+#[test]
+fn xarray_opens_its_v2_dataset_migrated_to_v3_and_back_identical() {
+    let Some(python) = reference_python() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    for consolidated in [true, false] {
+        for (from, to, to_format) in [(2u8, 3u8, ZarrFormat::V3), (3, 2, ZarrFormat::V2)] {
+            let name = format!("{from}-to-{to}-{consolidated}");
+            let src_path = dir.path().join(format!("{name}-src.zarr"));
+            let dst_path = dir.path().join(format!("{name}-dst.zarr"));
+            xarray(&python, "write", &src_path, from, consolidated);
+            let src: Arc<dyn Store> = Arc::new(FilesystemStore::new(&src_path).unwrap());
+            let dst: Arc<dyn Store> = Arc::new(FilesystemStore::new(&dst_path).unwrap());
+            let plan = migrate::plan(src, dst, to_format).unwrap();
+            assert_eq!(plan.writes_consolidated(), consolidated, "{name}");
+            let temp = plan
+                .nodes()
+                .iter()
+                .find(|n| n.path.as_str() == "/temp")
+                .unwrap();
+            assert!(
+                temp.notes.iter().any(|n| n.contains("_ARRAY_DIMENSIONS")),
+                "{name}: {:?}",
+                temp.notes
+            );
+            migrate::migrate(&plan, &mut |_| {}).unwrap();
+            let migrated =
+                Array::open(Arc::new(FilesystemStore::new(&dst_path).unwrap()), "/temp").unwrap();
+            if to_format == ZarrFormat::V3 {
+                assert_eq!(
+                    migrated.metadata().dimension_names,
+                    Some(vec![
+                        Some("time".into()),
+                        Some("y".into()),
+                        Some("x".into())
+                    ]),
+                    "{name}"
+                );
+            } else {
+                assert_eq!(
+                    migrated.attributes()["_ARRAY_DIMENSIONS"],
+                    json!(["time", "y", "x"]),
+                    "{name}"
+                );
+            }
+            xarray(&python, "check", &dst_path, to, consolidated);
         }
     }
 }

@@ -232,3 +232,53 @@ fn issue_9_a_store_without_a_root_node_is_migrated_with_its_groups_created() {
     .unwrap_err();
     assert!(err.to_string().contains("`/`"), "{err}");
 }
+
+/// xarray keeps a v2 variable's dimension names in the attribute
+/// `_ARRAY_DIMENSIONS`; `migrate` to v3 copied the attributes as they were
+/// and wrote no `dimension_names`, so `xarray.open_zarr` refused the result
+/// (``Zarr object is missing the dimension_names metadata``), and the
+/// source's `.zmetadata` was dropped, so `consolidated=True` failed. The
+/// attribute now becomes `dimension_names` (the fill value xarray's
+/// `_FillValue`), and consolidated metadata is written anew.
+#[test]
+fn issue_9_xarray_dimension_names_and_consolidated_metadata_reach_v3() {
+    let src: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let mut root_attributes = JsonMap::new();
+    root_attributes.insert("title".into(), "t".into());
+    zarrkit::Group::create_as(Arc::clone(&src), "/", ZarrFormat::V2, root_attributes).unwrap();
+    let mut attributes = JsonMap::new();
+    attributes.insert("_ARRAY_DIMENSIONS".into(), serde_json::json!(["y", "x"]));
+    attributes.insert("units".into(), "K".into());
+    Array::builder(&[2, 3], DataType::Float32, &[2, 3])
+        .format(ZarrFormat::V2)
+        .fill_value(f32::NAN)
+        .attributes(attributes)
+        .create(Arc::clone(&src), "/temp")
+        .unwrap()
+        .write_region(&Region::whole(&[2, 3]), &[1.0f32; 6])
+        .unwrap();
+    zarrkit::consolidate::consolidate(src.as_ref(), "/").unwrap();
+
+    let dst: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let plan = zarrkit::migrate::plan(src, Arc::clone(&dst), ZarrFormat::V3).unwrap();
+    assert!(plan.writes_consolidated());
+    zarrkit::migrate::migrate(&plan, &mut |_| {}).unwrap();
+    let temp = Array::open(Arc::clone(&dst), "/temp").unwrap();
+    assert_eq!(
+        temp.metadata().dimension_names,
+        Some(vec![Some("y".into()), Some("x".into())])
+    );
+    let mut expected = JsonMap::new();
+    expected.insert("units".into(), "K".into());
+    // xarray's `FillValueCoder.encode(np.nan, float32)`: the little-endian
+    // float64 NaN, base64.
+    expected.insert("_FillValue".into(), "AAAAAAAA+H8=".into());
+    assert_eq!(temp.attributes(), &expected);
+    assert!(
+        zarrkit::consolidate::check(dst.as_ref(), "/")
+            .unwrap()
+            .is_empty()
+    );
+    let root = text_at(dst.as_ref(), "zarr.json");
+    assert!(root.contains("\"consolidated_metadata\""), "{root}");
+}
