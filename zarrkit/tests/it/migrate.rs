@@ -960,3 +960,52 @@ fn xarray_opens_its_v2_dataset_migrated_to_v3_and_back_identical() {
         }
     }
 }
+
+/// Prints the attributes of the array at argv[1], as JSON with ASCII
+/// escapes and sorted keys.
+const READ_ATTRIBUTES: &str = r#"
+import json, sys, zarr
+print(json.dumps(dict(zarr.open_array(sys.argv[1], mode="r").attrs), sort_keys=True))
+"#;
+
+/// Issue #9, item 7, for v2 and v3: zarr-python 2.x writes `.zattrs` with
+/// `ensure_ascii=True` and 3.x `zarr.json` with `json.dumps`'s default
+/// (also ASCII), but both read UTF-8 (`json_loads(ensure_text(s,
+/// "utf-8"))` in 2.18, `json.loads(bytes)` in 3.1), so zarrkit's UTF-8
+/// documents need no escaping there: zarr-python 2.18 reads v2, 3.1 reads
+/// v2 and v3 arrays whose attributes are not ASCII.
+#[test]
+fn zarr_python_reads_the_non_ascii_attributes_zarrkit_writes_in_v2_and_v3() {
+    let (Some(zarr3), Some(zarr2)) = (
+        reference_python(),
+        python_for("ZARRKIT_PYTHON_ZARR2", "zarr 2.18"),
+    ) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mut attributes = JsonMap::new();
+    attributes.insert("ort".into(), "Zürich 🌍".into());
+    attributes.insert("ünits".into(), json!(["°C"]));
+    let expected = r#"{"ort": "Z\u00fcrich \ud83c\udf0d", "\u00fcnits": ["\u00b0C"]}"#;
+    for (format, pythons) in [
+        (ZarrFormat::V2, vec![&zarr2, &zarr3]),
+        (ZarrFormat::V3, vec![&zarr3]),
+    ] {
+        let root = dir.path().join(format.name());
+        let store: Arc<dyn Store> = Arc::new(FilesystemStore::new(&root).unwrap());
+        Array::builder(&[2], DataType::UInt8, &[2])
+            .format(format)
+            .attributes(attributes.clone())
+            .create(store, "/")
+            .unwrap();
+        for python in pythons {
+            let out = run_python(python, READ_ATTRIBUTES, &[&root], &[]);
+            assert_eq!(
+                out.trim(),
+                expected,
+                "{format} read by {}",
+                python.display()
+            );
+        }
+    }
+}
