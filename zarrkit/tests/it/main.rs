@@ -45,6 +45,7 @@ mod small_dtypes;
 mod stores;
 #[cfg(feature = "zstd")]
 mod strings;
+mod support;
 // The object arrays here use zstd, zlib, blosc and msgpack.
 #[cfg(all(
     feature = "zstd",

@@ -694,36 +694,11 @@ fn a_hierarchy_with_groups_is_refused_by_a_format_without_groups() {
     assert_eq!(dst.list().unwrap(), []);
 }
 
-/// The Python named by `var`, or `None` to skip (a missing one fails the
-/// test with `ZARRKIT_REQUIRE_INTEROP=1`).
-fn python_for(var: &str, what: &str) -> Option<PathBuf> {
-    if let Some(python) = std::env::var_os(var).filter(|p| !p.is_empty()) {
-        return Some(PathBuf::from(python));
-    }
-    assert!(
-        std::env::var("ZARRKIT_REQUIRE_INTEROP").as_deref() != Ok("1"),
-        "ZARRKIT_REQUIRE_INTEROP=1 but {var} is unset (scripts/test.sh sets it)"
-    );
-    eprintln!("skipping: set {var} to a Python with {what}");
-    None
-}
-
 /// Runs `script` with `python` and `args`; returns its stdout.
 fn run_python(python: &Path, script: &str, args: &[&Path], envs: &[(&str, &str)]) -> String {
-    let output = std::process::Command::new(python)
-        .arg("-c")
-        .arg(script)
-        .args(args)
-        .envs(envs.iter().copied())
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{} failed:\n{}",
-        python.display(),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8_lossy(&output.stdout).into_owned()
+    let mut all = vec![std::ffi::OsStr::new("-c"), script.as_ref()];
+    all.extend(args.iter().map(|a| a.as_os_str()));
+    crate::support::run(python, &all, envs)
 }
 
 /// Reads the array at the root of argv[1] (v2 or, with
@@ -754,10 +729,7 @@ print("ok", hex(fill.view(np.uint32)))
 /// the v2 result, zarr-python 2.18 the 2019 layout, with a NaN fill value.
 #[test]
 fn zarr_python_reads_a_nan_payload_fill_value_migrated_to_v2_and_the_2019_layout() {
-    let (Some(zarr3), Some(zarr2)) = (
-        reference_python(),
-        python_for("ZARRKIT_PYTHON_ZARR2", "zarr 2.18"),
-    ) else {
+    let Some((zarr3, zarr2)) = crate::support::zarr3_and_zarr2() else {
         return;
     };
     let src: Arc<dyn Store> = Arc::new(MemoryStore::new());
@@ -825,10 +797,7 @@ print(" ".join(paths), round(total, 6))
 /// for v2) opens the result as one hierarchy with every array.
 #[test]
 fn zarr_python_opens_a_store_without_a_root_node_as_a_hierarchy_after_migration() {
-    let (Some(zarr3), Some(zarr2)) = (
-        reference_python(),
-        python_for("ZARRKIT_PYTHON_ZARR2", "zarr 2.18"),
-    ) else {
+    let Some((zarr3, zarr2)) = crate::support::zarr3_and_zarr2() else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -884,22 +853,21 @@ fn zarr_python_opens_a_store_without_a_root_node_as_a_hierarchy_after_migration(
 
 /// Runs `testdata/generate/xarray_interop.py MODE PATH FORMAT CONSOLIDATED`.
 fn xarray(python: &Path, mode: &str, path: &Path, format: u8, consolidated: bool) {
-    let script =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/generate/xarray_interop.py");
-    let output = std::process::Command::new(python)
-        .arg(&script)
-        .arg(mode)
-        .arg(path)
-        .arg(format.to_string())
-        .arg(if consolidated { "1" } else { "0" })
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success() && String::from_utf8_lossy(&output.stdout).trim() == "ok",
-        "xarray_interop.py {mode} {} {format} {consolidated} failed:\n{}\n{}",
-        path.display(),
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
+    let script = crate::support::script("xarray_interop.py");
+    let format = format.to_string();
+    let args = [
+        script.as_os_str(),
+        mode.as_ref(),
+        path.as_os_str(),
+        format.as_ref(),
+        (if consolidated { "1" } else { "0" }).as_ref(),
+    ];
+    let stdout = crate::support::run(python, &args, &[]);
+    assert_eq!(
+        stdout.trim(),
+        "ok",
+        "xarray_interop.py {mode} {}",
+        path.display()
     );
 }
 
@@ -976,10 +944,7 @@ print(json.dumps(dict(zarr.open_array(sys.argv[1], mode="r").attrs), sort_keys=T
 /// v2 and v3 arrays whose attributes are not ASCII.
 #[test]
 fn zarr_python_reads_the_non_ascii_attributes_zarrkit_writes_in_v2_and_v3() {
-    let (Some(zarr3), Some(zarr2)) = (
-        reference_python(),
-        python_for("ZARRKIT_PYTHON_ZARR2", "zarr 2.18"),
-    ) else {
+    let Some((zarr3, zarr2)) = crate::support::zarr3_and_zarr2() else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();

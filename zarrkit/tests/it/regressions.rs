@@ -15,17 +15,7 @@ fn text_at(store: &dyn Store, key: &str) -> String {
     String::from_utf8(bytes).unwrap()
 }
 
-/// The error and its sources, joined by `: `.
-fn chain(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(s) = source {
-        text.push_str(": ");
-        text.push_str(&s.to_string());
-        source = s.source();
-    }
-    text
-}
+use crate::support::error_chain as chain;
 
 /// v1 `meta` and `attrs` were written with v2's writer, as raw UTF-8;
 /// zarr 1.1.0 (and zarr-python 2.x's `migrate_1to2`) decode them as ASCII,

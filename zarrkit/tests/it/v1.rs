@@ -666,46 +666,14 @@ fn structured_types_with_mixed_byte_order_read_and_write_back() {
     assert_eq!(doc["dtype"], json!([["a", "<i4"], ["b", ">i2"]]));
 }
 
-/// The Python with zarr 1.1.0 (`scripts/requirements-zarr1.txt`), or `None`
-/// to skip; with `ZARRKIT_REQUIRE_INTEROP=1` a missing one fails the test.
-fn zarr1_python() -> Option<std::path::PathBuf> {
-    python("ZARRKIT_PYTHON_ZARR1", "zarr 1.1.0")
-}
-
-fn zarr2_python() -> Option<std::path::PathBuf> {
-    python("ZARRKIT_PYTHON_ZARR2", "zarr 2.18")
-}
-
-fn python(var: &str, what: &str) -> Option<std::path::PathBuf> {
-    if let Some(python) = std::env::var_os(var).filter(|p| !p.is_empty()) {
-        return Some(python.into());
-    }
-    assert!(
-        std::env::var("ZARRKIT_REQUIRE_INTEROP").as_deref() != Ok("1"),
-        "ZARRKIT_REQUIRE_INTEROP=1 but {var} is unset (scripts/test.sh sets it)"
-    );
-    eprintln!("skipping: set {var} to a Python with {what}");
-    None
-}
-
 /// Runs `testdata/generate/v1_interop.py MODE DIR`; returns its stdout.
 fn v1_interop(python: &std::path::Path, mode: &str, dir: &std::path::Path) -> String {
-    let script =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/generate/v1_interop.py");
-    let output = std::process::Command::new(python)
-        .arg(&script)
-        .arg(mode)
-        .arg(dir)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
-    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-    assert!(
-        output.status.success(),
-        "v1_interop.py {mode} failed: {}\n{stdout}\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
-    );
-    stdout
+    let script = crate::support::script("v1_interop.py");
+    crate::support::run(
+        python,
+        &[script.as_os_str(), mode.as_ref(), dir.as_os_str()],
+        &[],
+    )
 }
 
 fn fs_store(path: &std::path::Path) -> Arc<dyn Store> {
@@ -721,7 +689,10 @@ fn fs_store(path: &std::path::Path) -> Arc<dyn Store> {
 /// (through `migrate_1to2`) read both back equal (issue #9, items 7-8).
 #[test]
 fn zarr_1_1_and_zarr_2_18_read_the_v1_arrays_zarrkit_writes_and_zarrkit_reads_theirs() {
-    let (Some(zarr1), Some(zarr2)) = (zarr1_python(), zarr2_python()) else {
+    let (Some(zarr1), Some(zarr2)) = (
+        crate::support::python("ZARRKIT_PYTHON_ZARR1", "zarr 1.1.0"),
+        crate::support::python("ZARRKIT_PYTHON_ZARR2", "zarr 2.18"),
+    ) else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
