@@ -38,10 +38,16 @@ import zarr
 # as bare `NaN`/`Infinity`/`-Infinity`) and non-ASCII attributes (written
 # as `\uXXXX`), chunks partly written so the fill value shows.
 CASES = [
-    ("nan_f8_zlib", "<f8", (10,), (4,), "nan", "zlib", 1),
-    ("inf_f4_lzma", "<f4", (5, 6), (2, 4), "inf", "lzma", None),
-    ("neg_inf_be_f8_none", ">f8", (7,), (3,), "-inf", "none", None),
-    ("int_i2_bz2", "<i2", (9,), (4,), 7, "bz2", 1),
+    # (name, dtype, shape, chunks, fill value, compression, compression_opts, order)
+    ("nan_f8_zlib", "<f8", (10,), (4,), "nan", "zlib", 1, "C"),
+    ("inf_f4_lzma", "<f4", (5, 6), (2, 4), "inf", "lzma", None, "C"),
+    ("neg_inf_be_f8_none", ">f8", (7,), (3,), "-inf", "none", None, "C"),
+    ("int_i2_bz2", "<i2", (9,), (4,), 7, "bz2", 1, "C"),
+    # zarr 1.x's default compression, and F order (which zarr 1.x lays out
+    # column-major only for blosc, see zarrkit's format/v1.rs).
+    ("nan_f4_blosc_default", "<f4", (5, 6), (2, 4), "nan", "blosc", None, "C"),
+    ("u4_blosc_f_order", "<u4", (5, 6), (2, 4), 3, "blosc",
+     {"cname": "zstd", "clevel": 3, "shuffle": 2}, "F"),
 ]
 
 
@@ -68,11 +74,11 @@ def same_fill(got, want):
 
 def zarr1_write(root):
     manifest = []
-    for name, dtype, shape, chunks, fill, compression, opts in CASES:
+    for name, dtype, shape, chunks, fill, compression, opts, order in CASES:
         fill = float(fill) if isinstance(fill, str) else fill
         z = zarr.open(os.path.join(root, name), mode="w", shape=shape, chunks=chunks,
                       dtype=dtype, compression=compression, compression_opts=opts,
-                      fill_value=fill)
+                      fill_value=fill, order=order)
         n = int(np.prod(shape))
         data = (np.arange(n) * 3 - 5).reshape(shape).astype(dtype)
         # The first half of the first dimension only: the rest is the fill value.
