@@ -750,7 +750,11 @@ fn plan_array(
                 );
                 fits(&probe).is_ok() && fields_round_trip(to, &wrap(&probe))
             };
-            xarray_fill_from_attribute(&mut target, holds_null(&baseline), notes);
+            // Only into formats with v2's `null` (v2, v1): xarray reads
+            // neither the drafts nor their fill values.
+            if holds_null(&baseline) {
+                xarray_fill_from_attribute(&mut target, notes);
+            }
         }
         None => {}
     }
@@ -1007,14 +1011,9 @@ fn xarray_fill_to_attribute(
 
 /// v3 → v2 of an xarray variable: a `_FillValue` attribute equal to the
 /// fill value goes (v2's `fill_value` says it, as xarray writes v2); with
-/// none, a zero fill value is written as `null` when the target can say so,
-/// as xarray writes v2 arrays without a missing value (it would mask the
-/// zeros otherwise).
-fn xarray_fill_from_attribute(
-    target: &mut ArrayMetadata,
-    holds_null: bool,
-    notes: &mut Vec<String>,
-) {
+/// none, a zero fill value is written as `null`, as xarray writes v2 arrays
+/// without a missing value (it would mask the zeros otherwise).
+fn xarray_fill_from_attribute(target: &mut ArrayMetadata, notes: &mut Vec<String>) {
     let encoded = xarray_fill_attribute(&target.fill_value, &target.data_type);
     match target.attributes.get(XARRAY_FILL_ATTRIBUTE) {
         Some(value) if Some(value) == encoded.as_ref() => {
@@ -1025,10 +1024,7 @@ fn xarray_fill_from_attribute(
             target.attributes.remove(XARRAY_FILL_ATTRIBUTE);
         }
         Some(_) => {}
-        None if holds_null
-            && encoded.is_some()
-            && target.fill_value == FillValue::zero(&target.data_type) =>
-        {
+        None if encoded.is_some() && target.fill_value == FillValue::zero(&target.data_type) => {
             notes.push(format!(
                 "the fill value 0 is written as `null`: xarray would take it as the missing value, \
                  and the variable has no `{XARRAY_FILL_ATTRIBUTE}`"
@@ -1464,6 +1460,74 @@ mod tests {
         );
         assert_eq!(GridIter::new(&[]).collect::<Vec<_>>(), [Vec::<u64>::new()]);
         assert_eq!(GridIter::new(&[3, 0]).count(), 0);
+    }
+
+    #[test]
+    fn fill_values_encode_as_xarray_fill_value_coder_does() {
+        use serde_json::json;
+        // Expected: xarray 2026.9.0, `FillValueCoder.encode(value, dtype)`.
+        let f = |bytes: Vec<u8>, data_type: DataType| {
+            xarray_fill_attribute(&FillValue::new(bytes), &data_type)
+        };
+        assert_eq!(
+            f(1.5f32.to_ne_bytes().to_vec(), DataType::Float32),
+            Some(json!("AAAAAAAA+D8="))
+        );
+        assert_eq!(
+            f(f64::NAN.to_ne_bytes().to_vec(), DataType::Float64),
+            Some(json!("AAAAAAAA+H8="))
+        );
+        assert_eq!(
+            f(
+                half::f16::from_f32(-2.0).to_ne_bytes().to_vec(),
+                DataType::Float16
+            ),
+            Some(json!("AAAAAAAAAMA="))
+        );
+        assert_eq!(
+            f((-7i16).to_ne_bytes().to_vec(), DataType::Int16),
+            Some(json!(-7))
+        );
+        assert_eq!(
+            f(u64::MAX.to_ne_bytes().to_vec(), DataType::UInt64),
+            Some(json!(18_446_744_073_709_551_615u64))
+        );
+        assert_eq!(f(vec![1], DataType::Bool), Some(json!(true)));
+        let mut complex = 1.0f32.to_ne_bytes().to_vec();
+        complex.extend(f32::NEG_INFINITY.to_ne_bytes());
+        assert_eq!(
+            f(complex, DataType::Complex64),
+            Some(json!(["AAAAAAAA8D8=", "AAAAAAAA8P8="]))
+        );
+        assert_eq!(f(vec![0; 3], DataType::FixedBytes(3)), None);
+    }
+
+    #[test]
+    fn only_nan_payloads_may_differ() {
+        let f32_bytes = |bits: u32| bits.to_ne_bytes().to_vec();
+        assert!(nan_payload_only(
+            &DataType::Float32,
+            &f32_bytes(0x7fc0_0001),
+            &f32_bytes(0x7fc0_0000)
+        ));
+        assert!(!nan_payload_only(
+            &DataType::Float32,
+            &f32_bytes(0x7f80_0000),
+            &f32_bytes(0x7fc0_0000)
+        ));
+        assert!(!nan_payload_only(
+            &DataType::Int32,
+            &f32_bytes(1),
+            &f32_bytes(2)
+        ));
+        let mut a = 1.0f64.to_ne_bytes().to_vec();
+        a.extend(0x7ff0_0000_0000_0001u64.to_ne_bytes());
+        let mut b = 1.0f64.to_ne_bytes().to_vec();
+        b.extend(f64::NAN.to_ne_bytes());
+        assert!(nan_payload_only(&DataType::Complex128, &a, &b));
+        let mut c = 2.0f64.to_ne_bytes().to_vec();
+        c.extend(f64::NAN.to_ne_bytes());
+        assert!(!nan_payload_only(&DataType::Complex128, &a, &c));
     }
 
     #[test]
