@@ -1256,6 +1256,47 @@ fn info_and_tree_show_v2_string_struct_and_object_dtypes() {
     );
 }
 
+/// Issue #9: `zarrkit migrate` on tensorstore's store with arrays at `/a`
+/// and `/b/c` and no group documents stopped with ``no array or group at
+/// `/` ``, as it walked down from the root. It now migrates both arrays,
+/// creates the groups `/` and `/b`, and says so.
+#[test]
+fn issue_9_migrate_creates_and_reports_the_groups_a_store_without_a_root_lacks() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/fixtures/no-root/v3.zarr");
+    let dir = tempfile::tempdir().unwrap();
+    let dst = dir.path().join("out.zarr");
+    let run = zarrkit([
+        OsStr::new("migrate"),
+        src.as_os_str(),
+        dst.as_os_str(),
+        OsStr::new("--to"),
+        OsStr::new("v2"),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    for path in ["/", "/b"] {
+        assert!(
+            run.stdout
+                .lines()
+                .any(|l| l.starts_with(&format!("{path}: created: the source has no group here"))),
+            "{}",
+            run.stdout
+        );
+    }
+    assert!(
+        run.stdout.contains(": 2 groups, 2 arrays"),
+        "{}",
+        run.stdout
+    );
+    assert!(dst.join(".zgroup").is_file() && dst.join("b/.zgroup").is_file());
+    let read = |root: &Path| -> Vec<f64> {
+        Array::open(open_store(root), "/b/c")
+            .unwrap()
+            .read_region(&Region::whole(&[10]))
+            .unwrap()
+    };
+    assert_eq!(read(&dst), read(&src));
+}
+
 /// A v2 hierarchy large enough that migrating it takes a while: `/a`
 /// int32 in 1,600 zstd chunks, `/g` with attributes, `/g/b` float64 in 625
 /// gzip chunks, `/g/c` uint8 with no

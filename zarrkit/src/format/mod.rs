@@ -723,6 +723,34 @@ pub fn list_nodes(
     Ok(out)
 }
 
+/// The paths of every node whose document is in the store, sorted (so
+/// parents come before children), found by listing the whole store: the
+/// keys named `zarr.json` (v3), `.zarray` or `.zgroup` (v2). This finds the
+/// nodes of a store that has no root node, as tensorstore writes arrays
+/// (it has no groups): v2 "Hierarchies" and v3 core "Storage" both say a
+/// node exists where its document is, whether or not its parents do.
+/// Documents at paths that are not valid node paths are skipped.
+///
+/// # Errors
+/// A store error (including a store that cannot list).
+pub fn find_nodes(store: &dyn Store) -> Result<Vec<NodePath>, Error> {
+    let mut found = Vec::new();
+    for key in store.list_prefix(&StorePrefix::root())? {
+        let name = key.name();
+        if name != v3::METADATA_KEY && name != v2::ARRAY_KEY && name != v2::GROUP_KEY {
+            continue;
+        }
+        let parent = key.parent();
+        let path = format!("/{}", parent.as_str().trim_end_matches('/'));
+        if let Ok(path) = NodePath::new(&path) {
+            found.push(path);
+        }
+    }
+    found.sort();
+    found.dedup();
+    Ok(found)
+}
+
 fn list_below(
     store: &dyn Store,
     path: &NodePath,

@@ -41,7 +41,7 @@ const HOW: &str =
 /// # Panics
 /// If `ZARRKIT_REQUIRE_INTEROP=1` and `ZARRKIT_PYTHON` is unset: CI must not
 /// pass by skipping.
-pub(crate) fn reference_python() -> Option<PathBuf> {
+fn reference_python() -> Option<PathBuf> {
     if let Some(python) = std::env::var_os("ZARRKIT_PYTHON").filter(|p| !p.is_empty()) {
         return Some(PathBuf::from(python));
     }

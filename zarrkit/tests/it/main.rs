@@ -10,7 +10,6 @@
 mod codecs;
 // The hierarchies here use the default zstd codec.
 mod codecs_ext2;
-mod common;
 #[cfg(feature = "zstd")]
 mod consolidated;
 mod corpus;
@@ -38,6 +37,7 @@ mod protocol;
 #[cfg(feature = "zstd")]
 mod rectilinear;
 mod regions;
+mod regressions;
 // Sharded arrays here use zstd inner chunks and a crc32c index.
 #[cfg(all(feature = "zstd", feature = "crc32c"))]
 mod sharding;
@@ -45,6 +45,7 @@ mod small_dtypes;
 mod stores;
 #[cfg(feature = "zstd")]
 mod strings;
+mod support;
 // The object arrays here use zstd, zlib, blosc and msgpack.
 #[cfg(all(
     feature = "zstd",
@@ -82,6 +83,5 @@ mod v2_filters;
 #[cfg(all(feature = "blosc", feature = "zlib", feature = "bz2", feature = "lzma"))]
 mod v1;
 // zarr-python's fixture uses zlib, bz2 and blosc compressors.
-mod regressions;
 #[cfg(all(feature = "blosc", feature = "zlib", feature = "bz2"))]
 mod zarr2_fixture;

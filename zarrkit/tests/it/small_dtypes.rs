@@ -132,7 +132,7 @@ fn other_formats_refuse_the_small_types_by_name() {
             .format(format)
             .create(store, "/")
             .expect_err("only v3 has float8_e5m2");
-        let err = crate::common::error_chain(&err);
+        let err = crate::support::error_chain(&err);
         assert!(err.contains("float8_e5m2"), "{err}");
     }
 }

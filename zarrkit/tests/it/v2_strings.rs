@@ -23,17 +23,7 @@ use zarrkit::node::NodePath;
 use zarrkit::store::{FilesystemStore, MemoryStore, Store};
 use zarrkit::{Array, Region, migrate};
 
-fn python(var: &str, what: &str) -> Option<PathBuf> {
-    if let Some(python) = std::env::var_os(var).filter(|p| !p.is_empty()) {
-        return Some(PathBuf::from(python));
-    }
-    assert!(
-        std::env::var("ZARRKIT_REQUIRE_INTEROP").as_deref() != Ok("1"),
-        "ZARRKIT_REQUIRE_INTEROP=1 but {var} is unset (scripts/test.sh sets it)"
-    );
-    eprintln!("skipping: set {var} to a Python with {what}");
-    None
-}
+use crate::support::python;
 
 fn zarr2() -> Option<PathBuf> {
     python(
@@ -102,7 +92,7 @@ fn check_reads(store: &Arc<dyn Store>, manifest: &Value) -> usize {
             "struct" => {
                 assert!(matches!(array.data_type(), DataType::Struct(_)), "{id}");
                 let mut got = array.read_region_bytes(&whole).unwrap();
-                crate::common::to_little_endian(&mut got, array.data_type());
+                crate::support::to_little_endian(&mut got, array.data_type());
                 assert_eq!(got, b64(expected), "{id}");
             }
             "U" | "str" => {

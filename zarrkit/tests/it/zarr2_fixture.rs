@@ -8,7 +8,7 @@
 //! `ZARRKIT_PYTHON_ZARR2` at test time. Without that Python the test skips,
 //! saying so, unless `ZARRKIT_REQUIRE_INTEROP=1`.
 
-use crate::common::{error_chain, to_little_endian, zarr2_python};
+use crate::support::{error_chain, to_little_endian, zarr2_python};
 use base64::Engine;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
