@@ -1296,3 +1296,229 @@ fn issue_9_migrate_creates_and_reports_the_groups_a_store_without_a_root_lacks()
     };
     assert_eq!(read(&dst), read(&src));
 }
+
+/// A v2 hierarchy large enough that migrating it takes a while: `/a`
+/// int32 in 1,600 zstd chunks, `/g` with attributes, `/g/b` float64 in 625
+/// gzip chunks, `/g/c` uint8 with no
+/// compressor (some chunks left at the fill value).
+fn large_v2_store(root: &Path) {
+    use zarrkit::format::ZarrFormat;
+    let store = open_store(root);
+    Group::create_as(
+        Arc::clone(&store),
+        "/",
+        ZarrFormat::V2,
+        object(json!({ "title": "large" })),
+    )
+    .unwrap();
+    let a = Array::builder(&[400, 400], DataType::Int32, &[10, 10])
+        .format(ZarrFormat::V2)
+        .codecs_metadata(vec![
+            codec("bytes", json!({ "endian": "little" })),
+            codec("zstd", json!({ "level": 1, "checksum": false })),
+        ])
+        .create(Arc::clone(&store), "/a")
+        .unwrap();
+    let values: Vec<i32> = (0..160_000).map(|i| i * 7 - 3).collect();
+    a.write_region(&Region::whole(&[400, 400]), &values)
+        .unwrap();
+    Group::create_as(
+        Arc::clone(&store),
+        "/g",
+        ZarrFormat::V2,
+        object(json!({ "kind": "inner" })),
+    )
+    .unwrap();
+    let b = Array::builder(&[200, 200], DataType::Float64, &[8, 8])
+        .format(ZarrFormat::V2)
+        .codecs_metadata(vec![
+            codec("bytes", json!({ "endian": "little" })),
+            codec("gzip", json!({ "level": 1 })),
+        ])
+        .create(Arc::clone(&store), "/g/b")
+        .unwrap();
+    let values: Vec<f64> = (0..40_000).map(|i| f64::from(i) / 3.0).collect();
+    b.write_region(&Region::whole(&[200, 200]), &values)
+        .unwrap();
+    let c = Array::builder(&[100, 100], DataType::UInt8, &[10, 10])
+        .format(ZarrFormat::V2)
+        .codecs_metadata(vec![codec("bytes", json!({}))])
+        .create(Arc::clone(&store), "/g/c")
+        .unwrap();
+    let values: Vec<u8> = (0..5_000u32).map(|i| (i % 251) as u8 + 1).collect();
+    c.write_region(&Region::new(vec![0, 0], vec![50, 100]), &values)
+        .unwrap();
+}
+
+/// The arrays of [`large_v2_store`].
+const LARGE_ARRAYS: [&str; 3] = ["/a", "/g/b", "/g/c"];
+
+/// Asserts that `dst` holds `src`'s hierarchy: every array's values and
+/// attributes, and the groups' attributes.
+fn assert_same_hierarchy(src: &Path, dst: &Path) {
+    let (src, dst) = (open_store(src), open_store(dst));
+    for path in LARGE_ARRAYS {
+        let a = Array::open(Arc::clone(&src), path).unwrap();
+        let b = Array::open(Arc::clone(&dst), path).unwrap();
+        let whole = Region::whole(a.shape());
+        assert_eq!(
+            a.read_region_bytes(&whole).unwrap(),
+            b.read_region_bytes(&whole).unwrap(),
+            "{path}"
+        );
+        assert_eq!(a.attributes(), b.attributes(), "{path}");
+    }
+    for path in ["/", "/g"] {
+        let a = Group::open(Arc::clone(&src), path).unwrap();
+        let b = Group::open(Arc::clone(&dst), path).unwrap();
+        assert_eq!(a.attributes(), b.attributes(), "{path}");
+    }
+}
+
+// Issue #10, item 5. `migrate` wrote the root document first and chunks
+// after it, with nothing marking the destination unfinished: a migration
+// killed part way left a store that `info`, `tree` and `export` opened
+// without complaint, exporting the fill value for every chunk not yet
+// copied, and running `migrate` again refused the non-empty destination.
+// The destination now holds `zarrkit-migration-unfinished.json` from the
+// first write until verification passes; zarrkit refuses to open it, and
+// running `migrate` again resumes. Each trial kills a real migration with
+// SIGKILL at a random moment within the time a whole migration takes.
+#[cfg(unix)]
+#[test]
+fn issue_10_a_killed_migration_is_marked_unfinished_and_resumes() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src.zarr");
+    large_v2_store(&src);
+    let marker_name = zarrkit::migrate::MIGRATION_MARKER;
+
+    // How long a whole migration takes here, to spread the kills over it.
+    let timed = dir.path().join("timed.zarr");
+    let start = std::time::Instant::now();
+    let run = zarrkit([OsStr::new("migrate"), src.as_os_str(), timed.as_os_str()]);
+    let full = start.elapsed();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(!timed.join(marker_name).exists());
+    assert_same_hierarchy(&src, &timed);
+
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    let mut state = u64::from(seed) | 1;
+    let trials = std::env::var("ZARRKIT_MIGRATE_TRIALS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(5);
+    let mut interrupted = 0;
+    // Kills spread over the time a migration takes; a run that finished
+    // before its kill shows that the machine is faster than that now.
+    let mut horizon = full;
+    for trial in 0..trials {
+        // xorshift: a kill time between 5% and 95% of a whole migration.
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        let fraction = 0.05 + 0.9 * (state % 1000) as f64 / 1000.0;
+        let at = horizon.mul_f64(fraction);
+        let dst = dir.path().join(format!("dst{trial}.zarr"));
+        let mut child = Command::new(env!("CARGO_BIN_EXE_zarrkit"))
+            .args([OsStr::new("migrate"), src.as_os_str(), dst.as_os_str()])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(at);
+        // `Child::kill` sends SIGKILL on Unix: no cleanup runs.
+        let finished = child.try_wait().unwrap().is_some();
+        child.kill().ok();
+        child.wait().unwrap();
+        let marked = dst.join(marker_name).is_file();
+        eprintln!(
+            "trial {trial} (seed {seed}): killed at {at:?} of {horizon:?}: {}",
+            if finished {
+                "had finished"
+            } else if marked {
+                "unfinished, marked"
+            } else {
+                "nothing written yet"
+            }
+        );
+        if finished {
+            horizon = at;
+        }
+        if marked {
+            interrupted += 1;
+            // Every command that opens the destination refuses it, naming
+            // the marker and what to do.
+            let out = dir.path().join("out.npy");
+            for args in [
+                vec![OsStr::new("info"), dst.as_os_str()],
+                vec![OsStr::new("tree"), dst.as_os_str()],
+                vec![
+                    OsStr::new("export"),
+                    dst.as_os_str(),
+                    OsStr::new("/a"),
+                    OsStr::new("--out"),
+                    out.as_os_str(),
+                ],
+            ] {
+                let run = zarrkit(&args);
+                assert_eq!(run.code, 1, "{args:?}: {}{}", run.stdout, run.stderr);
+                assert!(
+                    run.stderr.contains(&format!("`{marker_name}`"))
+                        && run.stderr.contains("unfinished migration")
+                        && run.stderr.contains("again to resume"),
+                    "{args:?}: {}",
+                    run.stderr
+                );
+            }
+            assert!(!out.exists());
+            let err = zarrkit::migrate::check_finished(open_store(&dst).as_ref()).unwrap_err();
+            assert!(
+                matches!(err, zarrkit::Error::UnfinishedMigration { .. }),
+                "{err:?}"
+            );
+        } else if !finished {
+            // Killed before the marker was written: nothing but an empty
+            // directory (or none) can be there.
+            assert!(
+                !dst.exists() || std::fs::read_dir(&dst).unwrap().next().is_none(),
+                "killed before the marker, yet `{}` holds files",
+                dst.display()
+            );
+        }
+        // Running the same command again finishes the job.
+        let run = zarrkit([OsStr::new("migrate"), src.as_os_str(), dst.as_os_str()]);
+        if finished {
+            // A complete destination is not empty and not marked: refused.
+            assert_eq!(run.code, 1, "{}", run.stderr);
+            assert!(run.stderr.contains("is not empty"), "{}", run.stderr);
+        } else {
+            assert_eq!(run.code, 0, "{}", run.stderr);
+            assert_eq!(
+                run.stdout.contains("resuming the unfinished migration"),
+                marked
+            );
+            if let Some(line) = run.stdout.lines().find(|l| l.starts_with("resumed:")) {
+                eprintln!("trial {trial}: {line}");
+            }
+        }
+        assert!(!dst.join(marker_name).exists());
+        assert_same_hierarchy(&src, &dst);
+        // The killed run's temporary files are gone too.
+        let mut dirs = vec![dst.clone()];
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let entry = entry.unwrap();
+                let name = entry.file_name().into_string().unwrap();
+                assert!(!name.starts_with(".zarrkit-"), "left behind: {name}");
+                if entry.file_type().unwrap().is_dir() {
+                    dirs.push(entry.path());
+                }
+            }
+        }
+    }
+    eprintln!("{interrupted} of {trials} migrations were killed part way and resumed");
+    assert!(interrupted > 0, "no trial was killed part way");
+}

@@ -85,6 +85,18 @@ pub enum Error {
         source: CodecError,
     },
 
+    /// The store is the destination of a `zarrkit migrate` that has not
+    /// finished (it was interrupted, or failed): its chunks may be missing,
+    /// and would read as the fill value. See
+    /// [`migrate::check_finished`](crate::migrate::check_finished).
+    #[error(
+        "the store is an unfinished migration (marked by `{key}`): run the same `zarrkit migrate SRC DST` again to resume it, or delete the store"
+    )]
+    UnfinishedMigration {
+        /// The marker key.
+        key: StoreKey,
+    },
+
     /// Nothing is stored at the path.
     #[error("no array or group at `{path}`")]
     NodeNotFound {

@@ -96,6 +96,27 @@
 //! store that cannot list, by probing every position of the chunk grid),
 //! then copied, re-encoded and verified in batches of at most 64 chunks and
 //! about 256 MiB of decoded data, each batch in parallel with rayon.
+//!
+//! # Interrupted migrations
+//!
+//! [`migrate`] writes the key [`MIGRATION_MARKER`] into the destination
+//! before anything else and erases it only after every array has been
+//! copied and verified. While it is there, [`check_finished`] fails with
+//! [`Error::UnfinishedMigration`] (the `zarrkit` commands call it before
+//! opening a store), so a destination left by a killed or failed migration
+//! is never taken for a complete one (its missing chunks would read as the
+//! fill value). [`Array::open`] and [`Group::open`](crate::Group::open) do
+//! not look for the marker, which would cost every open another store
+//! request; call [`check_finished`] first where a store may be an
+//! interrupted migration. Planning the same
+//! migration again ([`plan`] into a destination that holds the marker, with
+//! the same target format) resumes it: documents are rewritten, chunks
+//! already in the destination that match the source (byte for byte, or
+//! element for element when re-encoded) are skipped and counted in
+//! [`MigrationReport::chunks_skipped`], the rest are copied, everything is
+//! verified, and the marker goes. Each chunk is written atomically by the
+//! stores that promise it (the filesystem store renames a finished file
+//! into place), so a chunk is there whole or not at all.
 
 use crate::array::{Array, ArrayBuilder, Region};
 use crate::codec::{Codec, CodecChain};
@@ -106,7 +127,8 @@ use crate::metadata::{
     ArrayMetadata, ChunkKeyEncoding, DataType, ExtensionObject, FillValue, GroupMetadata, JsonMap,
     NodeMetadata,
 };
-use crate::node::NodePath;
+pub use crate::node::{MIGRATION_MARKER, check_finished};
+use crate::node::{NodePath, migration_marker};
 use crate::store::{MemoryStore, Store, StoreError, StoreKey, StorePrefix};
 use rayon::prelude::*;
 use std::sync::Arc;
@@ -133,6 +155,19 @@ pub enum MigrateError {
     DestinationNotEmpty {
         /// One key found in the destination.
         key: StoreKey,
+    },
+
+    /// The destination is an unfinished migration to another format.
+    #[error(
+        "the destination is an unfinished migration to {found} (marked by `{key}`), not to {to}: resume it with the same target format, or delete the destination"
+    )]
+    UnfinishedToOtherFormat {
+        /// The marker key.
+        key: StoreKey,
+        /// The target format the marker names (as written in it).
+        found: String,
+        /// The target format asked for now.
+        to: ZarrFormat,
     },
 
     /// A node has a feature the target format cannot represent.
@@ -226,11 +261,19 @@ pub struct MigrationPlan {
     dst: Arc<dyn Store>,
     to: ZarrFormat,
     nodes: Vec<NodePlan>,
+    resume: bool,
     /// Whether to write consolidated metadata at the root after copying.
     consolidate: bool,
 }
 
 impl MigrationPlan {
+    /// Whether the destination holds an unfinished migration of the same
+    /// kind, which [`migrate`] resumes.
+    #[must_use]
+    pub fn resumes(&self) -> bool {
+        self.resume
+    }
+
     /// The target format.
     #[must_use]
     pub fn to(&self) -> ZarrFormat {
@@ -318,6 +361,9 @@ pub struct MigrationReport {
     pub bytes_written: u64,
     /// Chunk regions compared in verification.
     pub chunks_verified: u64,
+    /// Chunks a resumed migration found already copied (and matching the
+    /// source), so did not write again.
+    pub chunks_skipped: u64,
 }
 
 /// Plans the migration of the whole hierarchy in `src` into `to` in `dst`.
@@ -328,17 +374,24 @@ pub struct MigrationReport {
 /// node as found by listing, and the groups above them that it lacks are
 /// created, each with a note.
 ///
+/// A destination that holds the [`MIGRATION_MARKER`] of a migration to the
+/// same format is accepted, and [`migrate`] resumes it.
+///
 /// # Errors
-/// [`MigrateError::DestinationNotEmpty`] if `dst` holds any key,
-/// [`MigrateError::NotRepresentable`] naming the first node with a feature
-/// `to` cannot hold, [`Error::NodeNotFound`] if `src` has no node at all, or
-/// a store or metadata error naming the key.
+/// [`MigrateError::DestinationNotEmpty`] if `dst` holds any key and no
+/// marker, [`MigrateError::UnfinishedToOtherFormat`] if its marker names
+/// another format, [`MigrateError::NotRepresentable`] naming the first
+/// node with a feature `to` cannot hold, [`Error::NodeNotFound`] if `src`
+/// has no node at all, or a store or metadata error naming the key.
 pub fn plan(
     src: Arc<dyn Store>,
     dst: Arc<dyn Store>,
     to: ZarrFormat,
 ) -> Result<MigrationPlan, MigrateError> {
-    check_empty(dst.as_ref())?;
+    let resume = unfinished(dst.as_ref(), to)?;
+    if !resume {
+        check_empty(dst.as_ref())?;
+    }
     let sources = source_nodes(&src)?;
     // Each node's document is written to a scratch store and read back, so
     // the plan knows what the target will really hold.
@@ -358,6 +411,7 @@ pub fn plan(
         dst,
         to,
         nodes,
+        resume,
         consolidate,
     })
 }
@@ -483,6 +537,47 @@ fn plan_missing_group(
         source: None,
         target,
     })
+}
+
+/// The marker's document: what it is and what to do, for whoever finds it.
+fn marker_document(to: ZarrFormat) -> Vec<u8> {
+    let document = serde_json::json!({
+        "zarrkit_migration": {
+            "state": "unfinished",
+            "to": to.name(),
+            "help": "zarrkit is migrating a hierarchy into this store, and has not finished: \
+                     it was interrupted, failed, or is still running. Chunks may be missing. \
+                     Run the same `zarrkit migrate SRC DST` again to resume (it skips what is \
+                     already copied and verified), or delete this store to start over."
+        }
+    });
+    let mut bytes = serde_json::to_vec_pretty(&document).unwrap_or_default();
+    bytes.push(b'\n');
+    bytes
+}
+
+/// Whether `dst` holds the marker of an unfinished migration to `to`.
+///
+/// # Errors
+/// [`MigrateError::UnfinishedToOtherFormat`] if the marker names another
+/// format (or none that can be read), or a store error.
+fn unfinished(dst: &dyn Store, to: ZarrFormat) -> Result<bool, MigrateError> {
+    let key = migration_marker();
+    let Some(bytes) = dst.get(&key, None)? else {
+        return Ok(false);
+    };
+    let found = serde_json::from_slice::<serde_json::Value>(&bytes)
+        .ok()
+        .and_then(|doc| {
+            doc.pointer("/zarrkit_migration/to")
+                .and_then(serde_json::Value::as_str)
+                .map(str::to_string)
+        })
+        .unwrap_or_else(|| "an unreadable format".to_string());
+    if found != to.name() {
+        return Err(MigrateError::UnfinishedToOtherFormat { key, found, to });
+    }
+    Ok(true)
 }
 
 fn check_empty(dst: &dyn Store) -> Result<(), MigrateError> {
@@ -1254,6 +1349,10 @@ fn batch_len(array: &Array) -> usize {
 /// reads back identical to the source. `progress` is called after each
 /// batch of chunks.
 ///
+/// The destination holds [`MIGRATION_MARKER`] from the first write until
+/// verification passes; a plan that resumes skips the chunks already
+/// copied.
+///
 /// # Errors
 /// [`MigrateError::DestinationNotEmpty`] if something was written to the
 /// destination since planning, [`MigrateError::Mismatch`] naming the array
@@ -1263,7 +1362,15 @@ pub fn migrate(
     plan: &MigrationPlan,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<MigrationReport, MigrateError> {
-    check_empty(plan.dst.as_ref())?;
+    let resume = plan.resume && unfinished(plan.dst.as_ref(), plan.to)?;
+    if !resume {
+        check_empty(plan.dst.as_ref())?;
+    }
+    // The marker goes first and stays until everything is verified: an
+    // interrupted migration is then recognisable (and resumable), never
+    // taken for a complete one.
+    let marker = migration_marker();
+    plan.dst.set(&marker, &marker_document(plan.to))?;
     let mut report = MigrationReport::default();
     let mut targets = Vec::new();
     for node in &plan.nodes {
@@ -1290,19 +1397,30 @@ pub fn migrate(
     for &(node, source, ref target) in &targets {
         let coords = stored_chunks(source)?;
         for batch in coords.chunks(batch_len(source)) {
-            let results: Vec<Result<(u64, u64), Error>> = batch
+            let reencode = matches!(node.action, Action::ReEncode { .. });
+            let results: Vec<Result<Option<(u64, u64)>, Error>> = batch
                 .par_iter()
-                .map(|c| match node.action {
-                    Action::ReEncode { .. } => reencode_chunk(source, target, c),
-                    _ => copy_chunk(source, target, c),
+                .map(|c| {
+                    if resume && already_copied(source, target, c, reencode)? {
+                        return Ok(None);
+                    }
+                    if reencode {
+                        reencode_chunk(source, target, c).map(Some)
+                    } else {
+                        copy_chunk(source, target, c).map(Some)
+                    }
                 })
                 .collect();
             for result in results {
-                let (read, written) = result?;
-                report.bytes_read += read;
-                report.bytes_written += written;
+                match result? {
+                    Some((read, written)) => {
+                        report.bytes_read += read;
+                        report.bytes_written += written;
+                        report.chunks += 1;
+                    }
+                    None => report.chunks_skipped += 1,
+                }
             }
-            report.chunks += batch.len() as u64;
             done += batch.len() as u64;
             progress(Progress {
                 phase: Phase::Copy,
@@ -1331,7 +1449,40 @@ pub fn migrate(
     if plan.consolidate {
         crate::consolidate::consolidate(plan.dst.as_ref(), "/")?;
     }
+    // Last: until here the destination is marked unfinished.
+    plan.dst.erase(&marker)?;
     Ok(report)
+}
+
+/// Whether a resumed migration already wrote chunk `coords` of `target`
+/// as the source has it: the same bytes when copied, the same elements
+/// when re-encoded. A chunk that does not decode is written again.
+fn already_copied(
+    source: &Array,
+    target: &Array,
+    coords: &[u64],
+    reencode: bool,
+) -> Result<bool, Error> {
+    let Some(stored) = target.store().get(&target.chunk_key(coords)?, None)? else {
+        return Ok(false);
+    };
+    if !reencode {
+        let original = source.store().get(&source.chunk_key(coords)?, None)?;
+        return Ok(original.as_deref() == Some(stored.as_slice()));
+    }
+    match region_matches(source, target, &source.chunk_region(coords)) {
+        Err(Error::Decode { .. }) => Ok(false),
+        matches => matches,
+    }
+}
+
+/// Whether `region` reads the same from `source` and `target`.
+fn region_matches(source: &Array, target: &Array, region: &Region) -> Result<bool, Error> {
+    if source.data_type().is_variable_length() {
+        Ok(source.read_vlen(region)? == target.read_vlen(region)?)
+    } else {
+        Ok(source.read_region_bytes(region)? == target.read_region_bytes(region)?)
+    }
 }
 
 /// Copies one chunk's bytes; returns (bytes read, bytes written).
@@ -1416,14 +1567,7 @@ fn verify_array(
     for batch in coords.chunks(batch_len(source)) {
         let results: Vec<Result<bool, Error>> = batch
             .par_iter()
-            .map(|c| {
-                let region = source.chunk_region(c);
-                if source.data_type().is_variable_length() {
-                    Ok(source.read_vlen(&region)? == target.read_vlen(&region)?)
-                } else {
-                    Ok(source.read_region_bytes(&region)? == target.read_region_bytes(&region)?)
-                }
-            })
+            .map(|c| region_matches(source, target, &source.chunk_region(c)))
             .collect();
         for (c, result) in batch.iter().zip(results) {
             if !result? {

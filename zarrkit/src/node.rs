@@ -2,8 +2,39 @@
 
 use crate::error::{Error, NodeKind};
 use crate::format::{self, ZarrFormat};
-use crate::store::{Store, StorePrefix};
+use crate::store::{ByteRange, Store, StoreKey, StorePrefix};
 use std::fmt;
+
+/// The key that marks a store as the unfinished destination of a
+/// migration ([`crate::migrate`]): written before anything else, removed
+/// once every array has been copied and verified.
+///
+/// It is no node document of any format (v3 `zarr.json`, v2 `.zarray`,
+/// `.zgroup`, `.zattrs`, v1 `meta`, the drafts' `meta/` tree), and no chunk
+/// key either, so other Zarr readers ignore it (zarr-python 3 warns that
+/// the object is not part of the hierarchy).
+pub const MIGRATION_MARKER: &str = "zarrkit-migration-unfinished.json";
+
+/// The marker's key.
+pub(crate) fn migration_marker() -> StoreKey {
+    // A constant, valid key: one plain segment.
+    StoreKey::new(MIGRATION_MARKER).unwrap_or_else(|_| unreachable!())
+}
+
+/// Refuses a store that holds the [`MIGRATION_MARKER`]: the destination of
+/// a migration that has not finished, whose chunks may be missing. One
+/// store request (for the marker's existence).
+///
+/// # Errors
+/// [`Error::UnfinishedMigration`] naming the marker, or a store error.
+pub fn check_finished(store: &dyn Store) -> Result<(), Error> {
+    let key = migration_marker();
+    // An empty suffix: asks whether the key exists without reading it.
+    if store.get(&key, Some(ByteRange::Suffix(0)))?.is_some() {
+        return Err(Error::UnfinishedMigration { key });
+    }
+    Ok(())
+}
 
 /// Whether a node exists at `path` in any format, and if so its format and
 /// kind (the storage protocol's "decide whether a node exists"). In the v3

@@ -8,7 +8,7 @@ use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use zarrkit::format::ZarrFormat;
-use zarrkit::migrate::{self, Action, MigrationPlan, Phase, Progress};
+use zarrkit::migrate::{self, Action, MIGRATION_MARKER, MigrationPlan, Phase, Progress};
 use zarrkit::store::{FilesystemStore, MemoryStore, Store};
 
 /// Stored chunks above which a progress bar is worth showing.
@@ -31,7 +31,14 @@ before anything is written, naming the node and the feature. After copying, \
 every array of DST is read back and compared with SRC.
 
 DST must not exist or be an empty directory. --dry-run prints the plan (each \
-node's path, kind, action, stored chunks and bytes) and writes nothing.";
+node's path, kind, action, stored chunks and bytes) and writes nothing.
+
+Until the copy is verified, DST holds the file `zarrkit-migration-unfinished.json`, \
+and zarrkit refuses to open it (info, tree, export), so an interrupted \
+migration is never taken for a complete one. Run the same command again to \
+resume: what is already copied and matches SRC is skipped, the rest is \
+copied, everything is verified, and the file is removed. Or delete DST to \
+start over.";
 
 /// Arguments of `zarrkit migrate`.
 #[derive(Debug, Args)]
@@ -40,7 +47,8 @@ pub struct MigrateArgs {
     #[arg(value_name = "SRC")]
     pub src: PathBuf,
 
-    /// The new store directory: it must not exist or be empty
+    /// The new store directory: it must not exist, be empty, or hold an
+    /// unfinished migration of SRC to resume
     #[arg(value_name = "DST")]
     pub dst: PathBuf,
 
@@ -71,7 +79,7 @@ fn parse_format(name: &str) -> Result<ZarrFormat, String> {
 /// chunk cannot be copied, verification fails, or writing to `out` fails.
 pub fn run(args: &MigrateArgs, out: &mut impl Write) -> anyhow::Result<()> {
     let src = open_store(&args.src)?;
-    check_destination(&args.dst)?;
+    let resuming = check_destination(&args.dst)?;
     let make_plan = |dst: Arc<dyn Store>| {
         migrate::plan(Arc::clone(&src), dst, args.to).with_context(|| {
             format!(
@@ -87,6 +95,22 @@ pub fn run(args: &MigrateArgs, out: &mut impl Write) -> anyhow::Result<()> {
             || format!("cannot open `{}`", args.dst.display()),
         )?))
     };
+    if resuming && !args.dry_run {
+        // A resumed migration owns the destination: the temporary files of
+        // the interrupted run's unfinished writes can go.
+        let dst = FilesystemStore::open_existing(&args.dst)
+            .with_context(|| format!("cannot open `{}`", args.dst.display()))?;
+        let removed = dst
+            .remove_leftover_files()
+            .with_context(|| format!("cannot clean up the unfinished `{}`", args.dst.display()))?;
+        if removed > 0 {
+            writeln!(
+                out,
+                "removed {removed} temporary files that the interrupted run left in `{}`",
+                args.dst.display()
+            )?;
+        }
+    }
     let plan = if args.dst.exists() {
         make_plan(open_dst()?)?
     } else {
@@ -99,6 +123,13 @@ pub fn run(args: &MigrateArgs, out: &mut impl Write) -> anyhow::Result<()> {
             make_plan(open_dst()?)?
         }
     };
+    if resuming {
+        writeln!(
+            out,
+            "resuming the unfinished migration in `{}` (marked by `{MIGRATION_MARKER}`)",
+            args.dst.display()
+        )?;
+    }
     if args.dry_run {
         print_plan(&plan, &args.src, &args.dst, out)?;
         writeln!(out, "dry run: nothing written")?;
@@ -124,8 +155,20 @@ pub fn run(args: &MigrateArgs, out: &mut impl Write) -> anyhow::Result<()> {
         bar.finish_and_clear();
     }
     let report = result.with_context(|| {
+        let marker = args.dst.join(MIGRATION_MARKER);
+        let left = if marker.is_file() {
+            format!(
+                "; `{}` is left unfinished, marked by `{}`: run the same command again to resume, \
+                 or delete `{}` to start over",
+                args.dst.display(),
+                marker.display(),
+                args.dst.display()
+            )
+        } else {
+            String::new()
+        };
         format!(
-            "migrating `{}` to {} in `{}` failed",
+            "migrating `{}` to {} in `{}` failed{left}",
             args.src.display(),
             args.to,
             args.dst.display()
@@ -155,23 +198,34 @@ pub fn run(args: &MigrateArgs, out: &mut impl Write) -> anyhow::Result<()> {
         format_bytes(report.bytes_written),
         report.chunks_verified,
     )?;
+    if report.chunks_skipped > 0 {
+        writeln!(
+            out,
+            "resumed: {} chunks already copied and matching the source were kept",
+            report.chunks_skipped
+        )?;
+    }
     Ok(())
 }
 
 /// Refuses a destination that exists and is not an empty directory, before
-/// a store is opened on it.
-fn check_destination(dst: &Path) -> anyhow::Result<()> {
+/// a store is opened on it, unless it holds the marker of an unfinished
+/// migration: returns whether it does (the migration then resumes).
+fn check_destination(dst: &Path) -> anyhow::Result<bool> {
     match std::fs::read_dir(dst) {
         Ok(mut entries) => {
+            if dst.join(MIGRATION_MARKER).is_file() {
+                return Ok(true);
+            }
             if entries.next().is_some() {
                 anyhow::bail!(
                     "the destination `{}` is not empty (migrate into a new or empty directory)",
                     dst.display()
                 );
             }
-            Ok(())
+            Ok(false)
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
         Err(e) => Err(e)
             .with_context(|| format!("the destination `{}` is not a directory", dst.display())),
     }

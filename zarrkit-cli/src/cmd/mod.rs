@@ -170,6 +170,10 @@ pub fn open_store(root: &Path) -> anyhow::Result<Arc<dyn Store>> {
     check_store_dir(root)?;
     let store = FilesystemStore::open_existing(root)
         .with_context(|| format!("cannot open store `{}`", root.display()))?;
+    // The destination of an interrupted `migrate` opens like a complete
+    // store, but reads its missing chunks as the fill value: refuse it.
+    zarrkit::migrate::check_finished(&store)
+        .with_context(|| format!("cannot open store `{}`", root.display()))?;
     Ok(Arc::new(store))
 }
 

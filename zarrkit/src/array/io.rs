@@ -12,7 +12,7 @@ use super::{Array, Element, Region, grid};
 use crate::codec::copy::BoxCopy;
 use crate::codec::{BytesRangeReader, ChunkBox, ChunkRepr, CodecError};
 use crate::error::Error;
-use crate::store::{ByteRange, ReadRequest, Store, StoreKey};
+use crate::store::{ByteRange, ReadRequest, Store, StoreKey, ValueSnapshot, ValueVersion};
 use rayon::prelude::*;
 use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -23,13 +23,19 @@ const BATCH_BYTES: usize = 64 << 20;
 /// The number of lock stripes shared by every array in the process.
 const STRIPES: usize = 256;
 
-/// Write generations, one per stripe of (store, key) pairs.
+/// Write generations, one per stripe of (store, key) pairs: the guard of
+/// read-modify-writes for stores without conditional writes.
 ///
-/// A read-modify-write of a chunk notes its stripe's generation before it
-/// reads, builds the new chunk without holding any lock, then stores it
-/// only if the generation has not moved (and moves it); otherwise it starts
-/// again from a fresh read. So two threads updating different parts of one
-/// chunk or shard never lose each other's elements. No lock is held while
+/// A read-modify-write reads a chunk through one [`ValueSnapshot`], builds
+/// the new chunk without holding any lock, and stores it only if the chunk
+/// is still the version it read; otherwise it starts again from a fresh
+/// read. A store with conditional writes checks the version itself
+/// ([`Store::set_if_unchanged`]), which also holds against writers in other
+/// processes and other store objects on the same data. For other stores
+/// the check is that the stripe's generation has not moved (and the store
+/// moves it), which holds within this process and for one store object.
+/// Either way, two writers updating different parts of one chunk or shard
+/// never lose each other's elements. No lock is held while
 /// decoding or encoding: those run on rayon, and a rayon thread that
 /// blocked on a lock it already held (after stealing a second task for the
 /// same stripe) would deadlock.
@@ -87,6 +93,17 @@ pub(super) struct ChunkPiece {
     pub(super) repr: Option<ChunkRepr>,
 }
 
+/// The codecs' view of one [`ValueSnapshot`]: every batch of ranges reads
+/// the same version of the value.
+pub(super) struct SnapshotReader<'a>(pub(super) &'a dyn ValueSnapshot);
+
+impl BytesRangeReader for SnapshotReader<'_> {
+    fn read_ranges(&self, ranges: &[ByteRange]) -> Result<Option<Vec<Vec<u8>>>, CodecError> {
+        let ranges: Vec<Option<ByteRange>> = ranges.iter().copied().map(Some).collect();
+        Ok(self.0.read(&ranges)?)
+    }
+}
+
 /// A whole chunk that decodes straight into `range` of the output, with its
 /// stored bytes (`None` when missing).
 type DirectChunk<'a> = (std::ops::Range<usize>, &'a ChunkPiece, Option<Vec<u8>>);
@@ -135,31 +152,41 @@ impl Array {
         Ok(true)
     }
 
-    /// A reader of byte ranges of the value under `key`: each call is one
-    /// batched store read.
-    fn range_reader<'a>(&'a self, key: &'a StoreKey) -> impl BytesRangeReader + 'a {
-        move |ranges: &[ByteRange]| -> Result<Option<Vec<Vec<u8>>>, CodecError> {
-            let requests: Vec<ReadRequest> =
-                ranges.iter().map(|r| (key.clone(), Some(*r))).collect();
-            let values = self.store.get_partial_values(&requests)?;
-            Ok(values.into_iter().collect::<Option<Vec<_>>>())
+    /// Stores the result of a read-modify-write of `key` (erases it for
+    /// `None`) unless the chunk changed since it was read: `version` is
+    /// what the read's snapshot pinned, `seen` the stripe's generation
+    /// before it. Returns whether it was stored.
+    pub(super) fn commit_if_unchanged(
+        &self,
+        key: &StoreKey,
+        value: Option<&[u8]>,
+        seen: u64,
+        version: Option<&ValueVersion>,
+    ) -> Result<bool, Error> {
+        match version {
+            Some(version) if self.store.capabilities().conditional_write => {
+                Ok(self.store.set_if_unchanged(key, value, version)?)
+            }
+            _ => self.commit(key, value, Some(seen)),
         }
     }
 
     /// Decodes the part of a chunk that `piece` covers through the codec
-    /// chain's partial decoder, reading only the bytes it needs. Starts
-    /// again if a write to the chunk's stripe lands meanwhile, so the
-    /// index and the inner chunks come from the same shard.
+    /// chain's partial decoder, reading only the bytes it needs, all from
+    /// one snapshot of the chunk, so the index and the inner chunks come
+    /// from the same shard. A store that cannot pin a version gets a retry
+    /// instead when a write in this process lands meanwhile.
     fn decode_piece_partial(&self, piece: &ChunkPiece) -> Result<Option<Vec<u8>>, Error> {
         let b = ChunkBox::new(piece.in_chunk.clone(), piece.shape.clone());
         loop {
             let seen = self.generation(&piece.key);
+            let snapshot = self.store.snapshot(&piece.key)?;
             let result = self.codecs.decode_partial(
-                &self.range_reader(&piece.key),
+                &SnapshotReader(&*snapshot),
                 self.piece_repr(piece),
                 std::slice::from_ref(&b),
             );
-            if self.generation(&piece.key) != seen {
+            if snapshot.version().is_none() && self.generation(&piece.key) != seen {
                 continue;
             }
             return result
@@ -635,31 +662,32 @@ impl Array {
                 .par_iter()
                 .try_for_each(|piece| self.write_piece_partial(region, data, piece, elem));
         }
-        // Otherwise they are read in batches (one batched store read
-        // each), then updated and stored in parallel.
-        for batch in partial.chunks(self.batch_size()) {
-            let seen: Vec<u64> = batch.iter().map(|p| self.generation(&p.key)).collect();
-            let requests: Vec<ReadRequest> = batch.iter().map(|p| (p.key.clone(), None)).collect();
-            let existing = self.store.get_partial_values(&requests)?;
-            batch.par_iter().zip(existing).zip(seen).try_for_each(
-                |((piece, mut old), mut seen)| loop {
-                    let value = self.build_piece(region, data, piece, old, chunk_bytes, elem);
-                    match value {
-                        Ok(value) => {
-                            if self.commit(&piece.key, value.as_deref(), Some(seen))? {
-                                return Ok(());
-                            }
+        // Otherwise each is read whole through one snapshot, updated, and
+        // stored unless it changed meanwhile (then read again).
+        partial.par_iter().try_for_each(|piece| {
+            loop {
+                let seen = self.generation(&piece.key);
+                let snapshot = self.store.snapshot(&piece.key)?;
+                let old = snapshot.read(&[None])?.and_then(|mut v| v.pop());
+                let version = snapshot.version();
+                drop(snapshot);
+                match self.build_piece(region, data, piece, old, chunk_bytes, elem) {
+                    Ok(value) => {
+                        if self.commit_if_unchanged(
+                            &piece.key,
+                            value.as_deref(),
+                            seen,
+                            version.as_ref(),
+                        )? {
+                            return Ok(());
                         }
-                        // A chunk replaced while it was read is read again.
-                        Err(_) if self.generation(&piece.key) != seen => {}
-                        Err(err) => return Err(err),
                     }
-                    seen = self.generation(&piece.key);
-                    old = self.store.get(&piece.key, None)?;
-                },
-            )?;
-        }
-        Ok(())
+                    // A chunk replaced while it was read (unpinned) is read again.
+                    Err(_) if version.is_none() && self.generation(&piece.key) != seen => {}
+                    Err(err) => return Err(err),
+                }
+            }
+        })
     }
 
     /// Updates the part of one chunk that `piece` covers through the codec
@@ -691,13 +719,16 @@ impl Array {
         let repr = self.piece_repr(piece);
         loop {
             let seen = self.generation(&piece.key);
+            let snapshot = self.store.snapshot(&piece.key)?;
             let result = self
                 .codecs
-                .encode_partial(&self.range_reader(&piece.key), repr, &updates);
+                .encode_partial(&SnapshotReader(&*snapshot), repr, &updates);
+            let version = snapshot.version();
+            drop(snapshot);
             let value = match result {
                 Ok(value) => value,
-                // Read while another thread replaced it: read again.
-                Err(_) if self.generation(&piece.key) != seen => continue,
+                // Read unpinned while another thread replaced it: read again.
+                Err(_) if version.is_none() && self.generation(&piece.key) != seen => continue,
                 Err(source) => return Err(partial_error(&piece.key, source, true)),
             };
             let value = match value {
@@ -723,7 +754,7 @@ impl Array {
                 }
                 value => value,
             };
-            if self.commit(&piece.key, value.as_deref(), Some(seen))? {
+            if self.commit_if_unchanged(&piece.key, value.as_deref(), seen, version.as_ref())? {
                 return Ok(());
             }
         }

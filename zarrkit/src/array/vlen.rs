@@ -9,15 +9,15 @@
 //! Fixed-length strings (`fixed_length_utf32`, NumPy `S`) go through the
 //! fixed-size path and are converted at the edge.
 
-use super::io::ChunkPiece;
+use super::io::{ChunkPiece, SnapshotReader};
 use super::{Array, Element, Region};
+use crate::codec::ChunkBox;
 use crate::codec::ChunkRepr;
 use crate::codec::copy::BoxCopy;
 use crate::codec::vlen::VlenChunk;
-use crate::codec::{ChunkBox, CodecError};
 use crate::error::Error;
 use crate::metadata::{DataType, strings};
-use crate::store::{ByteRange, ReadRequest, StoreKey};
+use crate::store::{ReadRequest, StoreKey};
 use rayon::prelude::*;
 
 /// Where one element of a region comes from: the piece it is in and its
@@ -209,20 +209,21 @@ impl Array {
     }
 
     /// Decodes the part of a chunk that `piece` covers, reading only the
-    /// bytes it needs; starts again if a write to the chunk lands
-    /// meanwhile, so the index and the inner chunks come from one shard.
+    /// bytes it needs, all from one snapshot of the chunk, so the index and
+    /// the inner chunks come from one shard (a store that cannot pin a
+    /// version gets a retry when a write in this process lands meanwhile).
     fn decode_vlen_piece_partial(&self, piece: &ChunkPiece) -> Result<Option<VlenChunk>, Error> {
         let key = &piece.key;
         let b = ChunkBox::new(piece.in_chunk.clone(), piece.shape.clone());
-        let reader = self.vlen_range_reader(key);
         loop {
             let seen = self.generation(key);
+            let snapshot = self.store.snapshot(key)?;
             let result = self.codecs.decode_partial_vlen(
-                &reader,
+                &SnapshotReader(&*snapshot),
                 self.piece_repr(piece),
                 std::slice::from_ref(&b),
             );
-            if self.generation(key) != seen {
+            if snapshot.version().is_none() && self.generation(key) != seen {
                 continue;
             }
             return result
@@ -314,13 +315,16 @@ impl Array {
         let fill = self.fill_value().as_bytes();
         loop {
             let seen = self.generation(&piece.key);
-            let old = if piece.covers_chunk {
-                None
+            let (old, version) = if piece.covers_chunk {
+                (None, None)
             } else {
-                self.store
-                    .get(&piece.key, None)?
+                let snapshot = self.store.snapshot(&piece.key)?;
+                let old = snapshot
+                    .read(&[None])?
+                    .and_then(|mut v| v.pop())
                     .map(|bytes| self.decode_vlen_chunk(&piece.key, repr, bytes))
-                    .transpose()?
+                    .transpose()?;
+                (old, snapshot.version())
             };
             let mut chunk = VlenChunk::with_capacity(chunk_len);
             for (i, source) in from_region.iter().enumerate() {
@@ -342,7 +346,12 @@ impl Array {
                         })?,
                 )
             };
-            if self.commit(&piece.key, value.as_deref(), Some(seen))? {
+            let stored = if piece.covers_chunk {
+                self.commit(&piece.key, value.as_deref(), None)?
+            } else {
+                self.commit_if_unchanged(&piece.key, value.as_deref(), seen, version.as_ref())?
+            };
+            if stored {
                 return Ok(());
             }
         }
@@ -381,19 +390,22 @@ impl Array {
             ChunkBox::new(piece.in_chunk.clone(), piece.shape.clone()),
             &update,
         )];
-        let reader = self.vlen_range_reader(key);
         loop {
             let seen = self.generation(key);
-            let value =
-                match self
-                    .codecs
-                    .encode_partial_vlen(&reader, self.piece_repr(piece), &updates)
-                {
-                    Ok(value) => value,
-                    // Read while another thread replaced it: read again.
-                    Err(_) if self.generation(key) != seen => continue,
-                    Err(source) => return Err(super::io::partial_error(key, source, true)),
-                };
+            let snapshot = self.store.snapshot(key)?;
+            let result = self.codecs.encode_partial_vlen(
+                &SnapshotReader(&*snapshot),
+                self.piece_repr(piece),
+                &updates,
+            );
+            let version = snapshot.version();
+            drop(snapshot);
+            let value = match result {
+                Ok(value) => value,
+                // Read unpinned while another thread replaced it: read again.
+                Err(_) if version.is_none() && self.generation(key) != seen => continue,
+                Err(source) => return Err(super::io::partial_error(key, source, true)),
+            };
             let value = match value {
                 None if self.write_empty_chunks => {
                     let fill = VlenChunk::filled(chunk_len, self.fill_value().as_bytes());
@@ -408,23 +420,9 @@ impl Array {
                 }
                 value => value,
             };
-            if self.commit(key, value.as_deref(), Some(seen))? {
+            if self.commit_if_unchanged(key, value.as_deref(), seen, version.as_ref())? {
                 return Ok(());
             }
-        }
-    }
-
-    /// A reader of byte ranges of the value under `key`: each call is one
-    /// batched store read.
-    fn vlen_range_reader<'a>(
-        &'a self,
-        key: &'a StoreKey,
-    ) -> impl Fn(&[ByteRange]) -> Result<Option<Vec<Vec<u8>>>, CodecError> + Sync + 'a {
-        move |ranges: &[ByteRange]| {
-            let requests: Vec<ReadRequest> =
-                ranges.iter().map(|r| (key.clone(), Some(*r))).collect();
-            let values = self.store.get_partial_values(&requests)?;
-            Ok(values.into_iter().collect::<Option<Vec<_>>>())
         }
     }
 

@@ -16,15 +16,29 @@
 //!   is *not* atomic: a concurrent reader may see some items written and not
 //!   others, and a failing batch may leave earlier items written.
 //! - Ranged reads seek and read only the bytes asked for.
+//! - A [`Store::snapshot`] holds the file open, so all its reads see one
+//!   version of the value even while other processes replace it.
+//! - On Unix, [`Store::set_if_unchanged`] is a compare-and-swap that holds
+//!   across processes: under an exclusive `flock` on a lock file beside the
+//!   target (`.zarrkit-lock.<name>`, removed again on release), it checks
+//!   that the target is still the file the snapshot opened (same device,
+//!   inode, length and modification time) and only then renames the new
+//!   value into place. The lock is held for that check and the rename
+//!   only, never while data is read or encoded, and plain [`Store::set`]
+//!   takes no lock: a whole-value `set` racing a conditional write of the
+//!   same key may be overwritten by it. Elsewhere the store has no
+//!   conditional writes, and zarrkit guards read-modify-writes within one
+//!   process only.
 //! - Erasing a key removes directories it leaves empty, up to the root.
 //!
 //! # Limitations
 //!
 //! - A key cannot be both a value and a prefix (`a` and `a/b`), since `a`
 //!   cannot be a file and a directory at once; the second `set` fails.
-//! - Temporary files are named `.zarrkit-tmp.<pid>.<counter>`. Listings skip
-//!   such names, and also names that are not valid [`StoreKey`] segments
-//!   (for example, names that are not UTF-8).
+//! - Temporary files are named `.zarrkit-tmp.<pid>.<counter>`, and lock
+//!   files `.zarrkit-lock.<name>`. Listings skip such names, and also names
+//!   that are not valid [`StoreKey`] segments (for example, names that are
+//!   not UTF-8).
 //! - Symbolic links are followed, both in the root path and inside the
 //!   store; a listing does not descend into a link that points back to one of
 //!   the directories it is walking.
@@ -33,6 +47,7 @@
 
 use super::{
     ByteRange, ListDir, ReadRequest, Store, StoreCapabilities, StoreError, StoreKey, StorePrefix,
+    ValueSnapshot, ValueVersion, VersionKind,
 };
 use rayon::prelude::*;
 use std::collections::HashMap;
@@ -40,11 +55,144 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{self, ErrorKind, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 const NAME: &str = "filesystem store";
 
 /// The start of every temporary file name; listings skip names that start with it.
 const TEMP_PREFIX: &str = ".zarrkit-tmp.";
+
+/// The start of every lock file name; listings skip names that start with it.
+const LOCK_PREFIX: &str = ".zarrkit-lock.";
+
+/// A file as a snapshot opened it: held open, so that its inode number
+/// cannot be given to another file while the version lives (which would
+/// let a replaced file pass for the one read), with what identifies its
+/// content.
+#[derive(Debug)]
+pub(super) struct FileVersion {
+    file: File,
+    len: u64,
+    identity: FileIdentity,
+}
+
+/// What tells one file, and one state of its content, from another.
+#[derive(Debug, PartialEq, Eq)]
+struct FileIdentity {
+    #[cfg(unix)]
+    device: u64,
+    #[cfg(unix)]
+    inode: u64,
+    len: u64,
+    /// Catches writes in place (`set_partial_values`), which keep the inode.
+    modified: Option<std::time::SystemTime>,
+}
+
+impl FileIdentity {
+    fn of(metadata: &fs::Metadata) -> Self {
+        #[cfg(unix)]
+        use std::os::unix::fs::MetadataExt;
+        Self {
+            #[cfg(unix)]
+            device: metadata.dev(),
+            #[cfg(unix)]
+            inode: metadata.ino(),
+            len: metadata.len(),
+            modified: metadata.modified().ok(),
+        }
+    }
+}
+
+/// A snapshot of one key: the file opened once, or `None` when missing.
+struct FileSnapshot {
+    key: StoreKey,
+    version: Option<Arc<FileVersion>>,
+    /// Serialises reads, which move the shared file cursor.
+    cursor: Mutex<()>,
+}
+
+impl ValueSnapshot for FileSnapshot {
+    fn read(&self, ranges: &[Option<ByteRange>]) -> Result<Option<Vec<Vec<u8>>>, StoreError> {
+        let Some(version) = &self.version else {
+            return Ok(None);
+        };
+        let _cursor = self.cursor.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut file = &version.file;
+        ranges
+            .iter()
+            .map(|range| read_range(&mut file, &self.key, version.len, *range))
+            .collect::<Result<Vec<_>, _>>()
+            .map(Some)
+    }
+
+    fn version(&self) -> Option<ValueVersion> {
+        Some(ValueVersion(match &self.version {
+            Some(version) => VersionKind::File(Arc::clone(version)),
+            None => VersionKind::Missing,
+        }))
+    }
+}
+
+/// An exclusive advisory lock on the key whose file is at `target`: a
+/// `flock` on `.zarrkit-lock.<name>` beside it. Dropping it removes the lock
+/// file and then releases the lock.
+#[cfg(unix)]
+struct KeyLock {
+    path: PathBuf,
+    _file: File,
+}
+
+#[cfg(unix)]
+impl KeyLock {
+    /// Waits for the lock. Fails with `NotFound` when the target's
+    /// directory does not exist.
+    fn acquire(target: &Path) -> io::Result<Self> {
+        let (Some(dir), Some(name)) = (target.parent(), target.file_name()) else {
+            return Err(io::Error::from(ErrorKind::InvalidInput));
+        };
+        let mut lock_name = std::ffi::OsString::from(LOCK_PREFIX);
+        lock_name.push(name);
+        let path = dir.join(lock_name);
+        loop {
+            let file = OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(&path)?;
+            rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)?;
+            // The previous holder removes the lock file before releasing
+            // it, so a waiter may now hold a lock on a file no longer
+            // there (or replaced by a newer lock file): only a lock on the
+            // file at the path counts.
+            let held = FileIdentity::of(&file.metadata()?);
+            match fs::metadata(&path) {
+                Ok(now) if FileIdentity::of(&now).same_file(&held) => {
+                    return Ok(Self { path, _file: file });
+                }
+                Ok(_) => {}
+                Err(err) if err.kind() == ErrorKind::NotFound => {}
+                Err(err) => return Err(err),
+            }
+        }
+    }
+}
+
+#[cfg(unix)]
+impl Drop for KeyLock {
+    fn drop(&mut self) {
+        // Best effort: a lock file left behind is harmless (listings skip
+        // it), and the lock itself is released when the file closes.
+        let _ = fs::remove_file(&self.path);
+    }
+}
+
+#[cfg(unix)]
+impl FileIdentity {
+    fn same_file(&self, other: &Self) -> bool {
+        self.device == other.device && self.inode == other.inode
+    }
+}
 
 /// A store in a directory of the local filesystem.
 ///
@@ -107,6 +255,55 @@ impl FilesystemStore {
         &self.root
     }
 
+    /// Removes the temporary files (`.zarrkit-tmp.*`) and lock files
+    /// (`.zarrkit-lock.*`) that writers killed part way left under the root,
+    /// and returns how many it removed. Listings skip such files, but they
+    /// take space. Links are not followed.
+    ///
+    /// Only for a store that no other process is writing to: a live
+    /// writer's temporary file would be removed too, and its write fail.
+    ///
+    /// # Errors
+    /// [`StoreError::Erase`] naming the directory that could not be read
+    /// or the file that could not be removed.
+    pub fn remove_leftover_files(&self) -> Result<u64, StoreError> {
+        let mut removed = 0;
+        let mut dirs = vec![self.root.clone()];
+        while let Some(dir) = dirs.pop() {
+            let relative = |path: &Path| {
+                path.strip_prefix(&self.root)
+                    .unwrap_or(path)
+                    .display()
+                    .to_string()
+            };
+            let error = |path: &Path, err| erase_error(&relative(path), err);
+            let entries = match fs::read_dir(&dir) {
+                Ok(entries) => entries,
+                Err(err) if is_missing(&err) => continue,
+                Err(err) => return Err(error(&dir, err)),
+            };
+            for entry in entries {
+                let entry = entry.map_err(|err| error(&dir, err))?;
+                let path = entry.path();
+                let file_type = entry.file_type().map_err(|err| error(&path, err))?;
+                if file_type.is_dir() {
+                    dirs.push(path);
+                    continue;
+                }
+                let name = entry.file_name();
+                let name = name.to_string_lossy();
+                if name.starts_with(TEMP_PREFIX) || name.starts_with(LOCK_PREFIX) {
+                    match fs::remove_file(&path) {
+                        Ok(()) => removed += 1,
+                        Err(err) if is_missing(&err) => {}
+                        Err(err) => return Err(error(&path, err)),
+                    }
+                }
+            }
+        }
+        Ok(removed)
+    }
+
     /// The path of `key`: its segments joined under the root.
     fn key_path(&self, key: &StoreKey) -> PathBuf {
         self.segments_path(key.as_str())
@@ -152,6 +349,85 @@ impl FilesystemStore {
             return Ok(None);
         }
         Ok(Some((file, metadata.len())))
+    }
+
+    /// Opens the file of `key` as a version for a snapshot; `None` if there is no such file.
+    fn open_version(&self, key: &StoreKey) -> Result<Option<FileVersion>, StoreError> {
+        let Some((file, len)) = self.open_for_read(key)? else {
+            return Ok(None);
+        };
+        let metadata = file.metadata().map_err(|err| read_error(key, err))?;
+        Ok(Some(FileVersion {
+            file,
+            len,
+            identity: FileIdentity::of(&metadata),
+        }))
+    }
+
+    /// Writes `value` to a new temporary file in the directory of `path`
+    /// (creating the directory if missing), to be renamed into place.
+    fn write_temp(
+        &self,
+        key: &StoreKey,
+        path: &Path,
+        value: &[u8],
+    ) -> Result<TempFile, StoreError> {
+        let dir = path.parent().unwrap_or(&self.root);
+        let mut attempt = 0;
+        let (mut file, temp) = loop {
+            attempt += 1;
+            let temp_path = dir.join(temp_name());
+            match OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&temp_path)
+            {
+                Ok(file) => {
+                    let temp = TempFile {
+                        path: temp_path,
+                        persisted: false,
+                    };
+                    break (file, temp);
+                }
+                // The directory is missing: create it (once more if a
+                // concurrent erase removed it again as empty).
+                Err(err) if err.kind() == ErrorKind::NotFound && attempt < TEMP_ATTEMPTS => {
+                    match fs::create_dir_all(dir) {
+                        // A concurrent erase removed a parent between two
+                        // of the `mkdir` calls (NotFound), or removed a
+                        // directory that `mkdir` had just found
+                        // (AlreadyExists, as std then sees no directory):
+                        // try again. A file in the way shows up as
+                        // NotADirectory on the next attempt.
+                        Err(err)
+                            if !matches!(
+                                err.kind(),
+                                ErrorKind::NotFound | ErrorKind::AlreadyExists
+                            ) =>
+                        {
+                            return Err(write_error(key, err));
+                        }
+                        _ => {}
+                    }
+                }
+                Err(err) if err.kind() == ErrorKind::AlreadyExists && attempt < TEMP_ATTEMPTS => {}
+                Err(err) => return Err(write_error(key, err)),
+            }
+        };
+        file.write_all(value).map_err(|err| write_error(key, err))?;
+        Ok(temp)
+    }
+
+    /// Renames the temporary file `temp` over `path`, atomically for readers.
+    fn persist(key: &StoreKey, mut temp: TempFile, path: &Path) -> Result<(), StoreError> {
+        if replace_by_exchange(&temp.path, path) {
+            // The old value now sits under the temporary name; dropping
+            // `temp` removes it.
+            return Ok(());
+        }
+        fs::rename(&temp.path, path).map_err(|err| write_error(key, err))?;
+        temp.persisted = true;
+        Ok(())
     }
 
     /// Removes the now-empty directories from `dir` up to, not including, the root.
@@ -261,10 +537,10 @@ fn entry_kind(entry: &fs::DirEntry) -> io::Result<EntryKind> {
     Ok(EntryKind::Other)
 }
 
-/// The entry's name if it can be part of a key: UTF-8 and not a temporary file.
+/// The entry's name if it can be part of a key: UTF-8 and not a temporary or lock file.
 fn entry_name(entry: &fs::DirEntry) -> Option<String> {
     let name = entry.file_name().into_string().ok()?;
-    (!name.starts_with(TEMP_PREFIX)).then_some(name)
+    (!name.starts_with(TEMP_PREFIX) && !name.starts_with(LOCK_PREFIX)).then_some(name)
 }
 
 fn temp_name() -> String {
@@ -347,7 +623,7 @@ fn list_error(prefix: &StorePrefix, source: io::Error) -> StoreError {
 type ReadResult = Result<Option<Vec<u8>>, StoreError>;
 
 fn read_range(
-    file: &mut File,
+    file: &mut (impl Read + Seek),
     key: &StoreKey,
     len: u64,
     range: Option<ByteRange>,
@@ -432,6 +708,7 @@ impl Store for FilesystemStore {
             write: true,
             partial_write: true,
             list: true,
+            conditional_write: cfg!(unix),
         }
     }
 
@@ -504,61 +781,78 @@ impl Store for FilesystemStore {
 
     fn set(&self, key: &StoreKey, value: &[u8]) -> Result<(), StoreError> {
         let path = self.key_path(key);
-        let dir = path.parent().unwrap_or(&self.root);
         // Write a temporary file beside the target and rename it into place:
         // a rename within one directory is atomic, so readers never see a
         // partly written value.
-        let mut attempt = 0;
-        let (mut file, mut temp) = loop {
-            attempt += 1;
-            let temp_path = dir.join(temp_name());
-            match OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&temp_path)
-            {
-                Ok(file) => {
-                    let temp = TempFile {
-                        path: temp_path,
-                        persisted: false,
-                    };
-                    break (file, temp);
-                }
-                // The directory is missing: create it (once more if a
-                // concurrent erase removed it again as empty).
-                Err(err) if err.kind() == ErrorKind::NotFound && attempt < TEMP_ATTEMPTS => {
-                    match fs::create_dir_all(dir) {
-                        // A concurrent erase removed a parent between two
-                        // of the `mkdir` calls (NotFound), or removed a
-                        // directory that `mkdir` had just found
-                        // (AlreadyExists, as std then sees no directory):
-                        // try again. A file in the way shows up as
-                        // NotADirectory on the next attempt.
-                        Err(err)
-                            if !matches!(
-                                err.kind(),
-                                ErrorKind::NotFound | ErrorKind::AlreadyExists
-                            ) =>
-                        {
-                            return Err(write_error(key, err));
-                        }
-                        _ => {}
-                    }
-                }
-                Err(err) if err.kind() == ErrorKind::AlreadyExists && attempt < TEMP_ATTEMPTS => {}
-                Err(err) => return Err(write_error(key, err)),
+        let temp = self.write_temp(key, &path, value)?;
+        Self::persist(key, temp, &path)
+    }
+
+    fn snapshot<'a>(&'a self, key: &StoreKey) -> Result<Box<dyn ValueSnapshot + 'a>, StoreError> {
+        Ok(Box::new(FileSnapshot {
+            key: key.clone(),
+            version: self.open_version(key)?.map(Arc::new),
+            cursor: Mutex::new(()),
+        }))
+    }
+
+    #[cfg(unix)]
+    fn set_if_unchanged(
+        &self,
+        key: &StoreKey,
+        value: Option<&[u8]>,
+        expected: &ValueVersion,
+    ) -> Result<bool, StoreError> {
+        let expected = match &expected.0 {
+            VersionKind::Missing => None,
+            VersionKind::File(version) => Some(version),
+            _ => {
+                return Err(StoreError::ForeignVersion {
+                    store: NAME,
+                    key: key.clone(),
+                });
             }
         };
-        file.write_all(value).map_err(|err| write_error(key, err))?;
-        drop(file);
-        if replace_by_exchange(&temp.path, &path) {
-            // The old value now sits under the temporary name; dropping
-            // `temp` removes it.
-            return Ok(());
+        let path = self.key_path(key);
+        // Write the new value before taking the lock, so that the lock is
+        // held for the check and the rename only. The temporary file also
+        // keeps its directory from being removed as empty meanwhile.
+        let temp = value
+            .map(|value| self.write_temp(key, &path, value))
+            .transpose()?;
+        let lock = match KeyLock::acquire(&path) {
+            Ok(lock) => lock,
+            // No directory, so no value: unchanged only if none was expected.
+            Err(err) if is_missing(&err) && temp.is_none() => return Ok(expected.is_none()),
+            Err(err) => return Err(write_error(key, err)),
+        };
+        let current = match fs::metadata(&path) {
+            Ok(metadata) if metadata.is_dir() => None,
+            Ok(metadata) => Some(FileIdentity::of(&metadata)),
+            Err(err) if is_missing(&err) => None,
+            Err(err) => return Err(write_error(key, err)),
+        };
+        let unchanged = match (expected, &current) {
+            (None, None) => true,
+            (Some(expected), Some(current)) => expected.identity == *current,
+            _ => false,
+        };
+        let mut erased = false;
+        if unchanged {
+            match temp {
+                Some(temp) => Self::persist(key, temp, &path)?,
+                None if current.is_some() => {
+                    fs::remove_file(&path).map_err(|err| erase_error(key.as_str(), err))?;
+                    erased = true;
+                }
+                None => {}
+            }
         }
-        fs::rename(&temp.path, &path).map_err(|err| write_error(key, err))?;
-        temp.persisted = true;
-        Ok(())
+        drop(lock);
+        if erased {
+            self.remove_empty_parents(path.parent());
+        }
+        Ok(unchanged)
     }
 
     fn set_partial_values(&self, items: &[(StoreKey, u64, Vec<u8>)]) -> Result<(), StoreError> {
@@ -853,11 +1147,39 @@ mod tests {
     }
 
     #[test]
+    fn leftover_temporary_and_lock_files_are_removed() {
+        let (_dir, store) = temp_store();
+        store.set(&key("a/b/c"), b"x").unwrap();
+        fs::write(store.root().join(".zarrkit-tmp.1.2"), b"partial").unwrap();
+        fs::write(store.root().join("a/b/.zarrkit-tmp.3.4"), b"").unwrap();
+        fs::write(store.root().join("a/.zarrkit-lock.b"), b"").unwrap();
+        fs::write(store.root().join("a/.zarrkit-other"), b"kept").unwrap();
+        assert_eq!(store.remove_leftover_files().unwrap(), 3);
+        let mut left = Vec::new();
+        let mut dirs = vec![store.root().to_path_buf()];
+        while let Some(dir) = dirs.pop() {
+            for entry in fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else {
+                    left.push(path.strip_prefix(store.root()).unwrap().to_path_buf());
+                }
+            }
+        }
+        left.sort();
+        assert_eq!(left, [Path::new("a/.zarrkit-other"), Path::new("a/b/c")]);
+        assert_eq!(store.remove_leftover_files().unwrap(), 0);
+    }
+
+    #[test]
     fn temporary_and_invalid_names_are_not_listed() {
         let (_dir, store) = temp_store();
         store.set(&key("a/zarr.json"), b"{}").unwrap();
         fs::write(store.root().join(".zarrkit-tmp.1.2"), b"partial").unwrap();
         fs::write(store.root().join("a/.zarrkit-tmp.3.4"), b"partial").unwrap();
+        // A lock file left by a crashed conditional write.
+        fs::write(store.root().join("a/.zarrkit-lock.zarr.json"), b"").unwrap();
         if cfg!(unix) {
             // A legal file name on Unix, but no key may hold a backslash.
             fs::write(store.root().join("a/back\\slash"), b"x").unwrap();
@@ -866,6 +1188,35 @@ mod tests {
         let dir = store.list_dir(&prefix("a/")).unwrap();
         assert_eq!(dir.keys, [key("a/zarr.json")]);
         assert_eq!(store.list_dir(&StorePrefix::root()).unwrap().keys, []);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn conditional_writes_remove_their_lock_files_and_wait_for_a_held_lock() {
+        let (_dir, store) = temp_store();
+        let k = key("a/c/0");
+        store.set(&k, b"old").unwrap();
+        let version = store.snapshot(&k).unwrap().version().unwrap();
+        // Another process holds the key's lock: the write waits for it.
+        let lock = KeyLock::acquire(&store.key_path(&k)).unwrap();
+        assert!(store.root().join("a/c/.zarrkit-lock.0").is_file());
+        std::thread::scope(|scope| {
+            let writer = scope.spawn(|| store.set_if_unchanged(&k, Some(b"new"), &version));
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            assert_eq!(store.get(&k, None).unwrap().unwrap(), b"old");
+            drop(lock);
+            assert!(writer.join().unwrap().unwrap());
+        });
+        assert_eq!(store.get(&k, None).unwrap().unwrap(), b"new");
+        let names: Vec<_> = fs::read_dir(store.root().join("a/c"))
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["0"]);
+        // A conditional erase removes the directories it empties.
+        let version = store.snapshot(&k).unwrap().version().unwrap();
+        assert!(store.set_if_unchanged(&k, None, &version).unwrap());
+        assert_eq!(fs::read_dir(store.root()).unwrap().count(), 0);
     }
 
     #[cfg(unix)]

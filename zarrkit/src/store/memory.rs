@@ -4,10 +4,19 @@
 //! supported, and every batch operation is atomic: a failing
 //! [`Store::set_partial_values`] leaves the store unchanged.
 
-use super::{ByteRange, ListDir, Store, StoreCapabilities, StoreError, StoreKey, StorePrefix};
+use super::{
+    ByteRange, ListDir, Store, StoreCapabilities, StoreError, StoreKey, StorePrefix, ValueSnapshot,
+    ValueVersion, VersionKind,
+};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ops::Bound;
-use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+/// The map behind the lock. Values are shared, so a snapshot holds one
+/// without copying it, and a conditional write recognises the version it
+/// read by the allocation's identity (which cannot be reused while the
+/// snapshot holds it).
+type Values = BTreeMap<StoreKey, Arc<Vec<u8>>>;
 
 const NAME: &str = "memory store";
 
@@ -25,7 +34,7 @@ const NAME: &str = "memory store";
 #[derive(Debug, Default)]
 pub struct MemoryStore {
     // A BTreeMap keeps keys sorted, so listing a prefix is a range scan.
-    values: RwLock<BTreeMap<StoreKey, Vec<u8>>>,
+    values: RwLock<Values>,
 }
 
 impl MemoryStore {
@@ -37,18 +46,18 @@ impl MemoryStore {
 
     // Every mutation below either completes or changes nothing before it can
     // panic, so a poisoned lock still guards a consistent map.
-    fn read(&self) -> RwLockReadGuard<'_, BTreeMap<StoreKey, Vec<u8>>> {
+    fn read(&self) -> RwLockReadGuard<'_, Values> {
         self.values.read().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn write(&self) -> RwLockWriteGuard<'_, BTreeMap<StoreKey, Vec<u8>>> {
+    fn write(&self) -> RwLockWriteGuard<'_, Values> {
         self.values.write().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
 /// The keys of `map` that start with `prefix`, in order.
 fn keys_with_prefix<'a>(
-    map: &'a BTreeMap<StoreKey, Vec<u8>>,
+    map: &'a Values,
     prefix: &'a StorePrefix,
 ) -> impl Iterator<Item = &'a StoreKey> + 'a {
     // Keys that start with `prefix` sort at or after it and form one run.
@@ -77,6 +86,32 @@ fn slice_range(
     Ok(value[start as usize..end as usize].to_vec())
 }
 
+/// A snapshot: the value shared with the map when it was taken.
+struct HeldSnapshot {
+    key: StoreKey,
+    value: Option<Arc<Vec<u8>>>,
+}
+
+impl ValueSnapshot for HeldSnapshot {
+    fn read(&self, ranges: &[Option<ByteRange>]) -> Result<Option<Vec<Vec<u8>>>, StoreError> {
+        let Some(value) = &self.value else {
+            return Ok(None);
+        };
+        ranges
+            .iter()
+            .map(|range| slice_range(&self.key, value, *range))
+            .collect::<Result<Vec<_>, _>>()
+            .map(Some)
+    }
+
+    fn version(&self) -> Option<ValueVersion> {
+        Some(ValueVersion(match &self.value {
+            Some(value) => VersionKind::Memory(Arc::clone(value)),
+            None => VersionKind::Missing,
+        }))
+    }
+}
+
 impl Store for MemoryStore {
     fn name(&self) -> &'static str {
         NAME
@@ -88,6 +123,7 @@ impl Store for MemoryStore {
             write: true,
             partial_write: true,
             list: true,
+            conditional_write: true,
         }
     }
 
@@ -117,8 +153,42 @@ impl Store for MemoryStore {
     }
 
     fn set(&self, key: &StoreKey, value: &[u8]) -> Result<(), StoreError> {
-        self.write().insert(key.clone(), value.to_vec());
+        self.write().insert(key.clone(), Arc::new(value.to_vec()));
         Ok(())
+    }
+
+    fn snapshot<'a>(&'a self, key: &StoreKey) -> Result<Box<dyn ValueSnapshot + 'a>, StoreError> {
+        Ok(Box::new(HeldSnapshot {
+            key: key.clone(),
+            value: self.read().get(key).cloned(),
+        }))
+    }
+
+    fn set_if_unchanged(
+        &self,
+        key: &StoreKey,
+        value: Option<&[u8]>,
+        expected: &ValueVersion,
+    ) -> Result<bool, StoreError> {
+        let mut values = self.write();
+        let unchanged = match (&expected.0, values.get(key)) {
+            (VersionKind::Missing, current) => current.is_none(),
+            (VersionKind::Memory(seen), Some(current)) => Arc::ptr_eq(seen, current),
+            (VersionKind::Memory(_), None) => false,
+            _ => {
+                return Err(StoreError::ForeignVersion {
+                    store: NAME,
+                    key: key.clone(),
+                });
+            }
+        };
+        if unchanged {
+            match value {
+                Some(value) => values.insert(key.clone(), Arc::new(value.to_vec())),
+                None => values.remove(key),
+            };
+        }
+        Ok(unchanged)
     }
 
     fn set_partial_values(&self, items: &[(StoreKey, u64, Vec<u8>)]) -> Result<(), StoreError> {
@@ -140,7 +210,7 @@ impl Store for MemoryStore {
                             len: 0,
                         });
                     };
-                    staged.entry(key).or_insert_with(|| current.clone())
+                    staged.entry(key).or_insert_with(|| current.to_vec())
                 }
             };
             let len = value.len();
@@ -158,7 +228,7 @@ impl Store for MemoryStore {
             value.extend_from_slice(&bytes[overlap..]);
         }
         for (key, value) in staged {
-            values.insert(key.clone(), value);
+            values.insert(key.clone(), Arc::new(value));
         }
         Ok(())
     }

@@ -19,6 +19,7 @@ pub use key::{StoreKey, StorePrefix};
 pub use memory::MemoryStore;
 
 use std::fmt::Debug;
+use std::sync::Arc;
 
 /// A byte range within a stored value.
 ///
@@ -99,6 +100,10 @@ pub struct StoreCapabilities {
     pub partial_write: bool,
     /// `list`, `list_prefix` and `list_dir`.
     pub list: bool,
+    /// [`Store::snapshot`] pins one version of a value and
+    /// [`Store::set_if_unchanged`] replaces exactly that version, also
+    /// against writers in other processes.
+    pub conditional_write: bool,
 }
 
 /// What [`Store::list_dir`] finds directly under a prefix.
@@ -112,6 +117,98 @@ pub struct ListDir {
 
 /// One read of a batch: a key and an optional byte range (`None` reads the whole value).
 pub type ReadRequest = (StoreKey, Option<ByteRange>);
+
+/// The version of a stored value that [`Store::snapshot`] read, for
+/// [`Store::set_if_unchanged`] to compare against.
+///
+/// It is opaque: each backend makes and checks its own. A backend over
+/// object storage would use the object's `ETag` ([`ValueVersion::tag`]) and
+/// a conditional `PUT` (`If-Match`, or `If-None-Match: *` for a missing
+/// value).
+#[derive(Clone, Debug)]
+pub struct ValueVersion(VersionKind);
+
+#[derive(Clone, Debug)]
+enum VersionKind {
+    /// The key held no value.
+    Missing,
+    /// A backend's tag, such as an `ETag`.
+    Tag(String),
+    /// A value of a [`MemoryStore`]: the shared bytes themselves, whose
+    /// address cannot be reused while this version holds them.
+    Memory(Arc<Vec<u8>>),
+    /// A file of a [`FilesystemStore`], held open so that its inode number
+    /// cannot be reused by another file while this version lives.
+    File(Arc<filesystem::FileVersion>),
+}
+
+impl ValueVersion {
+    /// The version of a key that holds no value.
+    #[must_use]
+    pub fn missing() -> Self {
+        Self(VersionKind::Missing)
+    }
+
+    /// A version named by a backend's tag (for example an HTTP `ETag`).
+    #[must_use]
+    pub fn tag(tag: impl Into<String>) -> Self {
+        Self(VersionKind::Tag(tag.into()))
+    }
+
+    /// Whether this is the version of a missing value.
+    #[must_use]
+    pub fn is_missing(&self) -> bool {
+        matches!(self.0, VersionKind::Missing)
+    }
+
+    /// The backend's tag, if the version was made by [`ValueVersion::tag`].
+    #[must_use]
+    pub fn as_tag(&self) -> Option<&str> {
+        match &self.0 {
+            VersionKind::Tag(tag) => Some(tag),
+            _ => None,
+        }
+    }
+}
+
+/// One version of the value under a key, read by byte ranges.
+///
+/// A read-modify-write reads the old value through a snapshot and stores
+/// the new one with [`Store::set_if_unchanged`]; a partial read (a shard's
+/// index, then its inner chunks) reads every range through one snapshot, so
+/// it never mixes two versions of the value.
+pub trait ValueSnapshot: Send + Sync {
+    /// Reads each range (`None`: the whole value) of this version of the
+    /// value, in order; `Ok(None)` when the key held no value.
+    ///
+    /// # Errors
+    /// [`StoreError::InvalidRange`] if a range does not lie within the
+    /// value, or a backend error.
+    fn read(&self, ranges: &[Option<ByteRange>]) -> Result<Option<Vec<Vec<u8>>>, StoreError>;
+
+    /// The version this snapshot pins, or `None` when it pins none (it
+    /// then reads whatever the key holds at each call).
+    fn version(&self) -> Option<ValueVersion>;
+}
+
+/// The snapshot of stores that cannot pin a version: each read goes to
+/// [`Store::get_partial_values`].
+struct UnpinnedSnapshot<'a, S: ?Sized> {
+    store: &'a S,
+    key: StoreKey,
+}
+
+impl<S: Store + ?Sized> ValueSnapshot for UnpinnedSnapshot<'_, S> {
+    fn read(&self, ranges: &[Option<ByteRange>]) -> Result<Option<Vec<Vec<u8>>>, StoreError> {
+        let requests: Vec<ReadRequest> = ranges.iter().map(|r| (self.key.clone(), *r)).collect();
+        let values = self.store.get_partial_values(&requests)?;
+        Ok(values.into_iter().collect())
+    }
+
+    fn version(&self) -> Option<ValueVersion> {
+        None
+    }
+}
 
 /// Errors from a [`Store`].
 #[derive(Debug, thiserror::Error)]
@@ -190,6 +287,15 @@ pub enum StoreError {
         offset: u64,
         /// The length of the stored value (0 when it does not exist).
         len: u64,
+    },
+
+    /// A conditional write was given a version that another store made.
+    #[error("the version given for `{key}` was not made by {store}")]
+    ForeignVersion {
+        /// The backend's name.
+        store: &'static str,
+        /// The key being written.
+        key: StoreKey,
     },
 
     /// A string is not a valid store key or prefix.
@@ -274,6 +380,49 @@ pub trait Store: Send + Sync + Debug {
     /// of the value or the key does not exist; [`StoreError::Unsupported`]
     /// where the backend cannot write in place.
     fn set_partial_values(&self, items: &[(StoreKey, u64, Vec<u8>)]) -> Result<(), StoreError>;
+
+    /// Opens one version of the value under `key` for ranged reads.
+    ///
+    /// A store with [`StoreCapabilities::conditional_write`] pins the
+    /// version current now: every read of the snapshot sees it, whatever
+    /// writers do meanwhile, and [`ValueSnapshot::version`] names it. The
+    /// default pins nothing and reads through [`Store::get_partial_values`].
+    ///
+    /// # Errors
+    /// A backend error.
+    fn snapshot<'a>(&'a self, key: &StoreKey) -> Result<Box<dyn ValueSnapshot + 'a>, StoreError> {
+        Ok(Box::new(UnpinnedSnapshot {
+            store: self,
+            key: key.clone(),
+        }))
+    }
+
+    /// Stores `value` under `key` (erases it for `None`) only if the key
+    /// still holds the version `expected` that a [`Store::snapshot`] of this
+    /// store read; returns whether it did. A read-modify-write that gets
+    /// `false` reads again and retries, so concurrent writers of one key
+    /// never lose each other's updates.
+    ///
+    /// Plain [`Store::set`] and [`Store::erase`] take no part in this: they
+    /// replace the value whatever its version.
+    ///
+    /// # Errors
+    /// [`StoreError::Unsupported`] unless the store has
+    /// [`StoreCapabilities::conditional_write`],
+    /// [`StoreError::ForeignVersion`] for a version another store made, or a
+    /// backend error.
+    fn set_if_unchanged(
+        &self,
+        key: &StoreKey,
+        value: Option<&[u8]>,
+        expected: &ValueVersion,
+    ) -> Result<bool, StoreError> {
+        let _ = (key, value, expected);
+        Err(StoreError::Unsupported {
+            store: self.name(),
+            operation: "conditional writes",
+        })
+    }
 
     /// Erases `key`; erasing a missing key succeeds.
     ///

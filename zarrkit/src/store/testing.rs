@@ -20,7 +20,8 @@ use super::{ByteRange, ListDir, ReadRequest, Store, StoreError, StoreKey, StoreP
 /// `ranges/`, …) and erases its keys with [`Store::erase`] when done. Groups
 /// that write are skipped when the store is not writeable, partial writes are
 /// checked to fail with [`StoreError::Unsupported`] when `partial_write` is
-/// off, and listing groups are skipped when the store is not listable.
+/// off, conditional writes are checked when `conditional_write` is on, and
+/// listing groups are skipped when the store is not listable.
 ///
 /// # Panics
 /// On the first check that fails, with a message naming the store and the
@@ -49,6 +50,9 @@ pub fn run_all(store: &dyn Store) {
         suite.partial_writes();
     } else {
         suite.partial_writes_are_unsupported();
+    }
+    if caps.conditional_write {
+        suite.conditional_writes();
     }
     suite.erases();
     suite.erase_prefix();
@@ -414,6 +418,99 @@ impl Suite<'_> {
             self.store.name()
         );
         self.erase("partial/a");
+    }
+
+    fn conditional_writes(&self) {
+        let k = key("cas/c/0");
+        let snapshot = |what: &str| {
+            self.store
+                .snapshot(&k)
+                .unwrap_or_else(|err| self.fail(what, &err))
+        };
+        let version = |what: &str, s: &dyn super::ValueSnapshot| {
+            s.version().unwrap_or_else(|| {
+                panic!(
+                    "{}: {what}: conditional writes, but the snapshot pins no version",
+                    self.store.name()
+                )
+            })
+        };
+        let cas = |what: &str, value: Option<&[u8]>, expected: &super::ValueVersion| {
+            self.store
+                .set_if_unchanged(&k, value, expected)
+                .unwrap_or_else(|err| self.fail(what, &err))
+        };
+        let missing = snapshot("snapshot of a missing key");
+        self.check_eq(
+            "a snapshot of a missing key reads as None",
+            missing.read(&[None]).ok(),
+            Some(None),
+        );
+        let v_missing = version("missing", &*missing);
+        self.check_eq("a missing key's version", v_missing.is_missing(), true);
+        self.check_eq(
+            "creating a key expected missing",
+            cas("create", Some(b"one"), &v_missing),
+            true,
+        );
+        self.check_eq(
+            "creating it again from the stale missing version fails",
+            cas("create again", Some(b"two"), &v_missing),
+            false,
+        );
+        self.check_get("cas/c/0", None, Some(b"one"));
+
+        let first = snapshot("snapshot of `one`");
+        let v_first = version("first", &*first);
+        self.set("cas/c/0", b"replaced by set");
+        self.check_eq(
+            "a snapshot keeps reading the version it pinned",
+            first
+                .read(&[Some(ByteRange::new(0, 2)), None])
+                .ok()
+                .flatten(),
+            Some(vec![b"on".to_vec(), b"one".to_vec()]),
+        );
+        self.check_eq(
+            "a conditional write over a replaced value fails",
+            cas("stale", Some(b"lost"), &v_first),
+            false,
+        );
+        self.check_get("cas/c/0", None, Some(b"replaced by set"));
+
+        let current = snapshot("snapshot of the current value");
+        let v_current = version("current", &*current);
+        self.check_eq(
+            "a conditional write over the current value succeeds",
+            cas("current", Some(b"three"), &v_current),
+            true,
+        );
+        self.check_eq(
+            "the same version cannot be used twice",
+            cas("twice", Some(b"four"), &v_current),
+            false,
+        );
+        self.check_get("cas/c/0", None, Some(b"three"));
+        let last = snapshot("snapshot before erasing");
+        self.check_eq(
+            "a conditional erase of the current value succeeds",
+            cas("erase", None, &version("last", &*last)),
+            true,
+        );
+        self.check_get("cas/c/0", None, None);
+        self.check_eq(
+            "a version of another kind is refused",
+            matches!(
+                self.store.set_if_unchanged(
+                    &k,
+                    Some(b"x"),
+                    &super::ValueVersion::tag("not this store's")
+                ),
+                Err(StoreError::ForeignVersion { .. })
+            ),
+            true,
+        );
+        self.check_get("cas/c/0", None, None);
     }
 
     fn erases(&self) {
