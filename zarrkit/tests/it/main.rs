@@ -37,6 +37,7 @@ mod protocol;
 #[cfg(feature = "zstd")]
 mod rectilinear;
 mod regions;
+mod regressions;
 // Sharded arrays here use zstd inner chunks and a crc32c index.
 #[cfg(all(feature = "zstd", feature = "crc32c"))]
 mod sharding;
