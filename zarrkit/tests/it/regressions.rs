@@ -142,3 +142,191 @@ fn anyhow_like(err: &dyn std::error::Error) -> String {
     }
     text
 }
+
+/// A filesystem store in a fresh directory, with `dir` (the parent of its
+/// root `store`) to put things outside it.
+#[cfg(unix)]
+fn filesystem_store() -> (tempfile::TempDir, zarrkit::store::FilesystemStore) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = zarrkit::store::FilesystemStore::new(dir.path().join("store")).unwrap();
+    (dir, store)
+}
+
+#[cfg(unix)]
+fn key(s: &str) -> StoreKey {
+    StoreKey::new(s).unwrap()
+}
+
+#[cfg(unix)]
+fn prefix(s: &str) -> zarrkit::store::StorePrefix {
+    zarrkit::store::StorePrefix::new(s).unwrap()
+}
+
+// Issue #10: `list_dir` reported a directory link as a prefix whatever it
+// pointed to, so in the v3 drafts, where every directory is an implicit
+// group, `tree` descended `meta/root/l1 -> ../root` forever
+// (`meta/root/l1/l1/l1/...`); and a link to itself failed the whole
+// listing with "too many levels of symbolic links". Listings now skip a
+// directory link to a directory containing any directory being listed,
+// and unresolvable links, and record what they skipped.
+#[cfg(unix)]
+#[test]
+fn issue_10_listings_skip_link_loops_and_report_them() {
+    use std::os::unix::fs::symlink;
+    use zarrkit::store::SkipReason;
+    let (_dir, store) = filesystem_store();
+    store.set(&key("meta/root/x.array.json"), b"{}").unwrap();
+    store.set(&key("a/v"), b"1").unwrap();
+    store.set(&key("c/w"), b"2").unwrap();
+    let root = store.root().to_path_buf();
+    symlink("../root", root.join("meta/root/l1")).unwrap();
+    symlink("..", root.join("meta/root/up")).unwrap();
+    symlink("self", root.join("meta/root/self")).unwrap();
+    // A loop through two links: a/b -> c, c/x -> a.
+    symlink("../c", root.join("a/b")).unwrap();
+    symlink("../a", root.join("c/x")).unwrap();
+
+    let listing = store.list_dir(&prefix("meta/root/")).unwrap();
+    assert_eq!(listing.keys, [key("meta/root/x.array.json")]);
+    assert!(listing.prefixes.is_empty(), "{:?}", listing.prefixes);
+    let skipped = store.skipped_links();
+    let reasons: Vec<(&str, &SkipReason)> = skipped
+        .iter()
+        .map(|link| (link.path.as_str(), &link.reason))
+        .collect();
+    assert_eq!(reasons.len(), 3, "{skipped:?}");
+    assert_eq!(reasons[0], ("meta/root/l1", &SkipReason::Loop));
+    assert_eq!(reasons[2].0, "meta/root/up");
+    assert!(
+        matches!(
+            reasons[1],
+            ("meta/root/self", SkipReason::Unresolvable { .. })
+        ),
+        "{skipped:?}"
+    );
+    assert!(
+        skipped[0]
+            .to_string()
+            .contains("which contains it (a loop)"),
+        "{}",
+        skipped[0]
+    );
+
+    // The link between siblings is followed once, then the way back is a loop.
+    let listing = store.list_dir(&prefix("a/b/")).unwrap();
+    assert_eq!(listing.keys, [key("a/b/w")]);
+    assert!(listing.prefixes.is_empty(), "{:?}", listing.prefixes);
+    let keys = store.list().unwrap();
+    assert_eq!(
+        keys,
+        [
+            key("a/b/w"),
+            key("a/v"),
+            key("c/w"),
+            key("c/x/v"),
+            key("meta/root/x.array.json")
+        ]
+    );
+}
+
+// Issue #10: the store followed every symbolic link, so a store from
+// elsewhere whose chunk `c/0` linked to `/etc/passwd` exported that file,
+// and a directory link out of the root let erase and set reach files
+// outside it. Following links out of the root is now an option, off by
+// default; without it such keys are refused by name and listings skip them.
+#[cfg(unix)]
+#[test]
+fn issue_10_links_out_of_the_root_are_refused_unless_followed() {
+    use std::os::unix::fs::symlink;
+    use zarrkit::store::{ByteRange, SkipReason, StoreError};
+    let (dir, store) = filesystem_store();
+    let outside = dir.path().join("outside");
+    std::fs::create_dir(&outside).unwrap();
+    std::fs::write(outside.join("secret"), b"secret bytes").unwrap();
+    let root = store.root().to_path_buf();
+    store.set(&key("a/zarr.json"), b"{}").unwrap();
+    std::fs::create_dir(root.join("c")).unwrap();
+    symlink(outside.join("secret"), root.join("c/0")).unwrap();
+    symlink(&outside, root.join("ext")).unwrap();
+    // Links that stay inside the root, relative and absolute, keep working.
+    symlink("../a/zarr.json", root.join("c/1")).unwrap();
+    symlink(root.join("a"), root.join("abs")).unwrap();
+
+    let refused = |err: StoreError, name: &str| {
+        assert!(
+            matches!(&err, StoreError::LinkOutsideRoot { key, .. } if key == name),
+            "{err:?}"
+        );
+        assert!(err.to_string().contains(&format!("`{name}`")), "{err}");
+    };
+    refused(store.get(&key("c/0"), None).unwrap_err(), "c/0");
+    refused(
+        store
+            .get(&key("c/0"), Some(ByteRange::Suffix(5)))
+            .unwrap_err(),
+        "c/0",
+    );
+    refused(
+        store.get_partial_values(&[(key("c/0"), None)]).unwrap_err(),
+        "c/0",
+    );
+    refused(store.size(&key("c/0")).unwrap_err(), "c/0");
+    refused(
+        store.get(&key("ext/secret"), None).unwrap_err(),
+        "ext/secret",
+    );
+    // Writes and erases through the link would change files outside.
+    refused(store.set(&key("ext/new"), b"x").unwrap_err(), "ext/new");
+    refused(store.erase(&key("ext/secret")).unwrap_err(), "ext/secret");
+    refused(
+        store
+            .set_partial_values(&[(key("c/0"), 0, b"XX".to_vec())])
+            .unwrap_err(),
+        "c/0",
+    );
+    assert_eq!(
+        std::fs::read(outside.join("secret")).unwrap(),
+        b"secret bytes"
+    );
+    assert!(!outside.join("new").exists());
+
+    assert_eq!(store.get(&key("c/1"), None).unwrap().unwrap(), b"{}");
+    assert_eq!(
+        store.get(&key("abs/zarr.json"), None).unwrap().unwrap(),
+        b"{}"
+    );
+    assert_eq!(store.get(&key("c/2"), None).unwrap(), None);
+    assert_eq!(
+        store.list().unwrap(),
+        [key("a/zarr.json"), key("abs/zarr.json"), key("c/1")]
+    );
+    let skipped = store.skipped_links();
+    let paths: Vec<(&str, &SkipReason)> = skipped
+        .iter()
+        .map(|l| (l.path.as_str(), &l.reason))
+        .collect();
+    assert_eq!(
+        paths,
+        [
+            ("c/0", &SkipReason::OutsideRoot),
+            ("ext", &SkipReason::OutsideRoot)
+        ]
+    );
+
+    // Asked to, the store follows them.
+    let store = store.follow_links_outside_root(true);
+    assert_eq!(
+        store.get(&key("c/0"), None).unwrap().unwrap(),
+        b"secret bytes"
+    );
+    assert_eq!(
+        store.list().unwrap(),
+        [
+            key("a/zarr.json"),
+            key("abs/zarr.json"),
+            key("c/0"),
+            key("c/1"),
+            key("ext/secret")
+        ]
+    );
+}
