@@ -1535,3 +1535,183 @@ fn export_under_a_small_memory_budget_writes_the_same_file() {
     assert_eq!(run.code, 2, "{}", run.stderr);
     assert!(run.stderr.contains("`lots`"), "{}", run.stderr);
 }
+
+/// Runs the binary, killing it (and failing) if it runs longer than
+/// `seconds`: what used to never end must now end.
+fn zarrkit_within<I, S>(seconds: u64, args: I) -> Run
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    use std::io::Read;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_zarrkit"))
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the zarrkit binary runs");
+    // Drain the pipes meanwhile, so a long output cannot block the child.
+    let mut stdout = child.stdout.take().unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let out = std::thread::spawn(move || {
+        let mut text = Vec::new();
+        stdout.read_to_end(&mut text).map(|_| text)
+    });
+    let err = std::thread::spawn(move || {
+        let mut text = Vec::new();
+        stderr.read_to_end(&mut text).map(|_| text)
+    });
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(seconds);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("zarrkit did not finish within {seconds} s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    Run {
+        code: status.code().expect("zarrkit exits with a code"),
+        stdout: String::from_utf8_lossy(&out.join().unwrap().unwrap()).into_owned(),
+        stderr: String::from_utf8_lossy(&err.join().unwrap().unwrap()).into_owned(),
+    }
+}
+
+/// Copies the directory `from` to `to`, recursively.
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+// Issue #10: the v3 drafts make every directory an implicit group, and the
+// filesystem store listed a directory link as a prefix whatever it led
+// to, so `tree` descended `meta/root/l1 -> ../root` forever and walked
+// the whole filesystem through `meta/root/evil -> /`; in v3 a link to
+// itself failed the command with "Too many levels of symbolic links".
+// Listings now skip such links, and the CLI warns about each one.
+#[cfg(unix)]
+#[test]
+fn issue_10_tree_skips_symlink_loops_and_warns() {
+    use std::os::unix::fs::symlink;
+    let dir = tempfile::tempdir().unwrap();
+    let draft = dir.path().join("draft.zarr");
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../testdata/fixtures/v3-draft-2019-json/zarr-python-2.18-ext.zarr");
+    copy_dir(&fixture, &draft);
+    // Without its consolidated group, `tree` lists every directory.
+    std::fs::remove_dir_all(draft.join("meta/root/consolidated")).unwrap();
+    std::fs::remove_file(draft.join("meta/root/consolidated.group.json")).unwrap();
+    symlink("../root", draft.join("meta/root/l1")).unwrap();
+    symlink("/", draft.join("meta/root/evil")).unwrap();
+    let run = zarrkit_within(60, [OsStr::new("tree"), draft.as_os_str()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.ends_with("4 groups, 15 arrays\n"),
+        "{}",
+        run.stdout
+    );
+    assert!(!run.stdout.contains("l1"), "{}", run.stdout);
+    assert!(!run.stdout.contains("evil"), "{}", run.stdout);
+    assert!(
+        run.stderr.contains(&format!(
+            "warning: store `{}`: skipped symbolic link `meta/root/l1`: a link to `",
+            draft.display()
+        )),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("skipped symbolic link `meta/root/evil`: a link to `/`"),
+        "{}",
+        run.stderr
+    );
+
+    let (_dir, root) = sample_store();
+    symlink("me", root.join("me")).unwrap();
+    symlink("..", root.join("sub/up")).unwrap();
+    let run = zarrkit_within(60, [OsStr::new("tree"), root.as_os_str()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("2 groups, 2 arrays"), "{}", run.stdout);
+    assert!(
+        run.stderr.contains(
+            "skipped symbolic link `me`: a link that cannot be resolved: Too many levels of symbolic links"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("skipped symbolic link `sub/up`"),
+        "{}",
+        run.stderr
+    );
+}
+
+// Issue #10: a chunk that is a symbolic link to a file outside the store
+// (`/etc/passwd`) was read and exported like any other. Links out of the
+// root are now followed only with --follow-links-outside-root; otherwise
+// the key is refused by name.
+#[cfg(unix)]
+#[test]
+fn issue_10_export_refuses_a_chunk_linked_outside_the_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("store");
+    write_files(
+        &root,
+        &[(
+            "zarr.json",
+            &v3_uint8_document("[6]", "[6]", r#"[{"name":"bytes"}]"#),
+        )],
+    );
+    let secret = dir.path().join("secret");
+    std::fs::write(&secret, b"hidden").unwrap();
+    std::fs::create_dir(root.join("c")).unwrap();
+    std::os::unix::fs::symlink(&secret, root.join("c/0")).unwrap();
+    let out = dir.path().join("x.npy");
+    let export = |extra: &[&str]| {
+        let mut args: Vec<&OsStr> = extra.iter().map(OsStr::new).collect();
+        args.extend([
+            OsStr::new("export"),
+            root.as_os_str(),
+            OsStr::new("/"),
+            OsStr::new("-o"),
+            out.as_os_str(),
+        ]);
+        zarrkit(args)
+    };
+    let run = export(&[]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains(
+            "`c/0` in filesystem store leads through a symbolic link outside the store root"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains(&format!("(to `{}`)", secret.display())),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("hint: --follow-links-outside-root"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(names_in(dir.path()), ["secret", "store"]);
+
+    let run = export(&["--follow-links-outside-root"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(read_npy(&out).data, b"hidden");
+}
