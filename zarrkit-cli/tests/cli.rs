@@ -1298,6 +1298,24 @@ fn names_in(dir: &Path) -> Vec<String> {
     names
 }
 
+/// The arguments of `export ROOT NODE -o OUT`, then `extra`.
+fn export_args<'a>(
+    root: &'a Path,
+    node: &'a str,
+    out: &'a Path,
+    extra: &[&'a str],
+) -> Vec<&'a OsStr> {
+    let mut args = vec![
+        OsStr::new("export"),
+        root.as_os_str(),
+        OsStr::new(node),
+        OsStr::new("-o"),
+        out.as_os_str(),
+    ];
+    args.extend(extra.iter().map(|arg| OsStr::new(*arg)));
+    args
+}
+
 /// Writes `files` (path relative to `root`, contents) under `root`.
 fn write_files(root: &Path, files: &[(&str, &str)]) {
     for (path, contents) in files {
@@ -1363,16 +1381,7 @@ fn issue_10_export_of_a_declared_petabyte_is_refused_without_force() {
         let files: Vec<(&str, &str)> = files.iter().map(|(p, c)| (*p, c.as_str())).collect();
         write_files(&root, &files);
         let out = dir.path().join(format!("{name}.npy"));
-        let run = zarrkit_limited(
-            1024,
-            [
-                OsStr::new("export"),
-                root.as_os_str(),
-                OsStr::new("/"),
-                OsStr::new("-o"),
-                out.as_os_str(),
-            ],
-        );
+        let run = zarrkit_limited(1024, export_args(&root, "/", &out, &[]));
         assert_eq!(run.code, 1, "{name}: {}", run.stderr);
         assert!(
             run.stderr.contains(&format!("would export {size}")),
@@ -1406,17 +1415,7 @@ fn issue_10_export_of_a_declared_huge_shard_fails_cleanly() {
     let v3 = dir.path().join("v3");
     write_files(&v3, &[("zarr.json", &sharded), ("c/0", "0123456789")]);
     let out = dir.path().join("v3.npy");
-    let run = zarrkit_limited(
-        1024,
-        [
-            OsStr::new("export"),
-            v3.as_os_str(),
-            OsStr::new("/"),
-            OsStr::new("-o"),
-            out.as_os_str(),
-            OsStr::new("--force"),
-        ],
-    );
+    let run = zarrkit_limited(1024, export_args(&v3, "/", &out, &["--force"]));
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert!(
         run.stderr.contains("cannot decode chunk `c/0`"),
@@ -1453,17 +1452,7 @@ fn issue_10_export_of_a_declared_huge_shard_fails_cleanly() {
         ],
     );
     let out = dir.path().join("draft.npy");
-    let export = |extra: &[&str]| {
-        let mut args = vec![
-            OsStr::new("export"),
-            draft.as_os_str(),
-            OsStr::new("/x"),
-            OsStr::new("-o"),
-            out.as_os_str(),
-        ];
-        args.extend(extra.iter().map(OsStr::new));
-        zarrkit_limited(1024, args)
-    };
+    let export = |extra: &[&str]| zarrkit_limited(1024, export_args(&draft, "/x", &out, extra));
     // Within the default budget a slab is the whole 2 GiB shard, which this
     // process's 1 GiB of address space cannot hold: a clean error.
     let run = export(&[]);
@@ -1500,15 +1489,12 @@ fn export_under_a_small_memory_budget_writes_the_same_file() {
     let whole = dir.path().join("whole.npy");
     export_to(&root, "/a", &whole);
     let cut = dir.path().join("cut.npy");
-    let run = zarrkit([
-        OsStr::new("export"),
-        root.as_os_str(),
-        OsStr::new("/a"),
-        OsStr::new("-o"),
-        cut.as_os_str(),
-        OsStr::new("--memory-budget"),
-        OsStr::new("64KiB"),
-    ]);
+    let run = zarrkit(export_args(
+        &root,
+        "/a",
+        &cut,
+        &["--memory-budget", "64KiB"],
+    ));
     assert_eq!(run.code, 0, "{}", run.stderr);
     let (whole_npy, cut_npy) = (read_npy(&whole), read_npy(&cut));
     assert_eq!(cut_npy.shape, [64, 1000]);
@@ -1523,15 +1509,7 @@ fn export_under_a_small_memory_budget_writes_the_same_file() {
     assert_eq!(at(39, 999), 39_999);
     assert_eq!(at(9, 123), 9123);
 
-    let run = zarrkit([
-        OsStr::new("export"),
-        root.as_os_str(),
-        OsStr::new("/a"),
-        OsStr::new("-o"),
-        cut.as_os_str(),
-        OsStr::new("--memory-budget"),
-        OsStr::new("lots"),
-    ]);
+    let run = zarrkit(export_args(&root, "/a", &cut, &["--memory-budget", "lots"]));
     assert_eq!(run.code, 2, "{}", run.stderr);
     assert!(run.stderr.contains("`lots`"), "{}", run.stderr);
 }
@@ -1679,18 +1657,7 @@ fn issue_10_export_refuses_a_chunk_linked_outside_the_store() {
     std::fs::create_dir(root.join("c")).unwrap();
     std::os::unix::fs::symlink(&secret, root.join("c/0")).unwrap();
     let out = dir.path().join("x.npy");
-    let export = |extra: &[&str]| {
-        let mut args: Vec<&OsStr> = extra.iter().map(OsStr::new).collect();
-        args.extend([
-            OsStr::new("export"),
-            root.as_os_str(),
-            OsStr::new("/"),
-            OsStr::new("-o"),
-            out.as_os_str(),
-        ]);
-        zarrkit(args)
-    };
-    let run = export(&[]);
+    let run = zarrkit(export_args(&root, "/", &out, &[]));
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert!(
         run.stderr.contains(
@@ -1711,7 +1678,13 @@ fn issue_10_export_refuses_a_chunk_linked_outside_the_store() {
     );
     assert_eq!(names_in(dir.path()), ["secret", "store"]);
 
-    let run = export(&["--follow-links-outside-root"]);
+    // The flag is global: it may also come after the subcommand.
+    let run = zarrkit(export_args(
+        &root,
+        "/",
+        &out,
+        &["--follow-links-outside-root"],
+    ));
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(read_npy(&out).data, b"hidden");
 }
