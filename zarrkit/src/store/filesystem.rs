@@ -143,6 +143,9 @@ enum Access {
     /// Only find a directory (`O_PATH`), to check where it is.
     #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     Directory,
+    /// Only find a file or directory (`O_PATH`), for its metadata.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    Path,
 }
 
 /// Distinguishes temporary files of one process; with the process id, their names are unique.
@@ -271,7 +274,7 @@ impl FilesystemStore {
     /// root through a link and such links are not followed.
     fn open_inside(&self, key: &StoreKey, path: &Path, access: Access) -> io::Result<Opened> {
         let open = || match access {
-            Access::Read | Access::Directory => File::open(path),
+            Access::Read | Access::Directory | Access::Path => File::open(path),
             Access::Write => OpenOptions::new().write(true).open(path),
         };
         if self.follow_links_outside_root {
@@ -552,6 +555,7 @@ fn open_beneath(root: &Path, rel: &str, access: Access) -> Option<io::Result<Fil
         Access::Read => OFlags::RDONLY,
         Access::Write => OFlags::WRONLY,
         Access::Directory => OFlags::PATH | OFlags::DIRECTORY,
+        Access::Path => OFlags::PATH,
     } | OFlags::CLOEXEC;
     match rustix::fs::openat2(
         &dir,
@@ -1087,6 +1091,17 @@ impl Store for FilesystemStore {
     fn size(&self, key: &StoreKey) -> Result<Option<u64>, StoreError> {
         let path = self.key_path(key);
         if !self.follow_links_outside_root {
+            // As in `open_inside`: one `openat2` when it can tell.
+            #[cfg(target_os = "linux")]
+            match open_beneath(&self.root, key.as_str(), Access::Path) {
+                Some(Ok(file)) => {
+                    let metadata = file.metadata().map_err(|err| read_error(key, err))?;
+                    return Ok((!metadata.is_dir()).then_some(metadata.len()));
+                }
+                Some(Err(err)) if is_missing(&err) => return Ok(None),
+                Some(Err(err)) => return Err(read_error(key, err)),
+                None => {}
+            }
             match self.outside_target(&path) {
                 Ok(None) => {}
                 Ok(Some(target)) => return Err(self.outside_error(key.as_str(), &target)),
