@@ -345,6 +345,14 @@ impl Array {
         repr: &ChunkRepr,
         encoded: Option<Vec<u8>>,
     ) -> Result<Option<Vec<u8>>, Error> {
+        if encoded.is_some() {
+            // The decoded chunk has its declared size, whatever is stored.
+            if let Ok(bytes) = repr.size_bytes() {
+                self.check_budget(bytes as u64, || {
+                    format!("decoding chunk `{key}` of shape {:?}", repr.shape)
+                })?;
+            }
+        }
         encoded
             .map(|bytes| {
                 self.codecs
@@ -381,7 +389,12 @@ impl Array {
         // chunks needed, or the element runs of an uncompressed chunk).
         let (partial, pieces): (Vec<ChunkPiece>, Vec<ChunkPiece>) =
             if self.codecs.supports_partial_decode() {
-                pieces.into_iter().partition(|p| !p.covers_chunk)
+                // So are chunks that reach past the array's edge: decoding
+                // one whole would allocate its declared shape, which an
+                // edited document can make 10^11 elements for an array of 10.
+                pieces
+                    .into_iter()
+                    .partition(|p| !p.covers_chunk || p.shape != self.piece_repr(p).shape)
             } else {
                 (Vec::new(), pieces)
             };

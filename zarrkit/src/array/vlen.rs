@@ -77,6 +77,12 @@ impl Array {
         repr: &ChunkRepr,
         bytes: Vec<u8>,
     ) -> Result<VlenChunk, Error> {
+        // Each decoded element holds at least its offsets, whatever is stored.
+        let elements = repr.num_elements().unwrap_or(u64::MAX);
+        let per_element = std::mem::size_of::<Vec<u8>>() as u64;
+        self.check_budget(elements.saturating_mul(per_element), || {
+            format!("decoding chunk `{key}` of shape {:?}", repr.shape)
+        })?;
         self.codecs
             .decode_vlen(bytes, repr)
             .map_err(|source| Error::Decode {

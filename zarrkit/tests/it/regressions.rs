@@ -116,7 +116,9 @@ fn issue_10_a_shard_declared_huge_is_checked_before_its_output_is_allocated() {
     store
         .set(&StoreKey::new("c/0").unwrap(), b"0123456789")
         .unwrap();
-    let array = Array::open(store, "/").unwrap();
+    let mut array = Array::open(store, "/").unwrap();
+    // The codec itself must not trust the shape: no budget stops it here.
+    array.set_memory_budget(u64::MAX);
     let err = array.read_chunk_bytes(&[0]).unwrap_err();
     assert!(
         matches!(&err, Error::Decode { key, .. } if key.as_str() == "c/0"),
@@ -321,5 +323,40 @@ fn issue_10_links_out_of_the_root_are_refused_unless_followed() {
             key("c/1"),
             key("ext/secret")
         ]
+    );
+}
+
+// Issue #10: a chunk that reaches past the array's edge was decoded whole
+// even when the chain can decode part of it, so an array of 10 elements
+// whose document declares shards of 10^11 allocated the whole declared
+// shard (after the index check, for a shard whose index is valid). Such
+// chunks now go through the partial decoder, which reads the index and
+// only the inner chunks inside the array; a whole-chunk decode larger
+// than the memory budget is refused.
+#[test]
+fn issue_10_an_edge_chunk_declared_huge_decodes_only_what_the_array_holds() {
+    let mut document = uint8_array_document(&[10], &[100_000_000_000]);
+    document["codecs"] = serde_json::json!([{
+        "name": "sharding_indexed",
+        "configuration": {
+            "chunk_shape": [100_000_000_000u64],
+            "codecs": [{ "name": "bytes" }],
+            "index_codecs": [{ "name": "bytes", "configuration": { "endian": "little" } }]
+        }
+    }]);
+    let store = store_with_document(document);
+    // A valid shard: its one inner chunk is not stored.
+    store
+        .set(&StoreKey::new("c/0").unwrap(), &[0xff; 16])
+        .unwrap();
+    let array = Array::open(Arc::clone(&store), "/").unwrap();
+    let whole = Region::whole(array.shape());
+    assert_eq!(array.read_region_bytes(&whole).unwrap(), vec![7u8; 10]);
+
+    // Decoding the whole chunk needs its declared size: over the budget.
+    let err = array.read_chunk_bytes(&[0]).unwrap_err();
+    assert!(
+        matches!(&err, Error::MemoryBudget { needed: 100_000_000_000, what, .. } if what.contains("`c/0`")),
+        "{err:?}"
     );
 }
