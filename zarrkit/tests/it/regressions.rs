@@ -17,6 +17,12 @@ fn store_with_document(document: serde_json::Value) -> Arc<dyn Store> {
     store
 }
 
+/// 2^50: a byte count beyond any address space (x86-64 and AArch64 give a
+/// process at most 2^48 bytes), so that if a fix regresses, the allocation
+/// fails at once (an abort, which fails the test) rather than succeeding
+/// lazily where memory is overcommitted and then exhausting the machine.
+const BEYOND_ADDRESS_SPACE: u64 = 1 << 50;
+
 fn uint8_array_document(shape: &[u64], chunk_shape: &[u64]) -> serde_json::Value {
     serde_json::json!({
         "zarr_format": 3,
@@ -37,26 +43,27 @@ fn uint8_array_document(shape: &[u64], chunk_shape: &[u64]) -> serde_json::Value
 // failed". A read now checks its output against the array's memory budget.
 #[test]
 fn issue_10_a_read_larger_than_the_memory_budget_is_refused_before_allocating() {
-    let store = store_with_document(uint8_array_document(&[1000, 1_000_000_000_000], &[1, 1]));
+    let columns = BEYOND_ADDRESS_SPACE;
+    let store = store_with_document(uint8_array_document(&[1000, columns], &[1, 1]));
     let mut array = Array::open(store, "/").unwrap();
     assert_eq!(array.memory_budget(), zarrkit::DEFAULT_MEMORY_BUDGET);
-    let row = Region::new(vec![0, 0], vec![1, 1_000_000_000_000]);
+    let row = Region::new(vec![0, 0], vec![1, columns]);
     let err = array.read_region_bytes(&row).unwrap_err();
     assert!(
         matches!(
             &err,
-            Error::MemoryBudget { needed: 1_000_000_000_000, budget, .. }
-                if *budget == zarrkit::DEFAULT_MEMORY_BUDGET
+            Error::MemoryBudget { needed, budget, .. }
+                if *needed == columns && *budget == zarrkit::DEFAULT_MEMORY_BUDGET
         ),
         "{err:?}"
     );
     let message = err.to_string();
     assert!(message.contains("array `/`"), "{message}");
-    assert!(message.contains("[1, 1000000000000]"), "{message}");
+    assert!(message.contains(&format!("[1, {columns}]")), "{message}");
     assert!(array.read_region::<u8>(&row).is_err());
 
     // What fits the budget reads as before: unwritten chunks are the fill value.
-    let small = Region::new(vec![999, 999_999_999_990], vec![1, 10]);
+    let small = Region::new(vec![999, columns - 10], vec![1, 10]);
     assert_eq!(array.read_region_bytes(&small).unwrap(), vec![7u8; 10]);
 
     // The budget is the array's to set.
@@ -81,7 +88,7 @@ fn issue_10_a_read_larger_than_the_memory_budget_is_refused_before_allocating() 
 // checked. The plan is now counted against the budget before it is built.
 #[test]
 fn issue_10_a_plan_of_too_many_chunks_is_refused_before_it_is_built() {
-    let store = store_with_document(uint8_array_document(&[1000, 1_000_000_000_000], &[1, 1]));
+    let store = store_with_document(uint8_array_document(&[1000, BEYOND_ADDRESS_SPACE], &[1, 1]));
     let mut array = Array::open(store, "/").unwrap();
     array.set_memory_budget(1 << 20);
     // 100 000 bytes fit 1 MiB; 100 000 planned chunks do not.
@@ -99,15 +106,16 @@ fn issue_10_a_plan_of_too_many_chunks_is_refused_before_it_is_built() {
 // Issue #10: the `sharding_indexed` decoder allocated the whole declared
 // shard (`vec![0u8; repr.size_bytes()?]`) before it looked at the stored
 // bytes, so a 10-byte shard under an edited chunk shape of 10^11 asked the
-// allocator for 100 GB and aborted. It now checks the index against the
+// allocator for 100 GB and aborted (here 2^50, see `BEYOND_ADDRESS_SPACE`). It now checks the index against the
 // stored shard first, and then reserves the output fallibly.
 #[test]
 fn issue_10_a_shard_declared_huge_is_checked_before_its_output_is_allocated() {
-    let mut document = uint8_array_document(&[100_000_000_000], &[100_000_000_000]);
+    let n = BEYOND_ADDRESS_SPACE;
+    let mut document = uint8_array_document(&[n], &[n]);
     document["codecs"] = serde_json::json!([{
         "name": "sharding_indexed",
         "configuration": {
-            "chunk_shape": [10],
+            "chunk_shape": [16],
             "codecs": [{ "name": "bytes" }],
             "index_codecs": [{ "name": "bytes", "configuration": { "endian": "little" } }]
         }
@@ -335,11 +343,11 @@ fn issue_10_links_out_of_the_root_are_refused_unless_followed() {
 // than the memory budget is refused.
 #[test]
 fn issue_10_an_edge_chunk_declared_huge_decodes_only_what_the_array_holds() {
-    let mut document = uint8_array_document(&[10], &[100_000_000_000]);
+    let mut document = uint8_array_document(&[10], &[BEYOND_ADDRESS_SPACE]);
     document["codecs"] = serde_json::json!([{
         "name": "sharding_indexed",
         "configuration": {
-            "chunk_shape": [100_000_000_000u64],
+            "chunk_shape": [BEYOND_ADDRESS_SPACE],
             "codecs": [{ "name": "bytes" }],
             "index_codecs": [{ "name": "bytes", "configuration": { "endian": "little" } }]
         }
@@ -356,7 +364,8 @@ fn issue_10_an_edge_chunk_declared_huge_decodes_only_what_the_array_holds() {
     // Decoding the whole chunk needs its declared size: over the budget.
     let err = array.read_chunk_bytes(&[0]).unwrap_err();
     assert!(
-        matches!(&err, Error::MemoryBudget { needed: 100_000_000_000, what, .. } if what.contains("`c/0`")),
+        matches!(&err, Error::MemoryBudget { needed, what, .. }
+            if *needed == BEYOND_ADDRESS_SPACE && what.contains("`c/0`")),
         "{err:?}"
     );
 }
