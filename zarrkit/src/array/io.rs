@@ -270,12 +270,15 @@ impl Array {
             .unwrap_or(u64::MAX);
         self.check_budget(planned, || {
             format!(
-                "planning a region of shape {:?} ({} chunks)",
+                "planning a region of shape {:?} ({})",
                 region.shape(),
                 counts
                     .iter()
                     .try_fold(1u64, |acc, &n| acc.checked_mul(n))
-                    .map_or_else(|| "more than 2^64".to_string(), |n| n.to_string())
+                    .map_or_else(
+                        || "more than 2^64 chunks".to_string(),
+                        |n| format!("{n} chunk{}", if n == 1 { "" } else { "s" })
+                    )
             )
         })?;
         // Per dimension, the chunks the region touches: a division for a
