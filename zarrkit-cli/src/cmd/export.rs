@@ -34,7 +34,8 @@ needs pickle to load. Chunks that are not stored read as the fill value. The arr
 about 64 MiB that follow the file's order (whole rows of chunks where they \
 fit half of --memory-budget, default 8 GiB), so memory use stays bounded, and \
 the file appears only when complete (it is written to a temporary file in the \
-same directory, then renamed). A progress bar is shown on stderr for arrays \
+same directory, then renamed; on Linux that file has no name until it is \
+complete, so an interrupted export leaves nothing behind). A progress bar is shown on stderr for arrays \
 over 64 MiB when stderr is a terminal. A `.npy` file over 64 GiB is refused \
 unless --force is given: the error says how large it would be.
 
@@ -417,9 +418,18 @@ impl Iterator for Slabs {
 /// A file written under a temporary name in the destination's directory and
 /// renamed over the destination on [`AtomicFile::commit`], so readers never
 /// see a partial file; dropped uncommitted, the temporary file is removed.
+///
+/// On Linux the file is first written without any name (`O_TMPFILE`), so
+/// that even a process that dies without unwinding (killed, or aborted)
+/// leaves nothing behind; it gets its temporary name only when complete.
+/// Where the filesystem cannot do that, it is named from the start.
 struct AtomicFile {
+    /// The temporary name; empty while the file has none, and once committed.
     temp: PathBuf,
     dest: PathBuf,
+    dir: PathBuf,
+    /// Whether the file was created without a name (`O_TMPFILE`).
+    anonymous: bool,
     file: Option<BufWriter<File>>,
 }
 
@@ -428,26 +438,51 @@ impl AtomicFile {
         if dest.is_dir() {
             bail!("`{}` is a directory", dest.display());
         }
-        let name = dest
-            .file_name()
-            .with_context(|| format!("`{}` does not name a file", dest.display()))?;
+        if dest.file_name().is_none() {
+            bail!("`{}` does not name a file", dest.display());
+        }
         let dir = match dest.parent() {
             Some(p) if !p.as_os_str().is_empty() => p,
             _ => Path::new("."),
         };
+        if let Some(file) = anonymous_file(dir) {
+            return Ok(Self {
+                temp: PathBuf::new(),
+                dest: dest.to_path_buf(),
+                dir: dir.to_path_buf(),
+                anonymous: true,
+                file: Some(BufWriter::with_capacity(1 << 20, file)),
+            });
+        }
+        let (temp, file) = Self::named(dest, dir, |temp| {
+            OpenOptions::new().write(true).create_new(true).open(temp)
+        })?;
+        Ok(Self {
+            temp,
+            dest: dest.to_path_buf(),
+            dir: dir.to_path_buf(),
+            anonymous: false,
+            file: Some(BufWriter::with_capacity(1 << 20, file)),
+        })
+    }
+
+    /// Calls `make` with fresh temporary names in `dir` beside `dest`
+    /// (`.NAME.<pid>.<n>.tmp`) until one is free.
+    fn named<T>(
+        dest: &Path,
+        dir: &Path,
+        mut make: impl FnMut(&Path) -> std::io::Result<T>,
+    ) -> anyhow::Result<(PathBuf, T)> {
+        let name = dest
+            .file_name()
+            .with_context(|| format!("`{}` does not name a file", dest.display()))?;
         for attempt in 0u32.. {
             let mut temp_name = std::ffi::OsString::from(".");
             temp_name.push(name);
             temp_name.push(format!(".{}.{attempt}.tmp", std::process::id()));
             let temp = dir.join(temp_name);
-            match OpenOptions::new().write(true).create_new(true).open(&temp) {
-                Ok(file) => {
-                    return Ok(Self {
-                        temp,
-                        dest: dest.to_path_buf(),
-                        file: Some(BufWriter::with_capacity(1 << 20, file)),
-                    });
-                }
+            match make(&temp) {
+                Ok(made) => return Ok((temp, made)),
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt < 100 => {}
                 Err(e) => {
                     return Err(e).with_context(|| {
@@ -462,7 +497,7 @@ impl AtomicFile {
     fn write_all(&mut self, bytes: &[u8]) -> anyhow::Result<()> {
         let file = self.file.as_mut().context("the file is already closed")?;
         file.write_all(bytes)
-            .with_context(|| format!("cannot write `{}`", self.temp.display()))
+            .with_context(|| format!("cannot write a temporary file in `{}`", self.dir.display()))
     }
 
     fn commit(mut self) -> anyhow::Result<()> {
@@ -470,9 +505,18 @@ impl AtomicFile {
         let file = file
             .into_inner()
             .map_err(std::io::IntoInnerError::into_error)
-            .with_context(|| format!("cannot write `{}`", self.temp.display()))?;
-        file.sync_all()
-            .with_context(|| format!("cannot write `{}`", self.temp.display()))?;
+            .with_context(|| {
+                format!("cannot write a temporary file in `{}`", self.dir.display())
+            })?;
+        file.sync_all().with_context(|| {
+            format!("cannot write a temporary file in `{}`", self.dir.display())
+        })?;
+        if self.anonymous {
+            // A name of its own first: a link cannot replace an existing file.
+            let (temp, ()) =
+                Self::named(&self.dest, &self.dir, |temp| link_anonymous(&file, temp))?;
+            self.temp = temp;
+        }
         drop(file);
         std::fs::rename(&self.temp, &self.dest).with_context(|| {
             format!("cannot move the finished file to `{}`", self.dest.display())
@@ -485,11 +529,51 @@ impl AtomicFile {
 
 impl Drop for AtomicFile {
     fn drop(&mut self) {
+        drop(self.file.take());
         if !self.temp.as_os_str().is_empty() {
-            drop(self.file.take());
             let _ = std::fs::remove_file(&self.temp);
         }
     }
+}
+
+/// A new file in `dir` without a name (`O_TMPFILE`), or `None` where the
+/// system or filesystem cannot make one.
+#[cfg(target_os = "linux")]
+fn anonymous_file(dir: &Path) -> Option<File> {
+    use rustix::fs::{Mode, OFlags};
+    rustix::fs::open(
+        dir,
+        OFlags::TMPFILE | OFlags::WRONLY | OFlags::CLOEXEC,
+        Mode::from_raw_mode(0o666),
+    )
+    .ok()
+    .map(File::from)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn anonymous_file(_dir: &Path) -> Option<File> {
+    None
+}
+
+/// Gives the anonymous `file` the name `temp`, through `/proc/self/fd`
+/// (`linkat(2)`: `AT_EMPTY_PATH` would need a capability).
+#[cfg(target_os = "linux")]
+fn link_anonymous(file: &File, temp: &Path) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let fd_path = format!("/proc/self/fd/{}", file.as_raw_fd());
+    rustix::fs::linkat(
+        rustix::fs::CWD,
+        fd_path.as_str(),
+        rustix::fs::CWD,
+        temp,
+        rustix::fs::AtFlags::SYMLINK_FOLLOW,
+    )
+    .map_err(std::io::Error::from)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn link_anonymous(_file: &File, _temp: &Path) -> std::io::Result<()> {
+    Err(std::io::ErrorKind::Unsupported.into())
 }
 
 #[cfg(test)]
@@ -602,6 +686,29 @@ mod tests {
         assert!(parse_size("1.5G").is_err());
         assert!(parse_size("G").is_err());
         assert!(parse_size("99999999999T").is_err());
+    }
+
+    #[test]
+    fn a_file_being_written_has_no_name_where_the_system_allows() {
+        let dir = tempfile::tempdir().unwrap();
+        let dest = dir.path().join("x.npy");
+        let mut file = AtomicFile::create(&dest).unwrap();
+        file.write_all(b"partial").unwrap();
+        // Anonymous (Linux, O_TMPFILE): nothing in the directory to leave
+        // behind if the process dies; otherwise the named temporary file.
+        let expected = usize::from(!file.anonymous);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), expected);
+        // Wherever the directory can hold one (ext4, xfs, btrfs, tmpfs).
+        assert_eq!(file.anonymous, anonymous_file(dir.path()).is_some());
+        file.commit().unwrap();
+        assert_eq!(std::fs::read(&dest).unwrap(), b"partial");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+        // A second commit replaces the file.
+        let mut file = AtomicFile::create(&dest).unwrap();
+        file.write_all(b"second").unwrap();
+        file.commit().unwrap();
+        assert_eq!(std::fs::read(&dest).unwrap(), b"second");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
     }
 
     #[test]
