@@ -298,8 +298,13 @@ impl FilesystemStore {
 
     /// Checks that `dir`, the directory a write or erase of `key` works in,
     /// does not lie beyond a link out of the root (unless such links are
-    /// followed).
-    fn check_dir_inside(&self, key: &str, dir: &Path) -> Result<(), StoreError> {
+    /// followed). `error` wraps a failure to find out.
+    fn check_dir_inside(
+        &self,
+        key: &str,
+        dir: &Path,
+        error: impl FnOnce(io::Error) -> StoreError,
+    ) -> Result<(), StoreError> {
         if self.follow_links_outside_root {
             return Ok(());
         }
@@ -321,7 +326,7 @@ impl FilesystemStore {
         match self.outside_target(dir) {
             Ok(None) => Ok(()),
             Ok(Some(target)) => Err(self.outside_error(key, &target)),
-            Err(err) => Err(erase_error(key, err)),
+            Err(err) => Err(error(err)),
         }
     }
 
@@ -853,7 +858,7 @@ impl Store for FilesystemStore {
     fn set(&self, key: &StoreKey, value: &[u8]) -> Result<(), StoreError> {
         let path = self.key_path(key);
         let dir = path.parent().unwrap_or(&self.root);
-        self.check_dir_inside(key.as_str(), dir)?;
+        self.check_dir_inside(key.as_str(), dir, |err| write_error(key, err))?;
         // Write a temporary file beside the target and rename it into place:
         // a rename within one directory is atomic, so readers never see a
         // partly written value.
@@ -953,7 +958,8 @@ impl Store for FilesystemStore {
         let path = self.key_path(key);
         // Removing a link removes the link, but a link among the parents
         // would make this remove a file out of the root.
-        self.check_dir_inside(key.as_str(), path.parent().unwrap_or(&self.root))?;
+        let parent = path.parent().unwrap_or(&self.root);
+        self.check_dir_inside(key.as_str(), parent, |err| erase_error(key.as_str(), err))?;
         match fs::remove_file(&path) {
             Ok(()) => {
                 self.remove_empty_parents(path.parent());
@@ -985,7 +991,8 @@ impl Store for FilesystemStore {
             return Ok(());
         }
         let path = self.prefix_path(prefix);
-        self.check_dir_inside(prefix.as_str(), path.parent().unwrap_or(&self.root))?;
+        let parent = path.parent().unwrap_or(&self.root);
+        self.check_dir_inside(prefix.as_str(), parent, error)?;
         let metadata = match fs::symlink_metadata(&path) {
             Ok(metadata) => metadata,
             Err(err) if is_missing(&err) => return Ok(()),
