@@ -1634,6 +1634,31 @@ fn issue_10_tree_skips_symlink_loops_and_warns() {
         "{}",
         run.stderr
     );
+
+    // The same in v2, where the link to itself failed the root's listing.
+    let v2 = dir.path().join("v2.zarr");
+    write_files(
+        &v2,
+        &[
+            (".zgroup", r#"{"zarr_format":2}"#),
+            ("g/.zgroup", r#"{"zarr_format":2}"#),
+        ],
+    );
+    symlink("me", v2.join("me")).unwrap();
+    symlink("..", v2.join("g/up")).unwrap();
+    let run = zarrkit_within(60, [OsStr::new("tree"), v2.as_os_str()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout, "/\n└── g/\n\n1 group, 0 arrays\n");
+    assert!(
+        run.stderr.contains("skipped symbolic link `me`"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("skipped symbolic link `g/up`"),
+        "{}",
+        run.stderr
+    );
 }
 
 // Issue #10: a chunk that is a symbolic link to a file outside the store
