@@ -8,13 +8,15 @@
 # recreating it when the requirements or the Python version change, and
 # points the tests at it with ZARRKIT_PYTHON; likewise a second one with
 # zarr-python 2.18 (scripts/requirements-zarr2.txt) at $ZARRKIT_VENV_ZARR2
-# (default: <repo>/.venv-zarr2), named by ZARRKIT_PYTHON_ZARR2.
+# (default: <repo>/.venv-zarr2), named by ZARRKIT_PYTHON_ZARR2, and a third
+# with zarr 1.1.0 (scripts/requirements-zarr1.txt) at $ZARRKIT_VENV_ZARR1
+# (default: <repo>/.venv-zarr1), named by ZARRKIT_PYTHON_ZARR1.
 # ZARRKIT_REQUIRE_INTEROP=1 makes an interop test fail rather than skip if
 # a Python is missing.
 #
 # Extra arguments go to the test runner, e.g. `scripts/test.sh interop`.
 #
-# Environment: ZARRKIT_VENV and ZARRKIT_VENV_ZARR2 (venv locations), PYTHON
+# Environment: ZARRKIT_VENV, ZARRKIT_VENV_ZARR2 and ZARRKIT_VENV_ZARR1 (venv locations), PYTHON
 # (the interpreter that creates the venvs; default python3).
 set -euo pipefail
 
@@ -31,18 +33,25 @@ run bash "$repo/scripts/install-build-deps.sh"
 
 python="${PYTHON:-python3}"
 
-# setup_venv DIR REQUIREMENTS: (re)creates the virtualenv DIR with the pinned
-# REQUIREMENTS when they or the Python version changed.
+# setup_venv DIR REQUIREMENTS [BUILD_REQUIREMENTS]: (re)creates the virtualenv
+# DIR with the pinned REQUIREMENTS when they or the Python version changed.
+# BUILD_REQUIREMENTS, if given, are installed first, and REQUIREMENTS are then
+# built against them (--no-build-isolation).
 setup_venv() {
-    local venv="$1" requirements="$2"
+    local venv="$1" requirements="$2" build="${3:-}"
     local stamp="$venv/.zarrkit-requirements.sha256"
     local want
-    want="$({ cat "$requirements"; "$python" --version 2>&1; } | sha256sum | cut -d' ' -f1)"
+    want="$({ cat "$requirements" ${build:+"$build"}; "$python" --version 2>&1; } | sha256sum | cut -d' ' -f1)"
     if [[ ! -x "$venv/bin/python" || ! -f "$stamp" || "$(cat "$stamp")" != "$want" ]]; then
         echo "setting up the interop virtualenv at $venv" >&2
         run "$python" -m venv --clear "$venv"
-        run "$venv/bin/python" -m pip install --disable-pip-version-check --no-input --quiet \
-            -r "$requirements"
+        local pip=("$venv/bin/python" -m pip install --disable-pip-version-check --no-input --quiet)
+        if [[ -n "$build" ]]; then
+            run "${pip[@]}" -r "$build"
+            # --no-cache-dir: a wheel cached from an isolated build lacks blosc.
+            pip+=(--no-build-isolation --no-cache-dir)
+        fi
+        run "${pip[@]}" -r "$requirements"
         echo "$want" >"$stamp"
     else
         echo "interop virtualenv at $venv is up to date" >&2
@@ -58,10 +67,16 @@ venv_zarr2="${ZARRKIT_VENV_ZARR2:-$repo/.venv-zarr2}"
 setup_venv "$venv_zarr2" "$repo/scripts/requirements-zarr2.txt"
 run "$venv_zarr2/bin/python" -c 'import zarr; print("zarr", zarr.__version__, "in", __import__("sys").prefix)'
 
+# zarr 1.1.0 (the v1 reference), in its own small virtualenv.
+venv_zarr1="${ZARRKIT_VENV_ZARR1:-$repo/.venv-zarr1}"
+setup_venv "$venv_zarr1" "$repo/scripts/requirements-zarr1.txt" "$repo/scripts/requirements-zarr1-build.txt"
+run "$venv_zarr1/bin/python" -c 'import collections, collections.abc; collections.MutableMapping = collections.abc.MutableMapping; import zarr, zarr.blosc; print("zarr", zarr.__version__, "with blosc in", __import__("sys").prefix)'
+
 export ZARRKIT_PYTHON="$venv/bin/python"
 export ZARRKIT_PYTHON_ZARR2="$venv_zarr2/bin/python"
+export ZARRKIT_PYTHON_ZARR1="$venv_zarr1/bin/python"
 export ZARRKIT_REQUIRE_INTEROP=1
-echo "+ export ZARRKIT_PYTHON=$ZARRKIT_PYTHON ZARRKIT_PYTHON_ZARR2=$ZARRKIT_PYTHON_ZARR2 ZARRKIT_REQUIRE_INTEROP=1" >&2
+echo "+ export ZARRKIT_PYTHON=$ZARRKIT_PYTHON ZARRKIT_PYTHON_ZARR2=$ZARRKIT_PYTHON_ZARR2 ZARRKIT_PYTHON_ZARR1=$ZARRKIT_PYTHON_ZARR1 ZARRKIT_REQUIRE_INTEROP=1" >&2
 
 if cargo nextest --version >/dev/null 2>&1; then
     run cargo nextest run --workspace --all-features --no-fail-fast "$@"

@@ -133,6 +133,24 @@ FIXTURES = [
     ("structured_big_f_zlib", "struct", [["id", ">u4"], ["tag", "|S2"], ["v", ">f8"]],
      (3, 4), (2, 3), "F", "zlib", 1,
      ("AAAAAXh5QAAAAAAAAAA=", (1, b"xy", 2.0)), lambda c: c != (0, 1), {}),
+    # Issue #9: the fill values zarr 1.x wrote for complex and string types.
+    # It wrote the NumPy scalar the user gave, so `fill_value=0` is `0` for
+    # `<c16`/`>c8` (NumPy reads it as 0+0j) and a bare `NaN` token for a NaN
+    # real part; numbers for `|S1`/`<U4` (NumPy casts them: b"0", "1234").
+    ("complex128_real_fill_zlib", "complex128", "<c16", (7,), (3,), "C", "zlib", 1,
+     0, lambda c: c != (1,), {}),
+    ("complex64_big_f_real_nan_fill", "complex64", ">c8", (3, 4), (2, 3), "F", "none", None,
+     float("nan"), lambda c: c != (1, 0), {}),
+    ("bytes1_number_fill_zlib", "null_terminated_bytes", "|S1", (9,), (4,), "C", "zlib", 1,
+     0, lambda c: c != (1,), {}),
+    ("unicode4_number_fill_none", "fixed_length_utf32", "<U4", (2, 5), (2, 2), "C", "none", None,
+     12345, lambda c: c != (0, 1), {}),
+    # NumPy datetimes, whose `dtype.str` zarr 1.x wrote as any other; their
+    # fill value is the i8 count (Python's json cannot write a datetime64).
+    ("datetime64_ns_zlib", "numpy.datetime64", "<M8[ns]", (5,), (2,), "C", "zlib", 1,
+     (-(2**63), np.datetime64("NaT", "ns")), lambda c: c != (1,), {}),
+    ("timedelta64_s_big_none", "numpy.timedelta64", ">m8[s]", (3, 2), (2, 2), "F", "none", None,
+     (-7, np.timedelta64(-7, "s")), lambda c: c != (1, 0), {}),
 ]
 
 

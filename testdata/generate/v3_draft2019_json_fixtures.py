@@ -18,10 +18,20 @@ A second store (`zarr-python-2.18-ext.zarr`) holds what zarr-python 2.18
 writes besides: arrays with its sharding storage transformer (shards with
 inner chunks missing, shards missing, F order, the `.` separator, filters
 inside shards), numcodecs `filters` (kept in `attributes.filters`),
-`M8`/`m8` datetime types (its datetime extension object), and its
-consolidated metadata (`meta/root/consolidated/.zmetadata`).
+`M8`/`m8` datetime types (its datetime extension object), fixed-length
+strings and structured types (fields in one or in mixed byte orders), the
+string data types extension object as `data_type` (set by hand, issue #9),
+and its consolidated metadata (`meta/root/consolidated/.zmetadata`).
+
+A third store (`zarr-python-2.18-objects.zarr`) holds `|O` arrays with
+the object codecs `vlen-utf8`, `vlen-bytes`, `vlen-array` and `json2`.
+
+Gzip stamps the time into each chunk: after running, restore the chunks
+of arrays that already existed (`git checkout -- '*/data/*'`) so only new
+arrays change.
 """
 
+import json
 import os
 import shutil
 import sys
@@ -90,6 +100,7 @@ def main():
     group = root.create_group("sub")
     group.attrs["kind"] = "explicit group"
     entries.extend(extensions())
+    objects()
     update_manifest(entries, [os.path.relpath(ROOT, "testdata")])
 
 
@@ -101,6 +112,7 @@ def extensions():
     root = zarr.group(store=store, path="", zarr_version=3)
     root.attrs["title"] = "zarr-python 2.x experimental v3 extensions"
     entries = []
+    entries_expected = {}
 
     def add(name, shape, chunks, dtype, compressor=None, filters=None, order="C", fill_value=0,
             shards=None, write=None, separator="/", values=None, lossy=False):
@@ -131,6 +143,7 @@ def extensions():
             assert np.array_equal(got, expected, equal_nan=expected.dtype.kind in "fc"), name
         entries.append(entry(name.replace("/", "_"), "v3-draft-2019-json", EXT_STORE, "/" + name,
                              expected, WRITER))
+        entries_expected[name] = expected
 
     # Sharding: shards of 2x3 chunks; the first shard row complete, one
     # chunk of the second, the third shard row never written.
@@ -180,8 +193,81 @@ def extensions():
         fill_value=np.array((1, b"xy", 2.0), dtype=big_record)[()], write=[slice(0, 2)],
         values=np.array([(5, b"a", 0.5), (6, b"bc", -2.0), (7, b"", 1e10), (8, b"zz", 0)],
                         dtype=big_record))
+    # Issue #9: structured types whose fields differ in byte order, as
+    # zarr-python 2.18 writes them (its structured placeholder URI, `type`
+    # NumPy's descr with each field's own order).
+    mixed = np.dtype([("x", "<i4"), ("y", ">f8")])
+    add("mixed/structured_mixed_order_zlib", (5,), (2,), mixed, numcodecs.Zlib(level=1),
+        fill_value=np.array((-1, 0.5), dtype=mixed)[()], write=[slice(0, 3)],
+        values=np.array([(1, 1.5), (-2, 2.25), (3, -1e300), (4, 0), (5, 7)], dtype=mixed))
+    nested = np.dtype([("id", ">u2"), ("p", [("a", "<f4"), ("b", ">i8")]), ("s", "<U2")])
+    add("mixed/structured_nested_mixed_order_f", (2, 3), (2, 2), nested, None, order="F",
+        fill_value=None,
+        values=np.array([[(1, (0.5, -3), "ab"), (2, (1.5, 4), "c"), (3, (2.5, 5), "")],
+                         [(4, (3.5, -6), "d"), (5, (4.5, 7), "ef"), (6, (5.5, 8), "g")]],
+                        dtype=nested))
+    # Issue #9: the string data types extension object
+    # (seeds/v3-ext-string-dtypes-2022-03-02-draft.rst) as the `data_type`
+    # of this layout. No writer produced it here (zarr-python 2.18 writes
+    # its placeholders), so zarr-python 2.18 writes the arrays and the
+    # document's `data_type` is replaced by the extension object with the
+    # same `type`, from the text; zarr-python 2.18 reads the result (it
+    # takes `type` and ignores the URI), and what it reads is the reference.
+    string_uri = "http://purl.org/zarr/spec/extensions/string-dtypes/1.0"
+    for name, dtype, fill, vals in [
+        ("string_dtypes/unicode3_big", ">U3", "z", ["a", "bc", "d\u4e2d", "", "\u00e9\u00e9"]),
+        ("string_dtypes/unicode5_little", "<U5", "", ["hello", "w", "\u00e9t\u00e9", "", "12345"]),
+        ("string_dtypes/bytes7", "|S7", b"pad", [b"abc", b"", b"1234567", b"xy", b"q"]),
+    ]:
+        add(name, (5,), (2,), dtype, numcodecs.Zlib(level=1), fill_value=fill,
+            write=[slice(0, 3)], values=np.array(vals, dtype=dtype))
+        doc_path = os.path.join(EXT_STORE, "meta", "root", name + ".array.json")
+        with open(doc_path) as f:
+            doc = json.load(f)
+        doc["data_type"] = {"extension": string_uri, "type": dtype, "fallback": None}
+        with open(doc_path, "w") as f:
+            json.dump(doc, f, indent=4, sort_keys=True, ensure_ascii=True)
+        reread = zarr.open_array(store=store, path=name, mode="r", zarr_version=3)
+        assert reread.dtype == np.dtype(dtype), name
+        assert np.array_equal(reread[...], entries_expected[name]), name
     zarr.consolidate_metadata(store)
     return entries
+
+
+OBJECTS_STORE = os.path.join(ROOT, "zarr-python-2.18-objects.zarr")
+
+
+def objects():
+    """Issue #9: `|O` arrays, which zarr-python 2.18 writes under its object
+    placeholder URI with the object codec first in `attributes.filters`.
+    Not in the manifest (the corpus digests fixed-size elements);
+    zarrkit/tests/it/regressions.rs reads these values:
+
+    - `vlen_utf8`: "a", "bc", "dé", "", "中文" (blosc);
+    - `vlen_bytes`: b"x", b"", b"yz\x00" (zlib);
+    - `vlen_array_int32`: [1, 2], [], [-3] (no compressor);
+    - `json2`: 1, "x", [1, 2], {"k": None} (F order is not used).
+
+    Every chunk is written (a missing chunk of an `|O` array reads as the
+    integer 0 in zarr-python 2.18)."""
+    store = DirectoryStoreV3(OBJECTS_STORE)
+    root = zarr.group(store=store, path="", zarr_version=3)
+    for name, codec, compressor, values in [
+        ("vlen_utf8", numcodecs.VLenUTF8(), numcodecs.Blosc(cname="lz4", clevel=5, shuffle=1),
+         ["a", "bc", "d\u00e9", "", "\u4e2d\u6587"]),
+        ("vlen_bytes", numcodecs.VLenBytes(), numcodecs.Zlib(level=1), [b"x", b"", b"yz\x00"]),
+        ("vlen_array_int32", numcodecs.VLenArray("<i4"), None,
+         [np.array([1, 2], dtype="<i4"), np.array([], dtype="<i4"), np.array([-3], dtype="<i4")]),
+        ("json2", numcodecs.JSON(), None, [1, "x", [1, 2], {"k": None}]),
+    ]:
+        data = np.empty(len(values), dtype=object)
+        data[:] = values
+        arr = root.create_dataset(name, shape=(len(values),), chunks=(2,), dtype=object,
+                                  object_codec=codec, compressor=compressor)
+        arr[...] = data
+        got = zarr.open_array(store, path=name, mode="r", zarr_version=3)[...]
+        for a, b in zip(got, data):
+            assert (np.array_equal(a, b) if isinstance(b, np.ndarray) else a == b), name
 
 
 if __name__ == "__main__":

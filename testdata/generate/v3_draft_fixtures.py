@@ -186,6 +186,35 @@ def draft2022():
     array(store, "v3-draft-2022", "/float32_plus_infinity_fill", "meta/float32_plus_infinity_fill.array.json",
           "data/float32_plus_infinity_fill/", key_of("/"), values, (3, 3), "<f4", "C", [], np.inf,
           doc((4, 4), "float32", (3, 3), "/", "C", [], "+Infinity"), missing={(0, 1), (1, 1)})
+    # Issue #9. "fill_value": a binary string (`0b`) for a float, with every
+    # leading zero of the type's size, as the hexadecimal one (`0x`).
+    values = pattern((5, 3), "<f2")
+    array(store, "v3-draft-2022", "/float16_binary_fill", "meta/float16_binary_fill.array.json",
+          "data/float16_binary_fill/", key_of("/"), values, (2, 2), "<f2", "C", [], np.float16(1.0),
+          doc((5, 3), "float16", (2, 2), "/", "C", [], "0b0011110000000000"),
+          missing={(1, 0), (2, 1)})
+    # 0.1 exactly as the nearest float64, which decimal text may round.
+    values = pattern((4,), ">f8")
+    array(store, "v3-draft-2022", "/float64_big_binary_fill",
+          "meta/float64_big_binary_fill.array.json",
+          "data/float64_big_binary_fill/", key_of("/"), values, (3,), ">f8", "C", [], 0.1,
+          doc((4,), "float64", (3,), "/", "C", [
+              {"type": "https://purl.org/zarr/spec/codecs/endian/1.0", "configuration": {"endian": "big"}},
+          ], "0b" + format(np.array(0.1, dtype=">f8").view(">u8")[()], "064b")), missing={(1,)})
+    # A complex fill value as a real number (read as re + 0j, as NumPy does),
+    # and as a pair whose parts are bit strings of the part's size.
+    values = pattern((3, 4), "<c8")
+    array(store, "v3-draft-2022", "/complex64_real_fill", "meta/complex64_real_fill.array.json",
+          "data/complex64_real_fill/", key_of("/"), values, (2, 3), "<c8", "C", [GZip(1)],
+          complex(-2.5, 0), doc((3, 4), "complex64", (2, 3), "/", "C", [gzip(1)], -2.5),
+          missing={(1, 1)})
+    values = pattern((4,), "<c16")
+    array(store, "v3-draft-2022", "/complex128_bit_string_parts_fill",
+          "meta/complex128_bit_string_parts_fill.array.json",
+          "data/complex128_bit_string_parts_fill/", key_of("/"), values, (3,), "<c16", "C", [],
+          complex(1.0, -2.0),
+          doc((4,), "complex128", (3,), "/", "C", [],
+              ["0b0011111111110000" + "0" * 48, "0xc000000000000000"]), missing={(1,)})
 
     # The sharding storage transformer ("Configuration" of its text): shards
     # of 2x3 chunks, one shard with a chunk missing, one with none (not stored).
@@ -375,6 +404,18 @@ def june2019():
               "chunk_memory_layout": "C", "compressor": None,
               "fill_value": 255, "extensions": [], "attributes": {},
           }, missing={(1,)})
+    # Issue #9. The text leaves complex fill values open ("TODO what about
+    # complex data types?"); as NumPy and zarr-python, a real number is
+    # re + 0j.
+    values = pattern((6,), "<c8")
+    array(store, "v3-draft-2019", "/complex64_real_fill", "meta/root/complex64_real_fill.array",
+          "data/complex64_real_fill/", key_of("."), values, (4,), "<c8", "C", [], complex(-0.25, 0), {
+              "shape": [6], "data_type": "<c8",
+              "chunk_grid": {"type": "regular", "chunk_shape": [4]},
+              "chunk_memory_layout": "C", "compressor": None,
+              "fill_value": -0.25, "extensions": [], "attributes": {},
+          }, missing={(1,)})
+    entries[-1]["name"] = "draft2019_complex64_real_fill"
 
     # "If the root node is an array, the metadata key is meta/root.array, and
     # the data keys are formed by concatenating data/ and the chunk identifier."
@@ -434,6 +475,15 @@ def early2019():
               "chunk_memory_layout": "C", "chunk_codecs": [],
               "fill_value": "-Infinity", "extensions": [], "attributes": {},
           }, missing={(0,)})
+    # Issue #9: a real number as a complex fill value (re + 0j, as NumPy).
+    values = pattern((5,), ">c16")
+    array(store, "v3-draft-2019a", "/complex128_big_real_fill", "meta/root/complex128_big_real_fill.array",
+          "data/complex128_big_real_fill/", key_of, values, (2,), ">c16", "C", [], complex(np.nan, 0), {
+              "zarr_format": early, "shape": [5], "data_type": ">c16",
+              "chunk_grid": {"type": "regular", "chunk_shape": [2]},
+              "chunk_memory_layout": "C", "chunk_codecs": [],
+              "fill_value": "NaN", "extensions": [], "attributes": {},
+          }, missing={(1,)})
 
 
 def main():

@@ -171,7 +171,12 @@ def write_manifest_entries(fmt, new_entries):
         text = f.read()
     header, _, body = text.partition("[[fixture]]")
     blocks = ["[[fixture]]" + b for b in body.split("[[fixture]]") if b.strip()] if body else []
-    kept = [b for b in blocks if f"format = {json.dumps(fmt)}" not in b]
+    # Only this script's stores: other generators (no_root_fixtures.py)
+    # write v3 entries under other folders.
+    kept = [
+        b for b in blocks
+        if f"format = {json.dumps(fmt)}" not in b or f'store = "fixtures/{fmt}/' not in b
+    ]
     ours = []
     for e in new_entries:
         lines = ["[[fixture]]"]

@@ -41,8 +41,24 @@
 //!   them in the attribute `_ARRAY_DIMENSIONS`, as xarray stores them in v2.
 //!   That needs every dimension to be named and no other
 //!   `_ARRAY_DIMENSIONS` attribute; otherwise the migration is refused.
-//!   Migrating back does not turn the attribute into dimension names: the
-//!   attributes are kept as they are.
+//!   Into a target with dimension names (v3), an `_ARRAY_DIMENSIONS`
+//!   attribute of one name per dimension becomes the dimension names, as
+//!   xarray writes them in v3 (it reads v3 dimensions only from
+//!   `dimension_names`), so v2 → v3 → v2 round trips.
+//! - **Consolidated metadata**: a source whose root group has consolidated
+//!   metadata (v2 `.zmetadata`, v3 `consolidated_metadata`, zarr-python
+//!   2.x's) gets it rewritten from the target's documents after copying,
+//!   into v2 or v3; into another format the plan notes that it is not
+//!   carried over.
+//! - **Missing groups**: a source with nodes but no root node (tensorstore,
+//!   which has no groups, writes arrays at `/a` and `/b/c` and nothing
+//!   else) gets the groups above its nodes (`/`, `/b`), empty, so that the
+//!   target opens as one hierarchy; each is noted as created.
+//! - **Fill value**: the target's document is read back before anything
+//!   is written. A NaN with a payload that the target cannot spell (v2, v1
+//!   and the 2019 drafts write every NaN as `"NaN"`) becomes the plain NaN,
+//!   and verification expects it; any other fill value that would read
+//!   back differently is refused.
 //! - **Ignorable fields** (`"must_understand": false` fields of v3, the
 //!   v2 `"fill_value": null` marker, the 2022 draft's `extensions`, v1's
 //!   extra keys) that the target cannot hold, or would not read back (v3
@@ -87,7 +103,8 @@ use crate::error::{Error, NodeKind};
 use crate::format::{self, ZarrFormat};
 use crate::group::Node;
 use crate::metadata::{
-    ArrayMetadata, ChunkKeyEncoding, ExtensionObject, GroupMetadata, JsonMap, NodeMetadata,
+    ArrayMetadata, ChunkKeyEncoding, DataType, ExtensionObject, FillValue, GroupMetadata, JsonMap,
+    NodeMetadata,
 };
 use crate::node::NodePath;
 use crate::store::{MemoryStore, Store, StoreError, StoreKey, StorePrefix};
@@ -197,7 +214,8 @@ pub struct NodePlan {
     pub chunks: u64,
     /// Their total stored size in bytes.
     pub bytes: u64,
-    source: Node,
+    /// `None` for a group the source lacks (see [`plan`]).
+    source: Option<Node>,
     target: NodeMetadata,
 }
 
@@ -208,6 +226,8 @@ pub struct MigrationPlan {
     dst: Arc<dyn Store>,
     to: ZarrFormat,
     nodes: Vec<NodePlan>,
+    /// Whether to write consolidated metadata at the root after copying.
+    consolidate: bool,
 }
 
 impl MigrationPlan {
@@ -227,6 +247,13 @@ impl MigrationPlan {
     #[must_use]
     pub fn destination(&self) -> &Arc<dyn Store> {
         &self.dst
+    }
+
+    /// Whether the destination gets consolidated metadata at its root (the
+    /// source's root group has it and the target is v2 or v3).
+    #[must_use]
+    pub fn writes_consolidated(&self) -> bool {
+        self.consolidate
     }
 
     /// The nodes, the root first, parents before children.
@@ -296,36 +323,165 @@ pub struct MigrationReport {
 /// Plans the migration of the whole hierarchy in `src` into `to` in `dst`.
 ///
 /// Reads every node's metadata and lists every array's stored chunks;
-/// writes nothing.
+/// writes nothing. A source without a root node (arrays at `/a`, `/b/c`
+/// and no group documents, as tensorstore writes them) is migrated node by
+/// node as found by listing, and the groups above them that it lacks are
+/// created, each with a note.
 ///
 /// # Errors
 /// [`MigrateError::DestinationNotEmpty`] if `dst` holds any key,
 /// [`MigrateError::NotRepresentable`] naming the first node with a feature
-/// `to` cannot hold, [`Error::NodeNotFound`] if `src` has no root node, or a
-/// store or metadata error naming the key.
+/// `to` cannot hold, [`Error::NodeNotFound`] if `src` has no node at all, or
+/// a store or metadata error naming the key.
 pub fn plan(
     src: Arc<dyn Store>,
     dst: Arc<dyn Store>,
     to: ZarrFormat,
 ) -> Result<MigrationPlan, MigrateError> {
     check_empty(dst.as_ref())?;
-    let root = Node::open(Arc::clone(&src), "/")?;
-    let mut sources = vec![root.clone()];
-    if let Node::Group(group) = &root {
-        sources.extend(group.walk()?);
-    }
+    let sources = source_nodes(&src)?;
     // Each node's document is written to a scratch store and read back, so
     // the plan knows what the target will really hold.
     let scratch: Arc<dyn Store> = Arc::new(MemoryStore::new());
     let mut nodes = Vec::with_capacity(sources.len());
     for source in sources {
-        nodes.push(plan_node(source, to, &scratch)?);
+        nodes.push(match source {
+            Source::Node(node) => plan_node(*node, to, &scratch)?,
+            Source::MissingGroup { path, format } => {
+                plan_missing_group(path, format, to, &scratch)?
+            }
+        });
     }
+    let consolidate = plan_consolidated(&mut nodes, to);
     Ok(MigrationPlan {
         src,
         dst,
         to,
         nodes,
+        consolidate,
+    })
+}
+
+/// The formats whose consolidated metadata [`migrate`] writes: v2's
+/// `.zmetadata` and v3's `consolidated_metadata`, where zarr-python (and
+/// xarray's `consolidated=True`) look for it. zarr-python 2.x's
+/// experimental v3 keeps it in an extra group, which would add a node.
+const CONSOLIDATED_FORMATS: &[ZarrFormat] = &[ZarrFormat::V2, ZarrFormat::V3];
+
+/// Whether the destination gets consolidated metadata: when the source's
+/// root group has it (and the target can hold it; else a note says so).
+fn plan_consolidated(nodes: &mut [NodePlan], to: ZarrFormat) -> bool {
+    let Some(root) = nodes.first_mut() else {
+        return false;
+    };
+    let consolidated = matches!(&root.source, Some(Node::Group(group)) if group.is_consolidated());
+    if !consolidated || !root.path.is_root() {
+        return false;
+    }
+    if CONSOLIDATED_FORMATS.contains(&to) {
+        root.notes.push(
+            "consolidated metadata: written anew from the migrated documents, as the source has it"
+                .into(),
+        );
+        true
+    } else {
+        root.notes.push(format!(
+            "the source's consolidated metadata is not carried over: zarrkit writes it for v2 \
+             and v3, not {to}"
+        ));
+        false
+    }
+}
+
+/// A node of the source hierarchy, or a group it lacks.
+enum Source {
+    Node(Box<Node>),
+    /// A group with no document in the source, above nodes that have one.
+    MissingGroup {
+        path: NodePath,
+        format: ZarrFormat,
+    },
+}
+
+/// Every node of `src`, parents before children: the root and everything
+/// below it, or, in a store without a root node (tensorstore writes arrays
+/// at `/a`, `/b/c` and no groups, as it has none), every node found by its
+/// document, with the groups above them that have no document.
+fn source_nodes(src: &Arc<dyn Store>) -> Result<Vec<Source>, MigrateError> {
+    let not_found = match Node::open(Arc::clone(src), "/") {
+        Ok(root) => {
+            let mut sources = vec![Source::Node(Box::new(root.clone()))];
+            if let Node::Group(group) = &root {
+                sources.extend(
+                    group
+                        .walk()?
+                        .into_iter()
+                        .map(|node| Source::Node(Box::new(node))),
+                );
+            }
+            return Ok(sources);
+        }
+        Err(error @ Error::NodeNotFound { .. }) => error,
+        Err(error) => return Err(error.into()),
+    };
+    let found = format::find_nodes(src.as_ref())?;
+    let mut sources: Vec<(NodePath, Source)> = Vec::new();
+    for path in &found {
+        let node = Node::open(Arc::clone(src), path.as_str())?;
+        // Its ancestors without a document, from the root down.
+        let mut missing = Vec::new();
+        let mut parent = path.parent();
+        while let Some(p) = parent {
+            if found.binary_search(&p).is_err() && !sources.iter().any(|(s, _)| *s == p) {
+                missing.push(p.clone());
+            }
+            parent = p.parent();
+        }
+        for p in missing.into_iter().rev() {
+            let format = node.format();
+            sources.push((p.clone(), Source::MissingGroup { path: p, format }));
+        }
+        sources.push((path.clone(), Source::Node(Box::new(node))));
+    }
+    if sources.is_empty() {
+        return Err(not_found.into());
+    }
+    // Sorted paths put every parent before its children.
+    sources.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(sources.into_iter().map(|(_, source)| source).collect())
+}
+
+/// The plan for a group the source lacks: an empty group the target gets
+/// so that the hierarchy opens there (v3 core "Storage" and v2
+/// "Hierarchies" have no implicit groups; zarr-python opens a hierarchy
+/// only from group documents).
+fn plan_missing_group(
+    path: NodePath,
+    source_format: ZarrFormat,
+    to: ZarrFormat,
+    scratch: &Arc<dyn Store>,
+) -> Result<NodePlan, MigrateError> {
+    let mut notes = vec![
+        "created: the source has no group here, only nodes below it (as tensorstore, which \
+         has no groups, writes arrays)"
+            .to_string(),
+    ];
+    let empty = GroupMetadata {
+        attributes: JsonMap::new(),
+        extra_fields: JsonMap::new(),
+    };
+    let target = plan_group(&path, &empty, to, &mut notes)?;
+    format::write_node(scratch.as_ref(), &path, to, &target)?;
+    Ok(NodePlan {
+        path,
+        kind: NodeKind::Group,
+        source_format,
+        action: Action::CreateGroup,
+        notes,
+        chunks: 0,
+        bytes: 0,
+        source: None,
+        target,
     })
 }
 
@@ -343,6 +499,7 @@ fn plan_node(
 ) -> Result<NodePlan, MigrateError> {
     let path = source.path().clone();
     let source_format = source.format();
+    let kind = source.kind();
     let mut notes = Vec::new();
     let (target, action, chunks, bytes) = match &source {
         Node::Group(group) => {
@@ -371,13 +528,13 @@ fn plan_node(
     }
     Ok(NodePlan {
         path,
-        kind: source.kind(),
+        kind,
         source_format,
         action,
         notes,
         chunks,
         bytes,
-        source,
+        source: Some(source),
         target,
     })
 }
@@ -518,6 +675,7 @@ fn plan_array(
     let mut target = baseline.clone();
     target.fill_value = source.fill_value.clone();
     fits(&target).map_err(|e| refuse(format!("its fill value: {e}")))?;
+    target.fill_value = plan_fill_value(scratch, path, to, &target, notes)?;
 
     // The source's encoding, else the `v2` encoding with its separator,
     // else the target's default.
@@ -552,12 +710,25 @@ fn plan_array(
     }
 
     target.attributes = source.attributes.clone();
+    let mut xarray_variable = None;
     if let Some(names) = &source.dimension_names {
         if fits(&with(&|m| m.dimension_names = Some(names.clone()))).is_ok() {
             target.dimension_names = Some(names.clone());
         } else {
             move_dimension_names(names, &mut target.attributes, notes).map_err(refuse)?;
+            xarray_variable = Some(XarrayDirection::ToAttribute);
         }
+    } else if let Some(names) = xarray_dimension_names(&source.attributes, array.ndim(), notes)
+        && fits(&with(&|m| m.dimension_names = Some(names.clone()))).is_ok()
+    {
+        let value = target.attributes.remove(DIMENSIONS_ATTRIBUTE);
+        notes.push(format!(
+            "the attribute `{DIMENSIONS_ATTRIBUTE}` {} becomes the dimension names (as xarray \
+             keeps them in v3)",
+            value.unwrap_or_default()
+        ));
+        target.dimension_names = Some(names);
+        xarray_variable = Some(XarrayDirection::ToDimensionNames);
     }
     fits(&with(&|m| m.attributes = target.attributes.clone()))
         .map_err(|e| refuse(format!("its attributes: {e}")))?;
@@ -566,6 +737,27 @@ fn plan_array(
         let probe = with(&|m| m.extra_fields = fields.clone());
         fits(&probe).is_ok() && fields_round_trip(to, &wrap(&probe))
     });
+    match xarray_variable {
+        Some(XarrayDirection::ToDimensionNames) => {
+            xarray_fill_to_attribute(source, &mut target, notes)
+        }
+        Some(XarrayDirection::ToAttribute) => {
+            let holds_null = |m: &ArrayMetadata| {
+                let mut probe = m.clone();
+                probe.extra_fields.insert(
+                    format::v2::NULL_FILL_VALUE_FIELD.into(),
+                    serde_json::Value::Null,
+                );
+                fits(&probe).is_ok() && fields_round_trip(to, &wrap(&probe))
+            };
+            // Only into formats with v2's `null` (v2, v1): xarray reads
+            // neither the drafts nor their fill values.
+            if holds_null(&baseline) {
+                xarray_fill_from_attribute(&mut target, notes);
+            }
+        }
+        None => {}
+    }
 
     // Codecs: keep the chain if the target holds it and reads it back the
     // same; otherwise re-encode.
@@ -598,12 +790,107 @@ fn plan_array(
     Ok((NodeMetadata::Array(target), action))
 }
 
+/// The fill value the target holds, decided before anything is written:
+/// `metadata`'s document is written to the scratch store and read back. A
+/// NaN whose payload the target cannot spell (v2, v1 and the 2019 drafts
+/// write every NaN as `"NaN"`, which reads back as the plain NaN; only the
+/// 2022 draft and v3 have the hexadecimal spelling, v3 core "fill_value")
+/// becomes that plain NaN, with a note, and verification expects it; any
+/// other fill value that would read back differently is refused, naming it.
+fn plan_fill_value(
+    scratch: &Arc<dyn Store>,
+    path: &NodePath,
+    to: ZarrFormat,
+    metadata: &ArrayMetadata,
+    notes: &mut Vec<String>,
+) -> Result<FillValue, MigrateError> {
+    let wanted = &metadata.fill_value;
+    let read = match read_back(scratch, path, to, metadata) {
+        Ok(Some(read)) if read.fill_value == *wanted => return Ok(read.fill_value),
+        Ok(Some(read)) => read.fill_value,
+        // The target's default chain alone may not make a document that
+        // reads back (an object array needs the object codec chosen below);
+        // `plan_node` reads the whole document back, and verification
+        // compares the values.
+        Ok(None) | Err(_) => return Ok(wanted.clone()),
+    };
+    let shown = |fill: &FillValue| format::v3::fill_value_to_json(fill, &metadata.data_type);
+    if nan_payload_only(&metadata.data_type, wanted.as_bytes(), read.as_bytes()) {
+        notes.push(format!(
+            "the fill value {} (a NaN with a payload) becomes the plain NaN {}: the target \
+             format writes every NaN as `\"NaN\"`",
+            shown(wanted),
+            shown(&read)
+        ));
+        return Ok(read);
+    }
+    Err(MigrateError::NotRepresentable {
+        path: path.clone(),
+        format: to,
+        what: format!(
+            "its fill value {} would read back as {}",
+            shown(wanted),
+            shown(&read)
+        ),
+    })
+}
+
+/// Whether `a` and `b`, fill values of `data_type`, differ only in NaN
+/// payloads: every float component is bit-equal or NaN in both.
+fn nan_payload_only(data_type: &DataType, a: &[u8], b: &[u8]) -> bool {
+    // (component size, exponent mask, mantissa mask) of IEEE 754 types.
+    let (size, exponent, mantissa): (usize, u64, u64) = match data_type {
+        DataType::Float16 | DataType::ComplexFloat16 => (2, 0x7c00, 0x03ff),
+        DataType::BFloat16 | DataType::ComplexBFloat16 => (2, 0x7f80, 0x007f),
+        DataType::Float32 | DataType::Complex64 => (4, 0x7f80_0000, 0x007f_ffff),
+        DataType::Float64 | DataType::Complex128 => {
+            (8, 0x7ff0_0000_0000_0000, 0x000f_ffff_ffff_ffff)
+        }
+        _ => return false,
+    };
+    // The model holds elements in native byte order.
+    let is_nan = |bytes: &[u8]| {
+        let bits = match *bytes {
+            [a, b] => u64::from(u16::from_ne_bytes([a, b])),
+            [a, b, c, d] => u64::from(u32::from_ne_bytes([a, b, c, d])),
+            [a, b, c, d, e, f, g, h] => u64::from_ne_bytes([a, b, c, d, e, f, g, h]),
+            _ => return false,
+        };
+        bits & exponent == exponent && bits & mantissa != 0
+    };
+    a.len() == b.len()
+        && a.chunks(size)
+            .zip(b.chunks(size))
+            .all(|(x, y)| x == y || (is_nan(x) && is_nan(y)))
+}
+
+/// Writes `metadata` into the scratch store and reads it back, or `None`
+/// if the target reads back something else than an array.
+fn read_back(
+    scratch: &Arc<dyn Store>,
+    path: &NodePath,
+    to: ZarrFormat,
+    metadata: &ArrayMetadata,
+) -> Result<Option<ArrayMetadata>, MigrateError> {
+    format::write_node(
+        scratch.as_ref(),
+        path,
+        to,
+        &NodeMetadata::Array(metadata.clone()),
+    )?;
+    match format::read_node_as(scratch.as_ref(), path, to)? {
+        Some(NodeMetadata::Array(read)) => Ok(Some(read)),
+        _ => Ok(None),
+    }
+}
+
 /// A v3 `struct` has one byte order for all its fields (the `bytes`
-/// codec's `endian`, extensions/data-types/struct "Endianness"): a v2
-/// struct whose fields differ in byte order (the internal
-/// `zarrkit.struct_bytes` codec) is re-encoded.
+/// codec's `endian`, extensions/data-types/struct "Endianness"): a struct
+/// whose fields differ in byte order (the internal `zarrkit.struct_bytes`
+/// codec) is re-encoded unless the target spells NumPy's `descr` (v1, v2,
+/// zarr-python 2.x's experimental v3).
 fn struct_byte_order(to: ZarrFormat, source: &ArrayMetadata) -> Result<(), String> {
-    if to == ZarrFormat::V2
+    if to.holds_mixed_byte_order_structs()
         || !source
             .codecs
             .iter()
@@ -612,8 +899,8 @@ fn struct_byte_order(to: ZarrFormat, source: &ArrayMetadata) -> Result<(), Strin
         return Ok(());
     }
     Err(
-        "its struct fields differ in byte order, and outside v2 a struct has one byte order \
-         for all fields"
+        "its struct fields differ in byte order, and outside v1, v2 and v3-draft-2019-json a \
+         struct has one byte order for all fields"
             .into(),
     )
 }
@@ -628,6 +915,160 @@ fn reencode(reason: String, codecs: &[ExtensionObject]) -> Action {
 fn codec_names(codecs: &[ExtensionObject]) -> String {
     let names: Vec<&str> = codecs.iter().map(|c| c.name.as_str()).collect();
     format!("[{}]", names.join(", "))
+}
+
+/// Which way an xarray variable's dimension names move.
+#[derive(Clone, Copy)]
+enum XarrayDirection {
+    /// From `_ARRAY_DIMENSIONS` into `dimension_names` (v2 → v3).
+    ToDimensionNames,
+    /// From `dimension_names` into `_ARRAY_DIMENSIONS` (v3 → v2).
+    ToAttribute,
+}
+
+/// The attribute in which xarray keeps a v3 variable's missing-value
+/// marker; in v2 xarray takes the array's `fill_value` as that marker
+/// (`null`: none).
+const XARRAY_FILL_ATTRIBUTE: &str = "_FillValue";
+
+/// `fill` as xarray 2026.9's `FillValueCoder.encode` writes `_FillValue`
+/// in v3 (`xarray/backends/zarr.py`): `bool` and integers as JSON
+/// numbers, floats as the base64 of the value as a little-endian `float64`,
+/// complex numbers as two of those; `None` for other types.
+fn xarray_fill_attribute(fill: &FillValue, data_type: &DataType) -> Option<serde_json::Value> {
+    use base64::Engine as _;
+    let b64 = |x: f64| {
+        serde_json::Value::from(base64::engine::general_purpose::STANDARD.encode(x.to_le_bytes()))
+    };
+    let bytes = fill.as_bytes();
+    let float = |b: &[u8]| -> Option<f64> {
+        Some(match b.len() {
+            2 => half::f16::from_bits(u16::from_ne_bytes(b.try_into().ok()?)).to_f64(),
+            4 => f64::from(f32::from_ne_bytes(b.try_into().ok()?)),
+            8 => f64::from_ne_bytes(b.try_into().ok()?),
+            _ => return None,
+        })
+    };
+    let int = |signed: bool| -> Option<serde_json::Value> {
+        let mut word = [0u8; 8];
+        let n = bytes.len();
+        if n > 8 {
+            return None;
+        }
+        if cfg!(target_endian = "little") {
+            word[..n].copy_from_slice(bytes);
+            if signed && bytes[n - 1] & 0x80 != 0 {
+                word[n..].fill(0xff);
+            }
+        } else {
+            word[8 - n..].copy_from_slice(bytes);
+            if signed && bytes[0] & 0x80 != 0 {
+                word[..8 - n].fill(0xff);
+            }
+        }
+        Some(if signed {
+            i64::from_ne_bytes(word).into()
+        } else {
+            u64::from_ne_bytes(word).into()
+        })
+    };
+    match data_type {
+        DataType::Bool => Some(serde_json::Value::Bool(bytes.first()? != &0)),
+        DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64 => int(true),
+        DataType::UInt8 | DataType::UInt16 | DataType::UInt32 | DataType::UInt64 => int(false),
+        DataType::Float16 | DataType::Float32 | DataType::Float64 => Some(b64(float(bytes)?)),
+        DataType::Complex64 | DataType::Complex128 => {
+            let (re, im) = bytes.split_at(bytes.len() / 2);
+            Some(serde_json::Value::Array(vec![
+                b64(float(re)?),
+                b64(float(im)?),
+            ]))
+        }
+        _ => None,
+    }
+}
+
+/// v2 → v3 of an xarray variable: xarray masks a v2 array's `fill_value`
+/// (unless `null`) but in v3 only its `_FillValue` attribute, so the fill
+/// value becomes that attribute, as xarray writes it in v3.
+fn xarray_fill_to_attribute(
+    source: &ArrayMetadata,
+    target: &mut ArrayMetadata,
+    notes: &mut Vec<String>,
+) {
+    let null = matches!(
+        source.extra_fields.get(format::v2::NULL_FILL_VALUE_FIELD),
+        Some(serde_json::Value::Null)
+    );
+    if null || target.attributes.contains_key(XARRAY_FILL_ATTRIBUTE) {
+        return;
+    }
+    if let Some(value) = xarray_fill_attribute(&source.fill_value, &source.data_type) {
+        notes.push(format!(
+            "the fill value becomes xarray's attribute `{XARRAY_FILL_ATTRIBUTE}` {value} (xarray \
+             masks it in v2, and in v3 only that attribute)"
+        ));
+        target
+            .attributes
+            .insert(XARRAY_FILL_ATTRIBUTE.into(), value);
+    }
+}
+
+/// v3 → v2 of an xarray variable: a `_FillValue` attribute equal to the
+/// fill value goes (v2's `fill_value` says it, as xarray writes v2); with
+/// none, a zero fill value is written as `null`, as xarray writes v2 arrays
+/// without a missing value (it would mask the zeros otherwise).
+fn xarray_fill_from_attribute(target: &mut ArrayMetadata, notes: &mut Vec<String>) {
+    let encoded = xarray_fill_attribute(&target.fill_value, &target.data_type);
+    match target.attributes.get(XARRAY_FILL_ATTRIBUTE) {
+        Some(value) if Some(value) == encoded.as_ref() => {
+            notes.push(format!(
+                "xarray's attribute `{XARRAY_FILL_ATTRIBUTE}` {value} goes: the fill value says it \
+                 in the target, as xarray writes it"
+            ));
+            target.attributes.remove(XARRAY_FILL_ATTRIBUTE);
+        }
+        Some(_) => {}
+        None if encoded.is_some() && target.fill_value == FillValue::zero(&target.data_type) => {
+            notes.push(format!(
+                "the fill value 0 is written as `null`: xarray would take it as the missing value, \
+                 and the variable has no `{XARRAY_FILL_ATTRIBUTE}`"
+            ));
+            target.extra_fields.insert(
+                format::v2::NULL_FILL_VALUE_FIELD.into(),
+                serde_json::Value::Null,
+            );
+        }
+        None => {}
+    }
+}
+
+/// The dimension names xarray keeps in the attribute `_ARRAY_DIMENSIONS`
+/// of a v2 array (one string per dimension; xarray's "Zarr encoding
+/// specification"), or `None` if there is no such attribute. An attribute
+/// of another shape is kept as it is, with a note.
+fn xarray_dimension_names(
+    attributes: &JsonMap,
+    ndim: usize,
+    notes: &mut Vec<String>,
+) -> Option<Vec<Option<String>>> {
+    let value = attributes.get(DIMENSIONS_ATTRIBUTE)?;
+    let names: Option<Vec<Option<String>>> = value.as_array().and_then(|items| {
+        items
+            .iter()
+            .map(|item| item.as_str().map(|name| Some(name.to_string())))
+            .collect()
+    });
+    match names {
+        Some(names) if names.len() == ndim => Some(names),
+        _ => {
+            notes.push(format!(
+                "kept the attribute `{DIMENSIONS_ATTRIBUTE}` {value} as it is: it is not one \
+                 name per dimension ({ndim})"
+            ));
+            None
+        }
+    }
 }
 
 /// The dimension names as xarray's `_ARRAY_DIMENSIONS` attribute.
@@ -667,13 +1108,7 @@ fn read_back_codecs(
     to: ZarrFormat,
     metadata: &ArrayMetadata,
 ) -> Result<Option<Vec<ExtensionObject>>, MigrateError> {
-    format::write_node(
-        scratch.as_ref(),
-        path,
-        to,
-        &NodeMetadata::Array(metadata.clone()),
-    )?;
-    let Some(NodeMetadata::Array(read)) = format::read_node_as(scratch.as_ref(), path, to)? else {
+    let Some(read) = read_back(scratch, path, to, metadata)? else {
         return Ok(None);
     };
     let array = Array::from_metadata(Arc::clone(scratch), path.clone(), to, read)?;
@@ -834,7 +1269,7 @@ pub fn migrate(
     for node in &plan.nodes {
         format::write_node(plan.dst.as_ref(), &node.path, plan.to, &node.target)?;
         match (&node.source, &node.target) {
-            (Node::Array(source), NodeMetadata::Array(metadata)) => {
+            (Some(Node::Array(source)), NodeMetadata::Array(metadata)) => {
                 let mut target = Array::from_metadata(
                     Arc::clone(&plan.dst),
                     node.path.clone(),
@@ -886,11 +1321,16 @@ pub fn migrate(
     }
 
     let mut done = 0u64;
-    for &(node, source, _) in &targets {
+    for &(node, source, ref planned) in &targets {
         let target = Array::open(Arc::clone(&plan.dst), node.path.as_str())?;
-        done += verify_array(source, &target, done, total, progress)?;
+        // The planned fill value: the source's, or a plain NaN for a NaN
+        // whose payload the target cannot spell (noted in the plan).
+        done += verify_array(source, &target, planned.fill_value(), done, total, progress)?;
     }
     report.chunks_verified = done;
+    if plan.consolidate {
+        crate::consolidate::consolidate(plan.dst.as_ref(), "/")?;
+    }
     Ok(report)
 }
 
@@ -930,6 +1370,7 @@ fn reencode_chunk(source: &Array, target: &Array, coords: &[u64]) -> Result<(u64
 fn verify_array(
     source: &Array,
     target: &Array,
+    expected_fill: &FillValue,
     done_before: u64,
     total: u64,
     progress: &mut dyn FnMut(Progress),
@@ -959,8 +1400,8 @@ fn verify_array(
         });
     }
     // Chunks stored in neither read as the fill value in both, if the fill
-    // values agree.
-    if source.fill_value() != target.fill_value() {
+    // values agree (up to a NaN payload the plan noted).
+    if target.fill_value() != expected_fill {
         return Err(MigrateError::Mismatch {
             path: path.clone(),
             chunk_coords: Vec::new(),
@@ -1024,6 +1465,74 @@ mod tests {
         );
         assert_eq!(GridIter::new(&[]).collect::<Vec<_>>(), [Vec::<u64>::new()]);
         assert_eq!(GridIter::new(&[3, 0]).count(), 0);
+    }
+
+    #[test]
+    fn fill_values_encode_as_xarray_fill_value_coder_does() {
+        use serde_json::json;
+        // Expected: xarray 2026.9.0, `FillValueCoder.encode(value, dtype)`.
+        let f = |bytes: Vec<u8>, data_type: DataType| {
+            xarray_fill_attribute(&FillValue::new(bytes), &data_type)
+        };
+        assert_eq!(
+            f(1.5f32.to_ne_bytes().to_vec(), DataType::Float32),
+            Some(json!("AAAAAAAA+D8="))
+        );
+        assert_eq!(
+            f(f64::NAN.to_ne_bytes().to_vec(), DataType::Float64),
+            Some(json!("AAAAAAAA+H8="))
+        );
+        assert_eq!(
+            f(
+                half::f16::from_f32(-2.0).to_ne_bytes().to_vec(),
+                DataType::Float16
+            ),
+            Some(json!("AAAAAAAAAMA="))
+        );
+        assert_eq!(
+            f((-7i16).to_ne_bytes().to_vec(), DataType::Int16),
+            Some(json!(-7))
+        );
+        assert_eq!(
+            f(u64::MAX.to_ne_bytes().to_vec(), DataType::UInt64),
+            Some(json!(18_446_744_073_709_551_615u64))
+        );
+        assert_eq!(f(vec![1], DataType::Bool), Some(json!(true)));
+        let mut complex = 1.0f32.to_ne_bytes().to_vec();
+        complex.extend(f32::NEG_INFINITY.to_ne_bytes());
+        assert_eq!(
+            f(complex, DataType::Complex64),
+            Some(json!(["AAAAAAAA8D8=", "AAAAAAAA8P8="]))
+        );
+        assert_eq!(f(vec![0; 3], DataType::FixedBytes(3)), None);
+    }
+
+    #[test]
+    fn only_nan_payloads_may_differ() {
+        let f32_bytes = |bits: u32| bits.to_ne_bytes().to_vec();
+        assert!(nan_payload_only(
+            &DataType::Float32,
+            &f32_bytes(0x7fc0_0001),
+            &f32_bytes(0x7fc0_0000)
+        ));
+        assert!(!nan_payload_only(
+            &DataType::Float32,
+            &f32_bytes(0x7f80_0000),
+            &f32_bytes(0x7fc0_0000)
+        ));
+        assert!(!nan_payload_only(
+            &DataType::Int32,
+            &f32_bytes(1),
+            &f32_bytes(2)
+        ));
+        let mut a = 1.0f64.to_ne_bytes().to_vec();
+        a.extend(0x7ff0_0000_0000_0001u64.to_ne_bytes());
+        let mut b = 1.0f64.to_ne_bytes().to_vec();
+        b.extend(f64::NAN.to_ne_bytes());
+        assert!(nan_payload_only(&DataType::Complex128, &a, &b));
+        let mut c = 2.0f64.to_ne_bytes().to_vec();
+        c.extend(f64::NAN.to_ne_bytes());
+        assert!(!nan_payload_only(&DataType::Complex128, &a, &c));
     }
 
     #[test]

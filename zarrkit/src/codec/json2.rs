@@ -416,6 +416,8 @@ impl ArrayToBytesCodec for Json2Codec {
             sort_keys: self.config.sort_keys,
             item_separator,
             key_separator,
+            indent: None,
+            bare_non_finite_under: None,
         };
         let mut out = String::with_capacity(decoded.data_len() + 16);
         writer.write(&Value::Array(items), &mut out);
@@ -466,10 +468,30 @@ pub(crate) struct PythonJson<'a> {
     pub(crate) sort_keys: bool,
     pub(crate) item_separator: &'a str,
     pub(crate) key_separator: &'a str,
+    /// `indent=n`: each item of a non-empty list or object on its own line,
+    /// indented by `n` spaces per level (`None`: all on one line).
+    pub(crate) indent: Option<usize>,
+    /// The top-level key under which the strings `"NaN"`, `"Infinity"` and
+    /// `"-Infinity"` are written as the bare tokens `NaN`, `Infinity` and
+    /// `-Infinity`, as `json.dumps` (with its default `allow_nan=True`)
+    /// writes non-finite floats, which a `serde_json::Value` cannot hold.
+    pub(crate) bare_non_finite_under: Option<&'a str>,
 }
 
 impl PythonJson<'_> {
     pub(crate) fn write(&self, value: &Value, out: &mut String) {
+        self.write_at(value, 0, false, out);
+    }
+
+    /// Python's `newline_indent`: a newline and `depth` levels of indent.
+    fn new_line(&self, depth: usize, out: &mut String) {
+        if let Some(indent) = self.indent {
+            out.push('\n');
+            out.extend(std::iter::repeat_n(' ', indent * depth));
+        }
+    }
+
+    fn write_at(&self, value: &Value, depth: usize, bare: bool, out: &mut String) {
         match value {
             Value::Null => out.push_str("null"),
             Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
@@ -484,6 +506,9 @@ impl PythonJson<'_> {
                 // serde_json numbers are always one of the three.
                 (None, None, None) => out.push_str("null"),
             },
+            Value::String(s) if bare && matches!(s.as_str(), "NaN" | "Infinity" | "-Infinity") => {
+                out.push_str(s);
+            }
             Value::String(s) => self.write_string(s, out),
             Value::Array(items) => {
                 out.push('[');
@@ -491,7 +516,11 @@ impl PythonJson<'_> {
                     if i > 0 {
                         out.push_str(self.item_separator);
                     }
-                    self.write(item, out);
+                    self.new_line(depth + 1, out);
+                    self.write_at(item, depth + 1, bare, out);
+                }
+                if !items.is_empty() {
+                    self.new_line(depth, out);
                 }
                 out.push(']');
             }
@@ -503,13 +532,20 @@ impl PythonJson<'_> {
                     entries.sort_by(|a, b| a.0.cmp(b.0));
                 }
                 out.push('{');
+                let empty = entries.is_empty();
                 for (i, (key, item)) in entries.into_iter().enumerate() {
                     if i > 0 {
                         out.push_str(self.item_separator);
                     }
+                    self.new_line(depth + 1, out);
                     self.write_string(key, out);
                     out.push_str(self.key_separator);
-                    self.write(item, out);
+                    let bare =
+                        bare || (depth == 0 && self.bare_non_finite_under == Some(key.as_str()));
+                    self.write_at(item, depth + 1, bare, out);
+                }
+                if !empty {
+                    self.new_line(depth, out);
                 }
                 out.push('}');
             }

@@ -103,6 +103,17 @@ impl ZarrFormat {
         )
     }
 
+    /// Whether this format spells a structured data type as NumPy's
+    /// `descr`, whose fields may each have their own byte order (v2 "Data
+    /// type encoding", v1 "Data type encoding", and zarr-python 2.x's
+    /// experimental v3 layout, which writes the same `descr`): the model's
+    /// `zarrkit.struct_bytes` codec. v3 and the other drafts give a
+    /// structure one byte order.
+    #[must_use]
+    pub fn holds_mixed_byte_order_structs(self) -> bool {
+        matches!(self, Self::V2 | Self::V1 | Self::V3Draft2019Json)
+    }
+
     /// Every format, in probe order.
     pub const ALL: &'static [ZarrFormat] = &[
         ZarrFormat::V3,
@@ -710,6 +721,34 @@ pub fn list_nodes(
         list_below(store, &root, format, &mut out)?;
     }
     Ok(out)
+}
+
+/// The paths of every node whose document is in the store, sorted (so
+/// parents come before children), found by listing the whole store: the
+/// keys named `zarr.json` (v3), `.zarray` or `.zgroup` (v2). This finds the
+/// nodes of a store that has no root node, as tensorstore writes arrays
+/// (it has no groups): v2 "Hierarchies" and v3 core "Storage" both say a
+/// node exists where its document is, whether or not its parents do.
+/// Documents at paths that are not valid node paths are skipped.
+///
+/// # Errors
+/// A store error (including a store that cannot list).
+pub fn find_nodes(store: &dyn Store) -> Result<Vec<NodePath>, Error> {
+    let mut found = Vec::new();
+    for key in store.list_prefix(&StorePrefix::root())? {
+        let name = key.name();
+        if name != v3::METADATA_KEY && name != v2::ARRAY_KEY && name != v2::GROUP_KEY {
+            continue;
+        }
+        let parent = key.parent();
+        let path = format!("/{}", parent.as_str().trim_end_matches('/'));
+        if let Ok(path) = NodePath::new(&path) {
+            found.push(path);
+        }
+    }
+    found.sort();
+    found.dedup();
+    Ok(found)
 }
 
 fn list_below(

@@ -250,6 +250,34 @@ pub(crate) fn is_representable(data_type: &DataType) -> bool {
     }
 }
 
+/// The text NumPy casts a JSON number to when it becomes an `S<n>` or
+/// `U<n>` element (`np.array(0, dtype="S1")` is `b"0"`): Python's `str` of
+/// the number, which for floats is `repr` (shortest round-trip digits,
+/// positional from `1e-4` up to below `1e16`, else `1e+16` / `1e-05`).
+/// The caller truncates it to the element's length, as NumPy does.
+pub(crate) fn number_as_numpy_text(number: &serde_json::Number) -> String {
+    if number.is_i64() || number.is_u64() {
+        return number.to_string();
+    }
+    let Some(x) = number.as_f64() else {
+        return number.to_string();
+    };
+    // JSON numbers are finite; Rust's `{:e}` gives the shortest digits too.
+    let scientific = format!("{x:e}");
+    let (mantissa, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
+    let exponent: i32 = exponent.parse().unwrap_or(0);
+    if (-4..16).contains(&exponent) {
+        let mut text = format!("{x}");
+        if !text.contains('.') {
+            text.push_str(".0");
+        }
+        text
+    } else {
+        let sign = if exponent < 0 { '-' } else { '+' };
+        format!("{mantissa}e{sign}{:02}", exponent.unsigned_abs())
+    }
+}
+
 /// Parses a `.zarray`-shaped document (v1's and zarr-python 2.x's are
 /// turned into one) with [`v2::parse_array`], which reads NumPy string and
 /// structured types too (mixed byte orders through
@@ -280,6 +308,31 @@ pub(crate) fn zarray_of(array: &ArrayMetadata) -> Result<JsonMap, MetadataError>
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn numbers_become_the_text_numpy_casts_them_to() {
+        // Each expected text is what `np.array(v, dtype="U30")[()]` gives
+        // with NumPy 1.26 (zarr-python 2.18's venv).
+        for (value, text) in [
+            (json!(0), "0"),
+            (json!(12345), "12345"),
+            (json!(-3), "-3"),
+            (json!(1.5), "1.5"),
+            (json!(1e16), "1e+16"),
+            (json!(1e15), "1000000000000000.0"),
+            (json!(123_456_789_012_345_678.0), "1.2345678901234568e+17"),
+            (json!(1e-5), "1e-05"),
+            (json!(0.0001), "0.0001"),
+            (json!(-0.0), "-0.0"),
+            (json!(1e300), "1e+300"),
+            (json!(0.1 + 0.2), "0.30000000000000004"),
+        ] {
+            let Value::Number(number) = &value else {
+                unreachable!()
+            };
+            assert_eq!(number_as_numpy_text(number), text, "{value}");
+        }
+    }
 
     #[test]
     fn string_types_follow_the_extension_table() {

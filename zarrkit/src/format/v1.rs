@@ -50,12 +50,16 @@
 //!
 //! Fill values: as v2, including `null` and the bare `NaN`, `Infinity` and
 //! `-Infinity` tokens that Python's `json` (and so zarr 1.x) writes; they
-//! are written back as the strings `"NaN"`, ..., which are valid JSON.
+//! are written back as those bare tokens, as zarr 1.x writes them (not
+//! strict JSON, but zarr-python 2.x's `migrate_1to2` passes the fill value
+//! on as it finds it, and refuses the strings `"NaN"`).
 //!
 //! Chunk keys: the chunk indices joined by `.` ("Chunks"). The spec does
-//! not say what a 0-d array's one chunk is called (joining no indices gives
-//! the empty key, which no store can hold); zarrkit calls it `0`, as v2
-//! does.
+//! not say what a 0-d array's one chunk is called: joining no indices gives
+//! the empty key, which is what zarr 1.1.0 reads and which no store can
+//! hold, while zarr-python 2.x reads the key `0` after `migrate_1to2`.
+//! zarrkit reads a 0-d chunk under `0` and refuses to write 0-d arrays,
+//! naming them, as no key reads back the same everywhere.
 //!
 //! # F order and the zarr 1.x quirk
 //!
@@ -69,8 +73,10 @@
 //! made it, so zarrkit does not guess; such a store can be read by opening
 //! it with `order` changed to `"C"`.
 //!
-//! Writing is canonical: keys sorted (as zarr 1.x's `json.dumps(...,
-//! sort_keys=True)`), `compression_opts` spelled out. The model's
+//! Writing is canonical and byte for byte as zarr 1.x writes: `meta` and
+//! `attrs` as `json.dumps(d, indent=4, sort_keys=True, ensure_ascii=True)`
+//! (ASCII only, as zarr 1.x decodes them; floats in Python's `repr`),
+//! `compression_opts` spelled out. The model's
 //! `extra_fields` are written back beside the v1 fields. A model that v1
 //! cannot express (a codec other than those above, a second compressor,
 //! a transpose other than F order, a `/` separator or the `default` chunk
@@ -426,9 +432,51 @@ pub fn array_to_json(array: &ArrayMetadata) -> Result<Value, MetadataError> {
 /// what [`array_to_json`] refuses.
 pub fn serialize_node(metadata: &NodeMetadata) -> Result<Vec<u8>, MetadataError> {
     match metadata {
-        NodeMetadata::Array(array) => Ok(v2::to_bytes(&array_to_json(array)?)),
+        NodeMetadata::Array(array) => {
+            check_dimensions(array)?;
+            Ok(to_bytes(&array_to_json(array)?, array.data_type.is_float()))
+        }
         NodeMetadata::Group(_) => Err(no_groups()),
     }
+}
+
+/// A 0-d array has no v1 chunk key any store can hold: spec "Chunks" joins
+/// the chunk's indices with `.`, which for no indices is the empty key.
+/// zarr 1.1.0 does exactly that (`'.'.join(map(str, ()))`), so its
+/// `DirectoryStore` cannot write the chunk (the key is the directory itself)
+/// and reads the fill value, while zarr-python 2.x, after
+/// `migrate_1to2`, reads the key `0`. No key reads back the same in both,
+/// so 0-d arrays are refused rather than written under a key one of them
+/// does not read.
+fn check_dimensions(array: &ArrayMetadata) -> Result<(), MetadataError> {
+    if array.shape.is_empty() {
+        return Err(not_representable(
+            "a 0-d array (its one chunk's v1 key, no indices joined by `.`, is the empty \
+             string, which no store holds: zarr 1.x reads it as missing)",
+        ));
+    }
+    Ok(())
+}
+
+/// A v1 document as zarr 1.x writes `meta` and `attrs` (`zarr/meta.py`,
+/// `zarr/attrs.py` of zarr 1.1.0): `json.dumps(d, indent=4, sort_keys=True,
+/// ensure_ascii=True)`, so ASCII only, every other character escaped as
+/// `\uXXXX` (zarr 1.x and zarr-python 2.x's `migrate_1to2` decode both
+/// documents as ASCII, and refuse anything else). With `non_finite_fill`,
+/// a `fill_value` of `"NaN"`, `"Infinity"` or `"-Infinity"` is written as
+/// the bare token Python's `json` writes for a non-finite float.
+fn to_bytes(document: &Value, non_finite_fill: bool) -> Vec<u8> {
+    let writer = crate::codec::json2::PythonJson {
+        ensure_ascii: true,
+        sort_keys: true,
+        item_separator: ",",
+        key_separator: ": ",
+        indent: Some(4),
+        bare_non_finite_under: non_finite_fill.then_some("fill_value"),
+    };
+    let mut text = String::new();
+    writer.write(document, &mut text);
+    text.into_bytes()
 }
 
 /// Checks that a node at `path` can be written in v1: only at the root.
@@ -506,7 +554,7 @@ pub fn write_node(
     // Attributes first: a reader that finds `meta` finds `attrs` too.
     store.set(
         &root_key(ATTRIBUTES_KEY)?,
-        &v2::to_bytes(&v2::attributes_to_json(&array.attributes)),
+        &to_bytes(&v2::attributes_to_json(&array.attributes), false),
     )?;
     store.set(&root_key(META_KEY)?, &meta)?;
     Ok(())
@@ -797,6 +845,63 @@ mod tests {
         );
         let path = NodePath::new("/a").unwrap();
         assert!(check_path(&path).unwrap_err().to_string().contains("`/a`"));
+    }
+
+    #[test]
+    fn documents_are_written_as_zarr_1_json_dumps_writes_them() {
+        // zarr 1.1.0, `json.dumps(meta, indent=4, sort_keys=True,
+        // ensure_ascii=True)` of this array (run by hand, Python 3.11).
+        let array = parse(json!({
+            "shape": [10], "chunks": [4], "dtype": "<f8", "fill_value": "NaN",
+            "compression": "zlib", "compression_opts": 1,
+        }))
+        .unwrap();
+        let text = String::from_utf8(serialize_node(&NodeMetadata::Array(array)).unwrap()).unwrap();
+        assert_eq!(
+            text,
+            "{\n    \"chunks\": [\n        4\n    ],\n    \"compression\": \"zlib\",\n    \
+             \"compression_opts\": 1,\n    \"dtype\": \"<f8\",\n    \"fill_value\": NaN,\n    \
+             \"order\": \"C\",\n    \"shape\": [\n        10\n    ],\n    \"zarr_format\": 1\n}"
+        );
+        // A string fill value that spells a token stays a string for a
+        // string type.
+        let text_fill = parse(json!({"dtype": "<U3", "fill_value": "NaN"})).unwrap();
+        let text = serialize_node(&NodeMetadata::Array(text_fill)).unwrap();
+        assert!(
+            String::from_utf8(text)
+                .unwrap()
+                .contains("\"fill_value\": \"NaN\"")
+        );
+        // Non-ASCII escaped, UTF-16 surrogates beyond the BMP, empty
+        // containers as `{}` and `[]`.
+        let store = crate::store::MemoryStore::new();
+        let mut attributes = JsonMap::new();
+        attributes.insert("name".into(), "Zürich 🌍".into());
+        attributes.insert("empty".into(), json!({"a": [], "b": {}}));
+        let mut array = parse(json!({})).unwrap();
+        array.attributes = attributes;
+        write_node(&store, &NodePath::root(), &NodeMetadata::Array(array)).unwrap();
+        let attrs = store
+            .get(&StoreKey::new(ATTRIBUTES_KEY).unwrap(), None)
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8(attrs).unwrap(),
+            "{\n    \"empty\": {\n        \"a\": [],\n        \"b\": {}\n    },\n    \
+             \"name\": \"Z\\u00fcrich \\ud83c\\udf0d\"\n}"
+        );
+    }
+
+    #[test]
+    fn zero_dimensional_arrays_are_refused_by_name() {
+        let scalar = parse(json!({"shape": [], "chunks": []})).unwrap();
+        let err = serialize_node(&NodeMetadata::Array(scalar))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("a 0-d array") && err.contains("empty"),
+            "{err}"
+        );
     }
 
     proptest! {

@@ -495,6 +495,15 @@ pub fn numpy_dtype_from_json(value: &Value) -> Result<(DataType, ByteOrder), Met
     numpy_dtype(value, "dtype", 0)
 }
 
+/// [`numpy_dtype_from_json`] for a type found in `field` of another
+/// format's document (zarr-python 2.x's `data_type.type`), which errors name.
+pub(crate) fn numpy_dtype_from_json_at(
+    value: &Value,
+    field: &str,
+) -> Result<(DataType, ByteOrder), MetadataError> {
+    numpy_dtype(value, field, 0)
+}
+
 fn numpy_dtype(
     value: &Value,
     field: &str,
@@ -799,8 +808,10 @@ pub fn dtype_to_json(data_type: &DataType, order: &ByteOrder) -> Value {
 /// The fill value of a v2 document: as v3 for numbers, non-finite floats
 /// and complex pairs, plus `0`/`1` for `bool`, base64 for `|V<n>`, `|S<n>`
 /// and structured types (their records little-endian; see
-/// [`fill_value_from_json_in`] for other byte orders), strings for `U`, and
-/// for `|O` arrays a string (`vlen-utf8`), base64 (`vlen-bytes`) or the `0`
+/// [`fill_value_from_json_in`] for other byte orders), strings for `U`, a
+/// number for `S`/`U` as NumPy casts it (`0` on `|S1` is `b"0"`, as
+/// zarr-python 2.0-era arrays have it), a real number for a complex type
+/// (`re + 0j`), and for `|O` arrays a string (`vlen-utf8`), base64 (`vlen-bytes`) or the `0`
 /// zarr-python 2 writes by default (the empty string).
 ///
 /// # Errors
@@ -844,6 +855,26 @@ pub fn fill_value_from_json_in(
             }
             bytes.resize(*n, 0);
             Ok(FillValue::new(bytes))
+        }
+        // zarr-python 2.0-era writers stored `"fill_value": 0` for `|S1`
+        // and `<U4` arrays (zarr-python's own fixture data, issue #9).
+        // zarr-python 2.18 (`Metadata2.decode_fill_value`) hands the number
+        // to NumPy, which casts it to the type's text (`b"0"`, `"0"`),
+        // truncated to the element's length; the v2 text is silent.
+        (DataType::FixedBytes(n), Value::Number(number)) => {
+            let mut bytes = super::numpy_types::number_as_numpy_text(number).into_bytes();
+            bytes.truncate(*n);
+            bytes.resize(*n, 0);
+            Ok(FillValue::new(bytes))
+        }
+        (DataType::FixedUtf32(n), Value::Number(number)) => {
+            let text: String = super::numpy_types::number_as_numpy_text(number)
+                .chars()
+                .take(n / 4)
+                .collect();
+            crate::metadata::strings::encode_utf32(&text, *n)
+                .map(FillValue::new)
+                .ok_or_else(invalid)
         }
         (DataType::Struct(_), Value::String(text)) => {
             let mut bytes = super::base64_decode(text).ok_or_else(invalid)?;

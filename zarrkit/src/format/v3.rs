@@ -822,7 +822,9 @@ const CANONICAL_NAN_F64: u64 = 0x7ff8_0000_0000_0000;
 /// - `float16/32/64`: a number (rounded to nearest, ties to even), `"NaN"`,
 ///   `"Infinity"`, `"+Infinity"`, `"-Infinity"`, or `"0x…"` with exactly
 ///   two hex digits per byte giving the bit pattern (any NaN payload);
-/// - `complex64/128`: `[re, im]`, each as for the float of half the size;
+/// - `complex64/128`: `[re, im]`, each as for the float of half the size,
+///   or leniently a real part alone (a number or a non-finite name), read
+///   as `re + 0j` (issue #9: zarr 1.x writes `0`);
 /// - `r<N>`: an array of N/8 integers in `0..=255`, the element's bytes;
 /// - `bfloat16`: as a float, with `"0x…"` of 4 hex digits and `"NaN"` being
 ///   `0x7fc0`; `complex_float16`/`complex_bfloat16`: `[re, im]` of those;
@@ -870,22 +872,18 @@ fn fill_value_bytes(value: &Value, data_type: &DataType) -> Option<Vec<u8>> {
         DataType::Float64 => float(value, 8)?,
         DataType::Complex64 | DataType::Complex128 | DataType::ComplexFloat16 => {
             let half = data_type.size() / 2;
-            let [re, im] = value.as_array()?.as_slice() else {
-                return None;
-            };
+            let (re, im) = complex_parts(value)?;
             let mut bytes = float(re, half)?;
-            bytes.extend(float(im, half)?);
+            bytes.extend(im.map_or(Some(vec![0; half]), |im| float(im, half))?);
             bytes
         }
         DataType::BFloat16 => bfloat(value)?,
         DataType::SmallFloat(t) => vec![small_float(value, *t)?],
         DataType::SmallInt(t) => vec![t.from_i64(i64::try_from(integer(value)?).ok()?).ok()?],
         DataType::ComplexBFloat16 => {
-            let [re, im] = value.as_array()?.as_slice() else {
-                return None;
-            };
+            let (re, im) = complex_parts(value)?;
             let mut bytes = bfloat(re)?;
-            bytes.extend(bfloat(im)?);
+            bytes.extend(im.map_or(Some(vec![0; 2]), bfloat)?);
             bytes
         }
         // extensions/data-types/numpy.datetime64, "Fill value
@@ -910,6 +908,26 @@ fn fill_value_bytes(value: &Value, data_type: &DataType) -> Option<Vec<u8>> {
         // Handled by `v3_strings` above.
         _ => return None,
     })
+}
+
+/// The real and imaginary parts of a complex fill value: `[re, im]` (v3
+/// core, "Fill value"), or, leniently, a real number or one of the
+/// non-finite names alone, with a zero imaginary part. zarr 1.x writes
+/// `"fill_value": 0` for `<c16` arrays, and NumPy (so every zarr-python)
+/// reads a real number as `re + 0j`; zarrs reads only the pair, so this
+/// is read, never written (issue #9). A lone `"0x…"` is refused: it does
+/// not say which part it is.
+/// `None` for the imaginary part means zero (all bits clear).
+fn complex_parts(value: &Value) -> Option<(&Value, Option<&Value>)> {
+    match value {
+        Value::Array(items) => match items.as_slice() {
+            [re, im] => Some((re, Some(im))),
+            _ => None,
+        },
+        Value::Number(_) => Some((value, None)),
+        Value::String(s) if !s.starts_with("0x") => Some((value, None)),
+        _ => None,
+    }
 }
 
 /// A `bfloat16` fill value, native-endian: as a float (extensions/data-types/
@@ -1318,7 +1336,20 @@ mod tests {
             expected
         );
         assert!(fill(json!([1.5]), &DataType::Complex128).is_err());
-        assert!(fill(json!(1.5), &DataType::Complex128).is_err());
+        // Issue #9: a real number alone is `re + 0j`, as NumPy reads it
+        // (zarr 1.x writes `0`); a lone hex string says no part and stays
+        // refused.
+        let mut expected = 1.5f64.to_ne_bytes().to_vec();
+        expected.extend(0.0f64.to_ne_bytes());
+        assert_eq!(fill(json!(1.5), &DataType::Complex128).unwrap(), expected);
+        let mut expected = f32::NEG_INFINITY.to_ne_bytes().to_vec();
+        expected.extend(0.0f32.to_ne_bytes());
+        assert_eq!(
+            fill(json!("-Infinity"), &DataType::Complex64).unwrap(),
+            expected
+        );
+        assert!(fill(json!("0x7fc00000"), &DataType::Complex64).is_err());
+        assert!(fill(json!(true), &DataType::Complex64).is_err());
         assert!(fill(json!([1, 2, 3]), &DataType::Complex64).is_err());
         assert_eq!(
             fill(json!([1, 2, 255]), &DataType::RawBits(24)).unwrap(),

@@ -663,7 +663,7 @@ fn array_to_json(
     }
     doc.insert(
         "fill_value".into(),
-        v3::fill_value_to_json(&array.fill_value, &array.data_type),
+        fill_value_to_json(&array.fill_value, &array.data_type),
     );
     doc.insert(
         "extensions".into(),
@@ -675,6 +675,23 @@ fn array_to_json(
     );
     doc.insert("attributes".into(), Value::Object(array.attributes.clone()));
     Ok(())
+}
+
+/// A fill value as v3 spells it, except a NaN with a payload: the 2019
+/// drafts say nothing of floating-point fill values ("fill_value": "TODO
+/// what about nan and inf?") and show only `"NaN"`, and zarr-python 2.x,
+/// the one implementation of a 2019 draft, reads no hexadecimal spelling, so
+/// every NaN is written as `"NaN"` (a migration notes the lost payload).
+fn fill_value_to_json(fill: &FillValue, data_type: &DataType) -> Value {
+    let hex_nan = |value: Value| match value {
+        Value::String(text) if text.starts_with("0x") => Value::from("NaN"),
+        other => other,
+    };
+    match v3::fill_value_to_json(fill, data_type) {
+        value if !data_type.is_float() => value,
+        Value::Array(parts) => Value::Array(parts.into_iter().map(hex_nan).collect()),
+        value => hex_nan(value),
+    }
 }
 
 /// The entry point written into an empty store for `format`.

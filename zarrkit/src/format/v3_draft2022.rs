@@ -1210,52 +1210,109 @@ fn codecs_from_json(
 /// Parses `fill_value` (2022 draft, "fill_value"): required and not `null`;
 /// numbers, `true`/`false`, `"NaN"`, `"+Infinity"`, `"-Infinity"`, and for
 /// any core type a `"0x…"` or `"0b…"` string giving every bit of the element
-/// (complex numbers as `[re, im]`, `r*` also as an array of bytes).
+/// (complex numbers as `[re, im]`, each part as a float, `r*` also as an
+/// array of bytes).
 ///
 /// # Errors
-/// [`MetadataError::InvalidFillValue`] for any other value.
+/// [`MetadataError::FillValueLength`] for a `0x…`/`0b…` string with too
+/// many or too few digits; [`MetadataError::InvalidFillValue`] for any
+/// other value the type does not take.
 pub fn fill_value_from_json(
     value: &Value,
     data_type: &DataType,
 ) -> Result<FillValue, MetadataError> {
-    let invalid = || MetadataError::InvalidFillValue {
-        data_type: data_type.name(),
-        found: value.to_string(),
-    };
-    if let Value::String(s) = value
-        && !matches!(
-            data_type,
-            DataType::Complex64
-                | DataType::Complex128
-                | DataType::Float16
-                | DataType::FixedBytes(_)
-                | DataType::FixedUtf32(_)
-                | DataType::Struct(_)
-        )
-        && (s.starts_with("0b") || (s.starts_with("0x") && !data_type.is_float()))
-    {
-        let be = bits_from_string(s, data_type.size()).ok_or_else(invalid)?;
-        return element_from_big_endian(be, data_type).ok_or_else(invalid);
+    // 2022 draft, "fill_value": "For core data types for which fill values
+    // are not permitted in JSON or for which decimal representation could
+    // be lossy, a string representing of the binary (starting with 0b) or
+    // hexadecimal value (starting with 0x) is accepted. This string must
+    // include all leading or trailing zeroes necessary to match the given
+    // type size." The draft's core types are these; its extension types
+    // (strings, structures) say their own fill values.
+    let bit_strings = !matches!(
+        data_type,
+        DataType::Complex64
+            | DataType::Complex128
+            | DataType::FixedBytes(_)
+            | DataType::FixedUtf32(_)
+            | DataType::Struct(_)
+    );
+    match value {
+        Value::String(s) if bit_strings && is_bit_string(s) => {
+            let be = bits_from_string(s, data_type)?;
+            element_from_big_endian(be, data_type).ok_or_else(|| MetadataError::InvalidFillValue {
+                data_type: data_type.name(),
+                found: value.to_string(),
+            })
+        }
+        // A complex number is two floats of the draft: each part may be
+        // such a string too (of the part's size), as in final v3's pair.
+        Value::Array(parts)
+            if matches!(data_type, DataType::Complex64 | DataType::Complex128)
+                && parts.len() == 2 =>
+        {
+            let part_type = if *data_type == DataType::Complex64 {
+                DataType::Float32
+            } else {
+                DataType::Float64
+            };
+            let mut bytes = Vec::with_capacity(data_type.size());
+            for part in parts {
+                let one = fill_value_from_json(part, &part_type).map_err(|err| match err {
+                    MetadataError::FillValueLength { .. } => err,
+                    _ => MetadataError::InvalidFillValue {
+                        data_type: data_type.name(),
+                        found: value.to_string(),
+                    },
+                })?;
+                bytes.extend_from_slice(one.as_bytes());
+            }
+            Ok(FillValue::new(bytes))
+        }
+        _ => v3::fill_value_from_json(value, data_type),
     }
-    v3::fill_value_from_json(value, data_type)
+}
+
+fn is_bit_string(s: &str) -> bool {
+    s.starts_with("0x") || s.starts_with("0b")
 }
 
 /// The bytes of a `0x…`/`0b…` string, most significant first, if it gives
-/// exactly `size` bytes.
-fn bits_from_string(s: &str, size: usize) -> Option<Vec<u8>> {
-    let (digits, per_byte, radix) = if let Some(d) = s.strip_prefix("0x") {
-        (d, 2, 16)
-    } else {
-        (s.strip_prefix("0b")?, 8, 2)
+/// exactly the size of `data_type`.
+fn bits_from_string(s: &str, data_type: &DataType) -> Result<Vec<u8>, MetadataError> {
+    let size = data_type.size();
+    let invalid = || MetadataError::InvalidFillValue {
+        data_type: data_type.name(),
+        found: Value::from(s).to_string(),
     };
-    if digits.len() != size.checked_mul(per_byte)? || !digits.is_ascii() {
-        return None;
+    let (digits, per_byte, radix, radix_name) = if let Some(d) = s.strip_prefix("0x") {
+        (d, 2, 16, "hexadecimal")
+    } else {
+        (s.strip_prefix("0b").ok_or_else(invalid)?, 8, 2, "binary")
+    };
+    if !digits.is_ascii() {
+        return Err(invalid());
+    }
+    let expected = size.saturating_mul(per_byte);
+    if digits.len() != expected {
+        return Err(MetadataError::FillValueLength {
+            data_type: data_type.name(),
+            found: s.to_string(),
+            radix: radix_name,
+            digits: digits.len(),
+            expected,
+            size,
+        });
     }
     digits
         .as_bytes()
         .chunks(per_byte)
-        .map(|chunk| u8::from_str_radix(std::str::from_utf8(chunk).ok()?, radix).ok())
-        .collect()
+        .map(|chunk| {
+            std::str::from_utf8(chunk)
+                .ok()
+                .and_then(|c| u8::from_str_radix(c, radix).ok())
+        })
+        .collect::<Option<Vec<u8>>>()
+        .ok_or_else(invalid)
 }
 
 fn element_from_big_endian(mut bytes: Vec<u8>, data_type: &DataType) -> Option<FillValue> {
@@ -1593,6 +1650,29 @@ mod tests {
             [1, 2, 255]
         );
         assert_eq!(fill(json!("0b00000001"), DataType::Bool).unwrap(), [1]);
+        // Issue #9: every float takes `0b…` as it takes `0x…`, and complex
+        // parts each take either, of the part's size.
+        assert_eq!(
+            fill(json!("0b0011110000000000"), DataType::Float16).unwrap(),
+            0x3c00_u16.to_ne_bytes()
+        );
+        assert_eq!(
+            fill(json!("0x3c00"), DataType::Float16).unwrap(),
+            0x3c00_u16.to_ne_bytes()
+        );
+        let mut pair = 1.0f32.to_ne_bytes().to_vec();
+        pair.extend(0x7fc0_0001_u32.to_ne_bytes());
+        assert_eq!(
+            fill(
+                json!(["0b00111111100000000000000000000000", "0x7fc00001"]),
+                DataType::Complex64
+            )
+            .unwrap(),
+            pair
+        );
+        let mut real = 2.5f64.to_ne_bytes().to_vec();
+        real.extend(0.0f64.to_ne_bytes());
+        assert_eq!(fill(json!(2.5), DataType::Complex128).unwrap(), real);
         for (bad, dt) in [
             (json!("0x0001"), DataType::Int32),
             (json!("0b1"), DataType::Int8),
@@ -1600,9 +1680,20 @@ mod tests {
             (json!("0x02"), DataType::Bool),
             (json!(null), DataType::Int32),
             (json!("0xé0"), DataType::UInt8),
+            (json!("0b001111000000000"), DataType::Float16),
+            (json!(["0x3f80", 0]), DataType::Complex64),
         ] {
             assert!(fill(bad.clone(), dt).is_err(), "{bad}");
         }
+        let err =
+            fill_value_from_json(&json!("0b001111000000000"), &DataType::Float16).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "fill value `0b001111000000000` has 15 binary digits, but data type `float16` \
+             needs exactly 16 (every leading zero of its 2 bytes)"
+        );
+        let err = fill_value_from_json(&json!("0x7fc0001"), &DataType::Float32).unwrap_err();
+        assert!(err.to_string().contains("7 hexadecimal digits"), "{err}");
     }
 
     #[test]

@@ -15,7 +15,9 @@
 //! | `data_type` `"<i4"`, `"bool"`, `"u1"` | `dtype` `"<i4"`, `"\|b1"`, `"\|u1"` |
 //! | `data_type` `{"extension": <complex URI>, "type": "<c8"}` | `"<c8"` |
 //! | `data_type` `{"extension": <datetime URI>, "type": "<M8[ns]"}` | `"<M8[ns]"` |
-//! | `data_type` `{"extension": "TODO: bytestring array protocol URL", "type": "\|S4"}` (also `unicode`, `structured`) | `"\|S4"`, `"<U3"`, `[["a", "<i4"], …]` (see `numpy_types`) |
+//! | `data_type` `{"extension": "TODO: bytestring array protocol URL", "type": "\|S4"}` (also `unicode`, `structured`, whose fields may differ in byte order) | `"\|S4"`, `"<U3"`, `[["a", "<i4"], ["b", ">f8"]]` (see `numpy_types`) |
+//! | `data_type` `{"extension": "TODO: object array protocol URL", "type": "\|O"}`, `attributes.filters` `[{"id": "vlen-utf8"}, …]` | `"\|O"` and its object codec first in `filters` (see `v2`) |
+//! | `data_type` `{"extension": "http://purl.org/zarr/spec/extensions/string-dtypes/1.0", "type": ">U3"}` (and the drafts' other string, datetime and struct URIs; read, written back with zarr-python's placeholders) | `">U3"`, `"\|S7"`, … |
 //! | `compressor` `{"codec": ".../codec/gzip/1.0", "configuration": {...}}` | `{"id": "gzip", ...}` |
 //! | `attributes.filters` | `filters` |
 //! | `chunk_memory_layout` | `order` |
@@ -28,7 +30,7 @@
 
 use super::v3_draft2019::{CODECS, COMPLEX_EXTENSION, codec_short_name, numpy_name, numpy_type};
 use super::v3_draft2022 as shared;
-use super::{numpy_types, v2};
+use super::{draft_dtypes, numpy_types, v2};
 use crate::metadata::{
     ArrayMetadata, ChunkKeyEncoding, DataType, JsonMap, MetadataError, Separator,
 };
@@ -52,6 +54,9 @@ pub const BYTES_EXTENSION: &str = "TODO: bytestring array protocol URL";
 pub const UNICODE_EXTENSION: &str = "TODO: unicode array protocol URL";
 /// See [`BYTES_EXTENSION`].
 pub const STRUCTURED_EXTENSION: &str = "TODO: structured array protocol URL";
+/// See [`BYTES_EXTENSION`]: NumPy's `|O`, whose elements the object codec
+/// first in `attributes.filters` serialises, as in v2.
+pub const OBJECT_EXTENSION: &str = "TODO: object array protocol URL";
 
 /// The v2 `dtype` of a zarr-python 2.x `data_type`.
 fn dtype_from_json(value: &Value) -> Result<Value, MetadataError> {
@@ -68,28 +73,76 @@ fn dtype_from_json(value: &Value) -> Result<Value, MetadataError> {
         }
         Value::Object(object) => {
             let uri = shared::extension_uri(object);
-            let numpy_kind: Option<fn(&DataType) -> bool> = match uri.as_str() {
-                BYTES_EXTENSION => Some(|d| matches!(d, DataType::FixedBytes(_))),
-                UNICODE_EXTENSION => Some(|d| matches!(d, DataType::FixedUtf32(_))),
-                STRUCTURED_EXTENSION => Some(|d| matches!(d, DataType::Struct(_))),
-                _ => None,
-            };
-            if let Some(kind_ok) = numpy_kind {
-                let type_value = object.get("type").ok_or(MetadataError::MissingField {
+            let type_value = || {
+                object.get("type").ok_or(MetadataError::MissingField {
                     field: "data_type.type",
-                })?;
-                return match numpy_types::from_json(type_value, "data_type.type")? {
-                    Some((data_type, _)) if kind_ok(&data_type) => Ok(type_value.clone()),
-                    _ => Err(MetadataError::invalid(
-                        "data_type.type",
-                        "a NumPy type of the extension's kind",
-                        type_value,
-                    )),
-                };
+                })
+            };
+            let of_kind = |type_value: &Value| {
+                MetadataError::invalid(
+                    "data_type.type",
+                    "a NumPy type of the extension's kind",
+                    type_value,
+                )
+            };
+            match uri.as_str() {
+                // zarr-python 2.18 (`Metadata3.decode_dtype`) reads any
+                // extension object by its `type` alone, so the string data
+                // types extension (`seeds/v3-ext-string-dtypes-2022-03-02-
+                // draft.rst`, read by the other drafts) means the same here
+                // as its own placeholder (issue #9). `type` is `S7`/`|S7`,
+                // `<U5`/`>U5`; the v2 spelling is NumPy's `dtype.str`.
+                BYTES_EXTENSION
+                | UNICODE_EXTENSION
+                | draft_dtypes::STRING_URI
+                | draft_dtypes::STRING_URI_2022_03 => {
+                    let type_value = type_value()?;
+                    let bytes_only = uri == BYTES_EXTENSION;
+                    let unicode_only = uri == UNICODE_EXTENSION;
+                    return match numpy_types::from_json(type_value, "data_type.type")? {
+                        Some((data_type @ DataType::FixedBytes(_), _)) if !unicode_only => {
+                            Ok(numpy_types::to_json(&data_type, false).unwrap_or_default())
+                        }
+                        Some((data_type @ DataType::FixedUtf32(_), big)) if !bytes_only => {
+                            Ok(numpy_types::to_json(&data_type, big == Some(true))
+                                .unwrap_or_default())
+                        }
+                        _ => Err(of_kind(type_value)),
+                    };
+                }
+                // NumPy's `descr`, whose fields may each have their own byte
+                // order, as zarr-python 2.18 writes `[["x", "<i4"], ["y",
+                // ">f8"]]` (issue #9); v2 reads them through
+                // `zarrkit.struct_bytes`.
+                STRUCTURED_EXTENSION | draft_dtypes::STRUCT_URI => {
+                    let type_value = type_value()?;
+                    if !type_value.is_array() {
+                        return Err(of_kind(type_value));
+                    }
+                    return match v2::numpy_dtype_from_json_at(type_value, "data_type.type") {
+                        Ok((DataType::Struct(_), _)) => Ok(type_value.clone()),
+                        Ok(_) => Err(of_kind(type_value)),
+                        Err(err) => Err(err),
+                    };
+                }
+                // zarr-python 2.18 writes `|O` arrays (`vlen-utf8`,
+                // `vlen-bytes`, `json2`, ... first in `attributes.filters`,
+                // which become v2's `filters`) under this URI (issue #9).
+                OBJECT_EXTENSION => {
+                    let type_value = type_value()?;
+                    return if type_value.as_str() == Some("|O") {
+                        Ok(type_value.clone())
+                    } else {
+                        Err(of_kind(type_value))
+                    };
+                }
+                _ => {}
             }
             let kind_ok: fn(&DataType) -> bool = match uri.as_str() {
                 COMPLEX_EXTENSION => |d| matches!(d, DataType::Complex64 | DataType::Complex128),
-                DATETIME_EXTENSION => |d| {
+                DATETIME_EXTENSION
+                | draft_dtypes::DATETIME_URI
+                | draft_dtypes::DATETIME_URI_2019 => |d| {
                     matches!(
                         d,
                         DataType::NumpyDateTime64 { .. } | DataType::NumpyTimeDelta64 { .. }
@@ -283,6 +336,12 @@ pub(crate) fn array_to_json(array: &ArrayMetadata) -> Result<JsonMap, MetadataEr
         DataType::FixedBytes(_) => numpy(BYTES_EXTENSION),
         DataType::FixedUtf32(_) => numpy(UNICODE_EXTENSION),
         DataType::Struct(_) => numpy(STRUCTURED_EXTENSION),
+        // v2 wrote `|O` and the object codec among the filters.
+        DataType::String | DataType::Bytes | DataType::VlenArray(_) | DataType::Object
+            if dtype_text == "|O" =>
+        {
+            numpy(OBJECT_EXTENSION)
+        }
         DataType::Complex64 | DataType::Complex128 => serde_json::json!({
             "extension": COMPLEX_EXTENSION, "type": dtype_text, "fallback": null,
         }),

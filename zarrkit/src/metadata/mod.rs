@@ -91,6 +91,27 @@ pub enum MetadataError {
         found: String,
     },
 
+    /// A binary (`0b…`) or hexadecimal (`0x…`) fill value whose digits do
+    /// not give exactly the bits of one element.
+    #[error(
+        "fill value `{found}` has {digits} {radix} digits, but data type `{data_type}` \
+         needs exactly {expected} (every leading zero of its {size} bytes)"
+    )]
+    FillValueLength {
+        /// The data type's name.
+        data_type: String,
+        /// The value found.
+        found: String,
+        /// `binary` or `hexadecimal`.
+        radix: &'static str,
+        /// The number of digits after the prefix.
+        digits: usize,
+        /// The number of digits the type needs.
+        expected: usize,
+        /// The type's size in bytes.
+        size: usize,
+    },
+
     /// The model holds something that the target format cannot express
     /// (such as a checksum codec in Zarr v2).
     #[error("Zarr {format} cannot represent {what}")]

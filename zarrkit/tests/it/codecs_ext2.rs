@@ -32,17 +32,7 @@ fn get(store: &dyn Store, key: &str) -> Vec<u8> {
         .to_vec()
 }
 
-/// An error and its sources, joined.
-fn error_chain(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(s) = source {
-        text.push_str(": ");
-        text.push_str(&s.to_string());
-        source = s.source();
-    }
-    text
-}
+use crate::support::error_chain;
 
 // --- conditional -----------------------------------------------------------
 

@@ -34,17 +34,7 @@ fn zarr_json(store: &MemoryStore, path: &str) -> Value {
     serde_json::from_slice(&raw).unwrap()
 }
 
-/// An error and its sources, joined.
-fn error_chain(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(s) = source {
-        text.push_str(": ");
-        text.push_str(&s.to_string());
-        source = s.source();
-    }
-    text
-}
+use crate::support::error_chain;
 
 #[test]
 fn bitround_rounds_integers_on_write_and_reopens_from_zarr_json() {

@@ -45,6 +45,7 @@ mod small_dtypes;
 mod stores;
 #[cfg(feature = "zstd")]
 mod strings;
+mod support;
 // The object arrays here use zstd, zlib, blosc and msgpack.
 #[cfg(all(
     feature = "zstd",
@@ -81,3 +82,6 @@ mod v2_filters;
 // The v1 matrix covers every v1 compression.
 #[cfg(all(feature = "blosc", feature = "zlib", feature = "bz2", feature = "lzma"))]
 mod v1;
+// zarr-python's fixture uses zlib, bz2 and blosc compressors.
+#[cfg(all(feature = "blosc", feature = "zlib", feature = "bz2"))]
+mod zarr2_fixture;

@@ -20,17 +20,6 @@ fn bytes_only() -> Vec<ExtensionObject> {
     vec![ExtensionObject::new("bytes")]
 }
 
-/// An error and its sources, for checking what they name.
-fn chain(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        text.push_str(&format!(": {cause}"));
-        source = cause.source();
-    }
-    text
-}
-
 fn get(store: &Arc<dyn Store>, key: &str) -> Vec<u8> {
     store
         .get(&StoreKey::new(key).unwrap(), None)
@@ -143,7 +132,7 @@ fn other_formats_refuse_the_small_types_by_name() {
             .format(format)
             .create(store, "/")
             .expect_err("only v3 has float8_e5m2");
-        let err = chain(&err);
+        let err = crate::support::error_chain(&err);
         assert!(err.contains("float8_e5m2"), "{err}");
     }
 }

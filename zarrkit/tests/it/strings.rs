@@ -22,17 +22,7 @@ fn stores() -> Vec<(Arc<dyn Store>, Option<tempfile::TempDir>)> {
     ]
 }
 
-/// An error and its sources, as one line.
-fn message(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(s) = source {
-        text.push_str(": ");
-        text.push_str(&s.to_string());
-        source = s.source();
-    }
-    text
-}
+use crate::support::error_chain as message;
 
 fn doc(store: &Arc<dyn Store>, key: &str) -> Value {
     serde_json::from_slice(

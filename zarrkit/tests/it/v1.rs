@@ -4,6 +4,7 @@
 //! The fixtures in `testdata/fixtures/v1/` (hand-made from the spec text by
 //! `testdata/generate/v1_fixtures.py`) are checked by the corpus test.
 
+use base64::Engine as _;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use zarrkit::format::{ZarrFormat, v2};
@@ -15,8 +16,11 @@ fn key(s: &str) -> StoreKey {
     StoreKey::new(s).unwrap()
 }
 
+/// The document under `k`, with bare `NaN`/`Infinity` tokens (which v1
+/// writes, as zarr 1.x does) read as strings.
 fn json_at(store: &dyn Store, k: &str) -> Value {
-    serde_json::from_slice(&store.get(&key(k), None).unwrap().unwrap()).unwrap()
+    let bytes = store.get(&key(k), None).unwrap().unwrap();
+    serde_json::from_slice(&v2::quote_non_finite_tokens(&bytes)).unwrap()
 }
 
 fn codec(name: &str, configuration: Value) -> ExtensionObject {
@@ -277,15 +281,27 @@ fn the_builder_writes_meta_and_attrs_with_zarr_1_defaults() {
     assert_eq!(read, [1, 42, 42, 42]);
 }
 
+/// Reading a 0-d v1 array takes its chunk from the key `0` (as zarr-python
+/// 2.x does after `migrate_1to2`); writing one is refused, naming it,
+/// since zarr 1.x would look for the empty key (issue #9, item 9).
 #[test]
-fn zero_dimensional_arrays_use_the_chunk_key_0() {
+fn zero_dimensional_arrays_read_the_chunk_key_0_and_are_not_written() {
     let store = Arc::new(MemoryStore::new());
-    let array = Array::builder(&[], DataType::Float64, &[])
+    let err = Array::builder(&[], DataType::Float64, &[])
         .format(ZarrFormat::V1)
         .create(store.clone(), "/")
+        .unwrap_err();
+    assert!(chain(&err).contains("a 0-d array"), "{}", chain(&err));
+    assert!(keys(store.as_ref()).is_empty());
+    store
+        .set(
+            &key("meta"),
+            br#"{"chunks": [], "compression": "none", "compression_opts": null,
+                "dtype": "<f8", "fill_value": 0, "order": "C", "shape": [], "zarr_format": 1}"#,
+        )
         .unwrap();
-    array.write_region(&Region::whole(&[]), &[2.5f64]).unwrap();
-    assert_eq!(keys(store.as_ref()), ["0", "attrs", "meta"]);
+    store.set(&key("attrs"), b"{}").unwrap();
+    store.set(&key("0"), &2.5f64.to_le_bytes()).unwrap();
     let read: Vec<f64> = Array::open(store, "/")
         .unwrap()
         .read_region(&Region::whole(&[]))
@@ -412,9 +428,10 @@ fn bad_stores_are_errors_naming_the_key() {
             json!({"dtype": [["a", "<i4"], ["a", "<i2"]], "fill_value": null}),
             "field `dtype[1][0]` is invalid",
         ),
+        // A number is NumPy's cast (`"5"`, issue #9); `true` is no string.
         (
-            json!({"dtype": "<U3", "fill_value": 5}),
-            "fill value `5` is invalid for data type `\"<U3\"`",
+            json!({"dtype": "<U3", "fill_value": true}),
+            "fill value `true` is invalid for data type `\"<U3\"`",
         ),
         (json!({"zarr_format": 2}), "`zarr_format` `2`"),
     ] {
@@ -460,6 +477,9 @@ fn bare_nan_fill_values_and_extra_keys_survive_a_rewrite() {
         json!({"library": "zarr", "version": "1.1.0"})
     );
     assert_eq!(meta["fill_value"], "NaN");
+    // Written back as zarr 1.x writes it: the bare token (issue #9, item 8).
+    let text = String::from_utf8(store.get(&key("meta"), None).unwrap().unwrap()).unwrap();
+    assert!(text.contains("\"fill_value\": NaN,"), "{text}");
     assert_eq!(meta["dtype"], ">f8");
     assert_eq!(json_at(store.as_ref(), "attrs"), json!({"units": "m"}));
 }
@@ -645,4 +665,129 @@ fn structured_types_with_mixed_byte_order_read_and_write_back() {
     let doc: Value =
         serde_json::from_slice(&store.get(&key("meta"), None).unwrap().unwrap()).unwrap();
     assert_eq!(doc["dtype"], json!([["a", "<i4"], ["b", ">i2"]]));
+}
+
+/// Runs `testdata/generate/v1_interop.py MODE DIR`; returns its stdout.
+fn v1_interop(python: &std::path::Path, mode: &str, dir: &std::path::Path) -> String {
+    let script = crate::support::script("v1_interop.py");
+    crate::support::run(
+        python,
+        &[script.as_os_str(), mode.as_ref(), dir.as_os_str()],
+        &[],
+    )
+}
+
+fn fs_store(path: &std::path::Path) -> Arc<dyn Store> {
+    Arc::new(FilesystemStore::new(path).unwrap())
+}
+
+/// zarr 1.1.0 writes arrays with non-finite fill values (bare `NaN`,
+/// `Infinity`, `-Infinity`) and non-ASCII attributes (`\uXXXX`); zarrkit
+/// reads every element, the attributes and the fill value. Then zarrkit
+/// writes them twice, rewritten through the model (a v1 → v1 migration,
+/// whose `meta` and `attrs` must be byte for byte zarr 1.1.0's) and anew
+/// with the builder (its own chunks), and zarr 1.1.0 and zarr-python 2.18
+/// (through `migrate_1to2`) read both back equal (issue #9, items 7-8).
+#[test]
+fn zarr_1_1_and_zarr_2_18_read_the_v1_arrays_zarrkit_writes_and_zarrkit_reads_theirs() {
+    let (Some(zarr1), Some(zarr2)) = (
+        crate::support::python("ZARRKIT_PYTHON_ZARR1", "zarr 1.1.0"),
+        crate::support::python("ZARRKIT_PYTHON_ZARR2", "zarr 2.18"),
+    ) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let written = dir.path().join("zarr1");
+    let migrated = dir.path().join("migrated");
+    let built = dir.path().join("built");
+    for d in [&written, &migrated, &built] {
+        std::fs::create_dir(d).unwrap();
+    }
+    v1_interop(&zarr1, "zarr1-write", &written);
+    let manifest_bytes = std::fs::read(written.join("manifest.json")).unwrap();
+    let manifest: Value = serde_json::from_slice(&manifest_bytes).unwrap();
+    let manifest = manifest.as_array().unwrap();
+    assert_eq!(manifest.len(), 6);
+    for entry in manifest {
+        let name = entry["name"].as_str().unwrap();
+        let source = Array::open(fs_store(&written.join(name)), "/").unwrap();
+        let whole = Region::whole(source.shape());
+        let values = source.read_region_bytes(&whole).unwrap();
+        let expected = base64::engine::general_purpose::STANDARD
+            .decode(entry["values"].as_str().unwrap())
+            .unwrap();
+        assert_eq!(values, expected, "{name}: values");
+        assert_eq!(
+            Value::Object(source.attributes().clone()),
+            entry["attributes"],
+            "{name}: attributes"
+        );
+        let fill = source.fill_value().as_bytes();
+        let fill = match source.data_type() {
+            DataType::Int16 => f64::from(i16::from_ne_bytes(fill.try_into().unwrap())),
+            DataType::UInt32 => f64::from(u32::from_ne_bytes(fill.try_into().unwrap())),
+            DataType::Float32 => f64::from(f32::from_ne_bytes(fill.try_into().unwrap())),
+            DataType::Float64 => f64::from_ne_bytes(fill.try_into().unwrap()),
+            other => panic!("{name}: no case for {other}"),
+        };
+        let shown = match fill {
+            f if f.is_nan() => json!("NaN"),
+            f if f == f64::INFINITY => json!("Infinity"),
+            f if f == f64::NEG_INFINITY => json!("-Infinity"),
+            f => json!(f as i64),
+        };
+        assert_eq!(shown, entry["fill_value"], "{name}: fill value");
+
+        // Rewritten through the model: the documents are zarr 1.1.0's bytes.
+        let dst = fs_store(&migrated.join(name));
+        let plan = zarrkit::migrate::plan(
+            fs_store(&written.join(name)),
+            Arc::clone(&dst),
+            ZarrFormat::V1,
+        )
+        .unwrap();
+        zarrkit::migrate::migrate(&plan, &mut |_| {}).unwrap();
+        for document in ["meta", "attrs"] {
+            assert_eq!(
+                String::from_utf8(std::fs::read(migrated.join(name).join(document)).unwrap())
+                    .unwrap(),
+                String::from_utf8(std::fs::read(written.join(name).join(document)).unwrap())
+                    .unwrap(),
+                "{name}/{document}"
+            );
+        }
+
+        // Written anew by zarrkit: the first half of the first dimension.
+        let metadata = source.metadata();
+        let array = Array::builder(
+            source.shape(),
+            source.data_type().clone(),
+            source.chunk_shape(),
+        )
+        .format(ZarrFormat::V1)
+        .codecs_metadata(metadata.codecs.clone())
+        .fill_value_bytes(source.fill_value().clone())
+        .attributes(source.attributes().clone())
+        .create(fs_store(&built.join(name)), "/")
+        .unwrap();
+        let mut start = vec![0; source.ndim()];
+        let mut shape = source.shape().to_vec();
+        shape[0] /= 2;
+        start[0] = 0;
+        let half = Region::new(start, shape);
+        array
+            .write_region_bytes(&half, &source.read_region_bytes(&half).unwrap())
+            .unwrap();
+    }
+    for d in [&migrated, &built] {
+        std::fs::write(d.join("manifest.json"), &manifest_bytes).unwrap();
+        let read = v1_interop(&zarr1, "zarr1-read", d);
+        assert_eq!(read.lines().count(), manifest.len(), "{read}");
+        let read = v1_interop(&zarr2, "zarr2-read", d);
+        assert_eq!(
+            read.matches("after migrate_1to2").count(),
+            manifest.len(),
+            "{read}"
+        );
+    }
 }

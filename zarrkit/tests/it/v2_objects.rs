@@ -201,17 +201,7 @@ fn categorize_maps_strings_to_labels_for_both_string_types() {
     }
 }
 
-/// An error and its sources, as one line.
-fn message(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(s) = source {
-        text.push_str(": ");
-        text.push_str(&s.to_string());
-        source = s.source();
-    }
-    text
-}
+use crate::support::error_chain as message;
 
 #[test]
 fn object_codecs_refuse_other_data_types_and_pickle_is_refused() {

@@ -23,17 +23,7 @@ use zarrkit::node::NodePath;
 use zarrkit::store::{FilesystemStore, MemoryStore, Store};
 use zarrkit::{Array, Region, migrate};
 
-fn python(var: &str, what: &str) -> Option<PathBuf> {
-    if let Some(python) = std::env::var_os(var).filter(|p| !p.is_empty()) {
-        return Some(PathBuf::from(python));
-    }
-    assert!(
-        std::env::var("ZARRKIT_REQUIRE_INTEROP").as_deref() != Ok("1"),
-        "ZARRKIT_REQUIRE_INTEROP=1 but {var} is unset (scripts/test.sh sets it)"
-    );
-    eprintln!("skipping: set {var} to a Python with {what}");
-    None
-}
+use crate::support::python;
 
 fn zarr2() -> Option<PathBuf> {
     python(
@@ -78,18 +68,6 @@ fn b64(text: &Value) -> Vec<u8> {
         .unwrap()
 }
 
-/// Native-endian struct records to little-endian, in place.
-fn records_to_little_endian(bytes: &mut [u8], data_type: &DataType) {
-    if cfg!(target_endian = "big") {
-        let size = data_type.size();
-        for record in bytes.chunks_exact_mut(size) {
-            for (offset, unit) in data_type.endian_units() {
-                record[offset..offset + unit].reverse();
-            }
-        }
-    }
-}
-
 /// Reads every array of the manifest from `store` and compares it with the
 /// writer's values, element for element; returns the number checked.
 fn check_reads(store: &Arc<dyn Store>, manifest: &Value) -> usize {
@@ -114,7 +92,7 @@ fn check_reads(store: &Arc<dyn Store>, manifest: &Value) -> usize {
             "struct" => {
                 assert!(matches!(array.data_type(), DataType::Struct(_)), "{id}");
                 let mut got = array.read_region_bytes(&whole).unwrap();
-                records_to_little_endian(&mut got, array.data_type());
+                crate::support::to_little_endian(&mut got, array.data_type());
                 assert_eq!(got, b64(expected), "{id}");
             }
             "U" | "str" => {
