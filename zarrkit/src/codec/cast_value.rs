@@ -23,7 +23,7 @@
 
 use super::numpy_dtype::{Num, check_len, is_float, is_integer, load, store, wrap};
 use super::{ArrayToArrayCodec, ChunkRepr, Codec, CodecError, registry::parse_configuration};
-use crate::format::v3::fill_value_from_json;
+use crate::metadata::json::fill_value_from_json;
 use crate::metadata::{DataType, ExtensionObject, FillValue, JsonMap};
 use half::f16;
 use serde::{Deserialize, Serialize};

@@ -33,7 +33,7 @@
 //! ```
 
 use super::{BytesToBytesCodec, Codec, CodecError, codec_from_metadata};
-use crate::format::v3::{extension_from_json, extension_to_json};
+use crate::metadata::json::{extension_from_json, extension_to_json};
 use crate::metadata::{ExtensionObject, JsonMap};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

@@ -34,7 +34,7 @@
 
 use super::copy::BoxCopy;
 use super::{ArrayToBytesCodec, ChunkRepr, Codec, CodecChain, CodecError, codec_from_metadata};
-use crate::format::v3::{extension_from_json, extension_to_json};
+use crate::metadata::json::{extension_from_json, extension_to_json};
 use crate::metadata::{DataType, ExtensionObject, JsonMap};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

@@ -22,7 +22,7 @@
 
 use super::numpy_dtype::{Num, check_len, is_float, is_integer, load, round_to, store, wrap};
 use super::{ArrayToArrayCodec, ChunkRepr, Codec, CodecError, registry::parse_configuration};
-use crate::format::v3::fill_value_from_json;
+use crate::metadata::json::fill_value_from_json;
 use crate::metadata::{DataType, ExtensionObject, FillValue, JsonMap};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

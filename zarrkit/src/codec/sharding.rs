@@ -38,7 +38,7 @@ use super::{
     ArrayToBytesCodec, ChunkRepr, Codec, CodecChain, CodecError, bytes::BytesCodec,
     codec_from_metadata, registry::parse_configuration,
 };
-use crate::format::v3::{extension_from_json, extension_to_json};
+use crate::metadata::json::{extension_from_json, extension_to_json};
 use crate::metadata::{DataType, ExtensionObject, FillValue, JsonMap};
 use crate::store::ByteRange;
 use rayon::prelude::*;

@@ -99,10 +99,10 @@
 
 use super::{numpy_types, v2};
 use crate::Error;
+use crate::metadata::NodePath;
 use crate::metadata::{
     ArrayMetadata, ChunkKeyEncoding, DataType, JsonMap, MetadataError, NodeMetadata, Separator,
 };
-use crate::node::NodePath;
 use crate::store::{Store, StoreKey};
 use serde_json::Value;
 

@@ -1282,7 +1282,7 @@ fn zarr_python_string_and_structured_types_read_and_write_as_it_writes_them() {
 
 #[test]
 fn an_unknown_extension_data_type_opens_through_its_fallback_only_when_allowed() {
-    use zarrkit::format::draft_dtypes::{DraftReadOptions, open_array};
+    use zarrkit::format::draft_dtypes::DraftReadOptions;
     let store: Arc<dyn Store> =
         Arc::new(FilesystemStore::new(fixture("v3-draft-2022/fallback-dtype.zarr")).unwrap());
     // Refused by default, naming the extension and the fallbacks on offer.
@@ -1297,7 +1297,7 @@ fn an_unknown_extension_data_type_opens_through_its_fallback_only_when_allowed()
         "{message}"
     );
     assert!(message.contains("`float8`, `int16`"), "{message}");
-    let err = open_array(
+    let err = Array::open_draft(
         Arc::clone(&store),
         "/unknown_with_fallback",
         DraftReadOptions::default(),
@@ -1306,7 +1306,7 @@ fn an_unknown_extension_data_type_opens_through_its_fallback_only_when_allowed()
     assert!(anyhow_like(err).contains("fallback"));
     // Allowed: the first known fallback, `int16` (`float8` is not a type of
     // the draft).
-    let array = open_array(
+    let array = Array::open_draft(
         Arc::clone(&store),
         "/unknown_with_fallback",
         DraftReadOptions::allowing_fallback(),
@@ -1319,7 +1319,7 @@ fn an_unknown_extension_data_type_opens_through_its_fallback_only_when_allowed()
         expected
     );
     assert!(matches!(
-        open_array(store, "/", DraftReadOptions::allowing_fallback()),
+        Array::open_draft(store, "/", DraftReadOptions::allowing_fallback()),
         Err(Error::WrongNodeKind { .. })
     ));
 }

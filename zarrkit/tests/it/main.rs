@@ -1,5 +1,6 @@
 //! The single integration-test binary: one module per topic.
 
+mod architecture;
 // The codec tests use every compressor, so they need every codec feature.
 #[cfg(all(
     feature = "gzip",
