@@ -399,7 +399,7 @@ fn bits_to_ne_bytes(bits: u64, width: usize) -> Option<Vec<u8>> {
 /// an array of bytes.
 ///
 /// A fill value whose length is not the data type's size (which
-/// [`ArrayMetadata::validate`] rejects) is written as its array of bytes.
+/// [`ArrayMetadata::validate`](super::ArrayMetadata::validate) rejects) is written as its array of bytes.
 #[must_use]
 pub fn fill_value_to_json(fill: &FillValue, data_type: &DataType) -> Value {
     fill_value_json(fill.as_bytes(), data_type).unwrap_or_else(|| bytes_to_json(fill.as_bytes()))
