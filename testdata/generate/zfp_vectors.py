@@ -10,7 +10,7 @@ tested by round trips and error bounds in zarrkit/src/codec/zfp.rs.
 For each case this writes testdata/codecs/zfp/<case>.input (the array's
 elements, little endian, C order), <case>.zfp (zfpy's stream) and
 <case>.decoded (zfpy's decoding of that stream).
-zarrkit/tests/it/codecs_ext2.rs checks that zarrkit encodes the input to
+zarrkit/tests/it/codecs/ext_compression.rs checks that zarrkit encodes the input to
 the same bytes and decodes the stream to the same values.
 
 Run with the interop virtualenv (scripts/requirements.txt pins zfpy):

@@ -7,8 +7,7 @@
 //! declarations and in expressions; comments are skipped, so intra-doc links
 //! do not count), and checks every edge against [`LAYERS`]: a module may
 //! name only modules of a lower layer. A new import cycle between top-level
-//! modules needs an upward or sideways edge, so it fails here (issue #11,
-//! item 4).
+//! modules needs an upward or sideways edge, so it fails here.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

@@ -1,4 +1,4 @@
-//! v3 strings, byte strings, structs and complex small floats (issue #5):
+//! v3 strings, byte strings, structs and complex small floats:
 //! interop with zarr-python 3.1 and tensorstore in both directions via
 //! `testdata/generate/v3_strings_interop.py`, the `complex_float8/6/4_*`
 //! fixtures built from the extension READMEs, and the table of data type

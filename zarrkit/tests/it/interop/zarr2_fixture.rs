@@ -1,4 +1,4 @@
-//! zarr-python's own backward-compatibility data (issue #9):
+//! zarr-python's own backward-compatibility data:
 //! `../shared/testdata/zarr-python-2-fixture/`, the v2 arrays that zarr 2.x
 //! releases wrote once and every later 2.x release read back (its README).
 //!

@@ -1,4 +1,4 @@
-//! The registered v3 extension data types (issue #5): `bfloat16`,
+//! The registered v3 extension data types: `bfloat16`,
 //! `complex_bfloat16`, `complex_float16`, `complex_float32`/`complex_float64`
 //! (aliases of `complex64`/`complex128`), `numpy.datetime64` and
 //! `numpy.timedelta64`: round trips through the `bytes` codec in both byte

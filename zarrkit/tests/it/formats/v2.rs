@@ -8,7 +8,7 @@
 //! of matrix and `v2_interop.py read` checks it with zarr-python and
 //! tensorstore (which lacks `lz4` and `lzma`; the script names those cases).
 //!
-//! Like `interop.rs`, the Python tests need `ZARRKIT_PYTHON` and skip, saying
+//! Like `interop/matrix.rs`, the Python tests need `ZARRKIT_PYTHON` and skip, saying
 //! so, without it, unless `ZARRKIT_REQUIRE_INTEROP=1`.
 
 use serde_json::{Value, json};

@@ -1,4 +1,4 @@
-//! Zarr v2 object arrays (issue #4): the numcodecs object codecs
+//! Zarr v2 object arrays: the numcodecs object codecs
 //! `vlen-array`, `json2` and `msgpack2`, the `categorize` filter, and the
 //! refused `pickle`, through the `Array` API (`read_vlen_arrays`,
 //! `read_json`, `read_strings`) on both store backends; and v2 arrays

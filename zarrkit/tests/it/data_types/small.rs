@@ -1,4 +1,4 @@
-//! The registered small v3 data types (issue #5): `float8_*`, `float6_*`,
+//! The registered small v3 data types: `float8_*`, `float6_*`,
 //! `float4_e2m1fn`, `int2`, `int4`, `uint2`, `uint4`, held as one byte per
 //! element: round trips through the `bytes` codec on a `MemoryStore`, fill
 //! values in the stored metadata, the other formats refusing them, and

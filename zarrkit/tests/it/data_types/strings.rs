@@ -1,4 +1,4 @@
-//! Strings, byte strings and structs in the model (issues #4 and #5):
+//! Strings, byte strings and structs in the model:
 //! variable-length `string`/`bytes` through the planned vlen path,
 //! fixed-length `fixed_length_utf32`/`null_terminated_bytes`, and `struct`
 //! fields, on both store backends.

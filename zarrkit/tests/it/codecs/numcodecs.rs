@@ -159,7 +159,7 @@ fn categorize_and_misordered_filters_are_refused_naming_them() {
                 "fill_value": 0, "order": "C", "filters": {filters}}}"#
         )
     };
-    // `categorize` takes strings (tests/it/v2_objects.rs): on an `<i4`
+    // `categorize` takes strings (tests/it/data_types/objects.rs): on an `<i4`
     // array the codec chain refuses it, naming it.
     let metadata = v2::parse_array(
         doc(r#"[{"id": "categorize", "labels": ["a"], "dtype": "<U1", "astype": "|u1"}]"#)

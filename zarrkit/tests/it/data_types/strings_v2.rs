@@ -1,4 +1,4 @@
-//! Zarr v2 string, structured and object arrays (issue #4): `|S<n>`,
+//! Zarr v2 string, structured and object arrays: `|S<n>`,
 //! `<U<n>`/`>U<n>`, structured dtypes (nested, sub-array fields, mixed byte
 //! orders) and `|O` with `vlen-utf8`/`vlen-bytes`, in both orders and with
 //! both separators, against zarr-python 2.18 (`ZARRKIT_PYTHON_ZARR2`, its
