@@ -8,7 +8,7 @@
 //! data after it starts at a multiple of 64 bytes.
 
 use anyhow::bail;
-use zarrkit::metadata::DataType;
+use zarrkit::metadata::{DataType, numpy};
 
 /// The alignment of the data that NumPy itself writes.
 const ALIGNMENT: usize = 64;
@@ -41,31 +41,32 @@ pub fn descr(data_type: &DataType) -> anyhow::Result<String> {
     })
 }
 
-/// The NumPy type string of a non-struct data type.
+/// The NumPy type string of a non-struct data type, little-endian, from
+/// the library's one NumPy table (`zarrkit::metadata::numpy`); an error for
+/// the types a `.npy` file cannot hold.
 fn type_string(data_type: &DataType) -> anyhow::Result<String> {
-    Ok(match data_type {
-        DataType::Bool => "|b1".to_string(),
-        DataType::Int8 => "|i1".to_string(),
-        DataType::Int16 => "<i2".to_string(),
-        DataType::Int32 => "<i4".to_string(),
-        DataType::Int64 => "<i8".to_string(),
-        DataType::UInt8 => "|u1".to_string(),
-        DataType::UInt16 => "<u2".to_string(),
-        DataType::UInt32 => "<u4".to_string(),
-        DataType::UInt64 => "<u8".to_string(),
-        DataType::Float16 => "<f2".to_string(),
-        DataType::Float32 => "<f4".to_string(),
-        DataType::Float64 => "<f8".to_string(),
-        DataType::Complex64 => "<c8".to_string(),
-        DataType::Complex128 => "<c16".to_string(),
-        DataType::RawBits(bits) => format!("|V{}", bits / 8),
-        DataType::FixedBytes(n) => format!("|S{n}"),
-        DataType::FixedUtf32(n) => format!("<U{}", n / 4),
-        DataType::NumpyDateTime64 { .. } | DataType::NumpyTimeDelta64 { .. } => {
-            zarrkit::format::v2::dtype_to_string(data_type, false)
-        }
+    match data_type {
+        DataType::Bool
+        | DataType::Int8
+        | DataType::Int16
+        | DataType::Int32
+        | DataType::Int64
+        | DataType::UInt8
+        | DataType::UInt16
+        | DataType::UInt32
+        | DataType::UInt64
+        | DataType::Float16
+        | DataType::Float32
+        | DataType::Float64
+        | DataType::Complex64
+        | DataType::Complex128
+        | DataType::RawBits(_)
+        | DataType::FixedBytes(_)
+        | DataType::FixedUtf32(_)
+        | DataType::NumpyDateTime64 { .. }
+        | DataType::NumpyTimeDelta64 { .. } => Ok(numpy::type_string(data_type, false)),
         other => bail!("data type `{other}` has no NumPy equivalent"),
-    })
+    }
 }
 
 /// A Python string literal: single-quoted, with quotes, backslashes and

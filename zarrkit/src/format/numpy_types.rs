@@ -24,7 +24,7 @@
 //! ([`parse_zarray`], [`zarray_of`]).
 
 use super::v2;
-use crate::metadata::{ArrayMetadata, DataType, JsonMap, MetadataError, StructField};
+use crate::metadata::{ArrayMetadata, DataType, JsonMap, MetadataError, StructField, numpy};
 use serde_json::Value;
 
 /// The longest string length accepted, in characters (64 MiB per `U`
@@ -192,16 +192,15 @@ fn checked_size(data_type: &DataType) -> Option<usize> {
 /// `big`; `None` for other types.
 pub(crate) fn to_json(data_type: &DataType, big: bool) -> Option<Value> {
     Some(match data_type {
-        DataType::FixedBytes(n) => Value::String(format!("|S{n}")),
-        DataType::FixedUtf32(n) => {
-            Value::String(format!("{}U{}", if big { '>' } else { '<' }, n / 4))
+        DataType::FixedBytes(_) | DataType::FixedUtf32(_) => {
+            Value::String(numpy::type_string(data_type, big))
         }
         DataType::Struct(fields) => Value::Array(
             fields
                 .iter()
                 .map(|field| {
                     let data_type = to_json(&field.data_type, big).unwrap_or_else(|| {
-                        Value::String(v2::dtype_to_string(&field.data_type, big))
+                        Value::String(numpy::type_string(&field.data_type, big))
                     });
                     let mut item = vec![Value::String(field.name.clone()), data_type];
                     if !field.shape.is_empty() {

@@ -12,6 +12,7 @@ mod extension;
 mod fill_value;
 pub mod json;
 mod node_path;
+pub mod numpy;
 mod small_float;
 pub mod strings;
 
