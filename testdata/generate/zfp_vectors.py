@@ -5,7 +5,7 @@ wraps) compresses without its header when given `write_header=False`: that
 is the stored form of the v3 `zfp` codec (extension README, "Differences
 from `numcodecs.zfpy`"). zfpy has the three modes numcodecs exposes
 (fixed accuracy, rate and precision); `reversible` and `expert` are
-tested by round trips and error bounds in zarrkit/src/codec/zfp.rs.
+tested by round trips and error bounds in zarrkit/src/codec/ext/zfp.rs.
 
 For each case this writes testdata/codecs/zfp/<case>.input (the array's
 elements, little endian, C order), <case>.zfp (zfpy's stream) and

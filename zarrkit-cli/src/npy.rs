@@ -45,28 +45,10 @@ pub fn descr(data_type: &DataType) -> anyhow::Result<String> {
 /// the library's one NumPy table (`zarrkit::metadata::numpy`); an error for
 /// the types a `.npy` file cannot hold.
 fn type_string(data_type: &DataType) -> anyhow::Result<String> {
-    match data_type {
-        DataType::Bool
-        | DataType::Int8
-        | DataType::Int16
-        | DataType::Int32
-        | DataType::Int64
-        | DataType::UInt8
-        | DataType::UInt16
-        | DataType::UInt32
-        | DataType::UInt64
-        | DataType::Float16
-        | DataType::Float32
-        | DataType::Float64
-        | DataType::Complex64
-        | DataType::Complex128
-        | DataType::RawBits(_)
-        | DataType::FixedBytes(_)
-        | DataType::FixedUtf32(_)
-        | DataType::NumpyDateTime64 { .. }
-        | DataType::NumpyTimeDelta64 { .. } => Ok(numpy::type_string(data_type, false)),
-        other => bail!("data type `{other}` has no NumPy equivalent"),
+    if !numpy::has_type_string(data_type) {
+        bail!("data type `{data_type}` has no NumPy equivalent");
     }
+    Ok(numpy::type_string(data_type, false))
 }
 
 /// A Python string literal: single-quoted, with quotes, backslashes and

@@ -76,17 +76,8 @@ impl Array {
     /// [`Error::Codecs`] for an invalid codec chain.
     pub fn open(store: Arc<dyn Store>, path: &str) -> Result<Self, Error> {
         let path = NodePath::new(path)?;
-        match format::read_node(store.as_ref(), &path)? {
-            None => Err(Error::NodeNotFound { path }),
-            Some((_, NodeMetadata::Group(_))) => Err(Error::WrongNodeKind {
-                path,
-                expected: NodeKind::Array,
-                found: NodeKind::Group,
-            }),
-            Some((format, NodeMetadata::Array(metadata))) => {
-                Self::from_metadata(store, path, format, metadata)
-            }
-        }
+        let found = format::read_node(store.as_ref(), &path)?;
+        Self::from_found(store, path, found)
     }
 
     /// Opens the array at `path` of a v3 draft hierarchy (May 2022, June or
@@ -123,7 +114,18 @@ impl Array {
         options: DraftReadOptions,
     ) -> Result<Self, Error> {
         let path = NodePath::new(path)?;
-        match format::draft_dtypes::read_node(store.as_ref(), &path, options)? {
+        let found = format::draft_dtypes::read_node(store.as_ref(), &path, options)?;
+        Self::from_found(store, path, found)
+    }
+
+    /// The array of a node read at `path`: an error when there is none or
+    /// it is a group.
+    fn from_found(
+        store: Arc<dyn Store>,
+        path: NodePath,
+        found: Option<(ZarrFormat, NodeMetadata)>,
+    ) -> Result<Self, Error> {
+        match found {
             None => Err(Error::NodeNotFound { path }),
             Some((_, NodeMetadata::Group(_))) => Err(Error::WrongNodeKind {
                 path,

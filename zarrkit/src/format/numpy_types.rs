@@ -226,26 +226,10 @@ pub(crate) fn is_numpy_string_or_struct(data_type: &DataType) -> bool {
 /// numbers, `bool`, datetimes, the string types, and structures of them.
 pub(crate) fn is_representable(data_type: &DataType) -> bool {
     match data_type {
-        DataType::Bool
-        | DataType::Int8
-        | DataType::Int16
-        | DataType::Int32
-        | DataType::Int64
-        | DataType::UInt8
-        | DataType::UInt16
-        | DataType::UInt32
-        | DataType::UInt64
-        | DataType::Float16
-        | DataType::Float32
-        | DataType::Float64
-        | DataType::Complex64
-        | DataType::Complex128
-        | DataType::NumpyDateTime64 { .. }
-        | DataType::NumpyTimeDelta64 { .. }
-        | DataType::FixedBytes(_)
-        | DataType::FixedUtf32(_) => true,
         DataType::Struct(fields) => fields.iter().all(|f| is_representable(&f.data_type)),
-        _ => false,
+        // Raw bytes (`V`) have no type of these formats.
+        DataType::RawBits(_) => false,
+        other => numpy::has_type_string(other),
     }
 }
 

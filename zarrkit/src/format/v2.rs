@@ -11,7 +11,7 @@
 //! | `shape`, `chunks` | `shape`, a `regular` grid |
 //! | `dtype` `"<i4"` | `int32`, and a `bytes` codec with `endian` `little` (`>`: `big`; `\|`: none) |
 //! | `order` `"F"` | a `transpose` codec with the reversed permutation before `bytes` (`"C"`: none) |
-//! | `filters` | numcodecs array filters (`delta`, `fixedscaleoffset`, `quantize`, `bitround`, `astype`, `packbits`) as array→array codecs before `bytes`, whose endianness is that of the last filter's output type; byte filters (`shuffle`, `crc32`, `adler32`, `fletcher32`, `jenkins_lookup3`, and `crc32c` as the v3 `crc32c` codec) as bytes→bytes codecs after `bytes`; `categorize` (strings to labels, checked by `codec/categorize.rs`). On write the last bytes→bytes codec is the compressor and any before it are filters |
+//! | `filters` | numcodecs array filters (`delta`, `fixedscaleoffset`, `quantize`, `bitround`, `astype`, `packbits`) as array→array codecs before `bytes`, whose endianness is that of the last filter's output type; byte filters (`shuffle`, `crc32`, `adler32`, `fletcher32`, `jenkins_lookup3`, and `crc32c` as the v3 `crc32c` codec) as bytes→bytes codecs after `bytes`; `categorize` (strings to labels, checked by `codec/numcodecs/categorize.rs`). On write the last bytes→bytes codec is the compressor and any before it are filters |
 //! | `compressor` | one bytes→bytes codec after `bytes` and the byte filters (a compressor, a checksum or `shuffle`), or none for `null` |
 //! | `dimension_separator` `.` (the default) or `/` | the `v2` chunk key encoding with that separator |
 //! | `fill_value` | `fill_value` (see below) |
@@ -1021,7 +1021,7 @@ const ARRAY_FILTERS: &[(&str, &[&str])] = &[
     ("bitround", &["keepbits"]),
     ("astype", &["encode_dtype", "decode_dtype"]),
     ("packbits", &[]),
-    // Strings to integer labels (codec/categorize.rs checks its `dtype`).
+    // Strings to integer labels (codec/numcodecs/categorize.rs checks its `dtype`).
     ("categorize", &["labels", "dtype", "astype"]),
 ];
 

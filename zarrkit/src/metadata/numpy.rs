@@ -40,6 +40,36 @@ pub fn data_type_of(kind: char, size: usize) -> Option<DataType> {
     })
 }
 
+/// Whether NumPy has a fixed-size type string for `data_type` (one
+/// [`data_type_of`] reads back): `bool`, the integers, `float16/32/64`,
+/// `complex64/128`, raw bytes (`V`), `S` and `U` strings, and the NumPy
+/// datetimes. Structures are lists of these, not one string.
+#[must_use]
+pub fn has_type_string(data_type: &DataType) -> bool {
+    matches!(
+        data_type,
+        DataType::Bool
+            | DataType::Int8
+            | DataType::Int16
+            | DataType::Int32
+            | DataType::Int64
+            | DataType::UInt8
+            | DataType::UInt16
+            | DataType::UInt32
+            | DataType::UInt64
+            | DataType::Float16
+            | DataType::Float32
+            | DataType::Float64
+            | DataType::Complex64
+            | DataType::Complex128
+            | DataType::RawBits(_)
+            | DataType::FixedBytes(_)
+            | DataType::FixedUtf32(_)
+            | DataType::NumpyDateTime64 { .. }
+            | DataType::NumpyTimeDelta64 { .. }
+    )
+}
+
 /// The NumPy type string of `data_type` stored in byte order `big_endian`
 /// (`|` for types whose units are single bytes): `"<i4"`, `">f8"`, `"|b1"`,
 /// `"|S7"`, `"<U5"` (code points), `"<M8[10ms]"`, `"|O"` for the
@@ -103,10 +133,13 @@ mod tests {
             let kind = chars.next().unwrap();
             let size = chars.as_str().parse().unwrap();
             let data_type = data_type_of(kind, size).unwrap();
+            assert!(has_type_string(&data_type), "{text}");
             assert_eq!(type_string(&data_type, false), text);
         }
         assert_eq!(type_string(&DataType::Float64, true), ">f8");
         assert_eq!(type_string(&DataType::UInt8, true), "|u1");
+        assert!(!has_type_string(&DataType::String));
+        assert!(!has_type_string(&DataType::BFloat16));
         assert_eq!(data_type_of('i', 3), None);
         assert_eq!(data_type_of('S', 0), None);
         assert_eq!(data_type_of('U', usize::MAX), None);

@@ -242,25 +242,18 @@ fn round_floats(bytes: &mut [u8], width: usize, mantissa: u32, keepbits: u32) {
 /// # Ok::<(), serde_json::Error>(())
 /// ```
 pub mod numcodecs_bitround {
-    use crate::codec::numpy_dtype::check_len;
-    use crate::codec::{
-        ArrayToArrayCodec, ChunkRepr, Codec, CodecError, registry::parse_configuration,
+    use super::{
+        Arc, ArrayToArrayCodec, ChunkRepr, Codec, CodecError, DataType, ExtensionObject, JsonMap,
+        check_len, parse_configuration,
     };
-    use crate::metadata::{DataType, ExtensionObject, JsonMap};
-    use serde::{Deserialize, Serialize};
-    use std::sync::Arc;
+
+    /// The configuration: the same `keepbits` as the v3 extension's, here
+    /// at most 10, 23 or 52 for `float16`, `float32`, `float64` (and 0
+    /// allowed).
+    pub use super::BitRoundConfig;
 
     /// The codec's name in v3 metadata.
     pub const NAME: &str = "numcodecs.bitround";
-
-    /// The configuration of the `numcodecs.bitround` codec.
-    #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-    #[serde(deny_unknown_fields)]
-    pub struct BitRoundConfig {
-        /// The number of mantissa bits to keep (at most 10, 23 or 52 for
-        /// `float16`, `float32`, `float64`).
-        pub keepbits: u32,
-    }
 
     /// The `numcodecs.bitround` codec.
     #[derive(Clone, Copy, Debug, PartialEq, Eq)]
