@@ -13,6 +13,7 @@ mod fill_value;
 pub mod json;
 mod node_path;
 pub mod numpy;
+pub(crate) mod python_json;
 mod small_float;
 pub mod strings;
 
