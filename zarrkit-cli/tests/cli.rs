@@ -1296,3 +1296,115 @@ fn issue_9_migrate_creates_and_reports_the_groups_a_store_without_a_root_lacks()
     };
     assert_eq!(read(&dst), read(&src));
 }
+
+/// Issue #15: a URL or a zip file given as the store said "does not exist"
+/// or "no Zarr hierarchy", as `locate` took `https://host/x.zarr` for a
+/// relative path and a zip file for a directory without documents. Every
+/// command now says what is unsupported, and touches nothing.
+#[test]
+fn issue_15_urls_and_zip_files_are_reported_as_unsupported() {
+    let dir = tempfile::tempdir().unwrap();
+    let zip = dir.path().join("data.zip");
+    std::fs::write(&zip, b"PK\x05\x06").unwrap();
+    let zip_node = zip.join("a/b");
+    let dst = dir.path().join("out.zarr");
+    for target in [
+        OsStr::new("https://example.com/data.zarr"),
+        OsStr::new("s3://bucket/data.zarr/a"),
+    ] {
+        for command in [
+            vec![OsStr::new("info"), target],
+            vec![OsStr::new("tree"), target],
+            vec![OsStr::new("consolidate"), OsStr::new("--check"), target],
+            vec![OsStr::new("migrate"), target, dst.as_os_str()],
+        ] {
+            let run = zarrkit(&command);
+            assert_eq!(run.code, 1, "{command:?}");
+            assert!(
+                run.stderr.contains(&format!(
+                    "`{}` is a URL",
+                    target.to_string_lossy()
+                )) && run
+                    .stderr
+                    .contains("remote stores are not supported yet"),
+                "{command:?}: {}",
+                run.stderr
+            );
+        }
+    }
+    for target in [zip.as_os_str(), zip_node.as_os_str()] {
+        for command in [
+            vec![OsStr::new("info"), target],
+            vec![OsStr::new("tree"), target],
+            vec![OsStr::new("migrate"), target, dst.as_os_str()],
+        ] {
+            let run = zarrkit(&command);
+            assert_eq!(run.code, 1, "{command:?}");
+            assert!(
+                run.stderr.contains(&format!("`{}` is a zip file", zip.display()))
+                    && run.stderr.contains("zip stores are not supported yet"),
+                "{command:?}: {}",
+                run.stderr
+            );
+        }
+    }
+    assert!(!dst.exists());
+    // A directory whose name ends in `.zip` is an ordinary store.
+    let store_dir = dir.path().join("dir.zip");
+    Group::create(open_store(&store_dir), "/", JsonMap::new()).unwrap();
+    let run = zarrkit([OsStr::new("tree"), store_dir.as_os_str()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+}
+
+/// Issue #15: `migrate a.zarr a.zarr/sub` wrote a copy of the source into
+/// the source, as only "DST is empty" was checked. A destination inside
+/// the source, or a source inside the destination (also through `..` or a
+/// symbolic link), is now refused before anything is written.
+#[test]
+fn issue_15_migrate_refuses_a_destination_inside_the_source_and_vice_versa() {
+    let (dir, root) = sample_store();
+    let before = tree_size(&root);
+    let link = dir.path().join("link");
+    std::os::unix::fs::symlink(&root, &link).unwrap();
+    for dst in [
+        root.join("sub/new"),
+        root.join("copy.zarr"),
+        link.join("copy.zarr"),
+        root.join("../test.zarr/x"),
+        root.clone(),
+    ] {
+        let run = zarrkit([OsStr::new("migrate"), root.as_os_str(), dst.as_os_str()]);
+        assert_eq!(run.code, 1, "{}: {}", dst.display(), run.stdout);
+        assert_eq!(
+            run.stderr,
+            format!(
+                "error: the destination `{}` is inside the source `{}`: migrate into a \
+                 directory outside it\n",
+                dst.display(),
+                root.display()
+            )
+        );
+    }
+    assert!(!root.join("sub/new").exists() && !root.join("copy.zarr").exists());
+    assert_eq!(tree_size(&root), before);
+    // The source inside the destination: DST is the store's parent.
+    let outer = dir.path().join("outer");
+    std::fs::create_dir(&outer).unwrap();
+    let inner = outer.join("src.zarr");
+    Group::create(open_store(&inner), "/", JsonMap::new()).unwrap();
+    let run = zarrkit([OsStr::new("migrate"), inner.as_os_str(), outer.as_os_str()]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains(&format!(
+            "the source `{}` is inside the destination `{}`",
+            inner.display(),
+            outer.display()
+        )),
+        "{}",
+        run.stderr
+    );
+    // A sibling whose name starts the same is not inside.
+    let sibling = dir.path().join("test.zarr2");
+    let run = zarrkit([OsStr::new("migrate"), root.as_os_str(), sibling.as_os_str()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+}

@@ -1,6 +1,6 @@
 //! `zarrkit migrate`: copy a whole hierarchy into another Zarr format.
 
-use super::{format_bytes, open_store};
+use super::{check_supported, format_bytes, open_store, resolve};
 use anyhow::Context;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -71,6 +71,8 @@ fn parse_format(name: &str) -> Result<ZarrFormat, String> {
 /// chunk cannot be copied, verification fails, or writing to `out` fails.
 pub fn run(args: &MigrateArgs, out: &mut impl Write) -> anyhow::Result<()> {
     let src = open_store(&args.src)?;
+    check_supported(&args.dst)?;
+    check_not_nested(&args.src, &args.dst)?;
     check_destination(&args.dst)?;
     let make_plan = |dst: Arc<dyn Store>| {
         migrate::plan(Arc::clone(&src), dst, args.to).with_context(|| {
@@ -155,6 +157,29 @@ pub fn run(args: &MigrateArgs, out: &mut impl Write) -> anyhow::Result<()> {
         format_bytes(report.bytes_written),
         report.chunks_verified,
     )?;
+    Ok(())
+}
+
+/// Refuses a destination inside the source or a source inside the
+/// destination, compared after resolving `..` and symbolic links: the
+/// migration would copy its own output (`migrate a.zarr a.zarr/sub` wrote
+/// a copy into the source), or write over what it reads.
+fn check_not_nested(src: &Path, dst: &Path) -> anyhow::Result<()> {
+    let (src_full, dst_full) = (resolve(src)?, resolve(dst)?);
+    if dst_full.starts_with(&src_full) {
+        anyhow::bail!(
+            "the destination `{}` is inside the source `{}`: migrate into a directory outside it",
+            dst.display(),
+            src.display()
+        );
+    }
+    if src_full.starts_with(&dst_full) {
+        anyhow::bail!(
+            "the source `{}` is inside the destination `{}`: migrate into a directory outside it",
+            src.display(),
+            dst.display()
+        );
+    }
     Ok(())
 }
 
