@@ -336,14 +336,14 @@ fn tree_shows_the_hierarchy_sorted_by_name() {
     ├── empty/
     └── flags [5] bool chunks [2]
 
-2 groups, 2 arrays
+3 groups, 2 arrays
 "
     );
     let run = zarrkit([OsStr::new("tree"), root.join("sub").as_os_str()]);
     assert_eq!(run.code, 0, "stderr: {}", run.stderr);
     assert_eq!(
         run.stdout,
-        "/sub/\n├── empty/\n└── flags [5] bool chunks [2]\n\n1 group, 1 array\n"
+        "/sub/\n├── empty/\n└── flags [5] bool chunks [2]\n\n2 groups, 1 array\n"
     );
     let run = zarrkit([OsStr::new("tree"), root.join("counts").as_os_str()]);
     assert_eq!(run.stdout, "/counts [10, 7] int32 chunks [4, 4]\n");
@@ -814,7 +814,7 @@ fn the_shipped_sample_store_opens() {
     ├── elevation [36, 72] int16 chunks [18, 36]
     └── temperature [24, 36, 72] float32 chunks [6, 12, 24]
 
-1 group, 3 arrays
+2 groups, 3 arrays
 "
     );
     let run = zarrkit([
@@ -1321,12 +1321,9 @@ fn issue_15_urls_and_zip_files_are_reported_as_unsupported() {
             let run = zarrkit(&command);
             assert_eq!(run.code, 1, "{command:?}");
             assert!(
-                run.stderr.contains(&format!(
-                    "`{}` is a URL",
-                    target.to_string_lossy()
-                )) && run
-                    .stderr
-                    .contains("remote stores are not supported yet"),
+                run.stderr
+                    .contains(&format!("`{}` is a URL", target.to_string_lossy()))
+                    && run.stderr.contains("remote stores are not supported yet"),
                 "{command:?}: {}",
                 run.stderr
             );
@@ -1341,7 +1338,8 @@ fn issue_15_urls_and_zip_files_are_reported_as_unsupported() {
             let run = zarrkit(&command);
             assert_eq!(run.code, 1, "{command:?}");
             assert!(
-                run.stderr.contains(&format!("`{}` is a zip file", zip.display()))
+                run.stderr
+                    .contains(&format!("`{}` is a zip file", zip.display()))
                     && run.stderr.contains("zip stores are not supported yet"),
                 "{command:?}: {}",
                 run.stderr
@@ -1407,4 +1405,111 @@ fn issue_15_migrate_refuses_a_destination_inside_the_source_and_vice_versa() {
     let sibling = dir.path().join("test.zarr2");
     let run = zarrkit([OsStr::new("migrate"), root.as_os_str(), sibling.as_os_str()]);
     assert_eq!(run.code, 0, "{}", run.stderr);
+}
+
+/// Issue #15: `tree` counted the groups below the top node and `migrate`
+/// every group written, so the same store had "1 group" in one and "2
+/// groups" in the other; and counts of one were printed as "1 groups",
+/// "1 arrays", "(1 chunks)". Both now count the top group, in the right
+/// number.
+#[test]
+fn issue_15_tree_and_migrate_count_groups_alike_and_in_the_right_number() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("one.zarr");
+    let store = open_store(&root);
+    Group::create(Arc::clone(&store), "/", JsonMap::new()).unwrap();
+    let array = Array::builder(&[3], DataType::UInt8, &[3])
+        .create(Arc::clone(&store), "/a")
+        .unwrap();
+    array
+        .write_region(&Region::whole(&[3]), &[1u8, 2, 3])
+        .unwrap();
+    let run = zarrkit([OsStr::new("tree"), root.as_os_str()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.ends_with("\n\n1 group, 1 array\n"),
+        "{}",
+        run.stdout
+    );
+    let run = zarrkit([OsStr::new("info"), root.join("a").as_os_str()]);
+    assert!(
+        run.stdout.contains("\nchunk grid:         [1] (1 chunk)\n"),
+        "{}",
+        run.stdout
+    );
+    let dst = dir.path().join("out.zarr");
+    let run = zarrkit([
+        OsStr::new("migrate"),
+        OsStr::new("--dry-run"),
+        root.as_os_str(),
+        dst.as_os_str(),
+    ]);
+    assert!(
+        run.stdout
+            .contains("total: 2 nodes, 1 array (1 copied byte for byte, 0 re-encoded), 1 chunk, "),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("/a  array  copy       from v3, 1 chunk, "),
+        "{}",
+        run.stdout
+    );
+    let run = zarrkit([OsStr::new("migrate"), root.as_os_str(), dst.as_os_str()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout
+            .contains(": 1 group, 1 array (1 copied byte for byte, 0 re-encoded), 1 chunk, ")
+            && run.stdout.contains("verification passed (1 chunk region)"),
+        "{}",
+        run.stdout
+    );
+}
+
+/// Issue #15: `consolidate --check` on a store without consolidated
+/// metadata listed every node as "missing from the consolidated metadata",
+/// as `consolidate::check` compares against an empty set. It now says that
+/// there is none.
+#[test]
+fn issue_15_consolidate_check_says_when_there_is_no_consolidated_metadata() {
+    let (_dir, root) = sample_store();
+    let run = zarrkit([
+        OsStr::new("consolidate"),
+        OsStr::new("--check"),
+        root.as_os_str(),
+    ]);
+    assert_eq!(run.code, 1);
+    assert_eq!(run.stdout, "");
+    assert_eq!(
+        run.stderr,
+        format!(
+            "error: `{0}` has no consolidated metadata (write it with `zarrkit consolidate {0}`)\n",
+            root.display()
+        )
+    );
+}
+
+/// Issue #15: `info` read a node's real document and said nothing when the
+/// root's consolidated metadata disagreed with it, although the README
+/// promises a warning. It now warns, and shows the real document.
+#[test]
+fn issue_15_info_warns_about_stale_consolidated_metadata() {
+    let (_dir, root) = sample_store();
+    let run = zarrkit([OsStr::new("consolidate"), root.as_os_str()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let run = zarrkit([OsStr::new("info"), root.join("counts").as_os_str()]);
+    assert_eq!((run.code, run.stderr.as_str()), (0, ""));
+    let mut counts = Array::open(open_store(&root), "/counts").unwrap();
+    let mut attributes = counts.attributes().clone();
+    attributes.insert("units".into(), json!("degC"));
+    counts.set_attributes(attributes).unwrap();
+    let run = zarrkit([OsStr::new("info"), root.join("counts").as_os_str()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.stderr,
+        "warning: the consolidated metadata of `/` disagrees with the document of `/counts`; \
+         reading the real documents\n"
+    );
+    assert!(run.stdout.contains("\"units\": \"degC\""), "{}", run.stdout);
 }

@@ -202,7 +202,7 @@ fn migrating_to_v2_reports_re_encoded_arrays_and_why() {
     );
     assert!(
         run.stdout
-            .contains("1 arrays (0 copied byte for byte, 1 re-encoded), 2 chunks"),
+            .contains("0 groups, 1 array (0 copied byte for byte, 1 re-encoded), 2 chunks"),
         "{}",
         run.stdout
     );

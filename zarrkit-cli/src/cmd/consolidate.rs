@@ -5,7 +5,8 @@ use anyhow::{Context, bail};
 use clap::Args;
 use std::io::Write;
 use std::path::PathBuf;
-use zarrkit::consolidate;
+use std::sync::Arc;
+use zarrkit::{Group, consolidate};
 
 /// The text after the options in `--help`.
 pub const AFTER_LONG_HELP: &str = "\
@@ -49,6 +50,17 @@ pub fn run(args: &ConsolidateArgs, out: &mut impl Write) -> anyhow::Result<()> {
     let store = open_store(&args.store)?;
     let display = args.store.display();
     if args.check {
+        // Without consolidated metadata every document would be reported
+        // "missing from the consolidated metadata": say that there is none.
+        if let Ok(root) = Group::open(Arc::clone(&store), "/")
+            && !root.is_consolidated()
+            && root.warnings().is_empty()
+        {
+            bail!(
+                "`{display}` has no consolidated metadata (write it with `zarrkit consolidate \
+                 {display}`)"
+            );
+        }
         let mismatches = consolidate::check(store.as_ref(), "/")
             .with_context(|| format!("cannot check the consolidated metadata of `{display}`"))?;
         if mismatches.is_empty() {

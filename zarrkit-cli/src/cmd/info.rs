@@ -1,6 +1,9 @@
 //! `zarrkit info`: a readable summary of one array or group.
 
-use super::{Location, format_bytes, format_shape, locate, open_store, product};
+use super::{
+    Location, format_bytes, format_shape, locate, open_store, plural, product,
+    warn_stale_consolidated,
+};
 use anyhow::Context;
 use clap::Args;
 use std::io::Write;
@@ -55,6 +58,7 @@ pub struct InfoArgs {
 pub fn run(args: &InfoArgs, out: &mut impl Write) -> anyhow::Result<()> {
     let Location { root, node } = locate(&args.target, args.path.as_deref())?;
     let store = open_store(&root)?;
+    warn_stale_consolidated(&store, &node);
     let node = Node::open(store, node.as_str())?;
     if args.json {
         return print_json(&node, out);
@@ -159,9 +163,12 @@ fn print_array(array: &Array, out: &mut impl Write) -> anyhow::Result<()> {
         out,
         "chunk grid",
         format!(
-            "{} ({} chunks)",
+            "{} ({})",
             format_shape(&grid),
-            num_chunks.map_or_else(|| "more than 2^64".to_string(), |n| n.to_string())
+            num_chunks.map_or_else(
+                || "more than 2^64 chunks".to_string(),
+                |n| plural(n, "chunk", "chunks")
+            )
         ),
     )?;
     let mut encoding = describe_encoding(&metadata.chunk_key_encoding);

@@ -1,6 +1,6 @@
 //! `zarrkit migrate`: copy a whole hierarchy into another Zarr format.
 
-use super::{check_supported, format_bytes, open_store, resolve};
+use super::{check_supported, format_bytes, open_store, plural, resolve};
 use anyhow::Context;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -143,19 +143,23 @@ pub fn run(args: &MigrateArgs, out: &mut impl Write) -> anyhow::Result<()> {
     }
     writeln!(
         out,
-        "migrated `{}` to {} in `{}`: {} groups, {} arrays ({} copied byte for byte, {} re-encoded), \
-         {} chunks, {} read, {} written; verification passed ({} chunk regions)",
+        "migrated `{}` to {} in `{}`: {}, {} ({} copied byte for byte, {} re-encoded), \
+         {}, {} read, {} written; verification passed ({})",
         args.src.display(),
         plan.to(),
         args.dst.display(),
-        report.groups,
-        report.arrays_copied + report.arrays_reencoded.len() as u64,
+        plural(report.groups, "group", "groups"),
+        plural(
+            report.arrays_copied + report.arrays_reencoded.len() as u64,
+            "array",
+            "arrays"
+        ),
         report.arrays_copied,
         report.arrays_reencoded.len(),
-        report.chunks,
+        plural(report.chunks, "chunk", "chunks"),
         format_bytes(report.bytes_read),
         format_bytes(report.bytes_written),
-        report.chunks_verified,
+        plural(report.chunks_verified, "chunk region", "chunk regions"),
     )?;
     Ok(())
 }
@@ -234,8 +238,8 @@ fn print_plan(
         );
         if node.kind == zarrkit::NodeKind::Array {
             line.push_str(&format!(
-                ", {} chunks, {}",
-                node.chunks,
+                ", {}, {}",
+                plural(node.chunks, "chunk", "chunks"),
                 format_bytes(node.bytes)
             ));
         }
@@ -262,11 +266,11 @@ fn print_plan(
         .count();
     writeln!(
         out,
-        "total: {} nodes, {} arrays ({} copied byte for byte, {reencoded} re-encoded), {} chunks, {}",
-        plan.nodes().len(),
-        arrays.clone().count(),
+        "total: {}, {} ({} copied byte for byte, {reencoded} re-encoded), {}, {}",
+        plural(plan.nodes().len() as u64, "node", "nodes"),
+        plural(arrays.clone().count() as u64, "array", "arrays"),
         arrays.count() - reencoded,
-        plan.total_chunks(),
+        plural(plan.total_chunks(), "chunk", "chunks"),
         format_bytes(plan.total_bytes())
     )?;
     Ok(())

@@ -231,6 +231,32 @@ pub fn open_store(root: &Path) -> anyhow::Result<Arc<dyn Store>> {
     Ok(Arc::new(store))
 }
 
+/// Warnings about the consolidated metadata that a read of `node` would
+/// otherwise pass over in silence: the root group's consolidated metadata
+/// is invalid, disagrees with the root's own document, or disagrees with
+/// `node`'s real document (the commands read the real documents; the README
+/// promises a warning). Each is printed on stderr as `warning: …`. Cheap:
+/// it reads the root's documents and `node`'s, not the whole hierarchy.
+pub fn warn_stale_consolidated(store: &Arc<dyn Store>, node: &NodePath) {
+    // A store without a root group (an array at `/`, v1, tensorstore's
+    // stores) has no consolidated metadata to go stale.
+    let Ok(mut root) = zarrkit::Group::open(Arc::clone(store), "/") else {
+        return;
+    };
+    if root.is_consolidated() && !node.is_root() {
+        // Records a warning when the entry and the document disagree.
+        let _ = root.open_node_checked(node.as_str());
+    }
+    for warning in root.warnings() {
+        eprintln!("warning: {warning}");
+    }
+}
+
+/// `n` and the noun in the right number: `1 group`, `2 groups`.
+pub fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 /// A shape or chunk shape as `[365, 720, 1440]`.
 pub fn format_shape(shape: &[u64]) -> String {
     format!("{shape:?}")

@@ -1,18 +1,20 @@
 //! `zarrkit tree`: the hierarchy as an indented tree.
 
-use super::{Location, format_shape, locate, open_store};
+use super::{Location, format_shape, locate, open_store, plural};
 use clap::Args;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 use zarrkit::format::{ZarrFormat, v2};
-use zarrkit::{Array, Group, Node, format};
+use zarrkit::{Array, Group, Node, consolidate, format};
 
 /// The text after the options in `--help`.
 pub const AFTER_LONG_HELP: &str = "\
 Each array is shown with its shape, data type and chunk shape, each group \
 with a trailing `/`; siblings are sorted by name, and the last line counts \
-the groups and arrays below the top node.
+the groups and arrays shown, the top group included (as `migrate` counts \
+them). Consolidated metadata is used when it agrees with the documents; \
+when it is stale, a warning says so and the real documents are shown.
 
 Examples:
   zarrkit tree testdata/sample.zarr
@@ -25,7 +27,7 @@ Output:
       ├── elevation [36, 72] int16 chunks [18, 36]
       └── temperature [24, 36, 72] float32 chunks [6, 12, 24]
 
-  1 group, 3 arrays";
+  2 groups, 3 arrays";
 
 /// Arguments of `zarrkit tree`.
 #[derive(Debug, Args)]
@@ -54,9 +56,12 @@ pub fn run(args: &TreeArgs, out: &mut impl Write) -> anyhow::Result<()> {
             writeln!(out, "{}", describe_array(array.path().as_str(), &array))?;
             Ok(())
         }
-        Node::Group(group) => {
+        Node::Group(mut group) => {
             for warning in group.warnings() {
                 eprintln!("warning: {warning}");
+            }
+            if group.is_consolidated() {
+                group = check_consolidated(group)?;
             }
             let top = if group.path().is_root() {
                 "/".to_string()
@@ -70,8 +75,9 @@ pub fn run(args: &TreeArgs, out: &mut impl Write) -> anyhow::Result<()> {
             writeln!(
                 out,
                 "{}, {}",
-                plural(walk.groups, "group", "groups"),
-                plural(walk.arrays, "array", "arrays")
+                // The top group counts, as in `migrate`'s report.
+                plural((walk.groups + 1) as u64, "group", "groups"),
+                plural(walk.arrays as u64, "array", "arrays")
             )?;
             match walk.first_error {
                 Some(err) => Err(err),
@@ -81,8 +87,38 @@ pub fn run(args: &TreeArgs, out: &mut impl Write) -> anyhow::Result<()> {
     }
 }
 
-fn plural(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
+/// The group itself, or, when its consolidated metadata disagrees with the
+/// documents below it (a node added, changed or removed after `zarrkit
+/// consolidate`), the group reopened from its real documents, with a
+/// warning: the tree shows what the store holds, never a stale summary.
+fn check_consolidated(group: Group) -> anyhow::Result<Group> {
+    let stale = match consolidate::check(group.store().as_ref(), group.path().as_str()) {
+        Ok(mismatches) if mismatches.is_empty() => return Ok(group),
+        Ok(mismatches) => {
+            let shown: Vec<String> = mismatches.iter().take(3).map(ToString::to_string).collect();
+            format!(
+                "{} {}: {}{}",
+                mismatches.len(),
+                if mismatches.len() == 1 {
+                    "entry"
+                } else {
+                    "entries"
+                },
+                shown.join("; "),
+                if mismatches.len() > 3 { "; …" } else { "" }
+            )
+        }
+        Err(err) => format!("{err:#}"),
+    };
+    eprintln!(
+        "warning: the consolidated metadata of `{}` is stale ({stale}); showing the real \
+         documents (rewrite it with `zarrkit consolidate`)",
+        group.path()
+    );
+    Ok(Group::open_without_consolidated(
+        Arc::clone(group.store()),
+        group.path().as_str(),
+    )?)
 }
 
 fn describe_array(name: &str, array: &Array) -> String {
