@@ -666,6 +666,24 @@ fn plan_array(
     .format(to)
     .build_metadata(path)?;
     fits(&baseline).map_err(refuse)?;
+    // A document the target writes but cannot read back (v3 spells v2's
+    // `|O` as the data type `object`, which no v3 reader, zarrkit's
+    // included, knows) is refused here, naming the node and the source's
+    // document: the error of reading it back names the scratch store's
+    // key (`json/zarr.json`), which the source does not have.
+    if let Err(error) = read_back(scratch, path, to, &baseline) {
+        let cause = match &error {
+            MigrateError::Zarr(Error::Metadata { source, .. }) => source.to_string(),
+            MigrateError::Zarr(error) => describe(error),
+            other => other.to_string(),
+        };
+        let document = format::metadata_key(array.format(), path)
+            .map_or_else(|_| path.to_string(), |key| key.to_string());
+        return Err(refuse(format!(
+            "its data type `{}` (from `{document}`) does not read back: {cause}",
+            array.data_type()
+        )));
+    }
     let with = |change: &dyn Fn(&mut ArrayMetadata)| {
         let mut m = baseline.clone();
         change(&mut m);
@@ -733,10 +751,31 @@ fn plan_array(
     fits(&with(&|m| m.attributes = target.attributes.clone()))
         .map_err(|e| refuse(format!("its attributes: {e}")))?;
 
-    target.extra_fields = keep_fields(&source.extra_fields, notes, |fields| {
+    let mut field_notes = Vec::new();
+    target.extra_fields = keep_fields(&source.extra_fields, &mut field_notes, |fields| {
         let probe = with(&|m| m.extra_fields = fields.clone());
         fits(&probe).is_ok() && fields_round_trip(to, &wrap(&probe))
     });
+    // v2's `fill_value` marker (`null`, or `0` on an object array) is not
+    // dropped: the target writes the fill value the model holds for it.
+    // Say which, rather than that a `fill_value` was dropped and then
+    // writing one.
+    let marker = format::v2::NULL_FILL_VALUE_FIELD;
+    for note in field_notes {
+        match source.extra_fields.get(marker) {
+            Some(value)
+                if !target.extra_fields.contains_key(marker)
+                    && note.starts_with(&format!("dropped the field `{marker}` ")) =>
+            {
+                notes.push(format!(
+                    "the v2 fill value `{value}` becomes {}, which the target writes for it \
+                     (as zarr-python 3.1 reads it)",
+                    format::v3::fill_value_to_json(&target.fill_value, &target.data_type)
+                ));
+            }
+            _ => notes.push(note),
+        }
+    }
     match xarray_variable {
         Some(XarrayDirection::ToDimensionNames) => {
             xarray_fill_to_attribute(source, &mut target, notes)

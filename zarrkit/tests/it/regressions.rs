@@ -630,3 +630,66 @@ fn issue_9_xarray_dimension_names_and_consolidated_metadata_reach_v3() {
     let root = text_at(dst.as_ref(), "zarr.json");
     assert!(root.contains("\"consolidated_metadata\""), "{root}");
 }
+
+/// Issue #15: migrating a v2 `|O` array to v3 failed with "invalid
+/// metadata in `json/zarr.json`", a key the source does not have: the
+/// planner wrote the target's document to its scratch store, and the error
+/// of reading it back (v3 has no data type `object`) named that scratch key.
+/// The plan now refuses the node by path, naming the source's document.
+#[test]
+fn issue_15_migrate_names_the_source_document_of_a_data_type_the_target_lacks() {
+    let src: Arc<dyn Store> =
+        Arc::new(FilesystemStore::new(fixture("v2/objects/objects.zarr")).unwrap());
+    let err = zarrkit::migrate::plan(src, Arc::new(MemoryStore::new()), ZarrFormat::V3)
+        .expect_err("v3 has no `object` data type");
+    let text = error_chain(&err);
+    assert!(
+        text.starts_with(
+            "`/json` cannot be migrated to v3: its data type `object` (from `json/.zarray`) \
+             does not read back: "
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("zarr.json"), "{text}");
+}
+
+/// Issue #15: migrating a v2 array whose `fill_value` is `null` (or `0` on
+/// an object array) noted "dropped the field `fill_value`" and then wrote a
+/// `fill_value`: v2 keeps that marker as an ignorable field, which v3
+/// cannot hold, and the generic note for dropped fields was printed. The
+/// note now says which fill value the target gets, and it is the one
+/// written.
+#[test]
+fn issue_15_migrate_notes_the_fill_value_a_v2_marker_becomes() {
+    let mut vlen = zarray("|O", json!(0));
+    vlen["filters"] = json!([{ "id": "vlen-utf8" }]);
+    for (name, document) in [("null", zarray("<i2", Value::Null)), ("object 0", vlen)] {
+        let src = memory_store(&[(".zarray", document)]);
+        let dst: Arc<dyn Store> = Arc::new(MemoryStore::new());
+        let plan = zarrkit::migrate::plan(src, Arc::clone(&dst), ZarrFormat::V3)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let notes = &plan.nodes()[0].notes;
+        assert!(
+            notes.iter().all(|n| !n.contains("dropped the field")),
+            "{name}: {notes:?}"
+        );
+        let note = notes
+            .iter()
+            .find_map(|n| n.strip_prefix("the v2 fill value `"))
+            .unwrap_or_else(|| panic!("{name}: {notes:?}"));
+        let (_, rest) = note.split_once("` becomes ").unwrap();
+        let (noted, _) = rest.split_once(", which the target writes").unwrap();
+        zarrkit::migrate::migrate(&plan, &mut |_| {}).unwrap();
+        let written: Value = serde_json::from_slice(
+            &dst.get(&StoreKey::new("zarr.json").unwrap(), None)
+                .unwrap()
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(
+            serde_json::from_str::<Value>(noted).unwrap(),
+            written["fill_value"],
+            "{name}: {notes:?}"
+        );
+    }
+}
