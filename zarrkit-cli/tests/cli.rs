@@ -1513,3 +1513,94 @@ fn issue_15_info_warns_about_stale_consolidated_metadata() {
     );
     assert!(run.stdout.contains("\"units\": \"degC\""), "{}", run.stdout);
 }
+
+/// Issue #15: `info` on a sharded array labelled the shard shape "chunk
+/// shape" (the grid's chunks are shards) with the inner chunk shape only
+/// inside the codec JSON; on a v2 object array it showed the fill value `0`
+/// as `[48]` (the model's encoded bytes spelt as v3 raw bytes); on
+/// variable-length elements "decoded size: 0 bytes" (their size in the
+/// model is 0). It now says shard and inner chunk shape, the document's
+/// fill value, and how many variable-length elements there are.
+#[test]
+fn issue_15_info_shows_shards_object_fill_values_and_variable_length_sizes() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("s.zarr");
+    let store = open_store(&root);
+    Group::create(Arc::clone(&store), "/", JsonMap::new()).unwrap();
+    let sharded = Array::builder(&[8, 6], DataType::UInt16, &[4, 6])
+        .codecs_metadata(vec![codec(
+            "sharding_indexed",
+            json!({
+                "chunk_shape": [2, 3],
+                "codecs": [{ "name": "bytes", "configuration": { "endian": "little" } }],
+                "index_codecs": [{ "name": "bytes", "configuration": { "endian": "little" } }],
+                "index_location": "end"
+            }),
+        )])
+        .create(Arc::clone(&store), "/sharded")
+        .unwrap();
+    let values: Vec<u16> = (0..48).collect();
+    sharded
+        .write_region(&Region::whole(&[8, 6]), &values)
+        .unwrap();
+    let names = Array::builder(&[5], DataType::String, &[2])
+        .create(Arc::clone(&store), "/names")
+        .unwrap();
+    names
+        .write_strings(&Region::whole(&[5]), &["a", "b", "c", "d", "e"])
+        .unwrap();
+
+    let run = zarrkit([OsStr::new("info"), root.join("sharded").as_os_str()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.contains(
+            "\nshard shape:        [4, 6]\ninner chunk shape:  [2, 3]\n\
+             chunk grid:         [2, 1] (2 shards)\n"
+        ),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("\nstored shards:      2 of 2, "),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        !run.stdout.contains("chunk shape:        [4, 6]"),
+        "{}",
+        run.stdout
+    );
+    let run = zarrkit([OsStr::new("tree"), root.as_os_str()]);
+    assert!(
+        run.stdout
+            .contains("sharded [8, 6] uint16 shards [4, 6] of chunks [2, 3]\n"),
+        "{}",
+        run.stdout
+    );
+
+    let run = zarrkit([OsStr::new("info"), root.join("names").as_os_str()]);
+    assert!(
+        run.stdout.contains(
+            "\ndecoded size:       not known without reading every chunk (5 elements of \
+             variable length)\n"
+        ),
+        "{}",
+        run.stdout
+    );
+
+    // zarr-python 2.18's json2 object array, `"fill_value": 0`.
+    let objects =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/fixtures/v2/objects/objects.zarr");
+    let run = zarrkit([OsStr::new("info"), objects.join("json").as_os_str()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.contains("\nfill value:         0\n"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("\ndecoded size:       not known"),
+        "{}",
+        run.stdout
+    );
+}

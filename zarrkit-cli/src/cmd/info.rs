@@ -25,11 +25,12 @@ Examples:
   zarrkit info testdata/sample.zarr --path /weather/temperature
   zarrkit info --json testdata/sample.zarr/weather/temperature > zarr.json
 
-For an array the summary shows its shape, data type, chunk shape, the chunk \
-grid and number of chunks, the chunk key encoding, the fill value (as v3 \
+For an array the summary shows its shape, data type, chunk shape (for a \
+sharded array the shard shape and the inner chunk shape), the chunk \
+grid and number of chunks (shards), the chunk key encoding, the fill value (as v3 \
 JSON), each codec with its configuration, the dimension names, how many \
-chunks are stored and their total size, the decoded size of the whole array, \
-and the attributes. For a group it shows the attributes and the children \
+chunks (shards) are stored and their total size, the decoded size of the whole \
+array (for variable-length elements, their number), and the attributes. For a group it shows the attributes and the children \
 with their kinds.";
 
 /// Arguments of `zarrkit info`.
@@ -137,9 +138,17 @@ fn print_array(array: &Array, out: &mut impl Write) -> anyhow::Result<()> {
             )?;
         }
     }
+    // With sharding (v3 sharding_indexed), the grid's chunks are shards and
+    // the chunks a reader decodes are the inner chunks: say both, by name.
+    let inner = inner_chunk_shape(metadata);
+    let (chunk_label, chunk_noun) = if inner.is_some() {
+        ("shard shape", ("shard", "shards"))
+    } else {
+        ("chunk shape", ("chunk", "chunks"))
+    };
     match array.regular_chunk_shape() {
         Some(shape) if array.chunk_grid().name() == "regular" => {
-            line(out, "chunk shape", format_shape(shape))?;
+            line(out, chunk_label, format_shape(shape))?;
         }
         // Chunks that differ in shape: the edge lengths as the document
         // spells them (compactly: runs as `[length, count]`).
@@ -152,10 +161,13 @@ fn print_array(array: &Array, out: &mut impl Write) -> anyhow::Result<()> {
             }
             line(
                 out,
-                "chunk shape",
+                chunk_label,
                 format!("{} {edges}", array.chunk_grid().name()),
             )?;
         }
+    }
+    if let Some(inner) = &inner {
+        line(out, "inner chunk shape", format_shape(inner))?;
     }
     let grid = array.chunk_grid_shape();
     let num_chunks = product(&grid);
@@ -166,8 +178,8 @@ fn print_array(array: &Array, out: &mut impl Write) -> anyhow::Result<()> {
             "{} ({})",
             format_shape(&grid),
             num_chunks.map_or_else(
-                || "more than 2^64 chunks".to_string(),
-                |n| plural(n, "chunk", "chunks")
+                || format!("more than 2^64 {}", chunk_noun.1),
+                |n| plural(n, chunk_noun.0, chunk_noun.1)
             )
         ),
     )?;
@@ -179,11 +191,7 @@ fn print_array(array: &Array, out: &mut impl Write) -> anyhow::Result<()> {
         encoding = format!("{encoding}, keys such as `{}`", first.as_str());
     }
     line(out, "chunk key encoding", encoding)?;
-    line(
-        out,
-        "fill value",
-        v3::fill_value_to_json(array.fill_value(), array.data_type()),
-    )?;
+    line(out, "fill value", fill_value_text(array))?;
     writeln!(out, "codecs:")?;
     for codec in &metadata.codecs {
         let mut text = format!("  {}", codec.name);
@@ -210,18 +218,70 @@ fn print_array(array: &Array, out: &mut impl Write) -> anyhow::Result<()> {
     let (stored, stored_bytes) = stored_chunks(array)?;
     line(
         out,
-        "stored chunks",
+        if inner.is_some() {
+            "stored shards"
+        } else {
+            "stored chunks"
+        },
         format!(
             "{stored} of {}, {}",
             num_chunks.map_or_else(|| "more than 2^64".to_string(), |n| n.to_string()),
             format_bytes(stored_bytes)
         ),
     )?;
-    let decoded = product(array.shape())
-        .and_then(|n| n.checked_mul(array.data_type().size() as u64))
-        .map_or_else(|| "more than 2^64 bytes".to_string(), format_bytes);
-    line(out, "decoded size", decoded)?;
+    line(out, "decoded size", decoded_size(array))?;
     print_attributes(array.attributes(), out)
+}
+
+/// The inner chunk shape of a sharded array (v3 sharding_indexed,
+/// "Configuration parameters": `chunk_shape`), or `None` without sharding.
+pub(crate) fn inner_chunk_shape(metadata: &zarrkit::metadata::ArrayMetadata) -> Option<Vec<u64>> {
+    let sharding = metadata
+        .codecs
+        .iter()
+        .find(|c| c.name == "sharding_indexed")?;
+    let shape = sharding.configuration.as_ref()?.get("chunk_shape")?;
+    serde_json::from_value(shape.clone()).ok()
+}
+
+/// The fill value as the node's own document spells it. v3 JSON has no
+/// spelling for v2's `|O` elements (the model holds their encoded bytes, so
+/// `0` showed as `[48]`), so a variable-length type outside v3 shows its
+/// document's `fill_value`.
+fn fill_value_text(array: &Array) -> String {
+    let v3_text = || v3::fill_value_to_json(array.fill_value(), array.data_type()).to_string();
+    if !array.data_type().is_variable_length() || array.format() == ZarrFormat::V3 {
+        return v3_text();
+    }
+    let metadata = NodeMetadata::Array(array.metadata().clone());
+    let document = match array.format() {
+        ZarrFormat::V2 => v2::array_to_json(array.metadata()).ok(),
+        format => format::serialize_node(format, &metadata)
+            .ok()
+            .and_then(|bytes| serde_json::from_slice::<serde_json::Value>(&bytes).ok()),
+    };
+    match document.as_ref().and_then(|d| d.get("fill_value")) {
+        Some(fill) => fill.to_string(),
+        None => v3_text(),
+    }
+}
+
+/// The size of the whole array decoded, or for variable-length elements
+/// (whose sizes only the chunks hold) the number of elements.
+fn decoded_size(array: &Array) -> String {
+    let elements = product(array.shape());
+    if array.data_type().is_variable_length() {
+        return match elements {
+            Some(n) => format!(
+                "not known without reading every chunk ({} of variable length)",
+                plural(n, "element", "elements")
+            ),
+            None => "not known without reading every chunk".to_string(),
+        };
+    }
+    elements
+        .and_then(|n| n.checked_mul(array.data_type().size() as u64))
+        .map_or_else(|| "more than 2^64 bytes".to_string(), format_bytes)
 }
 
 fn describe_encoding(encoding: &ChunkKeyEncoding) -> String {

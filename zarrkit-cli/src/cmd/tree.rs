@@ -122,13 +122,18 @@ fn check_consolidated(group: Group) -> anyhow::Result<Group> {
 }
 
 fn describe_array(name: &str, array: &Array) -> String {
+    let grid_chunks = array
+        .regular_chunk_shape()
+        .map_or_else(|| "rectilinear".to_string(), format_shape);
     let mut text = format!(
-        "{name} {} {} chunks {}",
+        "{name} {} {} {}",
         format_shape(array.shape()),
         array.data_type(),
-        array
-            .regular_chunk_shape()
-            .map_or_else(|| "rectilinear".to_string(), format_shape)
+        // A sharded array's grid holds shards of inner chunks.
+        match super::info::inner_chunk_shape(array.metadata()) {
+            Some(inner) => format!("shards {grid_chunks} of chunks {}", format_shape(&inner)),
+            None => format!("chunks {grid_chunks}"),
+        }
     );
     if array.format() == ZarrFormat::V2 {
         // The v2 document's own words: NumPy dtype, filters and compressor.
