@@ -250,10 +250,11 @@ fn info_json_prints_the_stored_document() {
         let stored: serde_json::Value =
             serde_json::from_slice(&std::fs::read(root.join(node).join("zarr.json")).unwrap())
                 .unwrap();
-        assert_eq!(printed, stored, "{node}");
+        // The document sits beside the summary (issue #15).
+        assert_eq!(printed["document"], stored, "{node}");
         // Pretty: one field per line.
         assert!(
-            run.stdout.contains("\n  \"zarr_format\": 3,\n"),
+            run.stdout.contains("\n    \"zarr_format\": 3,\n"),
             "{}",
             run.stdout
         );
@@ -881,7 +882,8 @@ fn info_and_tree_show_v2_arrays_with_their_dtype_and_compressor() {
         root.join("g/temps/.zarray").as_os_str(),
     ]);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    let document: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let printed: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let document = &printed["document"];
     assert_eq!(document[".zarray"]["dtype"], ">f8");
     assert_eq!(document[".zattrs"], json!({}));
     let run = zarrkit([OsStr::new("tree"), root.as_os_str()]);
@@ -938,7 +940,8 @@ fn info_finds_and_shows_the_format_of_v3_draft_stores() {
         OsStr::new("/a/int32_big_gzip"),
     ]);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    let document: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let printed: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let document = &printed["document"];
     assert_eq!(document["data_type"], json!(">i4"));
     assert_eq!(document["compressor"]["configuration"], json!({"level": 1}));
 }
@@ -984,7 +987,8 @@ fn info_and_tree_show_a_v1_array_with_its_meta_fields() {
         root.join("meta").as_os_str(),
     ]);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    let document: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let printed: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let document = &printed["document"];
     assert_eq!(document["meta"]["zarr_format"], 1);
     assert_eq!(document["meta"]["compression"], "bz2");
     assert_eq!(document["attrs"], json!({"title": "v1"}));
@@ -1602,5 +1606,60 @@ fn issue_15_info_shows_shards_object_fill_values_and_variable_length_sizes() {
         run.stdout.contains("\ndecoded size:       not known"),
         "{}",
         run.stdout
+    );
+}
+
+/// Issue #15: `info --json` printed only the metadata document, so a script
+/// wanting the stored chunks, bytes or inner chunk shape parsed the text.
+/// It now prints the summary beside the document.
+#[test]
+fn issue_15_info_json_has_the_summary_beside_the_document() {
+    let (_dir, root) = sample_store();
+    let chunk_bytes = tree_size(&root.join("counts/c"));
+    let run = zarrkit([
+        OsStr::new("info"),
+        OsStr::new("--json"),
+        root.join("counts").as_os_str(),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let printed: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(printed["path"], "/counts");
+    assert_eq!(printed["format"], "v3");
+    assert_eq!(printed["node_type"], "array");
+    let summary = &printed["summary"];
+    // [10, 7] int32 in [4, 4] chunks, rows 0..4 written: chunks (0, 0), (0, 1).
+    assert_eq!(
+        summary,
+        &json!({
+            "shape": [10, 7],
+            "data_type": "int32",
+            "chunk_shape": [4, 4],
+            "inner_chunk_shape": null,
+            "chunk_grid_shape": [3, 2],
+            "chunks": 6,
+            "stored_chunks": 2,
+            "stored_bytes": chunk_bytes,
+            "decoded_bytes": 280,
+            "storage_ratio": 280.0 / chunk_bytes as f64,
+            "fill_value": -1,
+            "codecs": ["bytes", "gzip"],
+            "dimension_names": ["y", "x"],
+        })
+    );
+    assert_eq!(printed["document"]["fill_value"], -1);
+
+    let run = zarrkit([
+        OsStr::new("info"),
+        OsStr::new("--json"),
+        root.join("sub").as_os_str(),
+    ]);
+    let printed: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(printed["node_type"], "group");
+    assert_eq!(
+        printed["summary"],
+        json!({ "children": [
+            { "name": "empty", "node_type": "group" },
+            { "name": "flags", "node_type": "array" },
+        ] })
     );
 }

@@ -23,7 +23,7 @@ Examples:
   zarrkit info testdata/sample.zarr
   zarrkit info testdata/sample.zarr/weather/temperature
   zarrkit info testdata/sample.zarr --path /weather/temperature
-  zarrkit info --json testdata/sample.zarr/weather/temperature > zarr.json
+  zarrkit info --json testdata/sample.zarr/weather/temperature | jq .document
 
 For an array the summary shows its shape, data type, chunk shape (for a \
 sharded array the shard shape and the inner chunk shape), the chunk \
@@ -31,7 +31,25 @@ grid and number of chunks (shards), the chunk key encoding, the fill value (as v
 JSON), each codec with its configuration, the dimension names, how many \
 chunks (shards) are stored and their total size, the decoded size of the whole \
 array (for variable-length elements, their number), and the attributes. For a group it shows the attributes and the children \
-with their kinds.";
+with their kinds.
+
+--json prints one object:
+  path, format, node_type   the node (`/a/b`, `v3`, `array` or `group`)
+  summary                   for an array: shape, data_type, chunk_shape (the
+                            grid's chunks: shards when sharded),
+                            inner_chunk_shape (null unless sharded),
+                            chunk_grid_shape, chunks (in the grid),
+                            stored_chunks, stored_bytes, decoded_bytes (null
+                            for variable-length elements or past 2^64),
+                            storage_ratio (decoded_bytes / stored_bytes, as
+                            zarr-python's info reports it; null when either
+                            is unknown or 0), fill_value (as `fill value`
+                            shows it), codecs (names), dimension_names;
+                            for a group: children, each {name, node_type}
+  document                  the metadata document in the node's format
+                            (`zarr.json` for v3, the `meta/...` document for
+                            a v3 draft; for v2 {\".zarray\" or \".zgroup\",
+                            \".zattrs\"}, for v1 {\"meta\", \"attrs\"})";
 
 /// Arguments of `zarrkit info`.
 #[derive(Debug, Args)]
@@ -45,9 +63,9 @@ pub struct InfoArgs {
     #[arg(long, value_name = "NODE")]
     pub path: Option<String>,
 
-    /// Print the node's metadata document (pretty, in the node's format: `zarr.json`
-    /// for v3, the `meta/...` document for a v3 draft; `.zarray` and `.zattrs` for v2,
-    /// `meta` and `attrs` for v1) instead of the summary
+    /// Print JSON instead of text: `{"path", "format", "node_type", "summary",
+    /// "document"}`, the summary's fields described below and the node's
+    /// metadata document in its own format
     #[arg(long)]
     pub json: bool,
 }
@@ -64,13 +82,83 @@ pub fn run(args: &InfoArgs, out: &mut impl Write) -> anyhow::Result<()> {
     if args.json {
         return print_json(&node, out);
     }
-    match &node {
+    print_text(&node, out)
+}
+
+fn print_text(node: &Node, out: &mut impl Write) -> anyhow::Result<()> {
+    match node {
         Node::Array(array) => print_array(array, out),
         Node::Group(group) => print_group(group, out),
     }
 }
 
 fn print_json(node: &Node, out: &mut impl Write) -> anyhow::Result<()> {
+    let summary = match node {
+        Node::Array(array) => array_summary(array)?,
+        Node::Group(group) => group_summary(group)?,
+    };
+    let printed = serde_json::json!({
+        "path": node.path().as_str(),
+        "format": node.format().name(),
+        "node_type": match node {
+            Node::Array(_) => "array",
+            Node::Group(_) => "group",
+        },
+        "summary": summary,
+        "document": node_document(node)?,
+    });
+    writeln!(out, "{}", serde_json::to_string_pretty(&printed)?)?;
+    Ok(())
+}
+
+/// The summary of `--json` for an array (see [`AFTER_LONG_HELP`]).
+fn array_summary(array: &Array) -> anyhow::Result<serde_json::Value> {
+    let (stored, stored_bytes) = stored_chunks(array)?;
+    let decoded = if array.data_type().is_variable_length() {
+        None
+    } else {
+        product(array.shape()).and_then(|n| n.checked_mul(array.data_type().size() as u64))
+    };
+    #[allow(clippy::cast_precision_loss)] // A ratio for display.
+    let ratio = decoded
+        .filter(|&d| d > 0 && stored_bytes > 0)
+        .map(|d| d as f64 / stored_bytes as f64);
+    let grid = array.chunk_grid_shape();
+    let fill: serde_json::Value =
+        serde_json::from_str(&fill_value_text(array)).unwrap_or(serde_json::Value::Null);
+    Ok(serde_json::json!({
+        "shape": array.shape(),
+        "data_type": array.data_type().to_string(),
+        "chunk_shape": array.regular_chunk_shape(),
+        "inner_chunk_shape": inner_chunk_shape(array.metadata()),
+        "chunk_grid_shape": grid,
+        "chunks": product(&grid),
+        "stored_chunks": stored,
+        "stored_bytes": stored_bytes,
+        "decoded_bytes": decoded,
+        "storage_ratio": ratio,
+        "fill_value": fill,
+        "codecs": array.metadata().codecs.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(),
+        "dimension_names": array.metadata().dimension_names,
+    }))
+}
+
+/// The summary of `--json` for a group: its children and their kinds.
+fn group_summary(group: &Group) -> anyhow::Result<serde_json::Value> {
+    let children = format::list_children(group.store().as_ref(), group.path(), group.format())?;
+    let mut rows = Vec::new();
+    for child in &children {
+        let node_type = match Node::open(Arc::clone(group.store()), child.as_str())? {
+            Node::Array(_) => "array",
+            Node::Group(_) => "group",
+        };
+        rows.push(serde_json::json!({ "name": child.name(), "node_type": node_type }));
+    }
+    Ok(serde_json::json!({ "children": rows }))
+}
+
+/// The node's metadata document in its own format.
+fn node_document(node: &Node) -> anyhow::Result<serde_json::Value> {
     let metadata = match node {
         Node::Array(array) => NodeMetadata::Array(array.metadata().clone()),
         Node::Group(group) => NodeMetadata::Group(group.metadata().clone()),
@@ -98,8 +186,7 @@ fn print_json(node: &Node, out: &mut impl Write) -> anyhow::Result<()> {
             .context("the metadata cannot be written in its own format")?;
         serde_json::from_slice(&bytes).context("the serialised metadata is not JSON")?
     };
-    writeln!(out, "{}", serde_json::to_string_pretty(&document)?)?;
-    Ok(())
+    Ok(document)
 }
 
 fn line(out: &mut impl Write, label: &str, value: impl std::fmt::Display) -> std::io::Result<()> {
