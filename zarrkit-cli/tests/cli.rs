@@ -1663,3 +1663,68 @@ fn issue_15_info_json_has_the_summary_beside_the_document() {
         ] })
     );
 }
+
+/// Issue #15: `tree --json`, the hierarchy for scripts, parsed here and
+/// compared field by field with what the sample store was made of.
+#[test]
+fn tree_json_describes_every_node() {
+    let (_dir, root) = sample_store();
+    std::fs::create_dir(root.join("broken")).unwrap();
+    std::fs::write(root.join("broken/zarr.json"), b"{ not json").unwrap();
+    let run = zarrkit([OsStr::new("tree"), OsStr::new("--json"), root.as_os_str()]);
+    // The invalid node is in the output, and the exit status says so.
+    assert_eq!(run.code, 1);
+    assert!(run.stderr.contains("broken/zarr.json"), "{}", run.stderr);
+    let mut printed: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let broken = printed["tree"]["children"][0]["error"].take();
+    assert!(
+        broken
+            .as_str()
+            .is_some_and(|e| e.contains("broken/zarr.json")),
+        "{broken}"
+    );
+    assert_eq!(
+        printed,
+        json!({
+            "tree": {
+                "name": "", "path": "/", "node_type": "group", "format": "v3",
+                "children": [
+                    { "name": "broken", "path": "/broken", "error": null },
+                    {
+                        "name": "counts", "path": "/counts", "node_type": "array",
+                        "format": "v3", "shape": [10, 7], "data_type": "int32",
+                        "chunk_shape": [4, 4], "inner_chunk_shape": null
+                    },
+                    {
+                        "name": "sub", "path": "/sub", "node_type": "group", "format": "v3",
+                        "children": [
+                            {
+                                "name": "empty", "path": "/sub/empty", "node_type": "group",
+                                "format": "v3", "children": []
+                            },
+                            {
+                                "name": "flags", "path": "/sub/flags", "node_type": "array",
+                                "format": "v3", "shape": [5], "data_type": "bool",
+                                "chunk_shape": [2], "inner_chunk_shape": null
+                            }
+                        ]
+                    }
+                ]
+            },
+            "groups": 3,
+            "arrays": 2
+        })
+    );
+    let run = zarrkit([
+        OsStr::new("tree"),
+        OsStr::new("--json"),
+        root.join("sub/flags").as_os_str(),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let printed: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(printed["tree"]["path"], "/sub/flags");
+    assert_eq!(
+        (printed["groups"].clone(), printed["arrays"].clone()),
+        (json!(0), json!(1))
+    );
+}

@@ -27,7 +27,16 @@ Output:
       ├── elevation [36, 72] int16 chunks [18, 36]
       └── temperature [24, 36, 72] float32 chunks [6, 12, 24]
 
-  2 groups, 3 arrays";
+  2 groups, 3 arrays
+
+--json prints {\"tree\": NODE, \"groups\": n, \"arrays\": n}, where NODE is
+  {\"name\", \"path\", \"node_type\": \"group\", \"format\", \"children\": [NODE, …]}
+  for a group (children sorted by name),
+  {\"name\", \"path\", \"node_type\": \"array\", \"format\", \"shape\",
+  \"data_type\", \"chunk_shape\" (null for a rectilinear grid),
+  \"inner_chunk_shape\" (null unless sharded)} for an array, and
+  {\"name\", \"path\", \"error\"} for a node that cannot be opened (the exit
+  status is then 1, after the whole tree is printed).";
 
 /// Arguments of `zarrkit tree`.
 #[derive(Debug, Args)]
@@ -40,6 +49,10 @@ pub struct TreeArgs {
     /// argument is then the store root itself
     #[arg(long, value_name = "NODE")]
     pub path: Option<String>,
+
+    /// Print the tree as JSON (described below) instead of text
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Runs `zarrkit tree`.
@@ -51,6 +64,9 @@ pub struct TreeArgs {
 pub fn run(args: &TreeArgs, out: &mut impl Write) -> anyhow::Result<()> {
     let Location { root, node } = locate(&args.target, args.path.as_deref())?;
     let store = open_store(&root)?;
+    if args.json {
+        return print_json(Node::open(store, node.as_str())?, out);
+    }
     match Node::open(store, node.as_str())? {
         Node::Array(array) => {
             writeln!(out, "{}", describe_array(array.path().as_str(), &array))?;
@@ -85,6 +101,50 @@ pub fn run(args: &TreeArgs, out: &mut impl Write) -> anyhow::Result<()> {
             }
         }
     }
+}
+
+/// `tree --json`: the node and everything below it as one JSON document.
+fn print_json(node: Node, out: &mut impl Write) -> anyhow::Result<()> {
+    let mut walk = Walk::default();
+    let tree = match node {
+        Node::Array(array) => {
+            walk.arrays += 1;
+            array_json(&array)
+        }
+        Node::Group(mut group) => {
+            for warning in group.warnings() {
+                eprintln!("warning: {warning}");
+            }
+            if group.is_consolidated() {
+                group = check_consolidated(group)?;
+            }
+            walk.groups += 1;
+            walk.group_json(&group)?
+        }
+    };
+    let printed = serde_json::json!({
+        "tree": tree,
+        "groups": walk.groups,
+        "arrays": walk.arrays,
+    });
+    writeln!(out, "{}", serde_json::to_string_pretty(&printed)?)?;
+    match walk.first_error {
+        Some(err) => Err(err),
+        None => Ok(()),
+    }
+}
+
+fn array_json(array: &Array) -> serde_json::Value {
+    serde_json::json!({
+        "name": array.path().name(),
+        "path": array.path().as_str(),
+        "node_type": "array",
+        "format": array.format().name(),
+        "shape": array.shape(),
+        "data_type": array.data_type().to_string(),
+        "chunk_shape": array.regular_chunk_shape(),
+        "inner_chunk_shape": super::info::inner_chunk_shape(array.metadata()),
+    })
 }
 
 /// The group itself, or, when its consolidated metadata disagrees with the
@@ -169,28 +229,66 @@ struct Walk {
     first_error: Option<anyhow::Error>,
 }
 
+/// A group's children, each opened or the error of opening it. They are
+/// listed and opened here, rather than through `Group::children`, so that
+/// one invalid node is marked in the tree instead of hiding all of its
+/// siblings. A group with consolidated metadata answers from it, with no
+/// reads.
+fn children(
+    group: &Group,
+) -> anyhow::Result<Vec<(zarrkit::NodePath, Result<Node, zarrkit::Error>)>> {
+    Ok(if group.is_consolidated() {
+        group
+            .children()?
+            .into_iter()
+            .map(|node| (node.path().clone(), Ok(node)))
+            .collect()
+    } else {
+        format::list_children(group.store().as_ref(), group.path(), group.format())?
+            .into_iter()
+            .map(|child| {
+                let node = Node::open(Arc::clone(group.store()), child.as_str());
+                (child, node)
+            })
+            .collect()
+    })
+}
+
 impl Walk {
+    fn group_json(&mut self, group: &Group) -> anyhow::Result<serde_json::Value> {
+        let mut rows = Vec::new();
+        for (child, node) in children(group)? {
+            rows.push(match node {
+                Ok(Node::Array(array)) => {
+                    self.arrays += 1;
+                    array_json(&array)
+                }
+                Ok(Node::Group(sub)) => {
+                    self.groups += 1;
+                    self.group_json(&sub)?
+                }
+                Err(err) => {
+                    let value = serde_json::json!({
+                        "name": child.name(),
+                        "path": child.as_str(),
+                        "error": format!("{err:#}"),
+                    });
+                    self.first_error.get_or_insert(err.into());
+                    value
+                }
+            });
+        }
+        Ok(serde_json::json!({
+            "name": group.path().name(),
+            "path": group.path().as_str(),
+            "node_type": "group",
+            "format": group.format().name(),
+            "children": rows,
+        }))
+    }
+
     fn group(&mut self, group: &Group, indent: &str, out: &mut impl Write) -> anyhow::Result<()> {
-        // List the children and open each one here, rather than through
-        // `Group::children`, so that one invalid node is marked in the tree
-        // instead of hiding all of its siblings.
-        // A group with consolidated metadata answers from it, with no reads.
-        let children: Vec<(zarrkit::NodePath, Result<Node, zarrkit::Error>)> =
-            if group.is_consolidated() {
-                group
-                    .children()?
-                    .into_iter()
-                    .map(|node| (node.path().clone(), Ok(node)))
-                    .collect()
-            } else {
-                format::list_children(group.store().as_ref(), group.path(), group.format())?
-                    .into_iter()
-                    .map(|child| {
-                        let node = Node::open(Arc::clone(group.store()), child.as_str());
-                        (child, node)
-                    })
-                    .collect()
-            };
+        let children = children(group)?;
         let count = children.len();
         for (i, (child, node)) in children.into_iter().enumerate() {
             let last = i + 1 == count;
