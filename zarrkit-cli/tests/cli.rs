@@ -1728,3 +1728,101 @@ fn tree_json_describes_every_node() {
         (json!(0), json!(1))
     );
 }
+
+/// The number of files under `dir`.
+fn file_count(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| {
+            let entry = entry.unwrap();
+            if entry.metadata().unwrap().is_dir() {
+                file_count(&entry.path())
+            } else {
+                1
+            }
+        })
+        .sum()
+}
+
+/// Issue #15: `migrate --dry-run --json` (the plan for scripts) and the
+/// `--to` values listed in `migrate --help`.
+#[test]
+fn migrate_dry_run_json_prints_the_plan() {
+    let (dir, root) = sample_store();
+    let dst = dir.path().join("out.zarr");
+    let run = zarrkit([
+        OsStr::new("migrate"),
+        OsStr::new("--dry-run"),
+        OsStr::new("--json"),
+        OsStr::new("--to"),
+        OsStr::new("v2"),
+        root.as_os_str(),
+        dst.as_os_str(),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(!dst.exists());
+    let plan: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(plan["to"], "v2");
+    assert_eq!(plan["source"], root.display().to_string());
+    assert_eq!(plan["destination"], dst.display().to_string());
+    assert_eq!(plan["writes_consolidated"], false);
+    let paths: Vec<&str> = plan["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths, ["/", "/counts", "/sub", "/sub/empty", "/sub/flags"]);
+    let counts = &plan["nodes"][1];
+    assert_eq!(counts["node_type"], "array");
+    assert_eq!(counts["source_format"], "v3");
+    assert_eq!(counts["chunks"], file_count(&root.join("counts/c")));
+    assert_eq!(counts["bytes"], tree_size(&root.join("counts/c")));
+    // v3's `default` keys become v2's, with a note; gzip is v2's compressor.
+    assert_eq!(counts["action"], "copy");
+    assert_eq!(counts["reason"], serde_json::Value::Null);
+    assert!(
+        counts["notes"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("chunk key encoding `default`"),
+        "{counts}"
+    );
+    assert_eq!(plan["nodes"][0]["node_type"], "group");
+    assert_eq!(plan["nodes"][0]["action"], "create");
+    let chunks = file_count(&root.join("counts/c")) + file_count(&root.join("sub/flags/c"));
+    let bytes = tree_size(&root.join("counts/c")) + tree_size(&root.join("sub/flags/c"));
+    assert_eq!(
+        plan["total"],
+        json!({
+            "nodes": 5, "groups": 3, "arrays": 2, "reencoded": 0,
+            "chunks": chunks, "bytes": bytes
+        })
+    );
+    // --json alone is a usage error: it describes the plan only.
+    let run = zarrkit([
+        OsStr::new("migrate"),
+        OsStr::new("--json"),
+        root.as_os_str(),
+        dst.as_os_str(),
+    ]);
+    assert_eq!(run.code, 2);
+    assert!(!dst.exists());
+    // The help lists every target format.
+    let run = zarrkit(["migrate", "--help"]);
+    for name in [
+        "v3",
+        "v2",
+        "v1",
+        "v3-draft-2022",
+        "v3-draft-2019-json",
+        "v3-draft-2019",
+        "v3-draft-2019a",
+    ] {
+        assert!(
+            run.stdout.contains(&format!("- {name}:")),
+            "{name}: {}",
+            run.stdout
+        );
+    }
+}

@@ -3,6 +3,7 @@
 use super::{check_supported, format_bytes, open_store, plural, resolve};
 use anyhow::Context;
 use clap::Args;
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -30,8 +31,18 @@ them (v2, the v3 drafts). What the target cannot hold at all is refused \
 before anything is written, naming the node and the feature. After copying, \
 every array of DST is read back and compared with SRC.
 
-DST must not exist or be an empty directory. --dry-run prints the plan (each \
-node's path, kind, action, stored chunks and bytes) and writes nothing.";
+DST must not exist or be an empty directory, and neither of SRC and DST may \
+lie inside the other. --dry-run prints the plan (each node's path, kind, \
+action, stored chunks and bytes) and writes nothing.
+
+--dry-run --json prints the plan as one object:
+  source, destination, to     the paths and the target format
+  writes_consolidated         whether DST gets consolidated metadata
+  nodes                       each {path, node_type, source_format, action
+                              (create, copy or re-encode), reason and codecs
+                              (for re-encode, else null), notes (what is
+                              adapted), chunks, bytes (stored in SRC)}
+  total                       {nodes, groups, arrays, reencoded, chunks, bytes}";
 
 /// Arguments of `zarrkit migrate`.
 #[derive(Debug, Args)]
@@ -45,12 +56,42 @@ pub struct MigrateArgs {
     pub dst: PathBuf,
 
     /// The target format
-    #[arg(long, value_name = "FORMAT", default_value = "v3", value_parser = parse_format)]
+    #[arg(
+        long,
+        value_name = "FORMAT",
+        default_value = "v3",
+        value_parser = PossibleValuesParser::new(format_values()).try_map(|name| parse_format(&name))
+    )]
     pub to: ZarrFormat,
 
     /// Print the plan and write nothing
     #[arg(long)]
     pub dry_run: bool,
+
+    /// With --dry-run, print the plan as JSON (described below)
+    #[arg(long, requires = "dry_run")]
+    pub json: bool,
+}
+
+/// The values of `--to`, each with what it is, for `--help`.
+fn format_values() -> Vec<PossibleValue> {
+    ZarrFormat::ALL
+        .iter()
+        .map(|format| {
+            PossibleValue::new(format.name()).help(match format {
+                ZarrFormat::V3 => "Zarr v3 (3.0, 3.1), the default",
+                ZarrFormat::V2 => "Zarr v2 (`.zarray`, `.zgroup`, `.zattrs`)",
+                ZarrFormat::V1 => "Zarr v1 (`meta`, `attrs`): a single array",
+                ZarrFormat::V3Draft2022 => "the v3 draft of 2022-05-25",
+                ZarrFormat::V3Draft2019Json => {
+                    "zarr-python 2.x's experimental v3 (`meta/root/….json`)"
+                }
+                ZarrFormat::V3Draft2019 => "the v3 draft of 2019-06-19",
+                ZarrFormat::V3Draft2019a => "the early 2019 v3 draft",
+                _ => "",
+            })
+        })
+        .collect()
 }
 
 fn parse_format(name: &str) -> Result<ZarrFormat, String> {
@@ -101,6 +142,14 @@ pub fn run(args: &MigrateArgs, out: &mut impl Write) -> anyhow::Result<()> {
             make_plan(open_dst()?)?
         }
     };
+    if args.json {
+        writeln!(
+            out,
+            "{}",
+            serde_json::to_string_pretty(&plan_json(&plan, &args.src, &args.dst))?
+        )?;
+        return Ok(());
+    }
     if args.dry_run {
         print_plan(&plan, &args.src, &args.dst, out)?;
         writeln!(out, "dry run: nothing written")?;
@@ -274,6 +323,57 @@ fn print_plan(
         format_bytes(plan.total_bytes())
     )?;
     Ok(())
+}
+
+/// The plan as `--dry-run --json` prints it (see [`AFTER_LONG_HELP`]).
+fn plan_json(plan: &MigrationPlan, src: &Path, dst: &Path) -> serde_json::Value {
+    let nodes: Vec<serde_json::Value> = plan
+        .nodes()
+        .iter()
+        .map(|node| {
+            let (reason, codecs) = match &node.action {
+                Action::ReEncode { reason, codecs } => (Some(reason), Some(codecs)),
+                _ => (None, None),
+            };
+            serde_json::json!({
+                "path": node.path.as_str(),
+                "node_type": match node.kind {
+                    zarrkit::NodeKind::Array => "array",
+                    zarrkit::NodeKind::Group => "group",
+                },
+                "source_format": node.source_format.name(),
+                "action": node.action.name(),
+                "reason": reason,
+                "codecs": codecs,
+                "notes": node.notes,
+                "chunks": node.chunks,
+                "bytes": node.bytes,
+            })
+        })
+        .collect();
+    let arrays = plan
+        .nodes()
+        .iter()
+        .filter(|n| n.kind == zarrkit::NodeKind::Array);
+    let reencoded = arrays
+        .clone()
+        .filter(|n| matches!(n.action, Action::ReEncode { .. }))
+        .count();
+    serde_json::json!({
+        "source": src.display().to_string(),
+        "destination": dst.display().to_string(),
+        "to": plan.to().name(),
+        "writes_consolidated": plan.writes_consolidated(),
+        "nodes": nodes,
+        "total": {
+            "nodes": plan.nodes().len(),
+            "groups": plan.nodes().len() - arrays.clone().count(),
+            "arrays": arrays.count(),
+            "reencoded": reencoded,
+            "chunks": plan.total_chunks(),
+            "bytes": plan.total_bytes(),
+        },
+    })
 }
 
 fn progress_bar(total: u64) -> Option<ProgressBar> {
