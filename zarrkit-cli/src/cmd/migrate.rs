@@ -3,7 +3,7 @@
 use super::{check_supported, format_bytes, open_store, plural, resolve};
 use anyhow::Context;
 use clap::Args;
-use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+use clap::builder::{PossibleValue, TypedValueParser};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -60,7 +60,7 @@ pub struct MigrateArgs {
         long,
         value_name = "FORMAT",
         default_value = "v3",
-        value_parser = PossibleValuesParser::new(format_values()).try_map(|name| parse_format(&name))
+        value_parser = FormatParser
     )]
     pub to: ZarrFormat,
 
@@ -71,6 +71,30 @@ pub struct MigrateArgs {
     /// With --dry-run, print the plan as JSON (described below)
     #[arg(long, requires = "dry_run")]
     pub json: bool,
+}
+
+/// Parses `--to`, and gives clap the values to list in `--help`.
+#[derive(Clone, Copy, Debug)]
+struct FormatParser;
+
+impl TypedValueParser for FormatParser {
+    type Value = ZarrFormat;
+
+    fn parse_ref(
+        &self,
+        _cmd: &clap::Command,
+        _arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<ZarrFormat, clap::Error> {
+        let name = value.to_string_lossy();
+        parse_format(&name).map_err(|message| {
+            clap::Error::raw(clap::error::ErrorKind::InvalidValue, format!("{message}\n"))
+        })
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        Some(Box::new(format_values().into_iter()))
+    }
 }
 
 /// The values of `--to`, each with what it is, for `--help`.
