@@ -1826,3 +1826,23 @@ fn migrate_dry_run_json_prints_the_plan() {
         );
     }
 }
+
+/// Issue #15: the top-level help said "Zarr v3 and v2" although every
+/// command reads (and `migrate` writes) seven formats.
+#[test]
+fn issue_15_top_level_help_names_every_format() {
+    let run = zarrkit(["--help"]);
+    assert_eq!(run.code, 0);
+    assert!(!run.stdout.contains("v3 and v2"), "{}", run.stdout);
+    for name in [
+        "v3 (3.0, 3.1)",
+        "v2",
+        "v1",
+        "`v3-draft-2022`",
+        "`v3-draft-2019`",
+        "`v3-draft-2019a`",
+        "`v3-draft-2019-json`",
+    ] {
+        assert!(run.stdout.contains(name), "{name}: {}", run.stdout);
+    }
+}
