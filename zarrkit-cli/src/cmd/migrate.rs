@@ -9,7 +9,7 @@ use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use zarrkit::format::ZarrFormat;
-use zarrkit::migrate::{self, Action, MigrationPlan, Phase, Progress};
+use zarrkit::migrate::{self, Action, MigrationPlan, Phase, PlanOptions, Progress};
 use zarrkit::store::{FilesystemStore, MemoryStore, Store};
 
 /// Stored chunks above which a progress bar is worth showing.
@@ -21,6 +21,7 @@ Examples:
   zarrkit migrate old-v2.zarr new.zarr
   zarrkit migrate --dry-run old-v2.zarr new.zarr
   zarrkit migrate --to v2 data.zarr data-v2.zarr
+  zarrkit migrate --portable old-v2.zarr readable-everywhere.zarr
 
 Every group and array is copied with its attributes and metadata. An \
 array's chunks are copied byte for byte under their new keys when the \
@@ -30,6 +31,15 @@ Dimension names go to the attribute `_ARRAY_DIMENSIONS` in a format without \
 them (v2, the v3 drafts). What the target cannot hold at all is refused \
 before anything is written, naming the node and the feature. After copying, \
 every array of DST is read back and compared with SRC.
+
+Into v3, a warning on stderr names each array that a common v3 reader \
+cannot open: zarr-python 3.1 reads no `struct` (it reads `structured`), \
+raw `r*` or small float types; tensorstore reads no `numcodecs.*` or \
+`vlen-*` codec and no string, bytes or datetime type. --portable \
+re-encodes every array whose codecs are not all core v3 codecs (`bytes`, \
+`transpose`, `gzip`, `zstd`, `blosc`, `crc32c`, `sharding_indexed`) with \
+`bytes` and the source's compressor if it is one of those, else `zstd`; it \
+cannot change a data type, so such arrays keep their warning.
 
 DST must not exist or be an empty directory, and neither of SRC and DST may \
 lie inside the other. --dry-run prints the plan (each node's path, kind, \
@@ -41,7 +51,9 @@ action, stored chunks and bytes) and writes nothing.
   nodes                       each {path, node_type, source_format, action
                               (create, copy or re-encode), reason and codecs
                               (for re-encode, else null), notes (what is
-                              adapted), chunks, bytes (stored in SRC)}
+                              adapted), warnings (which common reader
+                              cannot open the result), chunks, bytes
+                              (stored in SRC)}
   total                       {nodes, groups, arrays, reencoded, chunks, bytes}";
 
 /// Arguments of `zarrkit migrate`.
@@ -71,6 +83,11 @@ pub struct MigrateArgs {
     /// With --dry-run, print the plan as JSON (described below)
     #[arg(long, requires = "dry_run")]
     pub json: bool,
+
+    /// Into v3, re-encode arrays whose codecs not every current v3 reader
+    /// has (`numcodecs.*`, extension codecs) with core codecs only
+    #[arg(long)]
+    pub portable: bool,
 }
 
 /// Parses `--to`, and gives clap the values to list in `--help`.
@@ -139,8 +156,15 @@ pub fn run(args: &MigrateArgs, out: &mut impl Write) -> anyhow::Result<()> {
     check_supported(&args.dst)?;
     check_not_nested(&args.src, &args.dst)?;
     check_destination(&args.dst)?;
+    if args.portable && args.to != ZarrFormat::V3 {
+        anyhow::bail!(
+            "--portable applies to v3 only (it chooses codecs every v3 reader has), not `--to {}`",
+            args.to
+        );
+    }
+    let options = PlanOptions::default().portable(args.portable);
     let make_plan = |dst: Arc<dyn Store>| {
-        migrate::plan(Arc::clone(&src), dst, args.to).with_context(|| {
+        migrate::plan_with(Arc::clone(&src), dst, args.to, &options).with_context(|| {
             format!(
                 "cannot migrate `{}` to {} in `{}`",
                 args.src.display(),
@@ -173,6 +197,12 @@ pub fn run(args: &MigrateArgs, out: &mut impl Write) -> anyhow::Result<()> {
             serde_json::to_string_pretty(&plan_json(&plan, &args.src, &args.dst))?
         )?;
         return Ok(());
+    }
+    // What a common reader cannot open, on stderr, before anything is written.
+    for node in plan.nodes() {
+        for warning in &node.warnings {
+            eprintln!("warning: {}: {warning}", node.path);
+        }
     }
     if args.dry_run {
         print_plan(&plan, &args.src, &args.dst, out)?;
@@ -370,6 +400,7 @@ fn plan_json(plan: &MigrationPlan, src: &Path, dst: &Path) -> serde_json::Value 
                 "reason": reason,
                 "codecs": codecs,
                 "notes": node.notes,
+                "warnings": node.warnings,
                 "chunks": node.chunks,
                 "bytes": node.bytes,
             })

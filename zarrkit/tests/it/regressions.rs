@@ -693,3 +693,52 @@ fn issue_15_migrate_notes_the_fill_value_a_v2_marker_becomes() {
         );
     }
 }
+
+/// Issue #15: a migration into v3 wrote arrays that common readers cannot
+/// open, in silence. `migrate::reader_warnings` names, per reader, what it
+/// lacks: zarr-python 3.1 has no `struct` (it reads `structured`), and
+/// tensorstore no `numcodecs.*` codec, also inside a shard.
+#[test]
+fn issue_15_reader_warnings_name_what_zarr_python_and_tensorstore_lack() {
+    use zarrkit::metadata::{ExtensionObject, StructField};
+    use zarrkit::migrate::reader_warnings;
+    let path = zarrkit::NodePath::new("/a").unwrap();
+    let point = DataType::Struct(vec![
+        StructField::new("x", DataType::Float32),
+        StructField::new("id", DataType::UInt16),
+    ]);
+    let records = zarrkit::ArrayBuilder::new(&[4], point, &[2])
+        .build_metadata(&path)
+        .unwrap();
+    assert_eq!(
+        reader_warnings(&records),
+        ["zarr-python 3.1 cannot read the data type `struct`"]
+    );
+    let mut sharded = zarrkit::ArrayBuilder::new(&[4], DataType::Float64, &[4])
+        .build_metadata(&path)
+        .unwrap();
+    let config = |v: Value| match v {
+        Value::Object(map) => map,
+        _ => unreachable!(),
+    };
+    sharded.codecs = vec![ExtensionObject::with_configuration(
+        "sharding_indexed",
+        config(json!({
+            "chunk_shape": [2],
+            "codecs": [
+                { "name": "bytes", "configuration": { "endian": "little" } },
+                { "name": "numcodecs.zlib", "configuration": { "level": 1 } }
+            ],
+            "index_codecs": [{ "name": "bytes", "configuration": { "endian": "little" } }],
+            "index_location": "end"
+        })),
+    )];
+    assert_eq!(
+        reader_warnings(&sharded),
+        ["tensorstore cannot read the codec `numcodecs.zlib`"]
+    );
+    let plain = zarrkit::ArrayBuilder::new(&[4], DataType::Float64, &[4])
+        .build_metadata(&path)
+        .unwrap();
+    assert!(reader_warnings(&plain).is_empty());
+}
