@@ -50,6 +50,11 @@ Exit codes: 0 success, 1 error (the message on stderr names the path), 2 usage e
     propagate_version = true
 )]
 struct Cli {
+    /// Follow symbolic links that lead outside the store's root directory
+    /// (by default a key reached through one is refused, and listings skip it)
+    #[arg(long, global = true)]
+    follow_links_outside_root: bool,
+
     #[command(subcommand)]
     command: Command,
 }
@@ -99,6 +104,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
+    cmd::follow_links_outside_root(cli.follow_links_outside_root);
     let result = match cli.command {
         Command::Info(args) => cmd::info::run(&args, &mut out),
         Command::Tree(args) => cmd::tree::run(&args, &mut out),
@@ -107,14 +113,23 @@ fn main() -> ExitCode {
         Command::Consolidate(args) => cmd::consolidate::run(&args, &mut out),
     }
     .and_then(|()| Ok(out.flush()?));
+    // Show what was printed first, then what listings skipped, so that an
+    // error message comes last.
+    let _ = out.flush();
+    for warning in cmd::skipped_link_warnings() {
+        eprintln!("warning: {warning}");
+    }
     match result {
         Ok(()) => ExitCode::SUCCESS,
         // `zarrkit tree ... | head` closes the pipe early; that is not a failure.
         Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
-            // Show what was printed before the error first, so the message comes last.
-            let _ = out.flush();
             eprintln!("error: {err:#}");
+            if cmd::is_link_outside_root(&err) {
+                eprintln!(
+                    "hint: --follow-links-outside-root follows links out of the store root; use it only for stores you trust"
+                );
+            }
             ExitCode::FAILURE
         }
     }

@@ -1260,6 +1260,462 @@ fn info_and_tree_show_v2_string_struct_and_object_dtypes() {
     );
 }
 
+/// Runs the binary with its address space limited to `limit_mib` MiB
+/// (`ulimit -v` in a shell), so that an allocation sized from a document
+/// that a regression lets through fails in that process (an abort, seen
+/// here as exit code 128 + SIGABRT) rather than exhausting the machine.
+#[cfg(unix)]
+fn zarrkit_limited<I, S>(limit_mib: u64, args: I) -> Run
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    use std::os::unix::process::ExitStatusExt;
+    let output = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -v {} && exec \"$0\" \"$@\"",
+            limit_mib * 1024
+        ))
+        .arg(env!("CARGO_BIN_EXE_zarrkit"))
+        .args(args)
+        .output()
+        .expect("sh runs the zarrkit binary");
+    Run {
+        code: output
+            .status
+            .code()
+            .or_else(|| output.status.signal().map(|s| 128 + s))
+            .expect("zarrkit exits with a code or a signal"),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+/// The names in `dir`, sorted.
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// The arguments of `export ROOT NODE -o OUT`, then `extra`.
+fn export_args<'a>(
+    root: &'a Path,
+    node: &'a str,
+    out: &'a Path,
+    extra: &[&'a str],
+) -> Vec<&'a OsStr> {
+    let mut args = vec![
+        OsStr::new("export"),
+        root.as_os_str(),
+        OsStr::new(node),
+        OsStr::new("-o"),
+        out.as_os_str(),
+    ];
+    args.extend(extra.iter().map(|arg| OsStr::new(*arg)));
+    args
+}
+
+/// Writes `files` (path relative to `root`, contents) under `root`.
+fn write_files(root: &Path, files: &[(&str, &str)]) {
+    for (path, contents) in files {
+        let path = root.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, contents).unwrap();
+    }
+}
+
+fn v3_uint8_document(shape: &str, chunk_shape: &str, codecs: &str) -> String {
+    format!(
+        r#"{{"zarr_format":3,"node_type":"array","shape":{shape},"data_type":"uint8",
+        "chunk_grid":{{"name":"regular","configuration":{{"chunk_shape":{chunk_shape}}}}},
+        "chunk_key_encoding":{{"name":"default"}},"fill_value":0,"codecs":{codecs}}}"#
+    )
+}
+
+// Issue #10: `export` built the list of every slab before reading any, and
+// a slab was a whole row of chunks, so a `shape` edited to 10^15 (v3), to
+// 2^63 (v1 `meta`) or a row of 10^12 one-byte chunks made it allocate
+// until the process aborted ("memory allocation of N bytes failed"),
+// leaving its empty temporary file behind. Export now refuses a file over
+// 64 GiB without --force, saying how large it would be, and streams its
+// slabs one at a time.
+#[cfg(unix)]
+#[test]
+fn issue_10_export_of_a_declared_petabyte_is_refused_without_force() {
+    let dir = tempfile::tempdir().unwrap();
+    let bytes = r#"[{"name":"bytes"}]"#;
+    let cases = [
+        (
+            "v3",
+            vec![(
+                "zarr.json",
+                v3_uint8_document("[1000000000000000]", "[1]", bytes),
+            )],
+            "1000000000000000 bytes (909.5 TiB)",
+        ),
+        (
+            "v3-rows",
+            vec![(
+                "zarr.json",
+                v3_uint8_document("[1000, 1000000000000]", "[1, 1]", bytes),
+            )],
+            "1000000000000000 bytes (909.5 TiB)",
+        ),
+        (
+            "v1",
+            vec![
+                (
+                    "meta",
+                    r#"{"chunks":[1],"compression":"none","compression_opts":null,"dtype":"|u1",
+                    "fill_value":0,"order":"C","shape":[9223372036854775808],"zarr_format":1}"#
+                        .to_string(),
+                ),
+                ("attrs", "{}".to_string()),
+            ],
+            "9223372036854775808 bytes (8.0 EiB)",
+        ),
+    ];
+    for (name, files, size) in cases {
+        let root = dir.path().join(name);
+        let files: Vec<(&str, &str)> = files.iter().map(|(p, c)| (*p, c.as_str())).collect();
+        write_files(&root, &files);
+        let out = dir.path().join(format!("{name}.npy"));
+        let run = zarrkit_limited(1024, export_args(&root, "/", &out, &[]));
+        assert_eq!(run.code, 1, "{name}: {}", run.stderr);
+        assert!(
+            run.stderr.contains(&format!("would export {size}")),
+            "{name}: {}",
+            run.stderr
+        );
+        assert!(run.stderr.contains("64.0 GiB"), "{name}: {}", run.stderr);
+        assert!(run.stderr.contains("--force"), "{name}: {}", run.stderr);
+    }
+    // No `.npy`, and no temporary file left behind.
+    assert_eq!(names_in(dir.path()), ["v1", "v3", "v3-rows"]);
+}
+
+// Issue #10: the shard decoder allocated the whole declared shard before it
+// read the index, so a 10-byte shard under an edited chunk shape of 10^11
+// aborted `export --force`; so did the 2 GiB slab of a draft array with
+// `chunks_per_shard` 2^31 under a memory limit. Now the index is checked
+// first, slabs within the memory budget read only what they need, and a
+// buffer the allocator refuses is an error naming the array.
+#[cfg(unix)]
+#[test]
+fn issue_10_export_of_a_declared_huge_shard_fails_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    let sharded = v3_uint8_document(
+        "[100000000000]",
+        "[100000000000]",
+        r#"[{"name":"sharding_indexed","configuration":{"chunk_shape":[10],
+        "codecs":[{"name":"bytes"}],
+        "index_codecs":[{"name":"bytes","configuration":{"endian":"little"}}]}}]"#,
+    );
+    let v3 = dir.path().join("v3");
+    write_files(&v3, &[("zarr.json", &sharded), ("c/0", "0123456789")]);
+    let out = dir.path().join("v3.npy");
+    let run = zarrkit_limited(1024, export_args(&v3, "/", &out, &["--force"]));
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("cannot decode chunk `c/0`"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("the shard index has 10 bytes, expected 160000000000"),
+        "{}",
+        run.stderr
+    );
+
+    // The v3 draft (zarr-python 2.x "meta/root" layout) with a
+    // `chunks_per_shard` of 2^31: the shard is 2 GiB of one-byte chunks.
+    let draft = dir.path().join("draft");
+    write_files(
+        &draft,
+        &[
+            (
+                "zarr.json",
+                r#"{"extensions":[],"metadata_encoding":"https://purl.org/zarr/spec/protocol/core/3.0",
+                "metadata_key_suffix":".json","zarr_format":"https://purl.org/zarr/spec/protocol/core/3.0"}"#,
+            ),
+            (
+                "meta/root/x.array.json",
+                r#"{"attributes":{},"chunk_grid":{"chunk_shape":[1],"separator":"/","type":"regular"},
+                "chunk_memory_layout":"C","compressor":null,"data_type":"|u1","extensions":[],
+                "fill_value":0,"shape":[4294967296],"storage_transformers":[{"configuration":
+                {"chunks_per_shard":[2147483648]},"extension":
+                "https://purl.org/zarr/spec/storage_transformers/sharding/1.0","type":"indexed"}]}"#,
+            ),
+            ("data/root/x/c0", "0123456789"),
+        ],
+    );
+    let out = dir.path().join("draft.npy");
+    let export = |extra: &[&str]| zarrkit_limited(1024, export_args(&draft, "/x", &out, extra));
+    // Within the default budget a slab is the whole 2 GiB shard, which this
+    // process's 1 GiB of address space cannot hold: a clean error.
+    let run = export(&[]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("cannot allocate 2147483648 bytes for the region's bytes of array `/x`"),
+        "{}",
+        run.stderr
+    );
+    // Under a smaller budget, slabs cut through the shard and read its
+    // index, which the 10 stored bytes cannot hold.
+    let run = export(&["--memory-budget", "256MiB"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(run.stderr.contains("`data/root/x/c0`"), "{}", run.stderr);
+    assert_eq!(names_in(dir.path()), ["draft", "v3"]);
+}
+
+#[test]
+fn export_under_a_small_memory_budget_writes_the_same_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("store.zarr");
+    let store = open_store(&root);
+    // Rows of chunks of 16 x 1000 x 4 = 64000 bytes: more than half of a
+    // 64 KiB budget, so slabs of 8 rows cut through every chunk.
+    let array = Array::builder(&[64, 1000], DataType::Int32, &[16, 100])
+        .fill_value(-5i32)
+        .create(Arc::clone(&store), "/a")
+        .unwrap();
+    let values: Vec<i32> = (0..40 * 1000).collect();
+    array
+        .write_region(&Region::new(vec![0, 0], vec![40, 1000]), &values)
+        .unwrap();
+    let whole = dir.path().join("whole.npy");
+    export_to(&root, "/a", &whole);
+    let cut = dir.path().join("cut.npy");
+    let run = zarrkit(export_args(
+        &root,
+        "/a",
+        &cut,
+        &["--memory-budget", "64KiB"],
+    ));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let (whole_npy, cut_npy) = (read_npy(&whole), read_npy(&cut));
+    assert_eq!(cut_npy.shape, [64, 1000]);
+    assert_eq!(cut_npy.data, whole_npy.data);
+    let data = &cut_npy.data;
+    let last = i32::from_le_bytes(data[data.len() - 4..].try_into().unwrap());
+    assert_eq!(last, -5);
+    let at = |row: usize, col: usize| {
+        let i = (row * 1000 + col) * 4;
+        i32::from_le_bytes(data[i..i + 4].try_into().unwrap())
+    };
+    assert_eq!(at(39, 999), 39_999);
+    assert_eq!(at(9, 123), 9123);
+
+    let run = zarrkit(export_args(&root, "/a", &cut, &["--memory-budget", "lots"]));
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("`lots`"), "{}", run.stderr);
+}
+
+/// Runs the binary, killing it (and failing) if it runs longer than
+/// `seconds`: what used to never end must now end.
+fn zarrkit_within<I, S>(seconds: u64, args: I) -> Run
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    use std::io::Read;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_zarrkit"))
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the zarrkit binary runs");
+    // Drain the pipes meanwhile, so a long output cannot block the child.
+    let mut stdout = child.stdout.take().unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let out = std::thread::spawn(move || {
+        let mut text = Vec::new();
+        stdout.read_to_end(&mut text).map(|_| text)
+    });
+    let err = std::thread::spawn(move || {
+        let mut text = Vec::new();
+        stderr.read_to_end(&mut text).map(|_| text)
+    });
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(seconds);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("zarrkit did not finish within {seconds} s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    Run {
+        code: status.code().expect("zarrkit exits with a code"),
+        stdout: String::from_utf8_lossy(&out.join().unwrap().unwrap()).into_owned(),
+        stderr: String::from_utf8_lossy(&err.join().unwrap().unwrap()).into_owned(),
+    }
+}
+
+/// Copies the directory `from` to `to`, recursively.
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+// Issue #10: the v3 drafts make every directory an implicit group, and the
+// filesystem store listed a directory link as a prefix whatever it led
+// to, so `tree` descended `meta/root/l1 -> ../root` forever and walked
+// the whole filesystem through `meta/root/evil -> /`; in v3 a link to
+// itself failed the command with "Too many levels of symbolic links".
+// Listings now skip such links, and the CLI warns about each one.
+#[cfg(unix)]
+#[test]
+fn issue_10_tree_skips_symlink_loops_and_warns() {
+    use std::os::unix::fs::symlink;
+    let dir = tempfile::tempdir().unwrap();
+    let draft = dir.path().join("draft.zarr");
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../testdata/fixtures/v3-draft-2019-json/zarr-python-2.18-ext.zarr");
+    copy_dir(&fixture, &draft);
+    // Without its consolidated group, `tree` lists every directory.
+    std::fs::remove_dir_all(draft.join("meta/root/consolidated")).unwrap();
+    std::fs::remove_file(draft.join("meta/root/consolidated.group.json")).unwrap();
+    let before = zarrkit_within(60, [OsStr::new("tree"), draft.as_os_str()]);
+    assert_eq!(before.code, 0, "{}", before.stderr);
+    assert!(before.stdout.contains(" arrays\n"), "{}", before.stdout);
+    symlink("../root", draft.join("meta/root/l1")).unwrap();
+    symlink("/", draft.join("meta/root/evil")).unwrap();
+    let run = zarrkit_within(60, [OsStr::new("tree"), draft.as_os_str()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    // The same tree as without the links.
+    assert_eq!(run.stdout, before.stdout);
+    assert!(
+        run.stderr.contains(&format!(
+            "warning: store `{}`: skipped symbolic link `meta/root/l1`: a link to `",
+            draft.display()
+        )),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("skipped symbolic link `meta/root/evil`: a link to `/`"),
+        "{}",
+        run.stderr
+    );
+
+    let (_dir, root) = sample_store();
+    symlink("me", root.join("me")).unwrap();
+    symlink("..", root.join("sub/up")).unwrap();
+    let run = zarrkit_within(60, [OsStr::new("tree"), root.as_os_str()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("3 groups, 2 arrays"), "{}", run.stdout);
+    assert!(
+        run.stderr.contains(
+            "skipped symbolic link `me`: a link that cannot be resolved: Too many levels of symbolic links"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("skipped symbolic link `sub/up`"),
+        "{}",
+        run.stderr
+    );
+
+    // The same in v2, where the link to itself failed the root's listing.
+    let v2 = dir.path().join("v2.zarr");
+    write_files(
+        &v2,
+        &[
+            (".zgroup", r#"{"zarr_format":2}"#),
+            ("g/.zgroup", r#"{"zarr_format":2}"#),
+        ],
+    );
+    symlink("me", v2.join("me")).unwrap();
+    symlink("..", v2.join("g/up")).unwrap();
+    let run = zarrkit_within(60, [OsStr::new("tree"), v2.as_os_str()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout, "/\n└── g/\n\n2 groups, 0 arrays\n");
+    assert!(
+        run.stderr.contains("skipped symbolic link `me`"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("skipped symbolic link `g/up`"),
+        "{}",
+        run.stderr
+    );
+}
+
+// Issue #10: a chunk that is a symbolic link to a file outside the store
+// (`/etc/passwd`) was read and exported like any other. Links out of the
+// root are now followed only with --follow-links-outside-root; otherwise
+// the key is refused by name.
+#[cfg(unix)]
+#[test]
+fn issue_10_export_refuses_a_chunk_linked_outside_the_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("store");
+    write_files(
+        &root,
+        &[(
+            "zarr.json",
+            &v3_uint8_document("[6]", "[6]", r#"[{"name":"bytes"}]"#),
+        )],
+    );
+    let secret = dir.path().join("secret");
+    std::fs::write(&secret, b"hidden").unwrap();
+    std::fs::create_dir(root.join("c")).unwrap();
+    std::os::unix::fs::symlink(&secret, root.join("c/0")).unwrap();
+    let out = dir.path().join("x.npy");
+    let run = zarrkit(export_args(&root, "/", &out, &[]));
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains(
+            "`c/0` in filesystem store leads through a symbolic link outside the store root"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains(&format!("(to `{}`)", secret.display())),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("hint: --follow-links-outside-root"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(names_in(dir.path()), ["secret", "store"]);
+
+    // The flag is global: it may also come after the subcommand.
+    let run = zarrkit(export_args(
+        &root,
+        "/",
+        &out,
+        &["--follow-links-outside-root"],
+    ));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(read_npy(&out).data, b"hidden");
+}
+
 /// Issue #9: `zarrkit migrate` on tensorstore's store with arrays at `/a`
 /// and `/b/c` and no group documents stopped with ``no array or group at
 /// `/` ``, as it walked down from the root. It now migrates both arrays,

@@ -167,6 +167,33 @@ pub enum Error {
         shape: Vec<u64>,
     },
 
+    /// An operation would hold more bytes in memory than the array's memory
+    /// budget allows ([`Array::set_memory_budget`](crate::Array::set_memory_budget)).
+    #[error(
+        "{what} of array `{path}` needs {needed} bytes of memory, more than the budget of {budget} bytes"
+    )]
+    MemoryBudget {
+        /// The array.
+        path: NodePath,
+        /// What needs the memory (such as ``a region of shape `[10, 10]` ``).
+        what: String,
+        /// Bytes the operation needs (at least).
+        needed: u64,
+        /// The budget.
+        budget: u64,
+    },
+
+    /// A buffer within the memory budget could not be allocated.
+    #[error("cannot allocate {bytes} bytes for {what} of array `{path}`")]
+    OutOfMemory {
+        /// The array.
+        path: NodePath,
+        /// What the buffer was for.
+        what: String,
+        /// The size asked for.
+        bytes: u64,
+    },
+
     /// A stored value is not valid for the data type (such as a `bool` that is neither 0 nor 1).
     #[error("array `{path}` holds an invalid `{data_type}` value: {reason}")]
     InvalidValue {

@@ -47,7 +47,7 @@ pub mod store;
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
 
-pub use array::{Array, ArrayBuilder, Element, Region};
+pub use array::{Array, ArrayBuilder, DEFAULT_MEMORY_BUDGET, Element, Region};
 pub use error::{Error, NodeKind};
 pub use group::{Group, Node};
 pub use node::NodePath;

@@ -30,11 +30,14 @@ dtypes) as NumPy structured dtypes with the same field names, order, \
 offsets and shapes, every field little endian. Variable-length strings \
 become `<U<n>` and variable-length byte strings `|S<n>`, `n` the longest \
 element (NumPy drops trailing zero bytes of `S` elements); the file never \
-needs pickle to load. Chunks that are not stored read as the fill value. The array is read in slabs of whole \
-rows of chunks along the first dimension, so memory use stays bounded, and \
+needs pickle to load. Chunks that are not stored read as the fill value. The array is read in slabs of \
+about 64 MiB that follow the file's order (whole rows of chunks where they \
+fit half of --memory-budget, default 8 GiB), so memory use stays bounded, and \
 the file appears only when complete (it is written to a temporary file in the \
-same directory, then renamed). A progress bar is shown on stderr for arrays \
-over 64 MiB when stderr is a terminal.
+same directory, then renamed; on Linux that file has no name until it is \
+complete, so an interrupted export leaves nothing behind). A progress bar is shown on stderr for arrays \
+over 64 MiB when stderr is a terminal. A `.npy` file over 64 GiB is refused \
+unless --force is given: the error says how large it would be.
 
 The attributes file is the node's `attributes` as a pretty-printed JSON \
 object. For a group only `--attrs` applies.
@@ -65,6 +68,49 @@ pub struct ExportArgs {
     /// Write the node's attributes to this JSON file
     #[arg(long, value_name = "FILE.json", group = "output")]
     pub attrs: Option<PathBuf>,
+
+    /// Export even when the `.npy` file would be larger than 64 GiB
+    #[arg(long)]
+    pub force: bool,
+
+    /// The most memory one read may hold, such as `512MiB` or `2G` (default 8 GiB)
+    #[arg(long, value_name = "BYTES", value_parser = parse_size)]
+    pub memory_budget: Option<u64>,
+}
+
+/// Without `--force`, exports larger than this are refused: a shape edited
+/// by mistake (or by an attacker) would otherwise fill the disk.
+const EXPORT_LIMIT: u64 = 64 << 30;
+
+/// The most chunks one slab touches: the library plans one piece per chunk,
+/// so slabs of tiny chunks are bounded by count as well as by bytes.
+const SLAB_MAX_CHUNKS: u64 = 1 << 16;
+
+/// Parses a byte count: a number with an optional unit `K`, `M`, `G`, `T`
+/// (powers of 1024, with or without `iB`/`B`), such as `512MiB` or `2G`.
+///
+/// # Errors
+/// If the text is not such a count, or it overflows `u64`.
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let text = text.trim();
+    let digits = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(digits);
+    let number: u64 = number
+        .parse()
+        .map_err(|_| format!("`{text}` is not a byte count such as `512MiB` or `2G`"))?;
+    let shift = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 0,
+        "k" | "kb" | "kib" => 10,
+        "m" | "mb" | "mib" => 20,
+        "g" | "gb" | "gib" => 30,
+        "t" | "tb" | "tib" => 40,
+        _ => return Err(format!("`{text}` has an unknown unit (use K, M, G or T)")),
+    };
+    number
+        .checked_mul(1u64 << shift)
+        .ok_or_else(|| format!("`{text}` is too large"))
 }
 
 /// Runs `zarrkit export`, printing one line per file written to `out`.
@@ -75,14 +121,17 @@ pub struct ExportArgs {
 pub fn run(args: &ExportArgs, out: &mut impl Write) -> anyhow::Result<()> {
     let path = NodePath::new(&args.node)?;
     let store = open_store(&args.store)?;
-    let node = Node::open(store, path.as_str())?;
+    let mut node = Node::open(store, path.as_str())?;
     if let Some(npy_path) = &args.out {
-        let Node::Array(array) = &node else {
+        let Node::Array(array) = &mut node else {
             bail!(
                 "`{path}` is a group, and only an array can be exported with --out (use --attrs for a group's attributes)"
             );
         };
-        let written = export_npy(array, npy_path)
+        if let Some(budget) = args.memory_budget {
+            array.set_memory_budget(budget);
+        }
+        let written = export_npy(array, npy_path, args.force)
             .with_context(|| format!("cannot export `{path}` to `{}`", npy_path.display()))?;
         writeln!(
             out,
@@ -108,10 +157,29 @@ pub fn run(args: &ExportArgs, out: &mut impl Write) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Refuses an export of `bytes` bytes (at least) over [`EXPORT_LIMIT`] without `--force`.
+fn check_export_size(array: &Array, bytes: u64, force: bool) -> anyhow::Result<()> {
+    if bytes > EXPORT_LIMIT && !force {
+        bail!(
+            "`{}` of shape {} would export {}{}, more than the limit of {} without --force; pass --force to export it anyway",
+            array.path(),
+            format_shape(array.shape()),
+            if array.data_type().is_variable_length() {
+                "at least "
+            } else {
+                ""
+            },
+            format_bytes(bytes),
+            format_bytes(EXPORT_LIMIT)
+        );
+    }
+    Ok(())
+}
+
 /// Writes `array` as a `.npy` file at `dest`, returning the file's size.
-fn export_npy(array: &Array, dest: &Path) -> anyhow::Result<u64> {
+fn export_npy(array: &Array, dest: &Path, force: bool) -> anyhow::Result<u64> {
     if array.data_type().is_variable_length() {
-        return export_vlen_npy(array, dest);
+        return export_vlen_npy(array, dest, force);
     }
     let data_type = array.data_type();
     let descr = npy::descr(data_type)?;
@@ -120,11 +188,18 @@ fn export_npy(array: &Array, dest: &Path) -> anyhow::Result<u64> {
     let data_bytes = product(shape)
         .and_then(|n| n.checked_mul(element_size))
         .with_context(|| format!("an array of shape {} is too large", format_shape(shape)))?;
+    check_export_size(array, data_bytes, force)?;
     let header = npy::header(&descr, shape);
     let mut file = AtomicFile::create(dest)?;
     file.write_all(&header)?;
     let progress = progress_bar(data_bytes);
-    for region in slabs(shape, array.chunk_shape(), element_size, SLAB_TARGET) {
+    for region in slabs(
+        shape,
+        array.chunk_shape(),
+        element_size,
+        slab_target(array),
+        array.memory_budget(),
+    ) {
         let mut bytes = array.read_region_bytes(&region)?;
         npy::native_to_little_endian(&mut bytes, data_type);
         file.write_all(&bytes)?;
@@ -146,27 +221,35 @@ const VLEN_ELEMENT_ESTIMATE: u64 = 64;
 /// `.npy`: strings as `<U<n>` and byte strings as `|S<n>`, `n` the longest
 /// element (in code points or bytes; at least 1). A first pass over the
 /// array finds `n`, the second writes.
-fn export_vlen_npy(array: &Array, dest: &Path) -> anyhow::Result<u64> {
+fn export_vlen_npy(array: &Array, dest: &Path, force: bool) -> anyhow::Result<u64> {
     let shape = array.shape();
     let strings = match array.data_type() {
         DataType::String => true,
         DataType::Bytes => false,
         other => bail!("data type `{other}` has no NumPy equivalent without pickle"),
     };
-    let regions = slabs(
-        shape,
-        array.chunk_shape(),
-        VLEN_ELEMENT_ESTIMATE,
-        SLAB_TARGET,
-    );
+    // Every element takes at least one code point (4 bytes) or one byte.
+    let least = product(shape)
+        .and_then(|n| n.checked_mul(if strings { 4 } else { 1 }))
+        .unwrap_or(u64::MAX);
+    check_export_size(array, least, force)?;
+    let regions = || {
+        slabs(
+            shape,
+            array.chunk_shape(),
+            VLEN_ELEMENT_ESTIMATE,
+            slab_target(array),
+            array.memory_budget(),
+        )
+    };
     let mut width = 1usize;
-    for region in &regions {
+    for region in &mut regions() {
         if strings {
-            for s in array.read_strings(region)? {
+            for s in array.read_strings(&region)? {
                 width = width.max(s.chars().count());
             }
         } else {
-            for b in array.read_byte_strings(region)? {
+            for b in array.read_byte_strings(&region)? {
                 width = width.max(b.len());
             }
         }
@@ -183,9 +266,9 @@ fn export_vlen_npy(array: &Array, dest: &Path) -> anyhow::Result<u64> {
     let mut file = AtomicFile::create(dest)?;
     file.write_all(&header)?;
     let mut element = Vec::with_capacity(element_size);
-    for region in &regions {
+    for region in &mut regions() {
         if strings {
-            for s in array.read_strings(region)? {
+            for s in array.read_strings(&region)? {
                 element.clear();
                 for c in s.chars() {
                     element.extend_from_slice(&u32::from(c).to_le_bytes());
@@ -194,7 +277,7 @@ fn export_vlen_npy(array: &Array, dest: &Path) -> anyhow::Result<u64> {
                 file.write_all(&element)?;
             }
         } else {
-            for b in array.read_byte_strings(region)? {
+            for b in array.read_byte_strings(&region)? {
                 element.clear();
                 element.extend_from_slice(&b);
                 element.resize(element_size, 0);
@@ -219,43 +302,134 @@ fn progress_bar(total: u64) -> Option<ProgressBar> {
     Some(bar)
 }
 
-/// The regions to read, in file order: slabs of whole rows of chunks along
-/// the first dimension, several rows of chunks at a time when they are
-/// smaller than `target` bytes.
-fn slabs(shape: &[u64], chunk_shape: &[u64], element_size: u64, target: u64) -> Vec<Region> {
-    let Some((&rows, rest)) = shape.split_first() else {
-        // A 0-d array is one element.
-        return vec![Region::whole(shape)];
-    };
-    if shape.contains(&0) {
-        return Vec::new();
+/// The bytes to aim for per slab: [`SLAB_TARGET`], or less under a smaller memory budget.
+fn slab_target(array: &Array) -> u64 {
+    SLAB_TARGET.min(array.memory_budget() / 2).max(1)
+}
+
+/// The regions to read, in file order: slabs that are contiguous in the
+/// file (C order), each about `target` bytes and touching at most
+/// [`SLAB_MAX_CHUNKS`] chunks. Slabs of whole rows of chunks (along the
+/// first dimension whose chunks are longer than 1) are preferred, so each
+/// chunk is read once, even past `target` while they fit half the memory
+/// `budget`; past that, slabs cut through chunks (a sharded array then reads
+/// only the inner chunks each slab needs).
+///
+/// The slabs are produced one at a time: an array of 10^15 elements has
+/// as many slabs as it has, and listing them first would exhaust memory.
+fn slabs(shape: &[u64], chunk_shape: &[u64], element_size: u64, target: u64, budget: u64) -> Slabs {
+    let ndim = shape.len();
+    let chunk = |d: usize| chunk_shape.get(d).copied().unwrap_or(1).max(1);
+    let mut block = shape.to_vec();
+    if !shape.contains(&0) {
+        // From the last dimension inward: take whole dimensions while they
+        // fit, then as many rows as fit along the first one that does not.
+        let mut inner_bytes = element_size.max(1);
+        let mut inner_chunks = 1u64;
+        for d in (0..ndim).rev() {
+            let len = shape[d];
+            let bytes = inner_bytes.saturating_mul(len);
+            let chunks = inner_chunks.saturating_mul(len.div_ceil(chunk(d)));
+            if bytes <= target && chunks <= SLAB_MAX_CHUNKS {
+                inner_bytes = bytes;
+                inner_chunks = chunks;
+                continue;
+            }
+            let by_bytes = target / inner_bytes;
+            let by_chunks = (SLAB_MAX_CHUNKS / inner_chunks).saturating_mul(chunk(d));
+            let mut rows = by_bytes.min(by_chunks);
+            if rows >= chunk(d) {
+                rows -= rows % chunk(d);
+            }
+            block[d] = rows.clamp(1, len);
+            for b in &mut block[..d] {
+                *b = 1;
+            }
+            let cuts_chunks =
+                block[d] % chunk(d) != 0 && block[d] != len || (0..d).any(|outer| chunk(outer) > 1);
+            if cuts_chunks {
+                // The smallest slab of whole chunks: one row of chunks
+                // along the first dimension whose chunks are longer than 1.
+                let first = (0..ndim).find(|&d| chunk(d) > 1).unwrap_or(0);
+                let rows = chunk(first).min(shape[first]);
+                let trailing = &shape[first + 1..];
+                let bytes = trailing
+                    .iter()
+                    .try_fold(rows.saturating_mul(element_size), |acc, &n| {
+                        acc.checked_mul(n)
+                    });
+                let chunks = trailing
+                    .iter()
+                    .zip(first + 1..)
+                    .try_fold(1u64, |acc, (&n, d)| acc.checked_mul(n.div_ceil(chunk(d))));
+                let fits = bytes.is_some_and(|b| b <= budget / 2)
+                    && chunks.is_some_and(|c| c <= SLAB_MAX_CHUNKS);
+                if fits {
+                    block = shape.to_vec();
+                    block[..first].fill(1);
+                    block[first] = rows;
+                }
+            }
+            break;
+        }
     }
-    let chunk_rows = chunk_shape.first().copied().unwrap_or(1).max(1);
-    let chunk_row_bytes = product(rest)
-        .and_then(|n| n.checked_mul(chunk_rows))
-        .and_then(|n| n.checked_mul(element_size))
-        .unwrap_or(u64::MAX);
-    let rows_per_slab = chunk_rows.saturating_mul((target / chunk_row_bytes.max(1)).max(1));
-    let mut regions = Vec::new();
-    let mut start = 0;
-    while start < rows {
-        let n = rows_per_slab.min(rows - start);
-        let mut region_start = vec![0; shape.len()];
-        region_start[0] = start;
-        let mut region_shape = shape.to_vec();
-        region_shape[0] = n;
-        regions.push(Region::new(region_start, region_shape));
-        start += n;
+    Slabs {
+        shape: shape.to_vec(),
+        block,
+        next: (!shape.contains(&0)).then(|| vec![0; ndim]),
     }
-    regions
+}
+
+/// The iterator of [`slabs`].
+struct Slabs {
+    shape: Vec<u64>,
+    /// The shape of a slab away from the array's edges.
+    block: Vec<u64>,
+    /// The start of the next slab; `None` when done.
+    next: Option<Vec<u64>>,
+}
+
+impl Iterator for Slabs {
+    type Item = Region;
+
+    fn next(&mut self) -> Option<Region> {
+        let start = self.next.take()?;
+        let region_shape: Vec<u64> = (0..self.shape.len())
+            .map(|d| self.block[d].min(self.shape[d] - start[d]))
+            .collect();
+        // The next start, in C order over the grid of slabs.
+        let mut following = start.clone();
+        let mut d = self.shape.len();
+        self.next = loop {
+            if d == 0 {
+                break None;
+            }
+            d -= 1;
+            following[d] += self.block[d];
+            if following[d] < self.shape[d] {
+                break Some(following);
+            }
+            following[d] = 0;
+        };
+        Some(Region::new(start, region_shape))
+    }
 }
 
 /// A file written under a temporary name in the destination's directory and
 /// renamed over the destination on [`AtomicFile::commit`], so readers never
 /// see a partial file; dropped uncommitted, the temporary file is removed.
+///
+/// On Linux the file is first written without any name (`O_TMPFILE`), so
+/// that even a process that dies without unwinding (killed, or aborted)
+/// leaves nothing behind; it gets its temporary name only when complete.
+/// Where the filesystem cannot do that, it is named from the start.
 struct AtomicFile {
+    /// The temporary name; empty while the file has none, and once committed.
     temp: PathBuf,
     dest: PathBuf,
+    dir: PathBuf,
+    /// Whether the file was created without a name (`O_TMPFILE`).
+    anonymous: bool,
     file: Option<BufWriter<File>>,
 }
 
@@ -264,26 +438,51 @@ impl AtomicFile {
         if dest.is_dir() {
             bail!("`{}` is a directory", dest.display());
         }
-        let name = dest
-            .file_name()
-            .with_context(|| format!("`{}` does not name a file", dest.display()))?;
+        if dest.file_name().is_none() {
+            bail!("`{}` does not name a file", dest.display());
+        }
         let dir = match dest.parent() {
             Some(p) if !p.as_os_str().is_empty() => p,
             _ => Path::new("."),
         };
+        if let Some(file) = anonymous_file(dir) {
+            return Ok(Self {
+                temp: PathBuf::new(),
+                dest: dest.to_path_buf(),
+                dir: dir.to_path_buf(),
+                anonymous: true,
+                file: Some(BufWriter::with_capacity(1 << 20, file)),
+            });
+        }
+        let (temp, file) = Self::named(dest, dir, |temp| {
+            OpenOptions::new().write(true).create_new(true).open(temp)
+        })?;
+        Ok(Self {
+            temp,
+            dest: dest.to_path_buf(),
+            dir: dir.to_path_buf(),
+            anonymous: false,
+            file: Some(BufWriter::with_capacity(1 << 20, file)),
+        })
+    }
+
+    /// Calls `make` with fresh temporary names in `dir` beside `dest`
+    /// (`.NAME.<pid>.<n>.tmp`) until one is free.
+    fn named<T>(
+        dest: &Path,
+        dir: &Path,
+        mut make: impl FnMut(&Path) -> std::io::Result<T>,
+    ) -> anyhow::Result<(PathBuf, T)> {
+        let name = dest
+            .file_name()
+            .with_context(|| format!("`{}` does not name a file", dest.display()))?;
         for attempt in 0u32.. {
             let mut temp_name = std::ffi::OsString::from(".");
             temp_name.push(name);
             temp_name.push(format!(".{}.{attempt}.tmp", std::process::id()));
             let temp = dir.join(temp_name);
-            match OpenOptions::new().write(true).create_new(true).open(&temp) {
-                Ok(file) => {
-                    return Ok(Self {
-                        temp,
-                        dest: dest.to_path_buf(),
-                        file: Some(BufWriter::with_capacity(1 << 20, file)),
-                    });
-                }
+            match make(&temp) {
+                Ok(made) => return Ok((temp, made)),
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt < 100 => {}
                 Err(e) => {
                     return Err(e).with_context(|| {
@@ -298,7 +497,7 @@ impl AtomicFile {
     fn write_all(&mut self, bytes: &[u8]) -> anyhow::Result<()> {
         let file = self.file.as_mut().context("the file is already closed")?;
         file.write_all(bytes)
-            .with_context(|| format!("cannot write `{}`", self.temp.display()))
+            .with_context(|| format!("cannot write a temporary file in `{}`", self.dir.display()))
     }
 
     fn commit(mut self) -> anyhow::Result<()> {
@@ -306,9 +505,18 @@ impl AtomicFile {
         let file = file
             .into_inner()
             .map_err(std::io::IntoInnerError::into_error)
-            .with_context(|| format!("cannot write `{}`", self.temp.display()))?;
-        file.sync_all()
-            .with_context(|| format!("cannot write `{}`", self.temp.display()))?;
+            .with_context(|| {
+                format!("cannot write a temporary file in `{}`", self.dir.display())
+            })?;
+        file.sync_all().with_context(|| {
+            format!("cannot write a temporary file in `{}`", self.dir.display())
+        })?;
+        if self.anonymous {
+            // A name of its own first: a link cannot replace an existing file.
+            let (temp, ()) =
+                Self::named(&self.dest, &self.dir, |temp| link_anonymous(&file, temp))?;
+            self.temp = temp;
+        }
         drop(file);
         std::fs::rename(&self.temp, &self.dest).with_context(|| {
             format!("cannot move the finished file to `{}`", self.dest.display())
@@ -321,21 +529,63 @@ impl AtomicFile {
 
 impl Drop for AtomicFile {
     fn drop(&mut self) {
+        drop(self.file.take());
         if !self.temp.as_os_str().is_empty() {
-            drop(self.file.take());
             let _ = std::fs::remove_file(&self.temp);
         }
     }
+}
+
+/// A new file in `dir` without a name (`O_TMPFILE`), or `None` where the
+/// system or filesystem cannot make one.
+#[cfg(target_os = "linux")]
+fn anonymous_file(dir: &Path) -> Option<File> {
+    use rustix::fs::{Mode, OFlags};
+    rustix::fs::open(
+        dir,
+        OFlags::TMPFILE | OFlags::WRONLY | OFlags::CLOEXEC,
+        Mode::from_raw_mode(0o666),
+    )
+    .ok()
+    .map(File::from)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn anonymous_file(_dir: &Path) -> Option<File> {
+    None
+}
+
+/// Gives the anonymous `file` the name `temp`, through `/proc/self/fd`
+/// (`linkat(2)`: `AT_EMPTY_PATH` would need a capability).
+#[cfg(target_os = "linux")]
+fn link_anonymous(file: &File, temp: &Path) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let fd_path = format!("/proc/self/fd/{}", file.as_raw_fd());
+    rustix::fs::linkat(
+        rustix::fs::CWD,
+        fd_path.as_str(),
+        rustix::fs::CWD,
+        temp,
+        rustix::fs::AtFlags::SYMLINK_FOLLOW,
+    )
+    .map_err(std::io::Error::from)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn link_anonymous(_file: &File, _temp: &Path) -> std::io::Result<()> {
+    Err(std::io::ErrorKind::Unsupported.into())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    const BUDGET: u64 = 1 << 30;
+
     #[test]
     fn slabs_are_whole_rows_of_chunks_that_tile_the_array() {
         // Rows of chunks of 3 x 10 x 4 bytes = 120 bytes; 250 bytes fit two of them.
-        let regions = slabs(&[11, 10], &[3, 5], 4, 250);
+        let regions: Vec<Region> = slabs(&[11, 10], &[3, 5], 4, 250, BUDGET).collect();
         let starts: Vec<u64> = regions.iter().map(|r| r.start()[0]).collect();
         let rows: Vec<u64> = regions.iter().map(|r| r.shape()[0]).collect();
         assert_eq!(starts, [0, 6]);
@@ -349,16 +599,116 @@ mod tests {
 
     #[test]
     fn a_chunk_row_larger_than_the_target_is_one_slab() {
-        let regions = slabs(&[7, 1000], &[2, 1000], 8, 100);
+        let regions: Vec<Region> = slabs(&[7, 1000], &[2, 1000], 8, 100, BUDGET).collect();
         let rows: Vec<u64> = regions.iter().map(|r| r.shape()[0]).collect();
         assert_eq!(rows, [2, 2, 2, 1]);
     }
 
     #[test]
     fn zero_dimensional_and_empty_arrays_have_one_and_no_slabs() {
-        assert_eq!(slabs(&[], &[], 4, 100), [Region::whole(&[])]);
-        assert!(slabs(&[0, 5], &[2, 2], 4, 100).is_empty());
-        assert!(slabs(&[5, 0], &[2, 2], 4, 100).is_empty());
+        assert_eq!(
+            slabs(&[], &[], 4, 100, BUDGET).collect::<Vec<_>>(),
+            [Region::whole(&[])]
+        );
+        assert_eq!(slabs(&[0, 5], &[2, 2], 4, 100, BUDGET).count(), 0);
+        assert_eq!(slabs(&[5, 0], &[2, 2], 4, 100, BUDGET).count(), 0);
+    }
+
+    /// Checks that `regions` tile `shape` in C order, each one contiguous
+    /// in the file and starting where the previous one ended.
+    fn assert_tiles_in_file_order(shape: &[u64], regions: &[Region]) {
+        let mut offset = 0u64;
+        for region in regions {
+            let flat = shape
+                .iter()
+                .zip(region.start())
+                .fold(0u64, |acc, (&n, &start)| acc * n + start);
+            assert_eq!(flat, offset, "{region} does not continue the file");
+            // Contiguous: after the first dimension longer than 1, every
+            // dimension is whole.
+            let first = region.shape().iter().position(|&n| n != 1).unwrap_or(0);
+            assert_eq!(
+                region.shape()[first + 1..],
+                shape[first + 1..],
+                "{region} is not contiguous"
+            );
+            offset += region.shape().iter().product::<u64>();
+        }
+        assert_eq!(offset, shape.iter().product::<u64>());
+    }
+
+    #[test]
+    fn slabs_cut_through_rows_of_chunks_larger_than_the_budget() {
+        // A row of chunks is 3 x 7 x 10 bytes = 210 bytes, more than half
+        // the budget of 300: slabs of 20 bytes (two rows of the second
+        // dimension) cut through chunks, and still tile the file.
+        let regions: Vec<Region> = slabs(&[5, 7, 10], &[3, 4, 10], 1, 20, 300).collect();
+        assert_eq!(regions[0].shape(), [1, 2, 10]);
+        assert_eq!(regions.len(), 5 * 4);
+        assert_tiles_in_file_order(&[5, 7, 10], &regions);
+        // Within the budget, a row of chunks stays whole.
+        let regions: Vec<Region> = slabs(&[5, 7, 10], &[3, 4, 10], 1, 20, 1000).collect();
+        assert_eq!(regions[0].shape(), [3, 7, 10]);
+        assert_tiles_in_file_order(&[5, 7, 10], &regions);
+    }
+
+    #[test]
+    fn slabs_of_tiny_chunks_are_bounded_by_their_chunk_count() {
+        let regions: Vec<Region> = slabs(&[1 << 20], &[1], 1, 64 << 20, BUDGET).collect();
+        assert!(regions.iter().all(|r| r.shape()[0] == SLAB_MAX_CHUNKS));
+        assert_tiles_in_file_order(&[1 << 20], &regions);
+    }
+
+    #[test]
+    fn slabs_of_a_petabyte_array_come_one_at_a_time() {
+        // Listing the slabs of 10^15 one-byte chunks first aborted the
+        // process (issue #10); the iterator yields them lazily.
+        let shape = [1_000_000_000_000_000u64];
+        let mut regions = slabs(&shape, &[1], 1, 64 << 20, BUDGET);
+        assert_eq!(
+            regions.next().unwrap(),
+            Region::new(vec![0], vec![SLAB_MAX_CHUNKS])
+        );
+        let tenth = regions.nth(8).unwrap();
+        assert_eq!(tenth.start(), [9 * SLAB_MAX_CHUNKS]);
+        // The 2-d case of the issue: rows of 10^12 one-byte chunks.
+        let shape = [1000, 1_000_000_000_000u64];
+        let mut regions = slabs(&shape, &[1, 1], 1, 64 << 20, BUDGET);
+        assert_eq!(regions.next().unwrap().shape(), [1, SLAB_MAX_CHUNKS]);
+    }
+
+    #[test]
+    fn sizes_parse_with_binary_units() {
+        assert_eq!(parse_size("1024"), Ok(1024));
+        assert_eq!(parse_size("512MiB"), Ok(512 << 20));
+        assert_eq!(parse_size("2G"), Ok(2 << 30));
+        assert_eq!(parse_size("3 kb"), Ok(3 << 10));
+        assert!(parse_size("1.5G").is_err());
+        assert!(parse_size("G").is_err());
+        assert!(parse_size("99999999999T").is_err());
+    }
+
+    #[test]
+    fn a_file_being_written_has_no_name_where_the_system_allows() {
+        let dir = tempfile::tempdir().unwrap();
+        let dest = dir.path().join("x.npy");
+        let mut file = AtomicFile::create(&dest).unwrap();
+        file.write_all(b"partial").unwrap();
+        // Anonymous (Linux, O_TMPFILE): nothing in the directory to leave
+        // behind if the process dies; otherwise the named temporary file.
+        let expected = usize::from(!file.anonymous);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), expected);
+        // Wherever the directory can hold one (ext4, xfs, btrfs, tmpfs).
+        assert_eq!(file.anonymous, anonymous_file(dir.path()).is_some());
+        file.commit().unwrap();
+        assert_eq!(std::fs::read(&dest).unwrap(), b"partial");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+        // A second commit replaces the file.
+        let mut file = AtomicFile::create(&dest).unwrap();
+        file.write_all(b"second").unwrap();
+        file.commit().unwrap();
+        assert_eq!(std::fs::read(&dest).unwrap(), b"second");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
     }
 
     #[test]

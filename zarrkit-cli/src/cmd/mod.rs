@@ -9,9 +9,10 @@ pub mod tree;
 
 use anyhow::{Context, bail};
 use std::path::{Component, Path, PathBuf};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use zarrkit::NodePath;
-use zarrkit::store::{FilesystemStore, Store};
+use zarrkit::store::{FilesystemStore, SkipReason, Store, StoreError};
 
 /// The name of a v3 node document.
 const NODE_DOCUMENT: &str = zarrkit::format::v3::METADATA_KEY;
@@ -220,6 +221,18 @@ pub fn check_store_dir(root: &Path) -> anyhow::Result<()> {
     }
 }
 
+/// Whether stores follow symbolic links out of their root
+/// (`--follow-links-outside-root`), set once by `main`.
+static FOLLOW_LINKS_OUTSIDE_ROOT: AtomicBool = AtomicBool::new(false);
+
+/// The stores this run opened, to report the links their listings skipped.
+static OPENED: Mutex<Vec<FilesystemStore>> = Mutex::new(Vec::new());
+
+/// Makes every store opened from now on follow links out of its root.
+pub fn follow_links_outside_root(follow: bool) {
+    FOLLOW_LINKS_OUTSIDE_ROOT.store(follow, Ordering::Relaxed);
+}
+
 /// Opens the filesystem store at `root`, which must be an existing directory.
 ///
 /// # Errors
@@ -227,7 +240,13 @@ pub fn check_store_dir(root: &Path) -> anyhow::Result<()> {
 pub fn open_store(root: &Path) -> anyhow::Result<Arc<dyn Store>> {
     check_store_dir(root)?;
     let store = FilesystemStore::open_existing(root)
-        .with_context(|| format!("cannot open store `{}`", root.display()))?;
+        .with_context(|| format!("cannot open store `{}`", root.display()))?
+        .follow_links_outside_root(FOLLOW_LINKS_OUTSIDE_ROOT.load(Ordering::Relaxed));
+    // A clone shares the record of skipped links.
+    OPENED
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .push(store.clone());
     Ok(Arc::new(store))
 }
 
@@ -255,6 +274,43 @@ pub fn warn_stale_consolidated(store: &Arc<dyn Store>, node: &NodePath) {
 /// `n` and the noun in the right number: `1 group`, `2 groups`.
 pub fn plural(n: u64, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// The warnings for the symbolic links that listings of the stores opened
+/// so far skipped (loops, links out of the root, unresolvable links).
+pub fn skipped_link_warnings() -> Vec<String> {
+    let opened = OPENED.lock().unwrap_or_else(PoisonError::into_inner);
+    let mut warnings: Vec<String> = opened
+        .iter()
+        .flat_map(|store| {
+            store.skipped_links().into_iter().map(move |link| {
+                let hint = if link.reason == SkipReason::OutsideRoot {
+                    " (--follow-links-outside-root follows it)"
+                } else {
+                    ""
+                };
+                format!(
+                    "store `{}`: skipped symbolic link {link}{hint}",
+                    store.root().display()
+                )
+            })
+        })
+        .collect();
+    warnings.dedup();
+    warnings
+}
+
+/// Whether `err` is a store refusing a link out of its root.
+pub fn is_link_outside_root(err: &anyhow::Error) -> bool {
+    err.chain().any(|cause| {
+        matches!(
+            cause.downcast_ref::<StoreError>(),
+            Some(StoreError::LinkOutsideRoot { .. })
+        ) || matches!(
+            cause.downcast_ref::<zarrkit::Error>(),
+            Some(zarrkit::Error::Store(StoreError::LinkOutsideRoot { .. }))
+        )
+    })
 }
 
 /// A shape or chunk shape as `[365, 720, 1440]`.

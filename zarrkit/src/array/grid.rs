@@ -127,6 +127,12 @@ impl Axis {
         }
     }
 
+    /// The number of chunks that `start..end` (non-empty) touches: the
+    /// length of [`Axis::spans`], found without building it.
+    pub(crate) fn span_count(&self, start: u64, end: u64) -> u64 {
+        self.locate(end - 1).0 - self.locate(start).0 + 1
+    }
+
     /// The chunks that `start..end` (non-empty) touches, in order.
     pub(crate) fn spans(&self, start: u64, end: u64) -> Spans {
         let (first, _) = self.locate(start);

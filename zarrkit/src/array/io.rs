@@ -180,14 +180,50 @@ impl Array {
             });
         }
         self.check_region_bounds(region)?;
-        region
+        let bytes = region
             .num_elements()
             .and_then(|n| n.checked_mul(self.data_type().size() as u64))
             .and_then(|n| usize::try_from(n).ok())
             .ok_or_else(|| Error::TooLarge {
                 path: self.path.clone(),
                 shape: region.shape().to_vec(),
-            })
+            })?;
+        self.check_budget(bytes as u64, || {
+            format!("reading a region of shape {:?}", region.shape())
+        })?;
+        Ok(bytes)
+    }
+
+    /// Checks that `needed` bytes fit the memory budget.
+    pub(super) fn check_budget(
+        &self,
+        needed: u64,
+        what: impl FnOnce() -> String,
+    ) -> Result<(), Error> {
+        if needed > self.memory_budget {
+            return Err(Error::MemoryBudget {
+                path: self.path.clone(),
+                what: what(),
+                needed,
+                budget: self.memory_budget,
+            });
+        }
+        Ok(())
+    }
+
+    /// A zeroed buffer of `n` bytes (already checked against the budget),
+    /// or [`Error::OutOfMemory`] when the allocator cannot provide it.
+    pub(super) fn zeroed_buffer(&self, n: usize, what: &str) -> Result<Vec<u8>, Error> {
+        let mut buffer = Vec::new();
+        buffer
+            .try_reserve_exact(n)
+            .map_err(|_| Error::OutOfMemory {
+                path: self.path.clone(),
+                what: what.to_string(),
+                bytes: n as u64,
+            })?;
+        buffer.resize(n, 0);
+        Ok(buffer)
     }
 
     /// Checks a region's dimensions and bounds against the array.
@@ -214,6 +250,37 @@ impl Array {
     /// within the array.
     pub(super) fn plan(&self, region: &Region) -> Result<Vec<ChunkPiece>, Error> {
         let ndim = self.ndim();
+        // The plan holds one piece per chunk touched: a region of a few
+        // bytes per chunk (chunks of one element) needs far more memory for
+        // its plan than for its data, so the plan has a budget too.
+        let counts: Vec<u64> = (0..ndim)
+            .map(|d| {
+                let start = region.start()[d];
+                match region.shape()[d] {
+                    0 => 0,
+                    len => self.axes[d].span_count(start, start + len),
+                }
+            })
+            .collect();
+        let piece_bytes = (std::mem::size_of::<ChunkPiece>() + ndim * 3 * 8 + 32) as u64;
+        let planned = counts
+            .iter()
+            .try_fold(1u64, |acc, &n| acc.checked_mul(n))
+            .and_then(|n| n.checked_mul(piece_bytes))
+            .unwrap_or(u64::MAX);
+        self.check_budget(planned, || {
+            format!(
+                "planning a region of shape {:?} ({})",
+                region.shape(),
+                counts
+                    .iter()
+                    .try_fold(1u64, |acc, &n| acc.checked_mul(n))
+                    .map_or_else(
+                        || "more than 2^64 chunks".to_string(),
+                        |n| format!("{n} chunk{}", if n == 1 { "" } else { "s" })
+                    )
+            )
+        })?;
         // Per dimension, the chunks the region touches: a division for a
         // regular dimension, a binary search for an irregular one, once per
         // dimension rather than once per chunk.
@@ -281,6 +348,14 @@ impl Array {
         repr: &ChunkRepr,
         encoded: Option<Vec<u8>>,
     ) -> Result<Option<Vec<u8>>, Error> {
+        if encoded.is_some() {
+            // The decoded chunk has its declared size, whatever is stored.
+            if let Ok(bytes) = repr.size_bytes() {
+                self.check_budget(bytes as u64, || {
+                    format!("decoding chunk `{key}` of shape {:?}", repr.shape)
+                })?;
+            }
+        }
         encoded
             .map(|bytes| {
                 self.codecs
@@ -317,7 +392,12 @@ impl Array {
         // chunks needed, or the element runs of an uncompressed chunk).
         let (partial, pieces): (Vec<ChunkPiece>, Vec<ChunkPiece>) =
             if self.codecs.supports_partial_decode() {
-                pieces.into_iter().partition(|p| !p.covers_chunk)
+                // So are chunks that reach past the array's edge: decoding
+                // one whole would allocate its declared shape, which an
+                // edited document can make 10^11 elements for an array of 10.
+                pieces
+                    .into_iter()
+                    .partition(|p| !p.covers_chunk || p.shape != self.piece_repr(p).shape)
             } else {
                 (Vec::new(), pieces)
             };
@@ -577,7 +657,8 @@ impl Array {
     /// # Errors
     /// As [`Array::read_region`].
     pub fn read_region_bytes(&self, region: &Region) -> Result<Vec<u8>, Error> {
-        let mut out = vec![0u8; self.check_region(region)?];
+        let n = self.check_region(region)?;
+        let mut out = self.zeroed_buffer(n, "the region's bytes")?;
         self.read_region_bytes_into(region, &mut out)?;
         Ok(out)
     }

@@ -46,7 +46,17 @@ pub struct Array {
     /// read and write paths need no per-chunk representation.
     uniform_chunks: bool,
     write_empty_chunks: bool,
+    /// The most bytes one read may hold in memory for its output and plan.
+    memory_budget: u64,
 }
+
+/// The default of [`Array::memory_budget`]: 8 GiB.
+///
+/// Sizes in metadata are untrusted: an edited `shape` asks for petabytes.
+/// A read checks what it is about to allocate against the budget and
+/// returns [`Error::MemoryBudget`] rather than letting the allocator abort
+/// the process.
+pub const DEFAULT_MEMORY_BUDGET: u64 = 8 << 30;
 
 impl Array {
     /// A builder for a new array of `shape` elements of `data_type` in
@@ -153,6 +163,7 @@ impl Array {
             axes,
             uniform_chunks,
             write_empty_chunks: undefined_fill,
+            memory_budget: DEFAULT_MEMORY_BUDGET,
         })
     }
 
@@ -316,6 +327,21 @@ impl Array {
     /// Sets whether chunks equal to the fill value everywhere are stored.
     pub fn set_write_empty_chunks(&mut self, write_empty_chunks: bool) {
         self.write_empty_chunks = write_empty_chunks;
+    }
+
+    /// The most bytes a read holds in memory at once for its output and its
+    /// plan (the list of chunks it touches); [`DEFAULT_MEMORY_BUDGET`]
+    /// unless set.
+    #[must_use]
+    pub fn memory_budget(&self) -> u64 {
+        self.memory_budget
+    }
+
+    /// Sets the memory budget of reads: a read whose output or plan would
+    /// need more bytes fails with [`Error::MemoryBudget`] before allocating.
+    /// Read a large array in regions that fit (as `zarrkit export` does).
+    pub fn set_memory_budget(&mut self, bytes: u64) {
+        self.memory_budget = bytes;
     }
 
     /// The number of chunks along each dimension.

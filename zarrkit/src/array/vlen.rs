@@ -44,13 +44,20 @@ impl Array {
     /// The number of elements of a checked region, as a `usize`.
     fn region_len(&self, region: &Region) -> Result<usize, Error> {
         self.check_region_bounds(region)?;
-        region
+        let n = region
             .num_elements()
             .and_then(|n| usize::try_from(n).ok())
             .ok_or_else(|| Error::TooLarge {
                 path: self.path.clone(),
                 shape: region.shape().to_vec(),
-            })
+            })?;
+        // Each element holds at least its place in the output (a `String`
+        // or `Vec`, or its offsets and source) before any of its bytes.
+        let per_element = std::mem::size_of::<Vec<u8>>() as u64;
+        self.check_budget((n as u64).saturating_mul(per_element), || {
+            format!("reading a region of shape {:?}", region.shape())
+        })?;
+        Ok(n)
     }
 
     /// The number of elements of one chunk of representation `repr`.
@@ -70,6 +77,12 @@ impl Array {
         repr: &ChunkRepr,
         bytes: Vec<u8>,
     ) -> Result<VlenChunk, Error> {
+        // Each decoded element holds at least its offsets, whatever is stored.
+        let elements = repr.num_elements().unwrap_or(u64::MAX);
+        let per_element = std::mem::size_of::<Vec<u8>>() as u64;
+        self.check_budget(elements.saturating_mul(per_element), || {
+            format!("decoding chunk `{key}` of shape {:?}", repr.shape)
+        })?;
         self.codecs
             .decode_vlen(bytes, repr)
             .map_err(|source| Error::Decode {

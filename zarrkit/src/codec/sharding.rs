@@ -595,8 +595,20 @@ impl ShardingCodec {
         out: &mut [u8],
     ) -> Result<(), CodecError> {
         let index = self.whole_index(shard, encoded)?;
+        self.decode_shard_with_index(shard, &index, encoded, out)
+    }
+
+    /// As [`Self::decode_shard_into`], with the index already decoded and
+    /// checked against `encoded` by [`Self::whole_index`].
+    fn decode_shard_with_index(
+        &self,
+        shard: &Shard,
+        index: &[u64],
+        encoded: &[u8],
+        out: &mut [u8],
+    ) -> Result<(), CodecError> {
         let decode_one = |i: usize| -> Result<Option<Vec<u8>>, CodecError> {
-            Self::entry(&index, i)
+            Self::entry(index, i)
                 .map(|(offset, nbytes)| {
                     // Checked against the shard's length in `decode_index`.
                     let bytes = encoded[offset as usize..(offset + nbytes) as usize].to_vec();
@@ -783,8 +795,21 @@ impl ArrayToBytesCodec for ShardingCodec {
     }
 
     fn decode(&self, encoded: Vec<u8>, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
-        let mut out = vec![0u8; repr.size_bytes()?];
-        self.decode_into(encoded, repr, &mut out)?;
+        // The declared shard shape is untrusted: check the stored index
+        // before allocating the decoded shard, so that a shard of a few
+        // bytes under an edited `chunk_shape` of 10^11 is a corrupt-shard
+        // error, not an allocation that aborts the process. Then ask the
+        // allocator for the legitimate size without aborting.
+        let shard = self.shard(repr)?;
+        let index = self.whole_index(&shard, &encoded)?;
+        let size = repr.size_bytes()?;
+        let mut out = Vec::new();
+        out.try_reserve_exact(size)
+            .map_err(|_| CodecError::TooLarge {
+                shape: repr.shape.clone(),
+            })?;
+        out.resize(size, 0);
+        self.decode_shard_with_index(&shard, &index, &encoded, &mut out)?;
         Ok(out)
     }
 

@@ -25,9 +25,18 @@
 //! - Temporary files are named `.zarrkit-tmp.<pid>.<counter>`. Listings skip
 //!   such names, and also names that are not valid [`StoreKey`] segments
 //!   (for example, names that are not UTF-8).
-//! - Symbolic links are followed, both in the root path and inside the
-//!   store; a listing does not descend into a link that points back to one of
-//!   the directories it is walking.
+//! - Symbolic links in the root path are followed. Inside the store, links
+//!   that stay inside the root are followed; a key reached through a link
+//!   that leads out of the root is refused with
+//!   [`StoreError::LinkOutsideRoot`] naming the key, and listings skip such
+//!   links, unless the store is built with
+//!   [`FilesystemStore::follow_links_outside_root`] (for stores assembled out
+//!   of links). A store from elsewhere could otherwise read any file the user
+//!   can read (a chunk linked to `/etc/passwd`).
+//! - Listings never follow a directory link into a loop (a link to a
+//!   directory that contains it, such as `meta/root/l1 -> ../root`) and skip
+//!   links that cannot be resolved (a link to itself). What they skip is
+//!   kept: [`FilesystemStore::skipped_links`].
 //! - On case-insensitive filesystems (the default on Windows and macOS), keys
 //!   that differ only in case name the same file.
 
@@ -35,11 +44,12 @@ use super::{
     ByteRange, ListDir, ReadRequest, Store, StoreCapabilities, StoreError, StoreKey, StorePrefix,
 };
 use rayon::prelude::*;
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, ErrorKind, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 const NAME: &str = "filesystem store";
 
@@ -60,6 +70,82 @@ const TEMP_PREFIX: &str = ".zarrkit-tmp.";
 #[derive(Debug, Clone)]
 pub struct FilesystemStore {
     root: PathBuf,
+    /// The root with the links in its path resolved: what "inside the
+    /// root" is measured against.
+    canonical_root: PathBuf,
+    follow_links_outside_root: bool,
+    /// The links listings did not follow, shared by clones.
+    skipped: Arc<Mutex<BTreeSet<SkippedLink>>>,
+}
+
+/// A symbolic link a listing of a [`FilesystemStore`] did not follow.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct SkippedLink {
+    /// The link's path under the root, `/`-separated, as a key would name it.
+    pub path: String,
+    /// Where it leads (with its links resolved), when that could be found.
+    pub target: Option<PathBuf>,
+    /// Why it was not followed.
+    pub reason: SkipReason,
+}
+
+/// Why a listing skipped a symbolic link.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum SkipReason {
+    /// It leads to a directory that contains it (or one being listed): a loop.
+    Loop,
+    /// It leads outside the store root, and the store does not follow such links.
+    OutsideRoot,
+    /// It cannot be resolved (such as a link to itself).
+    Unresolvable {
+        /// The system's error message.
+        error: String,
+    },
+}
+
+impl std::fmt::Display for SkippedLink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let target = self
+            .target
+            .as_ref()
+            .map(|t| format!("a link to `{}`", t.display()));
+        match (&self.reason, target) {
+            (SkipReason::Loop, Some(target)) => {
+                write!(f, "`{}`: {target}, which contains it (a loop)", self.path)
+            }
+            (SkipReason::OutsideRoot, Some(target)) => {
+                write!(f, "`{}`: {target}, outside the store root", self.path)
+            }
+            (SkipReason::Unresolvable { error }, _) => {
+                write!(
+                    f,
+                    "`{}`: a link that cannot be resolved: {error}",
+                    self.path
+                )
+            }
+            (_, None) => write!(f, "`{}`: a link", self.path),
+        }
+    }
+}
+
+/// A file opened under the root, or where the path leads when it leaves the root.
+enum Opened {
+    File(File),
+    Outside(PathBuf),
+}
+
+/// How [`FilesystemStore::open_inside`] opens a file.
+#[derive(Clone, Copy)]
+enum Access {
+    Read,
+    Write,
+    /// Only find a directory (`O_PATH`), to check where it is.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    Directory,
+    /// Only find a file or directory (`O_PATH`), for its metadata.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    Path,
 }
 
 /// Distinguishes temporary files of one process; with the process id, their names are unique.
@@ -98,7 +184,189 @@ impl FilesystemStore {
             let source = io::Error::new(ErrorKind::NotADirectory, "not a directory");
             return Err(open_error(&root, source));
         }
-        Ok(Self { root })
+        let canonical_root = fs::canonicalize(&root).map_err(|source| open_error(&root, source))?;
+        Ok(Self {
+            root,
+            canonical_root,
+            follow_links_outside_root: false,
+            skipped: Arc::default(),
+        })
+    }
+
+    /// Whether to follow symbolic links that lead outside the root (off by
+    /// default): on for a store assembled out of links to data elsewhere.
+    /// Off, a key reached through such a link is refused with
+    /// [`StoreError::LinkOutsideRoot`] and listings skip it. Links that stay
+    /// inside the root are followed either way.
+    ///
+    /// ```
+    /// use zarrkit::store::FilesystemStore;
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let store = FilesystemStore::new(dir.path())?.follow_links_outside_root(true);
+    /// assert!(store.follows_links_outside_root());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn follow_links_outside_root(mut self, follow: bool) -> Self {
+        self.follow_links_outside_root = follow;
+        self
+    }
+
+    /// Whether links that lead outside the root are followed.
+    #[must_use]
+    pub fn follows_links_outside_root(&self) -> bool {
+        self.follow_links_outside_root
+    }
+
+    /// The symbolic links listings of this store (and its clones) have
+    /// skipped so far, sorted by path: loops, links out of the root (unless
+    /// followed) and links that cannot be resolved.
+    #[must_use]
+    pub fn skipped_links(&self) -> Vec<SkippedLink> {
+        self.skipped
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .cloned()
+            .collect()
+    }
+
+    fn skip(&self, path: String, target: Option<PathBuf>, reason: SkipReason) {
+        self.skipped
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(SkippedLink {
+                path,
+                target,
+                reason,
+            });
+    }
+
+    /// Where `path` leads, with links resolved, when that lies outside the
+    /// root; `None` inside it. A missing path is judged by its deepest
+    /// existing ancestor, so a missing file beyond a link out of the root
+    /// is outside too.
+    fn outside_target(&self, path: &Path) -> io::Result<Option<PathBuf>> {
+        let mut existing = path;
+        let mut missing = Vec::new();
+        let mut resolved = loop {
+            match fs::canonicalize(existing) {
+                Ok(canonical) => break canonical,
+                Err(err) if is_missing(&err) => {
+                    let (Some(parent), Some(name)) = (existing.parent(), existing.file_name())
+                    else {
+                        return Err(err);
+                    };
+                    missing.push(name);
+                    existing = parent;
+                }
+                Err(err) => return Err(err),
+            }
+        };
+        for name in missing.iter().rev() {
+            resolved.push(name);
+        }
+        Ok((!resolved.starts_with(&self.canonical_root)).then_some(resolved))
+    }
+
+    /// Opens the file of `key` (at `path`) unless the way to it leaves the
+    /// root through a link and such links are not followed.
+    fn open_inside(&self, key: &StoreKey, path: &Path, access: Access) -> io::Result<Opened> {
+        let open = || match access {
+            Access::Read | Access::Directory | Access::Path => File::open(path),
+            Access::Write => OpenOptions::new().write(true).open(path),
+        };
+        if self.follow_links_outside_root {
+            return open().map(Opened::File);
+        }
+        // One `openat2(RESOLVE_BENEATH)` both opens the file and checks that
+        // no link on the way leaves the root; only when it refuses (a link
+        // out of the root, or an absolute link, which it refuses even when
+        // it points inside) is the path resolved by hand.
+        #[cfg(target_os = "linux")]
+        if let Some(opened) = open_beneath(&self.root, key.as_str(), access) {
+            return opened.map(Opened::File);
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = key;
+        match self.outside_target(path)? {
+            Some(target) => Ok(Opened::Outside(target)),
+            None => open().map(Opened::File),
+        }
+    }
+
+    /// Checks that `dir`, the directory a write or erase of `key` works in,
+    /// does not lie beyond a link out of the root (unless such links are
+    /// followed). `error` wraps a failure to find out.
+    fn check_dir_inside(
+        &self,
+        key: &str,
+        dir: &Path,
+        error: impl FnOnce(io::Error) -> StoreError,
+    ) -> Result<(), StoreError> {
+        if self.follow_links_outside_root {
+            return Ok(());
+        }
+        #[cfg(target_os = "linux")]
+        if let Ok(rel) = dir.strip_prefix(&self.root) {
+            // The fast path: one `openat2(RESOLVE_BENEATH)` of the directory
+            // (the root itself when `rel` is empty).
+            let rel = if rel.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                rel
+            };
+            if let Some(rel) = rel.to_str() {
+                if let Some(Ok(_)) = open_beneath(&self.root, rel, Access::Directory) {
+                    return Ok(());
+                }
+            }
+        }
+        match self.outside_target(dir) {
+            Ok(None) => Ok(()),
+            Ok(Some(target)) => Err(self.outside_error(key, &target)),
+            Err(err) => Err(error(err)),
+        }
+    }
+
+    fn outside_error(&self, key: &str, target: &Path) -> StoreError {
+        StoreError::LinkOutsideRoot {
+            store: NAME,
+            key: key.to_string(),
+            target: target.display().to_string(),
+        }
+    }
+
+    /// Whether a listing follows the link at `rel` (under the root) that
+    /// resolves to `target`, given the canonical directories being listed
+    /// (`chain`); records the link as skipped when not.
+    fn follows_link(&self, rel: &str, target: &Path, chain: &[PathBuf], is_dir: bool) -> bool {
+        let reason = if is_dir && chain.iter().any(|dir| dir.starts_with(target)) {
+            SkipReason::Loop
+        } else if !self.follow_links_outside_root && !target.starts_with(&self.canonical_root) {
+            SkipReason::OutsideRoot
+        } else {
+            return true;
+        };
+        self.skip(rel.to_string(), Some(target.to_path_buf()), reason);
+        false
+    }
+
+    /// The canonical directories from the root down to `prefix`'s, for loop
+    /// checks in a listing of `prefix`.
+    fn chain_of(&self, prefix: &StorePrefix) -> Vec<PathBuf> {
+        let mut chain = vec![self.canonical_root.clone()];
+        let mut path = self.root.clone();
+        if let Some(body) = prefix.as_str().strip_suffix('/') {
+            for segment in body.split('/') {
+                path.push(segment);
+                if let Ok(canonical) = fs::canonicalize(&path) {
+                    chain.push(canonical);
+                }
+            }
+        }
+        chain
     }
 
     /// The root directory (absolute).
@@ -141,8 +409,9 @@ impl FilesystemStore {
     /// Opens the file of `key` for reading, with its length; `None` if there is no such file.
     fn open_for_read(&self, key: &StoreKey) -> Result<Option<(File, u64)>, StoreError> {
         let path = self.key_path(key);
-        let file = match File::open(&path) {
-            Ok(file) => file,
+        let file = match self.open_inside(key, &path, Access::Read) {
+            Ok(Opened::File(file)) => file,
+            Ok(Opened::Outside(target)) => return Err(self.outside_error(key.as_str(), &target)),
             Err(err) if is_missing(&err) || is_directory(&path) => return Ok(None),
             Err(err) => return Err(read_error(key, err)),
         };
@@ -173,7 +442,8 @@ impl FilesystemStore {
     /// Adds every key under `dir` (whose key prefix is `key_prefix`) to `keys`.
     ///
     /// `ancestors` holds the canonical paths of the directories being
-    /// walked, so that a symbolic link back to one of them is not followed.
+    /// walked (from the root), so that a symbolic link to one of them, or
+    /// to a directory containing one, is not followed: a loop.
     fn walk(
         &self,
         listed: &StorePrefix,
@@ -193,14 +463,29 @@ impl FilesystemStore {
             let Some(name) = entry_name(&entry) else {
                 continue;
             };
-            match entry_kind(&entry).map_err(|err| list_error(listed, err))? {
-                EntryKind::File => {
-                    if let Ok(key) = StoreKey::new(format!("{key_prefix}{name}")) {
+            let rel = format!("{key_prefix}{name}");
+            let Some(kind) = self.entry_kind(&entry, &rel, listed)? else {
+                continue;
+            };
+            match kind {
+                EntryKind::File { link } => {
+                    if link && !self.follow_links_outside_root {
+                        match fs::canonicalize(entry.path()) {
+                            Ok(target) => {
+                                if !self.follows_link(&rel, &target, ancestors, false) {
+                                    continue;
+                                }
+                            }
+                            Err(err) if is_missing(&err) => continue,
+                            Err(err) => return Err(list_error(listed, err)),
+                        }
+                    }
+                    if let Ok(key) = StoreKey::new(rel) {
                         keys.push(key);
                     }
                 }
                 EntryKind::Directory { link } => {
-                    let Ok(child) = StorePrefix::new(format!("{key_prefix}{name}/")) else {
+                    let Ok(child) = StorePrefix::new(format!("{rel}/")) else {
                         continue;
                     };
                     let canonical = if link {
@@ -215,7 +500,7 @@ impl FilesystemStore {
                             None => continue,
                         }
                     };
-                    if ancestors.contains(&canonical) {
+                    if link && !self.follows_link(&rel, &canonical, ancestors, true) {
                         continue;
                     }
                     ancestors.push(canonical);
@@ -223,39 +508,107 @@ impl FilesystemStore {
                     ancestors.pop();
                     walked?;
                 }
-                EntryKind::Other => {}
+                EntryKind::Other | EntryKind::Unresolvable(_) => {}
             }
         }
         Ok(())
+    }
+
+    /// What `entry` (at `rel` under the root) is, following links; `None`,
+    /// with the link recorded as skipped, for a link that cannot be
+    /// resolved (a link to itself, a loop of links).
+    fn entry_kind(
+        &self,
+        entry: &fs::DirEntry,
+        rel: &str,
+        listed: &StorePrefix,
+    ) -> Result<Option<EntryKind>, StoreError> {
+        match entry_kind(entry) {
+            Ok(EntryKind::Unresolvable(err)) => {
+                self.skip(
+                    rel.to_string(),
+                    None,
+                    SkipReason::Unresolvable {
+                        error: err.to_string(),
+                    },
+                );
+                Ok(None)
+            }
+            Ok(kind) => Ok(Some(kind)),
+            Err(err) => Err(list_error(listed, err)),
+        }
+    }
+}
+
+/// Opens `rel` under `root` with `openat2(RESOLVE_BENEATH)`, which fails
+/// with `EXDEV` when a link on the way leaves `root` (or is absolute);
+/// `None` then, or where `openat2` is missing (Linux before 5.6), for the
+/// caller to resolve the path itself.
+#[cfg(target_os = "linux")]
+fn open_beneath(root: &Path, rel: &str, access: Access) -> Option<io::Result<File>> {
+    use rustix::fs::{Mode, OFlags, ResolveFlags};
+    use rustix::io::Errno;
+    let dir = match rustix::fs::open(
+        root,
+        OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    ) {
+        Ok(dir) => dir,
+        Err(err) => return Some(Err(err.into())),
+    };
+    let flags = match access {
+        Access::Read => OFlags::RDONLY,
+        Access::Write => OFlags::WRONLY,
+        Access::Directory => OFlags::PATH | OFlags::DIRECTORY,
+        Access::Path => OFlags::PATH,
+    } | OFlags::CLOEXEC;
+    match rustix::fs::openat2(
+        &dir,
+        rel,
+        flags,
+        Mode::empty(),
+        ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS,
+    ) {
+        Ok(fd) => Some(Ok(File::from(fd))),
+        // EAGAIN: a rename raced the lookup; the slow path retries it.
+        Err(Errno::XDEV | Errno::NOSYS | Errno::AGAIN) => None,
+        Err(err) => Some(Err(err.into())),
     }
 }
 
 /// What a directory entry is, following symbolic links.
 enum EntryKind {
-    File,
+    File {
+        /// Whether the entry is a symbolic link to the file.
+        link: bool,
+    },
     Directory {
         /// Whether the entry is a symbolic link to the directory.
         link: bool,
     },
     /// A broken link, socket, FIFO or device: not a value.
     Other,
+    /// A link that cannot be resolved, with the error resolving it.
+    Unresolvable(io::Error),
 }
 
 fn entry_kind(entry: &fs::DirEntry) -> io::Result<EntryKind> {
     let file_type = entry.file_type()?;
     if file_type.is_file() {
-        return Ok(EntryKind::File);
+        return Ok(EntryKind::File { link: false });
     }
     if file_type.is_dir() {
         return Ok(EntryKind::Directory { link: false });
     }
     if file_type.is_symlink() {
         return match fs::metadata(entry.path()) {
-            Ok(metadata) if metadata.is_file() => Ok(EntryKind::File),
+            Ok(metadata) if metadata.is_file() => Ok(EntryKind::File { link: true }),
             Ok(metadata) if metadata.is_dir() => Ok(EntryKind::Directory { link: true }),
             Ok(_) => Ok(EntryKind::Other),
             Err(err) if is_missing(&err) => Ok(EntryKind::Other),
-            Err(err) => Err(err),
+            // A link to itself, a loop of links ("too many levels of
+            // symbolic links"), or one the user may not resolve.
+            Err(err) => Ok(EntryKind::Unresolvable(err)),
         };
     }
     Ok(EntryKind::Other)
@@ -505,6 +858,7 @@ impl Store for FilesystemStore {
     fn set(&self, key: &StoreKey, value: &[u8]) -> Result<(), StoreError> {
         let path = self.key_path(key);
         let dir = path.parent().unwrap_or(&self.root);
+        self.check_dir_inside(key.as_str(), dir, |err| write_error(key, err))?;
         // Write a temporary file beside the target and rename it into place:
         // a rename within one directory is atomic, so readers never see a
         // partly written value.
@@ -576,8 +930,11 @@ impl Store for FilesystemStore {
                 Some((open_key, file)) if *open_key == key => file,
                 _ => {
                     let path = self.key_path(key);
-                    let file = match OpenOptions::new().write(true).open(&path) {
-                        Ok(file) => file,
+                    let file = match self.open_inside(key, &path, Access::Write) {
+                        Ok(Opened::File(file)) => file,
+                        Ok(Opened::Outside(target)) => {
+                            return Err(self.outside_error(key.as_str(), &target));
+                        }
                         Err(err) if is_missing(&err) || is_directory(&path) => {
                             return Err(invalid(0));
                         }
@@ -599,6 +956,10 @@ impl Store for FilesystemStore {
 
     fn erase(&self, key: &StoreKey) -> Result<(), StoreError> {
         let path = self.key_path(key);
+        // Removing a link removes the link, but a link among the parents
+        // would make this remove a file out of the root.
+        let parent = path.parent().unwrap_or(&self.root);
+        self.check_dir_inside(key.as_str(), parent, |err| erase_error(key.as_str(), err))?;
         match fs::remove_file(&path) {
             Ok(()) => {
                 self.remove_empty_parents(path.parent());
@@ -630,6 +991,8 @@ impl Store for FilesystemStore {
             return Ok(());
         }
         let path = self.prefix_path(prefix);
+        let parent = path.parent().unwrap_or(&self.root);
+        self.check_dir_inside(prefix.as_str(), parent, error)?;
         let metadata = match fs::symlink_metadata(&path) {
             Ok(metadata) => metadata,
             Err(err) if is_missing(&err) => return Ok(()),
@@ -661,35 +1024,70 @@ impl Store for FilesystemStore {
         if !is_directory(&canonical) {
             return Ok(Vec::new());
         }
+        if !self.follow_links_outside_root && !canonical.starts_with(&self.canonical_root) {
+            return Err(self.outside_error(prefix.as_str(), &canonical));
+        }
         let mut keys = Vec::new();
-        self.walk(
-            prefix,
-            &dir,
-            prefix.as_str(),
-            &mut vec![canonical],
-            &mut keys,
-        )?;
+        let mut chain = self.chain_of(prefix);
+        if chain.last() != Some(&canonical) {
+            chain.push(canonical);
+        }
+        self.walk(prefix, &dir, prefix.as_str(), &mut chain, &mut keys)?;
         // Sort whole keys, not each directory: `a-b/x` sorts before `a/b`.
         keys.sort_unstable();
         Ok(keys)
     }
 
     fn list_dir(&self, prefix: &StorePrefix) -> Result<ListDir, StoreError> {
-        let entries = match fs::read_dir(self.prefix_path(prefix)) {
+        let path = self.prefix_path(prefix);
+        if !self.follow_links_outside_root {
+            match self.outside_target(&path) {
+                Ok(None) => {}
+                Ok(Some(target)) => return Err(self.outside_error(prefix.as_str(), &target)),
+                Err(err) if is_missing(&err) => return Ok(ListDir::default()),
+                Err(err) => return Err(list_error(prefix, err)),
+            }
+        }
+        let entries = match fs::read_dir(&path) {
             Ok(entries) => entries,
             Err(err) if is_missing(&err) => return Ok(ListDir::default()),
             Err(err) => return Err(list_error(prefix, err)),
         };
         let mut dir = ListDir::default();
+        // The canonical directories down to this one, found at the first link.
+        let mut chain: Option<Vec<PathBuf>> = None;
         for entry in entries {
             let entry = entry.map_err(|err| list_error(prefix, err))?;
             let Some(name) = entry_name(&entry) else {
                 continue;
             };
-            match entry_kind(&entry).map_err(|err| list_error(prefix, err))? {
-                EntryKind::File => dir.keys.extend(prefix.key(&name).ok()),
-                EntryKind::Directory { .. } => dir.prefixes.extend(prefix.child(&name).ok()),
-                EntryKind::Other => {}
+            let rel = format!("{}{name}", prefix.as_str());
+            let Some(kind) = self.entry_kind(&entry, &rel, prefix)? else {
+                continue;
+            };
+            let (link, is_dir) = match kind {
+                EntryKind::File { link } => (link, false),
+                EntryKind::Directory { link } => (link, true),
+                EntryKind::Other | EntryKind::Unresolvable(_) => continue,
+            };
+            // A directory link is checked for loops (the v3 drafts make
+            // every directory an implicit group, so `tree` would descend a
+            // link to `..` forever); any link, for leaving the root.
+            if link && (is_dir || !self.follow_links_outside_root) {
+                let target = match fs::canonicalize(entry.path()) {
+                    Ok(target) => target,
+                    Err(err) if is_missing(&err) => continue,
+                    Err(err) => return Err(list_error(prefix, err)),
+                };
+                let chain = chain.get_or_insert_with(|| self.chain_of(prefix));
+                if !self.follows_link(&rel, &target, chain, is_dir) {
+                    continue;
+                }
+            }
+            if is_dir {
+                dir.prefixes.extend(prefix.child(&name).ok());
+            } else {
+                dir.keys.extend(prefix.key(&name).ok());
             }
         }
         dir.keys.sort_unstable();
@@ -698,7 +1096,27 @@ impl Store for FilesystemStore {
     }
 
     fn size(&self, key: &StoreKey) -> Result<Option<u64>, StoreError> {
-        match fs::metadata(self.key_path(key)) {
+        let path = self.key_path(key);
+        if !self.follow_links_outside_root {
+            // As in `open_inside`: one `openat2` when it can tell.
+            #[cfg(target_os = "linux")]
+            match open_beneath(&self.root, key.as_str(), Access::Path) {
+                Some(Ok(file)) => {
+                    let metadata = file.metadata().map_err(|err| read_error(key, err))?;
+                    return Ok((!metadata.is_dir()).then_some(metadata.len()));
+                }
+                Some(Err(err)) if is_missing(&err) => return Ok(None),
+                Some(Err(err)) => return Err(read_error(key, err)),
+                None => {}
+            }
+            match self.outside_target(&path) {
+                Ok(None) => {}
+                Ok(Some(target)) => return Err(self.outside_error(key.as_str(), &target)),
+                Err(err) if is_missing(&err) => return Ok(None),
+                Err(err) => return Err(read_error(key, err)),
+            }
+        }
+        match fs::metadata(path) {
             Ok(metadata) if metadata.is_dir() => Ok(None),
             Ok(metadata) => Ok(Some(metadata.len())),
             Err(err) if is_missing(&err) => Ok(None),

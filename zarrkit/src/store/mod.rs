@@ -14,7 +14,7 @@ mod key;
 mod memory;
 pub mod testing;
 
-pub use filesystem::FilesystemStore;
+pub use filesystem::{FilesystemStore, SkipReason, SkippedLink};
 pub use key::{StoreKey, StorePrefix};
 pub use memory::MemoryStore;
 
@@ -190,6 +190,20 @@ pub enum StoreError {
         offset: u64,
         /// The length of the stored value (0 when it does not exist).
         len: u64,
+    },
+
+    /// A key is reached through a symbolic link that leads outside the
+    /// store's root, which the store was not told to follow.
+    #[error(
+        "`{key}` in {store} leads through a symbolic link outside the store root (to `{target}`), and links out of the root are not followed"
+    )]
+    LinkOutsideRoot {
+        /// The backend's name.
+        store: &'static str,
+        /// The key or prefix.
+        key: String,
+        /// Where the link leads.
+        target: String,
     },
 
     /// A string is not a valid store key or prefix.

@@ -281,6 +281,8 @@ mod symlinks {
         fs::create_dir(&outside).unwrap();
         fs::write(outside.join("chunk"), b"data").unwrap();
         let (_store_dir, store) = temp_store();
+        // These links lead out of the root: followed only when asked (#10).
+        let store = store.follow_links_outside_root(true);
         store.set(&key("a/zarr.json"), b"{}").unwrap();
         symlink(&outside, store.root().join("linked")).unwrap();
         symlink(outside.join("chunk"), store.root().join("a/file_link")).unwrap();
@@ -294,7 +296,10 @@ mod symlinks {
         );
         let root_dir = store.list_dir(&prefix("a/")).unwrap();
         assert_eq!(root_dir.keys, [key("a/file_link"), key("a/zarr.json")]);
-        assert_eq!(root_dir.prefixes, [prefix("a/loop/")]);
+        // A link to a directory that contains it is a loop: `tree` on a v3
+        // draft store descended it forever before #10.
+        assert!(root_dir.prefixes.is_empty(), "{:?}", root_dir.prefixes);
+        assert_eq!(store.skipped_links()[0].path, "a/loop");
         assert_eq!(
             store.get(&key("linked/chunk"), None).unwrap().unwrap(),
             b"data"
