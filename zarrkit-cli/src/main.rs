@@ -10,7 +10,7 @@
 mod cmd;
 mod npy;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use std::io::{BufWriter, Write};
 use std::process::ExitCode;
 
@@ -102,6 +102,14 @@ enum Command {
 fn main() -> ExitCode {
     // Usage errors print clap's message and exit with 2.
     let cli = Cli::parse();
+    // What clap cannot check is still a usage error (exit code 2).
+    if let Command::Export(args) = &cli.command
+        && let Err(message) = cmd::export::check_usage(args)
+    {
+        Cli::command()
+            .error(clap::error::ErrorKind::ArgumentConflict, message)
+            .exit();
+    }
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     cmd::follow_links_outside_root(cli.follow_links_outside_root);
@@ -146,7 +154,6 @@ fn is_broken_pipe(err: &anyhow::Error) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::CommandFactory;
 
     #[test]
     fn command_line_definition_is_consistent() {

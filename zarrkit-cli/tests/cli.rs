@@ -2302,3 +2302,240 @@ fn issue_15_top_level_help_names_every_format() {
         assert!(run.stdout.contains(name), "{name}: {}", run.stdout);
     }
 }
+
+/// Runs the binary and returns its exit code and raw stdout (a `.npy`
+/// written to `-` is not UTF-8).
+fn zarrkit_bytes<I, S>(args: I) -> (i32, Vec<u8>, String)
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    let output = Command::new(env!("CARGO_BIN_EXE_zarrkit"))
+        .args(args)
+        .output()
+        .expect("the zarrkit binary runs");
+    (
+        output.status.code().expect("zarrkit exits with a code"),
+        output.stdout,
+        String::from_utf8(output.stderr).expect("stderr is UTF-8"),
+    )
+}
+
+/// Issue #15: `export -o PATH` wrote a temporary file and renamed it over
+/// PATH, whatever PATH was: as root `-o /dev/full` turned the device into
+/// a regular file, and a symbolic link or a FIFO at PATH was replaced
+/// rather than written through. A special file is now written directly,
+/// `-` is standard output, a link is followed to the regular file it
+/// names (which is replaced; the link stays) and a link to nothing is
+/// refused; `-o x.npy --attrs x.npy` is a usage error.
+#[cfg(unix)]
+#[test]
+fn issue_15_export_writes_through_special_files_and_links_never_replacing_them() {
+    use std::os::unix::fs::{FileTypeExt, symlink};
+    let (dir, root) = sample_store();
+    let counts = root.join("counts");
+    // The reference: an export to a new regular file, which the export
+    // tests above check against NumPy.
+    let reference_path = dir.path().join("reference.npy");
+    let run = zarrkit([
+        OsStr::new("export"),
+        counts.as_os_str(),
+        OsStr::new("-o"),
+        reference_path.as_os_str(),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let reference = std::fs::read(&reference_path).unwrap();
+    assert_eq!(read_npy(&reference_path).shape, [10, 7]);
+
+    // `-`: the `.npy` on stdout, the report on stderr.
+    let (code, stdout, stderr) = zarrkit_bytes([
+        OsStr::new("export"),
+        counts.as_os_str(),
+        OsStr::new("-o"),
+        OsStr::new("-"),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout, reference);
+    assert!(
+        stderr.starts_with("wrote `-`: /counts, shape [10, 7], int32, "),
+        "{stderr}"
+    );
+    let (code, stdout, _) = zarrkit_bytes([
+        OsStr::new("export"),
+        counts.as_os_str(),
+        OsStr::new("--attrs"),
+        OsStr::new("-"),
+    ]);
+    assert_eq!(code, 0);
+    let attributes: serde_json::Value = serde_json::from_slice(&stdout).unwrap();
+    assert_eq!(attributes, json!({ "units": "K", "scale": [1, 2] }));
+
+    // A FIFO is written through, and stays a FIFO.
+    let fifo = dir.path().join("pipe.npy");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read(fifo).unwrap())
+    };
+    let run = zarrkit([
+        OsStr::new("export"),
+        counts.as_os_str(),
+        OsStr::new("-o"),
+        fifo.as_os_str(),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(reader.join().unwrap(), reference);
+    assert!(
+        std::fs::symlink_metadata(&fifo)
+            .unwrap()
+            .file_type()
+            .is_fifo()
+    );
+
+    // A link to a regular file: the file is replaced, the link stays.
+    let target = dir.path().join("target.npy");
+    std::fs::write(&target, b"old").unwrap();
+    let link = dir.path().join("link.npy");
+    symlink("target.npy", &link).unwrap();
+    let run = zarrkit([
+        OsStr::new("export"),
+        counts.as_os_str(),
+        OsStr::new("-o"),
+        link.as_os_str(),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(std::fs::read(&target).unwrap(), reference);
+
+    // A link to nothing is refused, and nothing is created.
+    let dangling = dir.path().join("dangling.npy");
+    symlink("missing/x.npy", &dangling).unwrap();
+    let run = zarrkit([
+        OsStr::new("export"),
+        counts.as_os_str(),
+        OsStr::new("-o"),
+        dangling.as_os_str(),
+    ]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains(&format!(
+            "`{}` is a symbolic link to `missing/x.npy`, which cannot be resolved",
+            dangling.display()
+        )),
+        "{}",
+        run.stderr
+    );
+    assert!(!dir.path().join("missing").exists());
+
+    // A device is written directly: `/dev/full` fails with its own error.
+    // Only where `/dev` is not writable, so that this test cannot replace
+    // the device if the bug came back and the tests ran as root.
+    let dev_writable = tempfile::tempfile_in("/dev").is_ok();
+    if Path::new("/dev/full").exists() && !dev_writable {
+        let run = zarrkit([
+            OsStr::new("export"),
+            counts.as_os_str(),
+            OsStr::new("-o"),
+            OsStr::new("/dev/full"),
+        ]);
+        assert_eq!(run.code, 1);
+        assert!(
+            run.stderr
+                .contains("cannot write `/dev/full`: No space left on device"),
+            "{}",
+            run.stderr
+        );
+    }
+    // /dev/null takes everything and stays a device (as root too: the
+    // writable-/dev check above guards only the old behaviour's rename).
+    if !dev_writable {
+        let run = zarrkit([
+            OsStr::new("export"),
+            counts.as_os_str(),
+            OsStr::new("-o"),
+            OsStr::new("/dev/null"),
+        ]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+    }
+    for device in ["/dev/full", "/dev/null"] {
+        if let Ok(meta) = std::fs::metadata(device) {
+            assert!(meta.file_type().is_char_device(), "{device}");
+        }
+    }
+
+    // The same file twice is a usage error, also through a link or `-`.
+    let same = dir.path().join("x.npy");
+    for (npy, attrs) in [
+        (same.clone(), same.clone()),
+        (same.clone(), dir.path().join("sub/../x.npy")),
+        (target.clone(), link.clone()),
+        (PathBuf::from("-"), PathBuf::from("-")),
+    ] {
+        std::fs::create_dir_all(dir.path().join("sub")).unwrap();
+        let run = zarrkit([
+            OsStr::new("export"),
+            counts.as_os_str(),
+            OsStr::new("-o"),
+            npy.as_os_str(),
+            OsStr::new("--attrs"),
+            attrs.as_os_str(),
+        ]);
+        assert_eq!(run.code, 2, "{npy:?} {attrs:?}");
+        assert!(
+            run.stderr.starts_with(&format!(
+                "error: --out and --attrs name the same file `{}`; give each its own",
+                npy.display()
+            )),
+            "{}",
+            run.stderr
+        );
+        assert_eq!(run.stdout, "");
+    }
+    assert!(!same.exists());
+    assert_eq!(std::fs::read(&target).unwrap(), reference);
+}
+
+/// Issue #15: `export` alone required `STORE NODE`, while the other
+/// commands take `STORE[/PATH]`. Both forms now work, alike.
+#[test]
+fn issue_15_export_takes_store_and_path_in_one_argument() {
+    let (dir, root) = sample_store();
+    let one = dir.path().join("one.npy");
+    let two = dir.path().join("two.npy");
+    let run = zarrkit([
+        OsStr::new("export"),
+        root.join("sub/flags").as_os_str(),
+        OsStr::new("-o"),
+        one.as_os_str(),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.starts_with(&format!(
+            "wrote `{}`: /sub/flags, shape [5], bool",
+            one.display()
+        )),
+        "{}",
+        run.stdout
+    );
+    let run = zarrkit([
+        OsStr::new("export"),
+        root.as_os_str(),
+        OsStr::new("/sub/flags"),
+        OsStr::new("-o"),
+        two.as_os_str(),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let npy = read_npy(&one);
+    assert_eq!(
+        (npy.descr.as_str(), npy.shape.as_slice()),
+        ("|b1", &[5u64][..])
+    );
+    assert_eq!(npy.data, [1, 0, 1, 1, 0]);
+    assert_eq!(std::fs::read(&one).unwrap(), std::fs::read(&two).unwrap());
+}
