@@ -22,14 +22,11 @@ where
     I: IntoIterator<Item = S>,
     S: AsRef<OsStr>,
 {
-    let output = Command::new(env!("CARGO_BIN_EXE_zarrkit"))
-        .args(args)
-        .output()
-        .expect("the zarrkit binary runs");
+    let (code, stdout, stderr) = zarrkit_bytes(args);
     Run {
-        code: output.status.code().expect("zarrkit exits with a code"),
-        stdout: String::from_utf8(output.stdout).expect("stdout is UTF-8"),
-        stderr: String::from_utf8(output.stderr).expect("stderr is UTF-8"),
+        code,
+        stdout: String::from_utf8(stdout).expect("stdout is UTF-8"),
+        stderr,
     }
 }
 

@@ -717,24 +717,6 @@ fn plan_array(
     .format(to)
     .build_metadata(path)?;
     fits(&baseline).map_err(refuse)?;
-    // A document the target writes but cannot read back (v3 spells v2's
-    // `|O` as the data type `object`, which no v3 reader, zarrkit's
-    // included, knows) is refused here, naming the node and the source's
-    // document: the error of reading it back names the scratch store's
-    // key (`json/zarr.json`), which the source does not have.
-    if let Err(error) = read_back(scratch, path, to, &baseline) {
-        let cause = match &error {
-            MigrateError::Zarr(Error::Metadata { source, .. }) => source.to_string(),
-            MigrateError::Zarr(error) => describe(error),
-            other => other.to_string(),
-        };
-        let document = format::metadata_key(array.format(), path)
-            .map_or_else(|_| path.to_string(), |key| key.to_string());
-        return Err(refuse(format!(
-            "its data type `{}` (from `{document}`) does not read back: {cause}",
-            array.data_type()
-        )));
-    }
     let with = |change: &dyn Fn(&mut ArrayMetadata)| {
         let mut m = baseline.clone();
         change(&mut m);
@@ -857,7 +839,26 @@ fn plan_array(
         Ok(()) => {
             target.codecs = source.codecs.clone();
             fits(&target).map_err(refuse)?;
-            match read_back_codecs(scratch, path, to, &target)? {
+            // A document the target writes but cannot read back (v3 spells
+            // v2's `|O` as the data type `object`, which no v3 reader,
+            // zarrkit's included, knows) is refused naming the node and the
+            // source's document: the error of reading it back names the
+            // scratch store's key (`json/zarr.json`), which the source does
+            // not have.
+            let read = read_back_codecs(scratch, path, to, &target).map_err(|error| {
+                let cause = match &error {
+                    MigrateError::Zarr(Error::Metadata { source, .. }) => source.to_string(),
+                    MigrateError::Zarr(error) => describe(error),
+                    other => other.to_string(),
+                };
+                let document = format::metadata_key(array.format(), path)
+                    .map_or_else(|_| path.to_string(), |key| key.to_string());
+                refuse(format!(
+                    "its data type `{}` (from `{document}`) does not read back: {cause}",
+                    array.data_type()
+                ))
+            })?;
+            match read {
                 Some(read) if read == source.codecs => Action::CopyChunks,
                 read => {
                     let reason = format!(
@@ -1204,10 +1205,9 @@ pub const PORTABLE_CODECS: &[&str] = &[
     "sharding_indexed",
 ];
 
-/// The v3 data types zarr-python 3.1.6 reads (its data type registry:
-/// the core numeric types, the string and bytes types, NumPy datetimes;
-/// its struct type is `structured`, not the registered `struct`).
-const ZARR_PYTHON_DATA_TYPES: &[&str] = &[
+/// The v3 core data types (v3 core "Data types") that both zarr-python
+/// 3.1.6 and tensorstore 0.1.86 read; `r*` raw types neither reads.
+const CORE_DATA_TYPES: &[&str] = &[
     "bool",
     "int8",
     "int16",
@@ -1222,6 +1222,12 @@ const ZARR_PYTHON_DATA_TYPES: &[&str] = &[
     "float64",
     "complex64",
     "complex128",
+];
+
+/// The extension data types zarr-python 3.1.6 reads besides the core ones
+/// (its data type registry: the string and bytes types, NumPy datetimes;
+/// its struct type is `structured`, not the registered `struct`).
+const ZARR_PYTHON_DATA_TYPES: &[&str] = &[
     "string",
     "bytes",
     "variable_length_bytes",
@@ -1231,24 +1237,10 @@ const ZARR_PYTHON_DATA_TYPES: &[&str] = &[
     "numpy.timedelta64",
 ];
 
-/// The v3 data types tensorstore 0.1.86 reads (its `zarr3` driver: the
-/// core numeric types, `bfloat16`, the small types it names alike, and
-/// `struct`; no string, bytes, datetime or raw `r*` types).
+/// The extension data types tensorstore 0.1.86 reads besides the core ones
+/// (its `zarr3` driver: `bfloat16`, the small types it names alike, and
+/// `struct`; no string, bytes or datetime types).
 const TENSORSTORE_DATA_TYPES: &[&str] = &[
-    "bool",
-    "int8",
-    "int16",
-    "int32",
-    "int64",
-    "uint8",
-    "uint16",
-    "uint32",
-    "uint64",
-    "float16",
-    "float32",
-    "float64",
-    "complex64",
-    "complex128",
     "bfloat16",
     "int2",
     "int4",
@@ -1258,6 +1250,32 @@ const TENSORSTORE_DATA_TYPES: &[&str] = &[
     "float8_e5m2",
     "float8_e5m2fnuz",
     "struct",
+];
+
+/// A common v3 reader, and what it reads.
+struct Reader {
+    name: &'static str,
+    data_types: &'static [&'static str],
+    reads_codec: fn(&str) -> bool,
+}
+
+/// zarr-python 3.1 (which also registers numcodecs' codecs as
+/// `numcodecs.<id>` and the `vlen-*` string codecs) and tensorstore.
+const READERS: [Reader; 2] = [
+    Reader {
+        name: "zarr-python 3.1",
+        data_types: ZARR_PYTHON_DATA_TYPES,
+        reads_codec: |name| {
+            PORTABLE_CODECS.contains(&name)
+                || name.starts_with("numcodecs.")
+                || name.starts_with("vlen-")
+        },
+    },
+    Reader {
+        name: "tensorstore",
+        data_types: TENSORSTORE_DATA_TYPES,
+        reads_codec: |name| PORTABLE_CODECS.contains(&name),
+    },
 ];
 
 /// The names of every codec in a v3 codec list, nested ones (inside
@@ -1309,24 +1327,16 @@ pub fn reader_warnings(metadata: &ArrayMetadata) -> Vec<String> {
     let mut codecs = Vec::new();
     codec_names_deep(&document["codecs"], &mut codecs);
     let mut warnings = Vec::new();
-    let zarr_python_codec = |name: &str| {
-        PORTABLE_CODECS.contains(&name)
-            || name.starts_with("numcodecs.")
-            || name.starts_with("vlen-")
-    };
-    let readers: [(&str, &[&str], &dyn Fn(&str) -> bool); 2] = [
-        (
-            "zarr-python 3.1",
-            ZARR_PYTHON_DATA_TYPES,
-            &zarr_python_codec,
-        ),
-        ("tensorstore", TENSORSTORE_DATA_TYPES, &|name: &str| {
-            PORTABLE_CODECS.contains(&name)
-        }),
-    ];
-    for (reader, data_types, reads_codec) in readers {
+    for Reader {
+        name: reader,
+        data_types,
+        reads_codec,
+    } in READERS
+    {
         let mut lacks = Vec::new();
-        if !data_types.contains(&data_type.as_str()) {
+        let data_type_read =
+            |name: &str| CORE_DATA_TYPES.contains(&name) || data_types.contains(&name);
+        if !data_type_read(&data_type) {
             lacks.push(format!("the data type `{data_type}`"));
         }
         let missing: Vec<String> = codecs

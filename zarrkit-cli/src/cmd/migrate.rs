@@ -359,6 +359,21 @@ fn print_plan(
             writeln!(out, "{:width$}    note: {note}", "")?;
         }
     }
+    let (arrays, reencoded) = count_arrays(plan);
+    writeln!(
+        out,
+        "total: {}, {} ({} copied byte for byte, {reencoded} re-encoded), {}, {}",
+        plural(plan.nodes().len() as u64, "node", "nodes"),
+        plural(arrays as u64, "array", "arrays"),
+        arrays - reencoded,
+        plural(plan.total_chunks(), "chunk", "chunks"),
+        format_bytes(plan.total_bytes())
+    )?;
+    Ok(())
+}
+
+/// The number of arrays in `plan`, and how many of them are re-encoded.
+fn count_arrays(plan: &MigrationPlan) -> (usize, usize) {
     let arrays = plan
         .nodes()
         .iter()
@@ -367,16 +382,7 @@ fn print_plan(
         .clone()
         .filter(|n| matches!(n.action, Action::ReEncode { .. }))
         .count();
-    writeln!(
-        out,
-        "total: {}, {} ({} copied byte for byte, {reencoded} re-encoded), {}, {}",
-        plural(plan.nodes().len() as u64, "node", "nodes"),
-        plural(arrays.clone().count() as u64, "array", "arrays"),
-        arrays.count() - reencoded,
-        plural(plan.total_chunks(), "chunk", "chunks"),
-        format_bytes(plan.total_bytes())
-    )?;
-    Ok(())
+    (arrays.count(), reencoded)
 }
 
 /// The plan as `--dry-run --json` prints it (see [`AFTER_LONG_HELP`]).
@@ -406,14 +412,7 @@ fn plan_json(plan: &MigrationPlan, src: &Path, dst: &Path) -> serde_json::Value 
             })
         })
         .collect();
-    let arrays = plan
-        .nodes()
-        .iter()
-        .filter(|n| n.kind == zarrkit::NodeKind::Array);
-    let reencoded = arrays
-        .clone()
-        .filter(|n| matches!(n.action, Action::ReEncode { .. }))
-        .count();
+    let (arrays, reencoded) = count_arrays(plan);
     serde_json::json!({
         "source": src.display().to_string(),
         "destination": dst.display().to_string(),
@@ -422,8 +421,8 @@ fn plan_json(plan: &MigrationPlan, src: &Path, dst: &Path) -> serde_json::Value 
         "nodes": nodes,
         "total": {
             "nodes": plan.nodes().len(),
-            "groups": plan.nodes().len() - arrays.clone().count(),
-            "arrays": arrays.count(),
+            "groups": plan.nodes().len() - arrays,
+            "arrays": arrays,
             "reencoded": reencoded,
             "chunks": plan.total_chunks(),
             "bytes": plan.total_bytes(),
