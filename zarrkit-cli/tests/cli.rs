@@ -2115,6 +2115,28 @@ fn issue_15_info_json_has_the_summary_beside_the_document() {
             { "name": "flags", "node_type": "array" },
         ] })
     );
+    // An invalid child is listed with its error, and the exit status is 1.
+    std::fs::create_dir(root.join("sub/broken")).unwrap();
+    std::fs::write(root.join("sub/broken/zarr.json"), b"{ not json").unwrap();
+    let run = zarrkit([
+        OsStr::new("info"),
+        OsStr::new("--json"),
+        root.join("sub").as_os_str(),
+    ]);
+    assert_eq!(run.code, 1);
+    assert_eq!(
+        run.stderr,
+        "error: `/sub` has 1 child that cannot be opened\n"
+    );
+    let printed: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let broken = &printed["summary"]["children"][0];
+    assert_eq!(broken["name"], "broken");
+    assert!(
+        broken["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("broken/zarr.json")),
+        "{broken}"
+    );
 }
 
 /// Issue #15: `tree --json`, the hierarchy for scripts, parsed here and

@@ -45,7 +45,9 @@ with their kinds.
                             zarr-python's info reports it; null when either
                             is unknown or 0), fill_value (as `fill value`
                             shows it), codecs (names), dimension_names;
-                            for a group: children, each {name, node_type}
+                            for a group: children, each {name, node_type},
+                            or {name, error} for one that cannot be opened
+                            (the exit status is then 1)
   document                  the metadata document in the node's format
                             (`zarr.json` for v3, the `meta/...` document for
                             a v3 draft; for v2 {\".zarray\" or \".zgroup\",
@@ -108,6 +110,19 @@ fn print_json(node: &Node, out: &mut impl Write) -> anyhow::Result<()> {
         "document": node_document(node)?,
     });
     writeln!(out, "{}", serde_json::to_string_pretty(&printed)?)?;
+    let invalid = printed["summary"]["children"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|child| child.get("error").is_some())
+        .count();
+    if invalid > 0 {
+        anyhow::bail!(
+            "`{}` has {} that cannot be opened",
+            node.path(),
+            plural(invalid as u64, "child", "children")
+        );
+    }
     Ok(())
 }
 
@@ -146,14 +161,24 @@ fn array_summary(array: &Array) -> anyhow::Result<serde_json::Value> {
 /// The summary of `--json` for a group: its children and their kinds.
 fn group_summary(group: &Group) -> anyhow::Result<serde_json::Value> {
     let children = format::list_children(group.store().as_ref(), group.path(), group.format())?;
-    let mut rows = Vec::new();
-    for child in &children {
-        let node_type = match Node::open(Arc::clone(group.store()), child.as_str())? {
-            Node::Array(_) => "array",
-            Node::Group(_) => "group",
-        };
-        rows.push(serde_json::json!({ "name": child.name(), "node_type": node_type }));
-    }
+    // An invalid child is listed with its error, as the text output marks
+    // it; `print_json` then fails after printing.
+    let rows: Vec<serde_json::Value> = children
+        .iter()
+        .map(
+            |child| match Node::open(Arc::clone(group.store()), child.as_str()) {
+                Ok(Node::Array(_)) => {
+                    serde_json::json!({ "name": child.name(), "node_type": "array" })
+                }
+                Ok(Node::Group(_)) => {
+                    serde_json::json!({ "name": child.name(), "node_type": "group" })
+                }
+                Err(err) => {
+                    serde_json::json!({ "name": child.name(), "error": format!("{err:#}") })
+                }
+            },
+        )
+        .collect();
     Ok(serde_json::json!({ "children": rows }))
 }
 
