@@ -1413,14 +1413,17 @@ fn make_portable(
         candidates.push(vec![bytes.clone(), compressor]);
     }
     candidates.push(baseline.codecs.clone());
-    let codecs = candidates
-        .into_iter()
-        .find(|codecs| CodecChain::from_metadata(codecs, &chunk_repr(array)).is_ok())
-        .ok_or_else(|| MigrateError::NotRepresentable {
-            path: array.path().clone(),
-            format: ZarrFormat::V3,
-            what: "no chain of portable codecs encodes its chunks".into(),
-        })?;
+    // Only a chain of portable codecs is worth re-encoding into: a data
+    // type that needs another codec (`string` needs `vlen-utf8`) keeps its
+    // chain, and its warning.
+    let Some(codecs) = candidates.into_iter().find(|codecs| {
+        codecs
+            .iter()
+            .all(|c| PORTABLE_CODECS.contains(&c.name.as_str()))
+            && CodecChain::from_metadata(codecs, &chunk_repr(array)).is_ok()
+    }) else {
+        return Ok((NodeMetadata::Array(metadata), action));
+    };
     metadata.codecs = codecs;
     let action = reencode(
         format!(

@@ -38,8 +38,10 @@ raw `r*` or small float types; tensorstore reads no `numcodecs.*` or \
 `vlen-*` codec and no string, bytes or datetime type. --portable \
 re-encodes every array whose codecs are not all core v3 codecs (`bytes`, \
 `transpose`, `gzip`, `zstd`, `blosc`, `crc32c`, `sharding_indexed`) with \
-`bytes` and the source's compressor if it is one of those, else `zstd`; it \
-cannot change a data type, so such arrays keep their warning.
+`bytes` and the source's compressor if it is one of those, else `zstd` \
+(unsharded); it cannot change a data type, so an array whose type a reader \
+lacks, or needs another codec (`string` needs `vlen-utf8`), keeps its codecs \
+and its warning.
 
 DST must not exist or be an empty directory, and neither of SRC and DST may \
 lie inside the other. --dry-run prints the plan (each node's path, kind, \

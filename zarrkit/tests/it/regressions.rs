@@ -1108,3 +1108,87 @@ fn issue_10_an_edge_chunk_declared_huge_decodes_only_what_the_array_holds() {
         "{err:?}"
     );
 }
+
+/// Issue #15, `--portable`: an array whose codecs are not all core v3
+/// codecs is re-encoded into `bytes` and its compressor when that is a core
+/// one, and a data type that needs a non-core codec (`string` needs
+/// `vlen-utf8`) keeps its chain rather than being re-encoded for nothing.
+#[test]
+fn issue_15_portable_plans_reencode_only_into_core_codecs() {
+    use zarrkit::migrate::{Action, PlanOptions, plan_with};
+    let src: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    zarrkit::Group::create_as(Arc::clone(&src), "/", ZarrFormat::V2, JsonMap::new()).unwrap();
+    let zlib = Array::builder(&[6], DataType::Int16, &[3])
+        .format(ZarrFormat::V2)
+        .codecs_metadata(vec![
+            zarrkit::metadata::ExtensionObject::with_configuration(
+                "bytes",
+                match json!({ "endian": "little" }) {
+                    Value::Object(map) => map,
+                    _ => unreachable!(),
+                },
+            ),
+            zarrkit::metadata::ExtensionObject::with_configuration(
+                "numcodecs.zlib",
+                match json!({ "level": 1 }) {
+                    Value::Object(map) => map,
+                    _ => unreachable!(),
+                },
+            ),
+        ])
+        .create(Arc::clone(&src), "/zlib")
+        .unwrap();
+    zlib.write_region(&Region::whole(&[6]), &[1i16, 2, 3, 4, 5, 6])
+        .unwrap();
+    let names = Array::builder(&[2], DataType::String, &[2])
+        .format(ZarrFormat::V2)
+        .create(Arc::clone(&src), "/names")
+        .unwrap();
+    names
+        .write_strings(&Region::whole(&[2]), &["a", "b"])
+        .unwrap();
+    let options = PlanOptions::default().portable(true);
+    let dst: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let plan = plan_with(Arc::clone(&src), Arc::clone(&dst), ZarrFormat::V3, &options).unwrap();
+    let node = |path: &str| {
+        plan.nodes()
+            .iter()
+            .find(|n| n.path.as_str() == path)
+            .unwrap()
+    };
+    assert_eq!(
+        node("/zlib").action,
+        Action::ReEncode {
+            reason: "--portable: not every v3 reader has the codec `numcodecs.zlib`".into(),
+            codecs: vec!["bytes".into(), "zstd".into()],
+        }
+    );
+    assert!(
+        node("/zlib").warnings.is_empty(),
+        "{:?}",
+        node("/zlib").warnings
+    );
+    assert_eq!(node("/names").action, Action::CopyChunks);
+    assert_eq!(
+        node("/names").warnings,
+        ["tensorstore cannot read the data type `string` or the codec `vlen-utf8`"]
+    );
+    zarrkit::migrate::migrate(&plan, &mut |_| {}).unwrap();
+    let read: Vec<i16> = Array::open(dst, "/zlib")
+        .unwrap()
+        .read_region(&Region::whole(&[6]))
+        .unwrap();
+    assert_eq!(read, [1, 2, 3, 4, 5, 6]);
+    // Without the option, the chain is kept, with tensorstore's warning.
+    let plan = zarrkit::migrate::plan(src, Arc::new(MemoryStore::new()), ZarrFormat::V3).unwrap();
+    let zlib = plan
+        .nodes()
+        .iter()
+        .find(|n| n.path.as_str() == "/zlib")
+        .unwrap();
+    assert_eq!(zlib.action, Action::CopyChunks);
+    assert_eq!(
+        zlib.warnings,
+        ["tensorstore cannot read the codec `numcodecs.zlib`"]
+    );
+}
