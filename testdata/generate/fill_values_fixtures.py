@@ -40,11 +40,11 @@ V2_ZP = os.path.join("testdata", "fixtures", "v2", "zarr-python-3-fill-values.za
 V3_TS = os.path.join("testdata", "fixtures", "v3", "tensorstore-fill-values.zarr")
 V2_TS = os.path.join("testdata", "fixtures", "v2", "tensorstore-fill-values.zarr")
 
-# Not here: a NaN with a payload (0x7fc00001). zarr-python 3.1 writes it as
-# "NaN" in v3 and v2 and reads back the canonical NaN, tensorstore's v2
-# driver likewise; only tensorstore's zarr3 writes "0x7fc00001". Its fixture
-# waits for issue #9 item 10 (migrating such a fill value to v2, which
-# cannot hold it), or the migration tests over every fixture fail.
+# A NaN with a payload (0x7fc00001): zarr-python 3.1 writes it as "NaN" in
+# v3 and v2 and reads back the canonical NaN, tensorstore's v2 driver
+# likewise, so only tensorstore's zarr3 fixture keeps it ("0x7fc00001");
+# the others are skipped by `checked` below, saying so.
+NAN_PAYLOAD_F32 = np.frombuffer(np.uint32(0x7FC00001).tobytes(), dtype="<f4")[0]
 
 # name, NumPy dtype, fill value, values.
 CASES = [
@@ -58,6 +58,7 @@ CASES = [
     ("int64_min", "<i8", -(2**63), [1, -1, 0, 0, 0]),
     ("uint64_max", "<u8", 2**64 - 1, [1, 2, 0, 0, 0]),
     ("int8_minus_one", "|i1", -1, [1, 2, 0, 0, 0]),
+    ("float32_nan_payload", "<f4", NAN_PAYLOAD_F32, [1.5, -2.0, 0, 0, 0]),
 ]
 
 # tensorstore names.

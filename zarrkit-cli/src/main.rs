@@ -10,15 +10,21 @@
 mod cmd;
 mod npy;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use std::io::{BufWriter, Write};
 use std::process::ExitCode;
 
 const LONG_ABOUT: &str = "\
-Inspect Zarr v3 and v2 hierarchies on the filesystem and export their arrays.
+Inspect Zarr hierarchies on the filesystem in every Zarr format, export their \
+arrays, and migrate them between formats: Zarr v3 (3.0, 3.1), v2, v1, the v3 \
+drafts of 2022-05-25 (`v3-draft-2022`), 2019-06-19 (`v3-draft-2019`) and early \
+2019 (`v3-draft-2019a`), and zarr-python 2.x's experimental v3 layout \
+(`v3-draft-2019-json`, `meta/root/….json`). Remote stores (URLs) and zip files \
+are not supported yet.
 
 A store is a directory holding a Zarr hierarchy: its root node's document \
-(`zarr.json`; for v2, `.zgroup` or `.zarray`; for v1, `meta`) sits directly in it. Nodes inside the store are named by paths \
+(`zarr.json`; for v2, `.zgroup` or `.zarray`; for v1, `meta`; for the v3 drafts, \
+the entry point `zarr.json`) sits directly in it. Nodes inside the store are named by paths \
 such as `/weather/temperature` (`/` is the root).";
 
 const AFTER_LONG_HELP: &str = "\
@@ -26,8 +32,10 @@ Examples:
   zarrkit tree testdata/sample.zarr
   zarrkit info testdata/sample.zarr/weather/temperature
   zarrkit info --json testdata/sample.zarr/weather
+  zarrkit tree --json testdata/sample.zarr
   zarrkit export testdata/sample.zarr /weather/temperature --out temperature.npy
   zarrkit migrate --dry-run old-v2.zarr new.zarr
+  zarrkit consolidate --check --json testdata/sample.zarr
 
 Exit codes: 0 success, 1 error (the message on stderr names the path), 2 usage error.";
 
@@ -94,6 +102,14 @@ enum Command {
 fn main() -> ExitCode {
     // Usage errors print clap's message and exit with 2.
     let cli = Cli::parse();
+    // What clap cannot check is still a usage error (exit code 2).
+    if let Command::Export(args) = &cli.command
+        && let Err(message) = cmd::export::check_usage(args)
+    {
+        Cli::command()
+            .error(clap::error::ErrorKind::ArgumentConflict, message)
+            .exit();
+    }
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     cmd::follow_links_outside_root(cli.follow_links_outside_root);
@@ -138,7 +154,6 @@ fn is_broken_pipe(err: &anyhow::Error) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::CommandFactory;
 
     #[test]
     fn command_line_definition_is_consistent() {

@@ -22,14 +22,11 @@ where
     I: IntoIterator<Item = S>,
     S: AsRef<OsStr>,
 {
-    let output = Command::new(env!("CARGO_BIN_EXE_zarrkit"))
-        .args(args)
-        .output()
-        .expect("the zarrkit binary runs");
+    let (code, stdout, stderr) = zarrkit_bytes(args);
     Run {
-        code: output.status.code().expect("zarrkit exits with a code"),
-        stdout: String::from_utf8(output.stdout).expect("stdout is UTF-8"),
-        stderr: String::from_utf8(output.stderr).expect("stderr is UTF-8"),
+        code,
+        stdout: String::from_utf8(stdout).expect("stdout is UTF-8"),
+        stderr,
     }
 }
 
@@ -250,10 +247,11 @@ fn info_json_prints_the_stored_document() {
         let stored: serde_json::Value =
             serde_json::from_slice(&std::fs::read(root.join(node).join("zarr.json")).unwrap())
                 .unwrap();
-        assert_eq!(printed, stored, "{node}");
+        // The document sits beside the summary (issue #15).
+        assert_eq!(printed["document"], stored, "{node}");
         // Pretty: one field per line.
         assert!(
-            run.stdout.contains("\n  \"zarr_format\": 3,\n"),
+            run.stdout.contains("\n    \"zarr_format\": 3,\n"),
             "{}",
             run.stdout
         );
@@ -336,14 +334,14 @@ fn tree_shows_the_hierarchy_sorted_by_name() {
     ├── empty/
     └── flags [5] bool chunks [2]
 
-2 groups, 2 arrays
+3 groups, 2 arrays
 "
     );
     let run = zarrkit([OsStr::new("tree"), root.join("sub").as_os_str()]);
     assert_eq!(run.code, 0, "stderr: {}", run.stderr);
     assert_eq!(
         run.stdout,
-        "/sub/\n├── empty/\n└── flags [5] bool chunks [2]\n\n1 group, 1 array\n"
+        "/sub/\n├── empty/\n└── flags [5] bool chunks [2]\n\n2 groups, 1 array\n"
     );
     let run = zarrkit([OsStr::new("tree"), root.join("counts").as_os_str()]);
     assert_eq!(run.stdout, "/counts [10, 7] int32 chunks [4, 4]\n");
@@ -814,7 +812,7 @@ fn the_shipped_sample_store_opens() {
     ├── elevation [36, 72] int16 chunks [18, 36]
     └── temperature [24, 36, 72] float32 chunks [6, 12, 24]
 
-1 group, 3 arrays
+2 groups, 3 arrays
 "
     );
     let run = zarrkit([
@@ -881,7 +879,8 @@ fn info_and_tree_show_v2_arrays_with_their_dtype_and_compressor() {
         root.join("g/temps/.zarray").as_os_str(),
     ]);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    let document: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let printed: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let document = &printed["document"];
     assert_eq!(document[".zarray"]["dtype"], ">f8");
     assert_eq!(document[".zattrs"], json!({}));
     let run = zarrkit([OsStr::new("tree"), root.as_os_str()]);
@@ -938,7 +937,8 @@ fn info_finds_and_shows_the_format_of_v3_draft_stores() {
         OsStr::new("/a/int32_big_gzip"),
     ]);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    let document: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let printed: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let document = &printed["document"];
     assert_eq!(document["data_type"], json!(">i4"));
     assert_eq!(document["compressor"]["configuration"], json!({"level": 1}));
 }
@@ -984,7 +984,8 @@ fn info_and_tree_show_a_v1_array_with_its_meta_fields() {
         root.join("meta").as_os_str(),
     ]);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    let document: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let printed: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let document = &printed["document"];
     assert_eq!(document["meta"]["zarr_format"], 1);
     assert_eq!(document["meta"]["compression"], "bz2");
     assert_eq!(document["attrs"], json!({"title": "v1"}));
@@ -1619,7 +1620,7 @@ fn issue_10_tree_skips_symlink_loops_and_warns() {
     symlink("..", root.join("sub/up")).unwrap();
     let run = zarrkit_within(60, [OsStr::new("tree"), root.as_os_str()]);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(run.stdout.contains("2 groups, 2 arrays"), "{}", run.stdout);
+    assert!(run.stdout.contains("3 groups, 2 arrays"), "{}", run.stdout);
     assert!(
         run.stderr.contains(
             "skipped symbolic link `me`: a link that cannot be resolved: Too many levels of symbolic links"
@@ -1646,7 +1647,7 @@ fn issue_10_tree_skips_symlink_loops_and_warns() {
     symlink("..", v2.join("g/up")).unwrap();
     let run = zarrkit_within(60, [OsStr::new("tree"), v2.as_os_str()]);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert_eq!(run.stdout, "/\n└── g/\n\n1 group, 0 arrays\n");
+    assert_eq!(run.stdout, "/\n└── g/\n\n2 groups, 0 arrays\n");
     assert!(
         run.stderr.contains("skipped symbolic link `me`"),
         "{}",
@@ -1977,4 +1978,809 @@ fn issue_10_a_killed_migration_is_marked_unfinished_and_resumes() {
     }
     eprintln!("{interrupted} of {trials} migrations were killed part way and resumed");
     assert!(interrupted > 0, "no trial was killed part way");
+}
+
+/// Issue #15: a URL or a zip file given as the store said "does not exist"
+/// or "no Zarr hierarchy", as `locate` took `https://host/x.zarr` for a
+/// relative path and a zip file for a directory without documents. Every
+/// command now says what is unsupported, and touches nothing.
+#[test]
+fn issue_15_urls_and_zip_files_are_reported_as_unsupported() {
+    let dir = tempfile::tempdir().unwrap();
+    let zip = dir.path().join("data.zip");
+    std::fs::write(&zip, b"PK\x05\x06").unwrap();
+    let zip_node = zip.join("a/b");
+    let dst = dir.path().join("out.zarr");
+    for target in [
+        OsStr::new("https://example.com/data.zarr"),
+        OsStr::new("s3://bucket/data.zarr/a"),
+    ] {
+        for command in [
+            vec![OsStr::new("info"), target],
+            vec![OsStr::new("tree"), target],
+            vec![OsStr::new("consolidate"), OsStr::new("--check"), target],
+            vec![OsStr::new("migrate"), target, dst.as_os_str()],
+        ] {
+            let run = zarrkit(&command);
+            assert_eq!(run.code, 1, "{command:?}");
+            assert!(
+                run.stderr
+                    .contains(&format!("`{}` is a URL", target.to_string_lossy()))
+                    && run.stderr.contains("remote stores are not supported yet"),
+                "{command:?}: {}",
+                run.stderr
+            );
+        }
+    }
+    for target in [zip.as_os_str(), zip_node.as_os_str()] {
+        for command in [
+            vec![OsStr::new("info"), target],
+            vec![OsStr::new("tree"), target],
+            vec![OsStr::new("migrate"), target, dst.as_os_str()],
+        ] {
+            let run = zarrkit(&command);
+            assert_eq!(run.code, 1, "{command:?}");
+            assert!(
+                run.stderr
+                    .contains(&format!("`{}` is a zip file", zip.display()))
+                    && run.stderr.contains("zip stores are not supported yet"),
+                "{command:?}: {}",
+                run.stderr
+            );
+        }
+    }
+    assert!(!dst.exists());
+    // A directory whose name ends in `.zip` is an ordinary store.
+    let store_dir = dir.path().join("dir.zip");
+    Group::create(open_store(&store_dir), "/", JsonMap::new()).unwrap();
+    let run = zarrkit([OsStr::new("tree"), store_dir.as_os_str()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+}
+
+/// Issue #15: `migrate a.zarr a.zarr/sub` wrote a copy of the source into
+/// the source, as only "DST is empty" was checked. A destination inside
+/// the source, or a source inside the destination (also through `..` or a
+/// symbolic link), is now refused before anything is written.
+#[test]
+fn issue_15_migrate_refuses_a_destination_inside_the_source_and_vice_versa() {
+    let (dir, root) = sample_store();
+    let before = tree_size(&root);
+    let link = dir.path().join("link");
+    std::os::unix::fs::symlink(&root, &link).unwrap();
+    for dst in [
+        root.join("sub/new"),
+        root.join("copy.zarr"),
+        link.join("copy.zarr"),
+        root.join("../test.zarr/x"),
+        root.clone(),
+    ] {
+        let run = zarrkit([OsStr::new("migrate"), root.as_os_str(), dst.as_os_str()]);
+        assert_eq!(run.code, 1, "{}: {}", dst.display(), run.stdout);
+        assert_eq!(
+            run.stderr,
+            format!(
+                "error: the destination `{}` is inside the source `{}`: migrate into a \
+                 directory outside it\n",
+                dst.display(),
+                root.display()
+            )
+        );
+    }
+    assert!(!root.join("sub/new").exists() && !root.join("copy.zarr").exists());
+    assert_eq!(tree_size(&root), before);
+    // The source inside the destination: DST is the store's parent.
+    let outer = dir.path().join("outer");
+    std::fs::create_dir(&outer).unwrap();
+    let inner = outer.join("src.zarr");
+    Group::create(open_store(&inner), "/", JsonMap::new()).unwrap();
+    let run = zarrkit([OsStr::new("migrate"), inner.as_os_str(), outer.as_os_str()]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains(&format!(
+            "the source `{}` is inside the destination `{}`",
+            inner.display(),
+            outer.display()
+        )),
+        "{}",
+        run.stderr
+    );
+    // A sibling whose name starts the same is not inside.
+    let sibling = dir.path().join("test.zarr2");
+    let run = zarrkit([OsStr::new("migrate"), root.as_os_str(), sibling.as_os_str()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+}
+
+/// Issue #15: `tree` counted the groups below the top node and `migrate`
+/// every group written, so the same store had "1 group" in one and "2
+/// groups" in the other; and counts of one were printed as "1 groups",
+/// "1 arrays", "(1 chunks)". Both now count the top group, in the right
+/// number.
+#[test]
+fn issue_15_tree_and_migrate_count_groups_alike_and_in_the_right_number() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("one.zarr");
+    let store = open_store(&root);
+    Group::create(Arc::clone(&store), "/", JsonMap::new()).unwrap();
+    let array = Array::builder(&[3], DataType::UInt8, &[3])
+        .create(Arc::clone(&store), "/a")
+        .unwrap();
+    array
+        .write_region(&Region::whole(&[3]), &[1u8, 2, 3])
+        .unwrap();
+    let run = zarrkit([OsStr::new("tree"), root.as_os_str()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.ends_with("\n\n1 group, 1 array\n"),
+        "{}",
+        run.stdout
+    );
+    let run = zarrkit([OsStr::new("info"), root.join("a").as_os_str()]);
+    assert!(
+        run.stdout.contains("\nchunk grid:         [1] (1 chunk)\n"),
+        "{}",
+        run.stdout
+    );
+    let dst = dir.path().join("out.zarr");
+    let run = zarrkit([
+        OsStr::new("migrate"),
+        OsStr::new("--dry-run"),
+        root.as_os_str(),
+        dst.as_os_str(),
+    ]);
+    assert!(
+        run.stdout
+            .contains("total: 2 nodes, 1 array (1 copied byte for byte, 0 re-encoded), 1 chunk, "),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("/a  array  copy       from v3, 1 chunk, "),
+        "{}",
+        run.stdout
+    );
+    let run = zarrkit([OsStr::new("migrate"), root.as_os_str(), dst.as_os_str()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout
+            .contains(": 1 group, 1 array (1 copied byte for byte, 0 re-encoded), 1 chunk, ")
+            && run.stdout.contains("verification passed (1 chunk region)"),
+        "{}",
+        run.stdout
+    );
+}
+
+/// Issue #15: `consolidate --check` on a store without consolidated
+/// metadata listed every node as "missing from the consolidated metadata",
+/// as `consolidate::check` compares against an empty set. It now says that
+/// there is none.
+#[test]
+fn issue_15_consolidate_check_says_when_there_is_no_consolidated_metadata() {
+    let (_dir, root) = sample_store();
+    let run = zarrkit([
+        OsStr::new("consolidate"),
+        OsStr::new("--check"),
+        root.as_os_str(),
+    ]);
+    assert_eq!(run.code, 1);
+    assert_eq!(run.stdout, "");
+    assert_eq!(
+        run.stderr,
+        format!(
+            "error: `{0}` has no consolidated metadata (write it with `zarrkit consolidate {0}`)\n",
+            root.display()
+        )
+    );
+}
+
+/// Issue #15: `info` read a node's real document and said nothing when the
+/// root's consolidated metadata disagreed with it, although the README
+/// promises a warning. It now warns, and shows the real document.
+#[test]
+fn issue_15_info_warns_about_stale_consolidated_metadata() {
+    let (_dir, root) = sample_store();
+    let run = zarrkit([OsStr::new("consolidate"), root.as_os_str()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let run = zarrkit([OsStr::new("info"), root.join("counts").as_os_str()]);
+    assert_eq!((run.code, run.stderr.as_str()), (0, ""));
+    let mut counts = Array::open(open_store(&root), "/counts").unwrap();
+    let mut attributes = counts.attributes().clone();
+    attributes.insert("units".into(), json!("degC"));
+    counts.set_attributes(attributes).unwrap();
+    let run = zarrkit([OsStr::new("info"), root.join("counts").as_os_str()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.stderr,
+        "warning: the consolidated metadata of `/` disagrees with the document of `/counts`; \
+         reading the real documents\n"
+    );
+    assert!(run.stdout.contains("\"units\": \"degC\""), "{}", run.stdout);
+}
+
+/// Issue #15: `info` on a sharded array labelled the shard shape "chunk
+/// shape" (the grid's chunks are shards) with the inner chunk shape only
+/// inside the codec JSON; on a v2 object array it showed the fill value `0`
+/// as `[48]` (the model's encoded bytes spelt as v3 raw bytes); on
+/// variable-length elements "decoded size: 0 bytes" (their size in the
+/// model is 0). It now says shard and inner chunk shape, the document's
+/// fill value, and how many variable-length elements there are.
+#[test]
+fn issue_15_info_shows_shards_object_fill_values_and_variable_length_sizes() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("s.zarr");
+    let store = open_store(&root);
+    Group::create(Arc::clone(&store), "/", JsonMap::new()).unwrap();
+    let sharded = Array::builder(&[8, 6], DataType::UInt16, &[4, 6])
+        .codecs_metadata(vec![codec(
+            "sharding_indexed",
+            json!({
+                "chunk_shape": [2, 3],
+                "codecs": [{ "name": "bytes", "configuration": { "endian": "little" } }],
+                "index_codecs": [{ "name": "bytes", "configuration": { "endian": "little" } }],
+                "index_location": "end"
+            }),
+        )])
+        .create(Arc::clone(&store), "/sharded")
+        .unwrap();
+    let values: Vec<u16> = (0..48).collect();
+    sharded
+        .write_region(&Region::whole(&[8, 6]), &values)
+        .unwrap();
+    let names = Array::builder(&[5], DataType::String, &[2])
+        .create(Arc::clone(&store), "/names")
+        .unwrap();
+    names
+        .write_strings(&Region::whole(&[5]), &["a", "b", "c", "d", "e"])
+        .unwrap();
+
+    let run = zarrkit([OsStr::new("info"), root.join("sharded").as_os_str()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.contains(
+            "\nshard shape:        [4, 6]\ninner chunk shape:  [2, 3]\n\
+             chunk grid:         [2, 1] (2 shards)\n"
+        ),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("\nstored shards:      2 of 2, "),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        !run.stdout.contains("chunk shape:        [4, 6]"),
+        "{}",
+        run.stdout
+    );
+    let run = zarrkit([OsStr::new("tree"), root.as_os_str()]);
+    assert!(
+        run.stdout
+            .contains("sharded [8, 6] uint16 shards [4, 6] of chunks [2, 3]\n"),
+        "{}",
+        run.stdout
+    );
+
+    let run = zarrkit([OsStr::new("info"), root.join("names").as_os_str()]);
+    assert!(
+        run.stdout.contains(
+            "\ndecoded size:       not known without reading every chunk (5 elements of \
+             variable length)\n"
+        ),
+        "{}",
+        run.stdout
+    );
+
+    // zarr-python 2.18's json2 object array, `"fill_value": 0`.
+    let objects =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/fixtures/v2/objects/objects.zarr");
+    let run = zarrkit([OsStr::new("info"), objects.join("json").as_os_str()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.contains("\nfill value:         0\n"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("\ndecoded size:       not known"),
+        "{}",
+        run.stdout
+    );
+}
+
+/// Issue #15: `info --json` printed only the metadata document, so a script
+/// wanting the stored chunks, bytes or inner chunk shape parsed the text.
+/// It now prints the summary beside the document.
+#[test]
+fn issue_15_info_json_has_the_summary_beside_the_document() {
+    let (_dir, root) = sample_store();
+    let chunk_bytes = tree_size(&root.join("counts/c"));
+    let run = zarrkit([
+        OsStr::new("info"),
+        OsStr::new("--json"),
+        root.join("counts").as_os_str(),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let printed: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(printed["path"], "/counts");
+    assert_eq!(printed["format"], "v3");
+    assert_eq!(printed["node_type"], "array");
+    let summary = &printed["summary"];
+    // [10, 7] int32 in [4, 4] chunks, rows 0..4 written: chunks (0, 0), (0, 1).
+    assert_eq!(
+        summary,
+        &json!({
+            "shape": [10, 7],
+            "data_type": "int32",
+            "chunk_shape": [4, 4],
+            "inner_chunk_shape": null,
+            "chunk_grid_shape": [3, 2],
+            "chunks": 6,
+            "stored_chunks": 2,
+            "stored_bytes": chunk_bytes,
+            "decoded_bytes": 280,
+            "storage_ratio": 280.0 / chunk_bytes as f64,
+            "fill_value": -1,
+            "codecs": ["bytes", "gzip"],
+            "dimension_names": ["y", "x"],
+        })
+    );
+    assert_eq!(printed["document"]["fill_value"], -1);
+
+    let run = zarrkit([
+        OsStr::new("info"),
+        OsStr::new("--json"),
+        root.join("sub").as_os_str(),
+    ]);
+    let printed: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(printed["node_type"], "group");
+    assert_eq!(
+        printed["summary"],
+        json!({ "children": [
+            { "name": "empty", "node_type": "group" },
+            { "name": "flags", "node_type": "array" },
+        ] })
+    );
+    // An invalid child is listed with its error, and the exit status is 1.
+    std::fs::create_dir(root.join("sub/broken")).unwrap();
+    std::fs::write(root.join("sub/broken/zarr.json"), b"{ not json").unwrap();
+    let run = zarrkit([
+        OsStr::new("info"),
+        OsStr::new("--json"),
+        root.join("sub").as_os_str(),
+    ]);
+    assert_eq!(run.code, 1);
+    assert_eq!(
+        run.stderr,
+        "error: `/sub` has 1 child that cannot be opened\n"
+    );
+    let printed: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let broken = &printed["summary"]["children"][0];
+    assert_eq!(broken["name"], "broken");
+    assert!(
+        broken["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("broken/zarr.json")),
+        "{broken}"
+    );
+}
+
+/// Issue #15: `tree --json`, the hierarchy for scripts, parsed here and
+/// compared field by field with what the sample store was made of.
+#[test]
+fn tree_json_describes_every_node() {
+    let (_dir, root) = sample_store();
+    std::fs::create_dir(root.join("broken")).unwrap();
+    std::fs::write(root.join("broken/zarr.json"), b"{ not json").unwrap();
+    let run = zarrkit([OsStr::new("tree"), OsStr::new("--json"), root.as_os_str()]);
+    // The invalid node is in the output, and the exit status says so.
+    assert_eq!(run.code, 1);
+    assert!(run.stderr.contains("broken/zarr.json"), "{}", run.stderr);
+    let mut printed: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let broken = printed["tree"]["children"][0]["error"].take();
+    assert!(
+        broken
+            .as_str()
+            .is_some_and(|e| e.contains("broken/zarr.json")),
+        "{broken}"
+    );
+    assert_eq!(
+        printed,
+        json!({
+            "tree": {
+                "name": "", "path": "/", "node_type": "group", "format": "v3",
+                "children": [
+                    { "name": "broken", "path": "/broken", "error": null },
+                    {
+                        "name": "counts", "path": "/counts", "node_type": "array",
+                        "format": "v3", "shape": [10, 7], "data_type": "int32",
+                        "chunk_shape": [4, 4], "inner_chunk_shape": null
+                    },
+                    {
+                        "name": "sub", "path": "/sub", "node_type": "group", "format": "v3",
+                        "children": [
+                            {
+                                "name": "empty", "path": "/sub/empty", "node_type": "group",
+                                "format": "v3", "children": []
+                            },
+                            {
+                                "name": "flags", "path": "/sub/flags", "node_type": "array",
+                                "format": "v3", "shape": [5], "data_type": "bool",
+                                "chunk_shape": [2], "inner_chunk_shape": null
+                            }
+                        ]
+                    }
+                ]
+            },
+            "groups": 3,
+            "arrays": 2
+        })
+    );
+    let run = zarrkit([
+        OsStr::new("tree"),
+        OsStr::new("--json"),
+        root.join("sub/flags").as_os_str(),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let printed: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(printed["tree"]["path"], "/sub/flags");
+    assert_eq!(
+        (printed["groups"].clone(), printed["arrays"].clone()),
+        (json!(0), json!(1))
+    );
+}
+
+/// The number of files under `dir`.
+fn file_count(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| {
+            let entry = entry.unwrap();
+            if entry.metadata().unwrap().is_dir() {
+                file_count(&entry.path())
+            } else {
+                1
+            }
+        })
+        .sum()
+}
+
+/// Issue #15: `migrate --dry-run --json` (the plan for scripts) and the
+/// `--to` values listed in `migrate --help`.
+#[test]
+fn migrate_dry_run_json_prints_the_plan() {
+    let (dir, root) = sample_store();
+    let dst = dir.path().join("out.zarr");
+    let run = zarrkit([
+        OsStr::new("migrate"),
+        OsStr::new("--dry-run"),
+        OsStr::new("--json"),
+        OsStr::new("--to"),
+        OsStr::new("v2"),
+        root.as_os_str(),
+        dst.as_os_str(),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(!dst.exists());
+    let plan: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(plan["to"], "v2");
+    assert_eq!(plan["source"], root.display().to_string());
+    assert_eq!(plan["destination"], dst.display().to_string());
+    assert_eq!(plan["writes_consolidated"], false);
+    let paths: Vec<&str> = plan["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths, ["/", "/counts", "/sub", "/sub/empty", "/sub/flags"]);
+    let counts = &plan["nodes"][1];
+    assert_eq!(counts["node_type"], "array");
+    assert_eq!(counts["source_format"], "v3");
+    assert_eq!(counts["chunks"], file_count(&root.join("counts/c")));
+    assert_eq!(counts["bytes"], tree_size(&root.join("counts/c")));
+    // v3's `default` keys become v2's, with a note; gzip is v2's compressor.
+    assert_eq!(counts["action"], "copy");
+    assert_eq!(counts["reason"], serde_json::Value::Null);
+    assert!(
+        counts["notes"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("chunk key encoding `default`"),
+        "{counts}"
+    );
+    assert_eq!(plan["nodes"][0]["node_type"], "group");
+    assert_eq!(plan["nodes"][0]["action"], "create");
+    let chunks = file_count(&root.join("counts/c")) + file_count(&root.join("sub/flags/c"));
+    let bytes = tree_size(&root.join("counts/c")) + tree_size(&root.join("sub/flags/c"));
+    assert_eq!(
+        plan["total"],
+        json!({
+            "nodes": 5, "groups": 3, "arrays": 2, "reencoded": 0,
+            "chunks": chunks, "bytes": bytes
+        })
+    );
+    // --json alone is a usage error: it describes the plan only.
+    let run = zarrkit([
+        OsStr::new("migrate"),
+        OsStr::new("--json"),
+        root.as_os_str(),
+        dst.as_os_str(),
+    ]);
+    assert_eq!(run.code, 2);
+    assert!(!dst.exists());
+    // The help lists every target format.
+    let run = zarrkit(["migrate", "--help"]);
+    for name in [
+        "v3",
+        "v2",
+        "v1",
+        "v3-draft-2022",
+        "v3-draft-2019-json",
+        "v3-draft-2019",
+        "v3-draft-2019a",
+    ] {
+        assert!(
+            run.stdout.contains(&format!("- {name}:")),
+            "{name}: {}",
+            run.stdout
+        );
+    }
+}
+
+/// Issue #15: the top-level help said "Zarr v3 and v2" although every
+/// command reads (and `migrate` writes) seven formats.
+#[test]
+fn issue_15_top_level_help_names_every_format() {
+    let run = zarrkit(["--help"]);
+    assert_eq!(run.code, 0);
+    assert!(!run.stdout.contains("v3 and v2"), "{}", run.stdout);
+    for name in [
+        "v3 (3.0, 3.1)",
+        "v2",
+        "v1",
+        "`v3-draft-2022`",
+        "`v3-draft-2019`",
+        "`v3-draft-2019a`",
+        "`v3-draft-2019-json`",
+    ] {
+        assert!(run.stdout.contains(name), "{name}: {}", run.stdout);
+    }
+}
+
+/// Runs the binary and returns its exit code and raw stdout (a `.npy`
+/// written to `-` is not UTF-8).
+fn zarrkit_bytes<I, S>(args: I) -> (i32, Vec<u8>, String)
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    let output = Command::new(env!("CARGO_BIN_EXE_zarrkit"))
+        .args(args)
+        .output()
+        .expect("the zarrkit binary runs");
+    (
+        output.status.code().expect("zarrkit exits with a code"),
+        output.stdout,
+        String::from_utf8(output.stderr).expect("stderr is UTF-8"),
+    )
+}
+
+/// Issue #15: `export -o PATH` wrote a temporary file and renamed it over
+/// PATH, whatever PATH was: as root `-o /dev/full` turned the device into
+/// a regular file, and a symbolic link or a FIFO at PATH was replaced
+/// rather than written through. A special file is now written directly,
+/// `-` is standard output, a link is followed to the regular file it
+/// names (which is replaced; the link stays) and a link to nothing is
+/// refused; `-o x.npy --attrs x.npy` is a usage error.
+#[cfg(unix)]
+#[test]
+fn issue_15_export_writes_through_special_files_and_links_never_replacing_them() {
+    use std::os::unix::fs::{FileTypeExt, symlink};
+    let (dir, root) = sample_store();
+    let counts = root.join("counts");
+    // The reference: an export to a new regular file, which the export
+    // tests above check against NumPy.
+    let reference_path = dir.path().join("reference.npy");
+    let run = zarrkit([
+        OsStr::new("export"),
+        counts.as_os_str(),
+        OsStr::new("-o"),
+        reference_path.as_os_str(),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let reference = std::fs::read(&reference_path).unwrap();
+    assert_eq!(read_npy(&reference_path).shape, [10, 7]);
+
+    // `-`: the `.npy` on stdout, the report on stderr.
+    let (code, stdout, stderr) = zarrkit_bytes([
+        OsStr::new("export"),
+        counts.as_os_str(),
+        OsStr::new("-o"),
+        OsStr::new("-"),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout, reference);
+    assert!(
+        stderr.starts_with("wrote `-`: /counts, shape [10, 7], int32, "),
+        "{stderr}"
+    );
+    let (code, stdout, _) = zarrkit_bytes([
+        OsStr::new("export"),
+        counts.as_os_str(),
+        OsStr::new("--attrs"),
+        OsStr::new("-"),
+    ]);
+    assert_eq!(code, 0);
+    let attributes: serde_json::Value = serde_json::from_slice(&stdout).unwrap();
+    assert_eq!(attributes, json!({ "units": "K", "scale": [1, 2] }));
+
+    // A FIFO is written through, and stays a FIFO.
+    let fifo = dir.path().join("pipe.npy");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read(fifo).unwrap())
+    };
+    let run = zarrkit([
+        OsStr::new("export"),
+        counts.as_os_str(),
+        OsStr::new("-o"),
+        fifo.as_os_str(),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(reader.join().unwrap(), reference);
+    assert!(
+        std::fs::symlink_metadata(&fifo)
+            .unwrap()
+            .file_type()
+            .is_fifo()
+    );
+
+    // A link to a regular file: the file is replaced, the link stays.
+    let target = dir.path().join("target.npy");
+    std::fs::write(&target, b"old").unwrap();
+    let link = dir.path().join("link.npy");
+    symlink("target.npy", &link).unwrap();
+    let run = zarrkit([
+        OsStr::new("export"),
+        counts.as_os_str(),
+        OsStr::new("-o"),
+        link.as_os_str(),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(std::fs::read(&target).unwrap(), reference);
+
+    // A link to nothing is refused, and nothing is created.
+    let dangling = dir.path().join("dangling.npy");
+    symlink("missing/x.npy", &dangling).unwrap();
+    let run = zarrkit([
+        OsStr::new("export"),
+        counts.as_os_str(),
+        OsStr::new("-o"),
+        dangling.as_os_str(),
+    ]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains(&format!(
+            "`{}` is a symbolic link to `missing/x.npy`, which cannot be resolved",
+            dangling.display()
+        )),
+        "{}",
+        run.stderr
+    );
+    assert!(!dir.path().join("missing").exists());
+
+    // A device is written directly: `/dev/full` fails with its own error.
+    // Only where `/dev` is not writable, so that this test cannot replace
+    // the device if the bug came back and the tests ran as root.
+    let dev_writable = tempfile::tempfile_in("/dev").is_ok();
+    if Path::new("/dev/full").exists() && !dev_writable {
+        let run = zarrkit([
+            OsStr::new("export"),
+            counts.as_os_str(),
+            OsStr::new("-o"),
+            OsStr::new("/dev/full"),
+        ]);
+        assert_eq!(run.code, 1);
+        assert!(
+            run.stderr
+                .contains("cannot write `/dev/full`: No space left on device"),
+            "{}",
+            run.stderr
+        );
+    }
+    // /dev/null takes everything and stays a device (as root too: the
+    // writable-/dev check above guards only the old behaviour's rename).
+    if !dev_writable {
+        let run = zarrkit([
+            OsStr::new("export"),
+            counts.as_os_str(),
+            OsStr::new("-o"),
+            OsStr::new("/dev/null"),
+        ]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+    }
+    for device in ["/dev/full", "/dev/null"] {
+        if let Ok(meta) = std::fs::metadata(device) {
+            assert!(meta.file_type().is_char_device(), "{device}");
+        }
+    }
+
+    // The same file twice is a usage error, also through a link or `-`.
+    let same = dir.path().join("x.npy");
+    for (npy, attrs) in [
+        (same.clone(), same.clone()),
+        (same.clone(), dir.path().join("sub/../x.npy")),
+        (target.clone(), link.clone()),
+        (PathBuf::from("-"), PathBuf::from("-")),
+    ] {
+        std::fs::create_dir_all(dir.path().join("sub")).unwrap();
+        let run = zarrkit([
+            OsStr::new("export"),
+            counts.as_os_str(),
+            OsStr::new("-o"),
+            npy.as_os_str(),
+            OsStr::new("--attrs"),
+            attrs.as_os_str(),
+        ]);
+        assert_eq!(run.code, 2, "{npy:?} {attrs:?}");
+        assert!(
+            run.stderr.starts_with(&format!(
+                "error: --out and --attrs name the same file `{}`; give each its own",
+                npy.display()
+            )),
+            "{}",
+            run.stderr
+        );
+        assert_eq!(run.stdout, "");
+    }
+    assert!(!same.exists());
+    assert_eq!(std::fs::read(&target).unwrap(), reference);
+}
+
+/// Issue #15: `export` alone required `STORE NODE`, while the other
+/// commands take `STORE[/PATH]`. Both forms now work, alike.
+#[test]
+fn issue_15_export_takes_store_and_path_in_one_argument() {
+    let (dir, root) = sample_store();
+    let one = dir.path().join("one.npy");
+    let two = dir.path().join("two.npy");
+    let run = zarrkit([
+        OsStr::new("export"),
+        root.join("sub/flags").as_os_str(),
+        OsStr::new("-o"),
+        one.as_os_str(),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.starts_with(&format!(
+            "wrote `{}`: /sub/flags, shape [5], bool",
+            one.display()
+        )),
+        "{}",
+        run.stdout
+    );
+    let run = zarrkit([
+        OsStr::new("export"),
+        root.as_os_str(),
+        OsStr::new("/sub/flags"),
+        OsStr::new("-o"),
+        two.as_os_str(),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let npy = read_npy(&one);
+    assert_eq!(
+        (npy.descr.as_str(), npy.shape.as_slice()),
+        ("|b1", &[5u64][..])
+    );
+    assert_eq!(npy.data, [1, 0, 1, 1, 0]);
+    assert_eq!(std::fs::read(&one).unwrap(), std::fs::read(&two).unwrap());
 }

@@ -141,12 +141,27 @@ fn tree_answers_from_consolidated_metadata_and_warns_about_invalid_ones() {
     let dir = tempfile::tempdir().unwrap();
     store(dir.path(), ZarrFormat::V2);
     zarrkit([OsStr::new("consolidate"), dir.path().as_os_str()]);
-    // Remove a's document: the consolidated view still lists it.
+    let run = zarrkit([OsStr::new("tree"), dir.path().as_os_str()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stderr, "");
+    assert!(run.stdout.contains("a [4] uint8"), "{}", run.stdout);
+    assert!(run.stdout.contains("2 groups, 2 arrays"), "{}", run.stdout);
+    // Remove a's document: the consolidated metadata is stale, and the
+    // tree shows the real documents with a warning (issue #15).
     std::fs::remove_file(dir.path().join("a/.zarray")).unwrap();
     let run = zarrkit([OsStr::new("tree"), dir.path().as_os_str()]);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(run.stdout.contains("a [4] uint8"), "{}", run.stdout);
-    assert!(run.stdout.contains("1 group, 2 arrays"), "{}", run.stdout);
+    assert!(
+        run.stderr.starts_with(
+            "warning: the consolidated metadata of `/` is stale (2 entries: `a/.zarray` is in \
+             the consolidated metadata but does not exist; `a/.zattrs` is in the consolidated \
+             metadata but does not exist); showing the real documents"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stdout.contains("a [4] uint8"), "{}", run.stdout);
+    assert!(run.stdout.contains("2 groups, 1 array"), "{}", run.stdout);
 
     std::fs::write(dir.path().join(".zmetadata"), json!([1]).to_string()).unwrap();
     let run = zarrkit([OsStr::new("tree"), dir.path().as_os_str()]);
@@ -156,5 +171,87 @@ fn tree_answers_from_consolidated_metadata_and_warns_about_invalid_ones() {
         "{}",
         run.stderr
     );
-    assert!(run.stdout.contains("1 group, 1 array"), "{}", run.stdout);
+    assert!(run.stdout.contains("2 groups, 1 array"), "{}", run.stdout);
+}
+
+/// Issue #15: `consolidate` took only a store root while `info` and `tree`
+/// take `STORE[/PATH]`, and `--check` had no JSON output. A group inside
+/// the store is consolidated on its own, and `--check --json` reports
+/// whether there is consolidated metadata, whether it agrees, and each
+/// mismatch.
+#[test]
+fn consolidate_takes_a_group_path_and_check_prints_json() {
+    for format in [ZarrFormat::V2, ZarrFormat::V3] {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store(dir.path(), format);
+        let check = |target: &Path| {
+            let run = zarrkit([
+                OsStr::new("consolidate"),
+                OsStr::new("--check"),
+                OsStr::new("--json"),
+                target.as_os_str(),
+            ]);
+            let printed: serde_json::Value = serde_json::from_str(&run.stdout)
+                .unwrap_or_else(|e| panic!("{format}: {e}: {}", run.stdout));
+            (run.code, printed, run.stderr)
+        };
+        let (code, printed, stderr) = check(&dir.path().join("g"));
+        assert_eq!(code, 1);
+        assert_eq!(
+            printed,
+            json!({
+                "store": dir.path().join("g").display().to_string(), "path": "/g",
+                "consolidated": false, "agrees": false, "mismatches": []
+            }),
+            "{format}"
+        );
+        assert!(stderr.contains("has no consolidated metadata"), "{stderr}");
+
+        let run = zarrkit([OsStr::new("consolidate"), dir.path().join("g").as_os_str()]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        // v2 gathers `.zgroup`, `.zattrs` and `.zarray` documents, v3 nodes.
+        let expected = if format == ZarrFormat::V2 {
+            "wrote consolidated metadata (v2, 4 entries) to `g/.zmetadata`"
+        } else {
+            "wrote consolidated metadata (v3, 1 entry) to `g/zarr.json`"
+        };
+        assert!(run.stdout.starts_with(expected), "{}", run.stdout);
+        let (code, printed, _) = check(&dir.path().join("g"));
+        assert_eq!(
+            (code, &printed["agrees"], &printed["consolidated"]),
+            (0, &json!(true), &json!(true))
+        );
+        // The root was not consolidated, only `/g`.
+        let (code, printed, _) = check(dir.path());
+        assert_eq!(
+            (code, &printed["consolidated"]),
+            (1, &json!(false)),
+            "{format}"
+        );
+
+        // A new array below `/g` is missing from its consolidated metadata.
+        Array::builder(&[2], DataType::UInt8, &[2])
+            .format(format)
+            .create(store.clone(), "/g/c")
+            .unwrap();
+        let (code, printed, stderr) = check(&dir.path().join("g"));
+        assert_eq!(code, 1);
+        let (mismatches, places) = if format == ZarrFormat::V2 {
+            (
+                json!([
+                    { "kind": "missing", "key": "c/.zarray" },
+                    { "kind": "missing", "key": "c/.zattrs" }
+                ]),
+                "2 places",
+            )
+        } else {
+            (json!([{ "kind": "missing", "key": "c" }]), "1 place")
+        };
+        assert_eq!(printed["mismatches"], mismatches, "{format}");
+        assert_eq!(printed["agrees"], false);
+        assert!(
+            stderr.contains(&format!("disagrees with the documents in {places}\n")),
+            "{stderr}"
+        );
+    }
 }

@@ -202,7 +202,7 @@ fn migrating_to_v2_reports_re_encoded_arrays_and_why() {
     );
     assert!(
         run.stdout
-            .contains("1 arrays (0 copied byte for byte, 1 re-encoded), 2 chunks"),
+            .contains("0 groups, 1 array (0 copied byte for byte, 1 re-encoded), 2 chunks"),
         "{}",
         run.stdout
     );
@@ -270,4 +270,183 @@ fn an_unknown_target_format_is_a_usage_error() {
     assert_eq!(run.code, 2);
     assert!(run.stderr.contains("unknown format `v4`"), "{}", run.stderr);
     assert!(run.stderr.contains("v3-draft-2022"), "{}", run.stderr);
+}
+
+/// The Python named by `var`, or `None` to skip (saying so on stderr);
+/// with `ZARRKIT_REQUIRE_INTEROP=1` a missing one fails the test instead,
+/// as the library's interop tests do.
+fn python(var: &str, what: &str) -> Option<PathBuf> {
+    if let Some(python) = std::env::var_os(var).filter(|p| !p.is_empty()) {
+        return Some(PathBuf::from(python));
+    }
+    assert!(
+        std::env::var("ZARRKIT_REQUIRE_INTEROP").as_deref() != Ok("1"),
+        "ZARRKIT_REQUIRE_INTEROP=1 but {var} is unset (scripts/test.sh sets it)"
+    );
+    eprintln!("skipping: set {var} to a Python with {what}");
+    None
+}
+
+/// For each array of the v2 store `src`, whether zarr-python 3.1 and
+/// tensorstore open the same array of the v3 store `dst` and read values
+/// equal to zarr-python's reading of `src` (`"ok"`, `"differs"`, or
+/// `"error"`).
+const READERS_SCRIPT: &str = r#"
+import json, os, sys, warnings
+import numpy as np, tensorstore as ts, zarr
+warnings.filterwarnings("ignore")
+src, dst = sys.argv[1], sys.argv[2]
+result = {}
+for name in sorted(os.listdir(src)):
+    if not os.path.isfile(os.path.join(src, name, ".zarray")):
+        continue
+    expected = zarr.open_array(os.path.join(src, name), mode="r")[...]
+    def same(a):
+        a = np.asarray(a)
+        # v3 holds the byte order in the `bytes` codec: compare the types
+        # without it.
+        if a.dtype.newbyteorder("=") != expected.dtype.newbyteorder("=") or a.shape != expected.shape:
+            return "differs"
+        nan = a.dtype.kind in "fc"
+        return "ok" if np.array_equal(a, expected, equal_nan=nan) else "differs"
+    row = {}
+    try:
+        row["zarr"] = same(zarr.open_array(os.path.join(dst, name), mode="r")[...])
+    except Exception:
+        row["zarr"] = "error"
+    try:
+        spec = {"driver": "zarr3", "kvstore": {"driver": "file", "path": os.path.join(dst, name)}}
+        row["tensorstore"] = same(ts.open(spec).result().read().result())
+    except Exception:
+        row["tensorstore"] = "error"
+    result[name] = row
+print(json.dumps(result))
+"#;
+
+/// Issue #15: a migration into v3 wrote `numcodecs.*` codecs, which
+/// tensorstore cannot read, and the raw type `r24`, which neither
+/// zarr-python 3.1 nor tensorstore reads, without a word. It now warns per
+/// array and reader, and `--portable` re-encodes into core codecs. Checked
+/// by reading the result with zarr-python 3.1.6 and tensorstore 0.1.86:
+/// what they read equals zarr-python's reading of the v2 source, and what
+/// they fail to read is exactly what was warned about.
+#[test]
+fn issue_15_migrate_warns_about_unreadable_results_and_portable_fixes_codecs() {
+    let src =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/fixtures/v2/zarr-python.zarr");
+    let dir = tempfile::tempdir().unwrap();
+    let plain = dir.path().join("plain.zarr");
+    let portable = dir.path().join("portable.zarr");
+    let run = zarrkit([OsStr::new("migrate"), src.as_os_str(), plain.as_os_str()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let mut warnings: Vec<&str> = run.stderr.lines().collect();
+    warnings.sort_unstable();
+    assert_eq!(
+        warnings,
+        [
+            "warning: /complex128_big_lz4_slash: tensorstore cannot read the codec `numcodecs.lz4`",
+            "warning: /float64_big_f_zlib_nan: tensorstore cannot read the codec `numcodecs.zlib`",
+            "warning: /raw_v3_base64_fill_lzma: tensorstore cannot read the data type `r24` or the \
+             codec `numcodecs.lzma`",
+            "warning: /raw_v3_base64_fill_lzma: zarr-python 3.1 cannot read the data type `r24`",
+            "warning: /uint64_max_fill_bz2: tensorstore cannot read the codec `numcodecs.bz2`",
+        ]
+    );
+    let run = zarrkit([
+        OsStr::new("migrate"),
+        OsStr::new("--portable"),
+        src.as_os_str(),
+        portable.as_os_str(),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.stderr,
+        "warning: /raw_v3_base64_fill_lzma: zarr-python 3.1 cannot read the data type `r24`\n\
+         warning: /raw_v3_base64_fill_lzma: tensorstore cannot read the data type `r24`\n"
+    );
+    for (name, codec) in [
+        ("complex128_big_lz4_slash", "numcodecs.lz4"),
+        ("float64_big_f_zlib_nan", "numcodecs.zlib"),
+        ("uint64_max_fill_bz2", "numcodecs.bz2"),
+    ] {
+        assert!(
+            run.stdout.contains(&format!(
+                "/{name}: re-encoded: --portable: not every v3 reader has the codec `{codec}`"
+            )),
+            "{}",
+            run.stdout
+        );
+    }
+    assert!(
+        run.stdout
+            .contains("(3 copied byte for byte, 4 re-encoded)"),
+        "{}",
+        run.stdout
+    );
+    // --portable is about v3 readers only.
+    let run = zarrkit([
+        OsStr::new("migrate"),
+        OsStr::new("--portable"),
+        OsStr::new("--to"),
+        OsStr::new("v2"),
+        src.as_os_str(),
+        dir.path().join("v2.zarr").as_os_str(),
+    ]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains("--portable applies to v3 only"),
+        "{}",
+        run.stderr
+    );
+
+    let Some(python) = python(
+        "ZARRKIT_PYTHON",
+        "zarr 3.1 and tensorstore (scripts/requirements.txt)",
+    ) else {
+        return;
+    };
+    let read = |dst: &Path| -> serde_json::Value {
+        let output = Command::new(&python)
+            .args([
+                OsStr::new("-c"),
+                OsStr::new(READERS_SCRIPT),
+                src.as_os_str(),
+                dst.as_os_str(),
+            ])
+            .output()
+            .expect("ZARRKIT_PYTHON runs");
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        serde_json::from_slice(&output.stdout).unwrap()
+    };
+    let both = json!({ "zarr": "ok", "tensorstore": "ok" });
+    let zarr_only = json!({ "zarr": "ok", "tensorstore": "error" });
+    let neither = json!({ "zarr": "error", "tensorstore": "error" });
+    assert_eq!(
+        read(&plain),
+        json!({
+            "bool_blosc_autoshuffle": both,
+            "complex128_big_lz4_slash": zarr_only,
+            "float16_zstd_scalar": both,
+            "float64_big_f_zlib_nan": zarr_only,
+            "int16_null_fill_gzip": both,
+            "raw_v3_base64_fill_lzma": neither,
+            "uint64_max_fill_bz2": zarr_only,
+        })
+    );
+    assert_eq!(
+        read(&portable),
+        json!({
+            "bool_blosc_autoshuffle": both,
+            "complex128_big_lz4_slash": both,
+            "float16_zstd_scalar": both,
+            "float64_big_f_zlib_nan": both,
+            "int16_null_fill_gzip": both,
+            "raw_v3_base64_fill_lzma": neither,
+            "uint64_max_fill_bz2": both,
+        })
+    );
 }

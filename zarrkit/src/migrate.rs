@@ -245,6 +245,9 @@ pub struct NodePlan {
     /// What was adapted for the target (a changed chunk key encoding,
     /// dimension names moved to an attribute, dropped fields).
     pub notes: Vec<String>,
+    /// Which common readers cannot open what the target gets (see
+    /// [`reader_warnings`]); empty for groups and outside v3.
+    pub warnings: Vec<String>,
     /// The number of stored chunks in the source (0 for a group).
     pub chunks: u64,
     /// Their total stored size in bytes.
@@ -388,6 +391,42 @@ pub fn plan(
     dst: Arc<dyn Store>,
     to: ZarrFormat,
 ) -> Result<MigrationPlan, MigrateError> {
+    plan_with(src, dst, to, &PlanOptions::default())
+}
+
+/// Options of [`plan_with`].
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct PlanOptions {
+    /// Re-encode into codecs every current v3 reader has (see
+    /// [`PlanOptions::portable`]).
+    pub portable: bool,
+}
+
+impl PlanOptions {
+    /// Into v3, re-encode every array whose codec chain has a codec outside
+    /// [`PORTABLE_CODECS`] (v3 core's codecs and `sharding_indexed`, which
+    /// zarr-python 3.1 and tensorstore both read) with `bytes` and the
+    /// source's compressor if it is one of them, else the default `zstd`.
+    /// Data types are not changed: one that a reader lacks stays, with a
+    /// warning (see [`reader_warnings`]). Other targets ignore it.
+    #[must_use]
+    pub fn portable(mut self, portable: bool) -> Self {
+        self.portable = portable;
+        self
+    }
+}
+
+/// As [`plan`], with options.
+///
+/// # Errors
+/// As [`plan`].
+pub fn plan_with(
+    src: Arc<dyn Store>,
+    dst: Arc<dyn Store>,
+    to: ZarrFormat,
+    options: &PlanOptions,
+) -> Result<MigrationPlan, MigrateError> {
     let resume = unfinished(dst.as_ref(), to)?;
     if !resume {
         check_empty(dst.as_ref())?;
@@ -399,7 +438,7 @@ pub fn plan(
     let mut nodes = Vec::with_capacity(sources.len());
     for source in sources {
         nodes.push(match source {
-            Source::Node(node) => plan_node(*node, to, &scratch)?,
+            Source::Node(node) => plan_node(*node, to, &scratch, options)?,
             Source::MissingGroup { path, format } => {
                 plan_missing_group(path, format, to, &scratch)?
             }
@@ -532,6 +571,7 @@ fn plan_missing_group(
         source_format,
         action: Action::CreateGroup,
         notes,
+        warnings: Vec::new(),
         chunks: 0,
         bytes: 0,
         source: None,
@@ -591,6 +631,7 @@ fn plan_node(
     source: Node,
     to: ZarrFormat,
     scratch: &Arc<dyn Store>,
+    options: &PlanOptions,
 ) -> Result<NodePlan, MigrateError> {
     let path = source.path().clone();
     let source_format = source.format();
@@ -603,6 +644,11 @@ fn plan_node(
         }
         Node::Array(array) => {
             let (target, action) = plan_array(array, to, scratch, &mut notes)?;
+            let (target, action) = if options.portable && to == ZarrFormat::V3 {
+                make_portable(array, target, action)?
+            } else {
+                (target, action)
+            };
             let stored = stored_chunks(array)?;
             let mut bytes = 0u64;
             for coords in &stored {
@@ -621,12 +667,17 @@ fn plan_node(
             what: format!("its document would not read back: {}", describe(&error)),
         });
     }
+    let warnings = match (&target, to) {
+        (NodeMetadata::Array(array), ZarrFormat::V3) => reader_warnings(array),
+        _ => Vec::new(),
+    };
     Ok(NodePlan {
         path,
         kind,
         source_format,
         action,
         notes,
+        warnings,
         chunks,
         bytes,
         source: Some(source),
@@ -828,10 +879,31 @@ fn plan_array(
     fits(&with(&|m| m.attributes = target.attributes.clone()))
         .map_err(|e| refuse(format!("its attributes: {e}")))?;
 
-    target.extra_fields = keep_fields(&source.extra_fields, notes, |fields| {
+    let mut field_notes = Vec::new();
+    target.extra_fields = keep_fields(&source.extra_fields, &mut field_notes, |fields| {
         let probe = with(&|m| m.extra_fields = fields.clone());
         fits(&probe).is_ok() && fields_round_trip(to, &wrap(&probe))
     });
+    // v2's `fill_value` marker (`null`, or `0` on an object array) is not
+    // dropped: the target writes the fill value the model holds for it.
+    // Say which, rather than that a `fill_value` was dropped and then
+    // writing one.
+    let marker = format::v2::NULL_FILL_VALUE_FIELD;
+    for note in field_notes {
+        match source.extra_fields.get(marker) {
+            Some(value)
+                if !target.extra_fields.contains_key(marker)
+                    && note.starts_with(&format!("dropped the field `{marker}` ")) =>
+            {
+                notes.push(format!(
+                    "the v2 fill value `{value}` becomes {}, which the target writes for it \
+                     (as zarr-python 3.1 reads it)",
+                    format::v3::fill_value_to_json(&target.fill_value, &target.data_type)
+                ));
+            }
+            _ => notes.push(note),
+        }
+    }
     match xarray_variable {
         Some(XarrayDirection::ToDimensionNames) => {
             xarray_fill_to_attribute(source, &mut target, notes)
@@ -862,7 +934,26 @@ fn plan_array(
         Ok(()) => {
             target.codecs = source.codecs.clone();
             fits(&target).map_err(refuse)?;
-            match read_back_codecs(scratch, path, to, &target)? {
+            // A document the target writes but cannot read back (v3 spells
+            // v2's `|O` as the data type `object`, which no v3 reader,
+            // zarrkit's included, knows) is refused naming the node and the
+            // source's document: the error of reading it back names the
+            // scratch store's key (`json/zarr.json`), which the source does
+            // not have.
+            let read = read_back_codecs(scratch, path, to, &target).map_err(|error| {
+                let cause = match &error {
+                    MigrateError::Zarr(Error::Metadata { source, .. }) => source.to_string(),
+                    MigrateError::Zarr(error) => describe(error),
+                    other => other.to_string(),
+                };
+                let document = format::metadata_key(array.format(), path)
+                    .map_or_else(|_| path.to_string(), |key| key.to_string());
+                refuse(format!(
+                    "its data type `{}` (from `{document}`) does not read back: {cause}",
+                    array.data_type()
+                ))
+            })?;
+            match read {
                 Some(read) if read == source.codecs => Action::CopyChunks,
                 read => {
                     let reason = format!(
@@ -1193,6 +1284,255 @@ fn move_dimension_names(
         "dimension names {value} go to the attribute `{DIMENSIONS_ATTRIBUTE}` (the target format has none)"
     ));
     Ok(())
+}
+
+/// The v3 codecs that zarr-python 3.1 and tensorstore 0.1.86 both read:
+/// v3 core's (v3 core "Codecs": `bytes`, `transpose`, `gzip`, `zstd`,
+/// `blosc`, `crc32c`) and `sharding_indexed`. Checked against both by
+/// `migrate --portable`'s interop test.
+pub const PORTABLE_CODECS: &[&str] = &[
+    "bytes",
+    "transpose",
+    "gzip",
+    "zstd",
+    "blosc",
+    "crc32c",
+    "sharding_indexed",
+];
+
+/// The v3 core data types (v3 core "Data types") that both zarr-python
+/// 3.1.6 and tensorstore 0.1.86 read; `r*` raw types neither reads.
+const CORE_DATA_TYPES: &[&str] = &[
+    "bool",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float16",
+    "float32",
+    "float64",
+    "complex64",
+    "complex128",
+];
+
+/// The extension data types zarr-python 3.1.6 reads besides the core ones
+/// (its data type registry: the string and bytes types, NumPy datetimes;
+/// its struct type is `structured`, not the registered `struct`).
+const ZARR_PYTHON_DATA_TYPES: &[&str] = &[
+    "string",
+    "bytes",
+    "variable_length_bytes",
+    "fixed_length_utf32",
+    "null_terminated_bytes",
+    "numpy.datetime64",
+    "numpy.timedelta64",
+];
+
+/// The extension data types tensorstore 0.1.86 reads besides the core ones
+/// (its `zarr3` driver: `bfloat16`, the small types it names alike, and
+/// `struct`; no string, bytes or datetime types).
+const TENSORSTORE_DATA_TYPES: &[&str] = &[
+    "bfloat16",
+    "int2",
+    "int4",
+    "float4_e2m1fn",
+    "float8_e4m3fnuz",
+    "float8_e4m3b11fnuz",
+    "float8_e5m2",
+    "float8_e5m2fnuz",
+    "struct",
+];
+
+/// A common v3 reader, and what it reads.
+struct Reader {
+    name: &'static str,
+    data_types: &'static [&'static str],
+    reads_codec: fn(&str) -> bool,
+}
+
+/// zarr-python 3.1 (which also registers numcodecs' codecs as
+/// `numcodecs.<id>` and the `vlen-*` string codecs) and tensorstore.
+const READERS: [Reader; 2] = [
+    Reader {
+        name: "zarr-python 3.1",
+        data_types: ZARR_PYTHON_DATA_TYPES,
+        reads_codec: |name| {
+            PORTABLE_CODECS.contains(&name)
+                || name.starts_with("numcodecs.")
+                || name.starts_with("vlen-")
+        },
+    },
+    Reader {
+        name: "tensorstore",
+        data_types: TENSORSTORE_DATA_TYPES,
+        reads_codec: |name| PORTABLE_CODECS.contains(&name),
+    },
+];
+
+/// The names of every codec in a v3 codec list, nested ones (inside
+/// `sharding_indexed`'s `codecs` and `index_codecs`) included.
+fn codec_names_deep(codecs: &serde_json::Value, names: &mut Vec<String>) {
+    for codec in codecs.as_array().into_iter().flatten() {
+        let Some(name) = codec.get("name").and_then(|n| n.as_str()) else {
+            continue;
+        };
+        if !names.iter().any(|n| n == name) {
+            names.push(name.to_string());
+        }
+        if let Some(configuration) = codec.get("configuration") {
+            for nested in ["codecs", "index_codecs"] {
+                if let Some(list) = configuration.get(nested) {
+                    codec_names_deep(list, names);
+                }
+            }
+        }
+    }
+}
+
+/// What common v3 readers cannot open in `metadata` written as v3:
+/// zarr-python 3.1 reads neither the data type `struct` (it reads
+/// `structured`) nor the raw `r*` and small types; tensorstore reads no
+/// `numcodecs.*` codec (zarr-python 3.1 registers numcodecs' codecs under
+/// those names), no `vlen-*` codec and no string, bytes or datetime type.
+/// One message per reader, naming what it lacks; empty when both read it.
+/// The v3 core spec leaves codecs and data types beyond its own to
+/// extensions, which readers need not implement; these lists follow what
+/// zarr-python 3.1.6 and tensorstore 0.1.86 register.
+#[must_use]
+pub fn reader_warnings(metadata: &ArrayMetadata) -> Vec<String> {
+    let Ok(bytes) = format::serialize_node(ZarrFormat::V3, &NodeMetadata::Array(metadata.clone()))
+    else {
+        return Vec::new();
+    };
+    let Ok(document) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
+        return Vec::new();
+    };
+    let data_type = match &document["data_type"] {
+        serde_json::Value::String(name) => name.clone(),
+        other => other
+            .get("name")
+            .and_then(|n| n.as_str())
+            .unwrap_or_default()
+            .to_string(),
+    };
+    let mut codecs = Vec::new();
+    codec_names_deep(&document["codecs"], &mut codecs);
+    let mut warnings = Vec::new();
+    for Reader {
+        name: reader,
+        data_types,
+        reads_codec,
+    } in READERS
+    {
+        let mut lacks = Vec::new();
+        let data_type_read =
+            |name: &str| CORE_DATA_TYPES.contains(&name) || data_types.contains(&name);
+        if !data_type_read(&data_type) {
+            lacks.push(format!("the data type `{data_type}`"));
+        }
+        let missing: Vec<String> = codecs
+            .iter()
+            .filter(|name| !reads_codec(name))
+            .map(|name| format!("`{name}`"))
+            .collect();
+        if !missing.is_empty() {
+            lacks.push(format!(
+                "the {} {}",
+                if missing.len() == 1 {
+                    "codec"
+                } else {
+                    "codecs"
+                },
+                missing.join(", ")
+            ));
+        }
+        if !lacks.is_empty() {
+            warnings.push(format!("{reader} cannot read {}", lacks.join(" or ")));
+        }
+    }
+    warnings
+}
+
+/// `--portable` into v3: the array re-encoded with [`PORTABLE_CODECS`]
+/// when its chain has any other codec.
+fn make_portable(
+    array: &Array,
+    target: NodeMetadata,
+    action: Action,
+) -> Result<(NodeMetadata, Action), MigrateError> {
+    let NodeMetadata::Array(mut metadata) = target else {
+        return Ok((target, action));
+    };
+    let document = serde_json::to_value(
+        metadata
+            .codecs
+            .iter()
+            .map(|c| serde_json::json!({ "name": c.name, "configuration": c.configuration }))
+            .collect::<Vec<_>>(),
+    )
+    .unwrap_or_default();
+    let mut names = Vec::new();
+    codec_names_deep(&document, &mut names);
+    let foreign: Vec<String> = names
+        .iter()
+        .filter(|n| !PORTABLE_CODECS.contains(&n.as_str()))
+        .map(|n| format!("`{n}`"))
+        .collect();
+    if foreign.is_empty() {
+        return Ok((NodeMetadata::Array(metadata), action));
+    }
+    let baseline = ArrayBuilder::new(
+        array.shape(),
+        array.data_type().clone(),
+        array.chunk_shape(),
+    )
+    .chunk_grid(array.chunk_grid().clone())
+    .format(ZarrFormat::V3)
+    .build_metadata(array.path())?;
+    let portable_compressor = array
+        .codecs()
+        .codecs()
+        .iter()
+        .find_map(|codec| match codec {
+            Codec::BytesToBytes(c) if PORTABLE_CODECS.contains(&c.metadata().name.as_str()) => {
+                Some(c.metadata())
+            }
+            _ => None,
+        });
+    let mut candidates = Vec::new();
+    if let (Some(compressor), Some(bytes)) = (portable_compressor, baseline.codecs.first()) {
+        candidates.push(vec![bytes.clone(), compressor]);
+    }
+    candidates.push(baseline.codecs.clone());
+    // Only a chain of portable codecs is worth re-encoding into: a data
+    // type that needs another codec (`string` needs `vlen-utf8`) keeps its
+    // chain, and its warning.
+    let Some(codecs) = candidates.into_iter().find(|codecs| {
+        codecs
+            .iter()
+            .all(|c| PORTABLE_CODECS.contains(&c.name.as_str()))
+            && CodecChain::from_metadata(codecs, &chunk_repr(array)).is_ok()
+    }) else {
+        return Ok((NodeMetadata::Array(metadata), action));
+    };
+    metadata.codecs = codecs;
+    let action = reencode(
+        format!(
+            "--portable: not every v3 reader has the {} {}",
+            if foreign.len() == 1 {
+                "codec"
+            } else {
+                "codecs"
+            },
+            foreign.join(", ")
+        ),
+        &metadata.codecs,
+    );
+    Ok((NodeMetadata::Array(metadata), action))
 }
 
 /// Writes `metadata` into the scratch store and reads its canonical codecs

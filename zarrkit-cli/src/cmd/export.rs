@@ -1,6 +1,9 @@
 //! `zarrkit export`: an array to a NumPy `.npy` file, attributes to JSON.
 
-use super::{format_bytes, format_shape, open_store, product};
+use super::{
+    Location, format_bytes, format_shape, locate, open_store, product, resolve,
+    warn_stale_consolidated,
+};
 use crate::npy;
 use anyhow::{Context, bail};
 use clap::Args;
@@ -9,7 +12,7 @@ use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use zarrkit::metadata::DataType;
-use zarrkit::{Array, Node, NodePath, Region};
+use zarrkit::{Array, Node, Region};
 
 /// Arrays larger than this show a progress bar (when stderr is a terminal).
 const PROGRESS_THRESHOLD: u64 = 64 << 20;
@@ -35,7 +38,12 @@ about 64 MiB that follow the file's order (whole rows of chunks where they \
 fit half of --memory-budget, default 8 GiB), so memory use stays bounded, and \
 the file appears only when complete (it is written to a temporary file in the \
 same directory, then renamed; on Linux that file has no name until it is \
-complete, so an interrupted export leaves nothing behind). A progress bar is shown on stderr for arrays \
+complete, so an interrupted export leaves nothing behind). That replaces only \
+a regular file: a device or FIFO (`-o /dev/stdout`, a named pipe) is written \
+directly, `-` writes to standard output (the report line then goes to \
+stderr), and a symbolic link is followed to the file it names, which is \
+replaced (the link stays); a link to nothing is refused. --out and --attrs \
+must name different files. A progress bar is shown on stderr for arrays \
 over 64 MiB when stderr is a terminal. A `.npy` file over 64 GiB is refused \
 unless --force is given: the error says how large it would be.
 
@@ -45,6 +53,8 @@ object. For a group only `--attrs` applies.
 Load the result in Python with `numpy.load(\"temperature.npy\")`.
 
 Examples:
+  zarrkit export testdata/sample.zarr/weather/temperature --out temperature.npy
+  zarrkit export testdata/sample.zarr/labels -o - | python -c 'import numpy, sys; print(numpy.load(sys.stdin.buffer))'
   zarrkit export testdata/sample.zarr /weather/temperature --out temperature.npy
   zarrkit export testdata/sample.zarr weather/elevation -o elevation.npy --attrs elevation.json
   zarrkit export testdata/sample.zarr / --attrs root-attributes.json";
@@ -53,19 +63,23 @@ Examples:
 #[derive(Debug, Args)]
 #[command(group(clap::ArgGroup::new("output").required(true).multiple(true)))]
 pub struct ExportArgs {
-    /// The store's root directory (the one holding the root `zarr.json`)
-    #[arg(value_name = "STORE")]
-    pub store: PathBuf,
+    /// A store directory, or a node inside it such as `my.zarr/a/b`; with
+    /// NODE, the store's root directory
+    #[arg(value_name = "STORE[/PATH]")]
+    pub target: PathBuf,
 
-    /// The node: `/` for the root, or a path such as `/a/b` (the leading `/` is optional)
+    /// The node inside the store: `/` for the root, or a path such as `/a/b`
+    /// (the leading `/` is optional); the first argument is then the store
+    /// root itself, as with `--path` in the other commands
     #[arg(value_name = "NODE")]
-    pub node: String,
+    pub node: Option<String>,
 
-    /// Write the array's data to this NumPy `.npy` file (arrays only)
+    /// Write the array's data to this NumPy `.npy` file (arrays only); `-`
+    /// for standard output
     #[arg(long, short, value_name = "FILE.npy", group = "output")]
     pub out: Option<PathBuf>,
 
-    /// Write the node's attributes to this JSON file
+    /// Write the node's attributes to this JSON file; `-` for standard output
     #[arg(long, value_name = "FILE.json", group = "output")]
     pub attrs: Option<PathBuf>,
 
@@ -119,9 +133,17 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
 /// If the store or node cannot be opened, `--out` is given for a group, the
 /// data type has no NumPy equivalent, reading fails, or a file cannot be written.
 pub fn run(args: &ExportArgs, out: &mut impl Write) -> anyhow::Result<()> {
-    let path = NodePath::new(&args.node)?;
-    let store = open_store(&args.store)?;
+    let Location { root, node: path } = locate(&args.target, args.node.as_deref())?;
+    let store = open_store(&root)?;
+    warn_stale_consolidated(&store, &path);
     let mut node = Node::open(store, path.as_str())?;
+    // With data on standard output, the report goes to stderr.
+    let to_stdout = [&args.out, &args.attrs]
+        .into_iter()
+        .flatten()
+        .any(|p| is_stdout(p));
+    let mut stderr = std::io::stderr();
+    let report: &mut dyn Write = if to_stdout { &mut stderr } else { out };
     if let Some(npy_path) = &args.out {
         let Node::Array(array) = &mut node else {
             bail!(
@@ -134,7 +156,7 @@ pub fn run(args: &ExportArgs, out: &mut impl Write) -> anyhow::Result<()> {
         let written = export_npy(array, npy_path, args.force)
             .with_context(|| format!("cannot export `{path}` to `{}`", npy_path.display()))?;
         writeln!(
-            out,
+            report,
             "wrote `{}`: {path}, shape {}, {}, {}",
             npy_path.display(),
             format_shape(array.shape()),
@@ -145,11 +167,11 @@ pub fn run(args: &ExportArgs, out: &mut impl Write) -> anyhow::Result<()> {
     if let Some(attrs_path) = &args.attrs {
         let mut text = serde_json::to_string_pretty(node.attributes())?;
         text.push('\n');
-        let mut file = AtomicFile::create(attrs_path)?;
+        let mut file = Sink::create(attrs_path)?;
         file.write_all(text.as_bytes())?;
         file.commit()?;
         writeln!(
-            out,
+            report,
             "wrote `{}`: attributes of {path}",
             attrs_path.display()
         )?;
@@ -190,7 +212,7 @@ fn export_npy(array: &Array, dest: &Path, force: bool) -> anyhow::Result<u64> {
         .with_context(|| format!("an array of shape {} is too large", format_shape(shape)))?;
     check_export_size(array, data_bytes, force)?;
     let header = npy::header(&descr, shape);
-    let mut file = AtomicFile::create(dest)?;
+    let mut file = Sink::create(dest)?;
     file.write_all(&header)?;
     let progress = progress_bar(data_bytes);
     for region in slabs(
@@ -263,7 +285,7 @@ fn export_vlen_npy(array: &Array, dest: &Path, force: bool) -> anyhow::Result<u6
         .and_then(|n| n.checked_mul(element_size as u64))
         .with_context(|| format!("an array of shape {} is too large", format_shape(shape)))?;
     let header = npy::header(&descr, shape);
-    let mut file = AtomicFile::create(dest)?;
+    let mut file = Sink::create(dest)?;
     file.write_all(&header)?;
     let mut element = Vec::with_capacity(element_size);
     for region in &mut regions() {
@@ -412,6 +434,121 @@ impl Iterator for Slabs {
             following[d] = 0;
         };
         Some(Region::new(start, region_shape))
+    }
+}
+
+/// Whether `path` means standard output.
+fn is_stdout(path: &Path) -> bool {
+    path.as_os_str() == "-"
+}
+
+/// Checks the arguments clap cannot: `--out` and `--attrs` must not name
+/// the same file (`-o x.npy --attrs x.npy` would write one over the other),
+/// also through `..` or a symbolic link, nor both standard output.
+///
+/// # Errors
+/// The usage error's message.
+pub fn check_usage(args: &ExportArgs) -> Result<(), String> {
+    let (Some(npy), Some(attrs)) = (&args.out, &args.attrs) else {
+        return Ok(());
+    };
+    let same = if is_stdout(npy) || is_stdout(attrs) {
+        is_stdout(npy) && is_stdout(attrs)
+    } else {
+        npy == attrs || matches!((resolve(npy), resolve(attrs)), (Ok(a), Ok(b)) if a == b)
+    };
+    if same {
+        return Err(format!(
+            "--out and --attrs name the same file `{}`; give each its own",
+            npy.display()
+        ));
+    }
+    Ok(())
+}
+
+/// Where an output file's bytes go, decided by what is at its path now.
+///
+/// `export` used to write every output to a temporary file and rename it
+/// over the path, which replaced whatever was there: as root, `-o
+/// /dev/full` turned the device into a regular file, and a symbolic link
+/// or FIFO was replaced instead of written through. Now only a regular
+/// file (or nothing) is replaced that way; a special file is written
+/// directly, `-` is standard output, and a symbolic link is followed to
+/// what it names, which gets the same treatment (the link stays). A link
+/// to nothing is refused rather than creating a file somewhere else.
+enum Sink {
+    /// A regular file, or a new one: written whole, then renamed into place.
+    Atomic(AtomicFile),
+    /// A device, FIFO or socket: written directly, never replaced.
+    Direct {
+        path: PathBuf,
+        file: BufWriter<File>,
+    },
+    /// Standard output.
+    Stdout(BufWriter<std::io::Stdout>),
+}
+
+impl Sink {
+    fn create(dest: &Path) -> anyhow::Result<Self> {
+        if is_stdout(dest) {
+            return Ok(Self::Stdout(BufWriter::with_capacity(
+                1 << 20,
+                std::io::stdout(),
+            )));
+        }
+        let mut target = dest.to_path_buf();
+        let metadata = match std::fs::symlink_metadata(dest) {
+            Ok(m) if m.file_type().is_symlink() => {
+                target = std::fs::canonicalize(dest).map_err(|error| {
+                    let points_to = std::fs::read_link(dest)
+                        .map_or_else(|_| "?".to_string(), |t| t.display().to_string());
+                    anyhow::anyhow!(
+                        "`{}` is a symbolic link to `{points_to}`, which cannot be resolved \
+                         ({error}); refusing to write through it",
+                        dest.display()
+                    )
+                })?;
+                std::fs::metadata(&target).ok()
+            }
+            Ok(m) => Some(m),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => {
+                return Err(e).with_context(|| format!("cannot inspect `{}`", dest.display()));
+            }
+        };
+        match metadata {
+            Some(m) if !m.is_file() && !m.is_dir() => {
+                let file = OpenOptions::new()
+                    .write(true)
+                    .open(&target)
+                    .with_context(|| format!("cannot open `{}` for writing", dest.display()))?;
+                Ok(Self::Direct {
+                    path: dest.to_path_buf(),
+                    file: BufWriter::with_capacity(1 << 20, file),
+                })
+            }
+            _ => Ok(Self::Atomic(AtomicFile::create(&target)?)),
+        }
+    }
+
+    fn write_all(&mut self, bytes: &[u8]) -> anyhow::Result<()> {
+        match self {
+            Self::Atomic(file) => file.write_all(bytes),
+            Self::Direct { path, file } => file
+                .write_all(bytes)
+                .with_context(|| format!("cannot write `{}`", path.display())),
+            Self::Stdout(out) => Ok(out.write_all(bytes)?),
+        }
+    }
+
+    fn commit(self) -> anyhow::Result<()> {
+        match self {
+            Self::Atomic(file) => file.commit(),
+            Self::Direct { path, mut file } => file
+                .flush()
+                .with_context(|| format!("cannot write `{}`", path.display())),
+            Self::Stdout(mut out) => Ok(out.flush()?),
+        }
     }
 }
 

@@ -1,6 +1,9 @@
 //! `zarrkit info`: a readable summary of one array or group.
 
-use super::{Location, format_bytes, format_shape, locate, open_store, product};
+use super::{
+    Location, format_bytes, format_shape, locate, open_store, plural, product,
+    warn_stale_consolidated,
+};
 use anyhow::Context;
 use clap::Args;
 use std::io::Write;
@@ -20,14 +23,35 @@ Examples:
   zarrkit info testdata/sample.zarr
   zarrkit info testdata/sample.zarr/weather/temperature
   zarrkit info testdata/sample.zarr --path /weather/temperature
-  zarrkit info --json testdata/sample.zarr/weather/temperature > zarr.json
+  zarrkit info --json testdata/sample.zarr/weather/temperature | jq .document
 
-For an array the summary shows its shape, data type, chunk shape, the chunk \
-grid and number of chunks, the chunk key encoding, the fill value (as v3 \
+For an array the summary shows its shape, data type, chunk shape (for a \
+sharded array the shard shape and the inner chunk shape), the chunk \
+grid and number of chunks (shards), the chunk key encoding, the fill value (as v3 \
 JSON), each codec with its configuration, the dimension names, how many \
-chunks are stored and their total size, the decoded size of the whole array, \
-and the attributes. For a group it shows the attributes and the children \
-with their kinds.";
+chunks (shards) are stored and their total size, the decoded size of the whole \
+array (for variable-length elements, their number), and the attributes. For a group it shows the attributes and the children \
+with their kinds.
+
+--json prints one object:
+  path, format, node_type   the node (`/a/b`, `v3`, `array` or `group`)
+  summary                   for an array: shape, data_type, chunk_shape (the
+                            grid's chunks: shards when sharded),
+                            inner_chunk_shape (null unless sharded),
+                            chunk_grid_shape, chunks (in the grid),
+                            stored_chunks, stored_bytes, decoded_bytes (null
+                            for variable-length elements or past 2^64),
+                            storage_ratio (decoded_bytes / stored_bytes, as
+                            zarr-python's info reports it; null when either
+                            is unknown or 0), fill_value (as `fill value`
+                            shows it), codecs (names), dimension_names;
+                            for a group: children, each {name, node_type},
+                            or {name, error} for one that cannot be opened
+                            (the exit status is then 1)
+  document                  the metadata document in the node's format
+                            (`zarr.json` for v3, the `meta/...` document for
+                            a v3 draft; for v2 {\".zarray\" or \".zgroup\",
+                            \".zattrs\"}, for v1 {\"meta\", \"attrs\"})";
 
 /// Arguments of `zarrkit info`.
 #[derive(Debug, Args)]
@@ -41,9 +65,9 @@ pub struct InfoArgs {
     #[arg(long, value_name = "NODE")]
     pub path: Option<String>,
 
-    /// Print the node's metadata document (pretty, in the node's format: `zarr.json`
-    /// for v3, the `meta/...` document for a v3 draft; `.zarray` and `.zattrs` for v2,
-    /// `meta` and `attrs` for v1) instead of the summary
+    /// Print JSON instead of text: `{"path", "format", "node_type", "summary",
+    /// "document"}`, the summary's fields described below and the node's
+    /// metadata document in its own format
     #[arg(long)]
     pub json: bool,
 }
@@ -55,17 +79,111 @@ pub struct InfoArgs {
 pub fn run(args: &InfoArgs, out: &mut impl Write) -> anyhow::Result<()> {
     let Location { root, node } = locate(&args.target, args.path.as_deref())?;
     let store = open_store(&root)?;
+    warn_stale_consolidated(&store, &node);
     let node = Node::open(store, node.as_str())?;
     if args.json {
         return print_json(&node, out);
     }
-    match &node {
+    print_text(&node, out)
+}
+
+fn print_text(node: &Node, out: &mut impl Write) -> anyhow::Result<()> {
+    match node {
         Node::Array(array) => print_array(array, out),
         Node::Group(group) => print_group(group, out),
     }
 }
 
 fn print_json(node: &Node, out: &mut impl Write) -> anyhow::Result<()> {
+    let summary = match node {
+        Node::Array(array) => array_summary(array)?,
+        Node::Group(group) => group_summary(group)?,
+    };
+    let printed = serde_json::json!({
+        "path": node.path().as_str(),
+        "format": node.format().name(),
+        "node_type": match node {
+            Node::Array(_) => "array",
+            Node::Group(_) => "group",
+        },
+        "summary": summary,
+        "document": node_document(node)?,
+    });
+    writeln!(out, "{}", serde_json::to_string_pretty(&printed)?)?;
+    let invalid = printed["summary"]["children"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|child| child.get("error").is_some())
+        .count();
+    if invalid > 0 {
+        anyhow::bail!(
+            "`{}` has {} that cannot be opened",
+            node.path(),
+            plural(invalid as u64, "child", "children")
+        );
+    }
+    Ok(())
+}
+
+/// The summary of `--json` for an array (see [`AFTER_LONG_HELP`]).
+fn array_summary(array: &Array) -> anyhow::Result<serde_json::Value> {
+    let (stored, stored_bytes) = stored_chunks(array)?;
+    let decoded = if array.data_type().is_variable_length() {
+        None
+    } else {
+        product(array.shape()).and_then(|n| n.checked_mul(array.data_type().size() as u64))
+    };
+    #[allow(clippy::cast_precision_loss)] // A ratio for display.
+    let ratio = decoded
+        .filter(|&d| d > 0 && stored_bytes > 0)
+        .map(|d| d as f64 / stored_bytes as f64);
+    let grid = array.chunk_grid_shape();
+    let fill: serde_json::Value =
+        serde_json::from_str(&fill_value_text(array)).unwrap_or(serde_json::Value::Null);
+    Ok(serde_json::json!({
+        "shape": array.shape(),
+        "data_type": array.data_type().to_string(),
+        "chunk_shape": array.regular_chunk_shape(),
+        "inner_chunk_shape": inner_chunk_shape(array.metadata()),
+        "chunk_grid_shape": grid,
+        "chunks": product(&grid),
+        "stored_chunks": stored,
+        "stored_bytes": stored_bytes,
+        "decoded_bytes": decoded,
+        "storage_ratio": ratio,
+        "fill_value": fill,
+        "codecs": array.metadata().codecs.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(),
+        "dimension_names": array.metadata().dimension_names,
+    }))
+}
+
+/// The summary of `--json` for a group: its children and their kinds.
+fn group_summary(group: &Group) -> anyhow::Result<serde_json::Value> {
+    let children = format::list_children(group.store().as_ref(), group.path(), group.format())?;
+    // An invalid child is listed with its error, as the text output marks
+    // it; `print_json` then fails after printing.
+    let rows: Vec<serde_json::Value> = children
+        .iter()
+        .map(
+            |child| match Node::open(Arc::clone(group.store()), child.as_str()) {
+                Ok(Node::Array(_)) => {
+                    serde_json::json!({ "name": child.name(), "node_type": "array" })
+                }
+                Ok(Node::Group(_)) => {
+                    serde_json::json!({ "name": child.name(), "node_type": "group" })
+                }
+                Err(err) => {
+                    serde_json::json!({ "name": child.name(), "error": format!("{err:#}") })
+                }
+            },
+        )
+        .collect();
+    Ok(serde_json::json!({ "children": rows }))
+}
+
+/// The node's metadata document in its own format.
+fn node_document(node: &Node) -> anyhow::Result<serde_json::Value> {
     let metadata = match node {
         Node::Array(array) => NodeMetadata::Array(array.metadata().clone()),
         Node::Group(group) => NodeMetadata::Group(group.metadata().clone()),
@@ -93,8 +211,7 @@ fn print_json(node: &Node, out: &mut impl Write) -> anyhow::Result<()> {
             .context("the metadata cannot be written in its own format")?;
         serde_json::from_slice(&bytes).context("the serialised metadata is not JSON")?
     };
-    writeln!(out, "{}", serde_json::to_string_pretty(&document)?)?;
-    Ok(())
+    Ok(document)
 }
 
 fn line(out: &mut impl Write, label: &str, value: impl std::fmt::Display) -> std::io::Result<()> {
@@ -133,9 +250,17 @@ fn print_array(array: &Array, out: &mut impl Write) -> anyhow::Result<()> {
             )?;
         }
     }
+    // With sharding (v3 sharding_indexed), the grid's chunks are shards and
+    // the chunks a reader decodes are the inner chunks: say both, by name.
+    let inner = inner_chunk_shape(metadata);
+    let (chunk_label, chunk_noun) = if inner.is_some() {
+        ("shard shape", ("shard", "shards"))
+    } else {
+        ("chunk shape", ("chunk", "chunks"))
+    };
     match array.regular_chunk_shape() {
         Some(shape) if array.chunk_grid().name() == "regular" => {
-            line(out, "chunk shape", format_shape(shape))?;
+            line(out, chunk_label, format_shape(shape))?;
         }
         // Chunks that differ in shape: the edge lengths as the document
         // spells them (compactly: runs as `[length, count]`).
@@ -148,10 +273,13 @@ fn print_array(array: &Array, out: &mut impl Write) -> anyhow::Result<()> {
             }
             line(
                 out,
-                "chunk shape",
+                chunk_label,
                 format!("{} {edges}", array.chunk_grid().name()),
             )?;
         }
+    }
+    if let Some(inner) = &inner {
+        line(out, "inner chunk shape", format_shape(inner))?;
     }
     let grid = array.chunk_grid_shape();
     let num_chunks = product(&grid);
@@ -159,9 +287,12 @@ fn print_array(array: &Array, out: &mut impl Write) -> anyhow::Result<()> {
         out,
         "chunk grid",
         format!(
-            "{} ({} chunks)",
+            "{} ({})",
             format_shape(&grid),
-            num_chunks.map_or_else(|| "more than 2^64".to_string(), |n| n.to_string())
+            num_chunks.map_or_else(
+                || format!("more than 2^64 {}", chunk_noun.1),
+                |n| plural(n, chunk_noun.0, chunk_noun.1)
+            )
         ),
     )?;
     let mut encoding = describe_encoding(&metadata.chunk_key_encoding);
@@ -172,11 +303,7 @@ fn print_array(array: &Array, out: &mut impl Write) -> anyhow::Result<()> {
         encoding = format!("{encoding}, keys such as `{}`", first.as_str());
     }
     line(out, "chunk key encoding", encoding)?;
-    line(
-        out,
-        "fill value",
-        v3::fill_value_to_json(array.fill_value(), array.data_type()),
-    )?;
+    line(out, "fill value", fill_value_text(array))?;
     writeln!(out, "codecs:")?;
     for codec in &metadata.codecs {
         let mut text = format!("  {}", codec.name);
@@ -203,18 +330,70 @@ fn print_array(array: &Array, out: &mut impl Write) -> anyhow::Result<()> {
     let (stored, stored_bytes) = stored_chunks(array)?;
     line(
         out,
-        "stored chunks",
+        if inner.is_some() {
+            "stored shards"
+        } else {
+            "stored chunks"
+        },
         format!(
             "{stored} of {}, {}",
             num_chunks.map_or_else(|| "more than 2^64".to_string(), |n| n.to_string()),
             format_bytes(stored_bytes)
         ),
     )?;
-    let decoded = product(array.shape())
-        .and_then(|n| n.checked_mul(array.data_type().size() as u64))
-        .map_or_else(|| "more than 2^64 bytes".to_string(), format_bytes);
-    line(out, "decoded size", decoded)?;
+    line(out, "decoded size", decoded_size(array))?;
     print_attributes(array.attributes(), out)
+}
+
+/// The inner chunk shape of a sharded array (v3 sharding_indexed,
+/// "Configuration parameters": `chunk_shape`), or `None` without sharding.
+pub(crate) fn inner_chunk_shape(metadata: &zarrkit::metadata::ArrayMetadata) -> Option<Vec<u64>> {
+    let sharding = metadata
+        .codecs
+        .iter()
+        .find(|c| c.name == "sharding_indexed")?;
+    let shape = sharding.configuration.as_ref()?.get("chunk_shape")?;
+    serde_json::from_value(shape.clone()).ok()
+}
+
+/// The fill value as the node's own document spells it. v3 JSON has no
+/// spelling for v2's `|O` elements (the model holds their encoded bytes, so
+/// `0` showed as `[48]`), so a variable-length type outside v3 shows its
+/// document's `fill_value`.
+fn fill_value_text(array: &Array) -> String {
+    let v3_text = || v3::fill_value_to_json(array.fill_value(), array.data_type()).to_string();
+    if !array.data_type().is_variable_length() || array.format() == ZarrFormat::V3 {
+        return v3_text();
+    }
+    let metadata = NodeMetadata::Array(array.metadata().clone());
+    let document = match array.format() {
+        ZarrFormat::V2 => v2::array_to_json(array.metadata()).ok(),
+        format => format::serialize_node(format, &metadata)
+            .ok()
+            .and_then(|bytes| serde_json::from_slice::<serde_json::Value>(&bytes).ok()),
+    };
+    match document.as_ref().and_then(|d| d.get("fill_value")) {
+        Some(fill) => fill.to_string(),
+        None => v3_text(),
+    }
+}
+
+/// The size of the whole array decoded, or for variable-length elements
+/// (whose sizes only the chunks hold) the number of elements.
+fn decoded_size(array: &Array) -> String {
+    let elements = product(array.shape());
+    if array.data_type().is_variable_length() {
+        return match elements {
+            Some(n) => format!(
+                "not known without reading every chunk ({} of variable length)",
+                plural(n, "element", "elements")
+            ),
+            None => "not known without reading every chunk".to_string(),
+        };
+    }
+    elements
+        .and_then(|n| n.checked_mul(array.data_type().size() as u64))
+        .map_or_else(|| "more than 2^64 bytes".to_string(), format_bytes)
 }
 
 fn describe_encoding(encoding: &ChunkKeyEncoding) -> String {

@@ -1,14 +1,17 @@
 //! `zarrkit migrate`: copy a whole hierarchy into another Zarr format.
 
-use super::{format_bytes, open_store};
+use super::{check_supported, format_bytes, open_store, plural, resolve};
 use anyhow::Context;
 use clap::Args;
+use clap::builder::{PossibleValue, TypedValueParser};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use zarrkit::format::ZarrFormat;
-use zarrkit::migrate::{self, Action, MIGRATION_MARKER, MigrationPlan, Phase, Progress};
+use zarrkit::migrate::{
+    self, Action, MIGRATION_MARKER, MigrationPlan, Phase, PlanOptions, Progress,
+};
 use zarrkit::store::{FilesystemStore, MemoryStore, Store};
 
 /// Stored chunks above which a progress bar is worth showing.
@@ -20,6 +23,7 @@ Examples:
   zarrkit migrate old-v2.zarr new.zarr
   zarrkit migrate --dry-run old-v2.zarr new.zarr
   zarrkit migrate --to v2 data.zarr data-v2.zarr
+  zarrkit migrate --portable old-v2.zarr readable-everywhere.zarr
 
 Every group and array is copied with its attributes and metadata. An \
 array's chunks are copied byte for byte under their new keys when the \
@@ -30,15 +34,38 @@ them (v2, the v3 drafts). What the target cannot hold at all is refused \
 before anything is written, naming the node and the feature. After copying, \
 every array of DST is read back and compared with SRC.
 
-DST must not exist or be an empty directory. --dry-run prints the plan (each \
-node's path, kind, action, stored chunks and bytes) and writes nothing.
+Into v3, a warning on stderr names each array that a common v3 reader \
+cannot open: zarr-python 3.1 reads no `struct` (it reads `structured`), \
+raw `r*` or small float types; tensorstore reads no `numcodecs.*` or \
+`vlen-*` codec and no string, bytes or datetime type. --portable \
+re-encodes every array whose codecs are not all core v3 codecs (`bytes`, \
+`transpose`, `gzip`, `zstd`, `blosc`, `crc32c`, `sharding_indexed`) with \
+`bytes` and the source's compressor if it is one of those, else `zstd` \
+(unsharded); it cannot change a data type, so an array whose type a reader \
+lacks, or needs another codec (`string` needs `vlen-utf8`), keeps its codecs \
+and its warning.
+
+DST must not exist or be an empty directory, and neither of SRC and DST may \
+lie inside the other. --dry-run prints the plan (each node's path, kind, \
+action, stored chunks and bytes) and writes nothing.
 
 Until the copy is verified, DST holds the file `zarrkit-migration-unfinished.json`, \
 and zarrkit refuses to open it (info, tree, export), so an interrupted \
 migration is never taken for a complete one. Run the same command again to \
 resume: what is already copied and matches SRC is skipped, the rest is \
 copied, everything is verified, and the file is removed. Or delete DST to \
-start over.";
+start over.
+
+--dry-run --json prints the plan as one object:
+  source, destination, to     the paths and the target format
+  writes_consolidated         whether DST gets consolidated metadata
+  nodes                       each {path, node_type, source_format, action
+                              (create, copy or re-encode), reason and codecs
+                              (for re-encode, else null), notes (what is
+                              adapted), warnings (which common reader
+                              cannot open the result), chunks, bytes
+                              (stored in SRC)}
+  total                       {nodes, groups, arrays, reencoded, chunks, bytes}";
 
 /// Arguments of `zarrkit migrate`.
 #[derive(Debug, Args)]
@@ -53,12 +80,71 @@ pub struct MigrateArgs {
     pub dst: PathBuf,
 
     /// The target format
-    #[arg(long, value_name = "FORMAT", default_value = "v3", value_parser = parse_format)]
+    #[arg(
+        long,
+        value_name = "FORMAT",
+        default_value = "v3",
+        value_parser = FormatParser
+    )]
     pub to: ZarrFormat,
 
     /// Print the plan and write nothing
     #[arg(long)]
     pub dry_run: bool,
+
+    /// With --dry-run, print the plan as JSON (described below)
+    #[arg(long, requires = "dry_run")]
+    pub json: bool,
+
+    /// Into v3, re-encode arrays whose codecs not every current v3 reader
+    /// has (`numcodecs.*`, extension codecs) with core codecs only
+    #[arg(long)]
+    pub portable: bool,
+}
+
+/// Parses `--to`, and gives clap the values to list in `--help`.
+#[derive(Clone, Copy, Debug)]
+struct FormatParser;
+
+impl TypedValueParser for FormatParser {
+    type Value = ZarrFormat;
+
+    fn parse_ref(
+        &self,
+        _cmd: &clap::Command,
+        _arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<ZarrFormat, clap::Error> {
+        let name = value.to_string_lossy();
+        parse_format(&name).map_err(|message| {
+            clap::Error::raw(clap::error::ErrorKind::InvalidValue, format!("{message}\n"))
+        })
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        Some(Box::new(format_values().into_iter()))
+    }
+}
+
+/// The values of `--to`, each with what it is, for `--help`.
+fn format_values() -> Vec<PossibleValue> {
+    ZarrFormat::ALL
+        .iter()
+        .map(|format| {
+            PossibleValue::new(format.name()).help(match format {
+                ZarrFormat::V3 => "Zarr v3 (3.0, 3.1), the default",
+                ZarrFormat::V2 => "Zarr v2 (`.zarray`, `.zgroup`, `.zattrs`)",
+                ZarrFormat::V1 => "Zarr v1 (`meta`, `attrs`): a single array",
+                ZarrFormat::V3Draft2022 => "the v3 draft of 2022-05-25",
+                ZarrFormat::V3Draft2019Json => {
+                    "zarr-python 2.x's experimental v3 (`meta/root/….json`)"
+                }
+                ZarrFormat::V3Draft2019 => "the v3 draft of 2019-06-19",
+                ZarrFormat::V3Draft2019a => "the early 2019 v3 draft",
+                _ => "",
+            })
+        })
+        .collect()
 }
 
 fn parse_format(name: &str) -> Result<ZarrFormat, String> {
@@ -79,9 +165,18 @@ fn parse_format(name: &str) -> Result<ZarrFormat, String> {
 /// chunk cannot be copied, verification fails, or writing to `out` fails.
 pub fn run(args: &MigrateArgs, out: &mut impl Write) -> anyhow::Result<()> {
     let src = open_store(&args.src)?;
+    check_supported(&args.dst)?;
+    check_not_nested(&args.src, &args.dst)?;
     let resuming = check_destination(&args.dst)?;
+    if args.portable && args.to != ZarrFormat::V3 {
+        anyhow::bail!(
+            "--portable applies to v3 only (it chooses codecs every v3 reader has), not `--to {}`",
+            args.to
+        );
+    }
+    let options = PlanOptions::default().portable(args.portable);
     let make_plan = |dst: Arc<dyn Store>| {
-        migrate::plan(Arc::clone(&src), dst, args.to).with_context(|| {
+        migrate::plan_with(Arc::clone(&src), dst, args.to, &options).with_context(|| {
             format!(
                 "cannot migrate `{}` to {} in `{}`",
                 args.src.display(),
@@ -123,6 +218,20 @@ pub fn run(args: &MigrateArgs, out: &mut impl Write) -> anyhow::Result<()> {
             make_plan(open_dst()?)?
         }
     };
+    if args.json {
+        writeln!(
+            out,
+            "{}",
+            serde_json::to_string_pretty(&plan_json(&plan, &args.src, &args.dst))?
+        )?;
+        return Ok(());
+    }
+    // What a common reader cannot open, on stderr, before anything is written.
+    for node in plan.nodes() {
+        for warning in &node.warnings {
+            eprintln!("warning: {}: {warning}", node.path);
+        }
+    }
     if resuming {
         writeln!(
             out,
@@ -184,19 +293,23 @@ pub fn run(args: &MigrateArgs, out: &mut impl Write) -> anyhow::Result<()> {
     }
     writeln!(
         out,
-        "migrated `{}` to {} in `{}`: {} groups, {} arrays ({} copied byte for byte, {} re-encoded), \
-         {} chunks, {} read, {} written; verification passed ({} chunk regions)",
+        "migrated `{}` to {} in `{}`: {}, {} ({} copied byte for byte, {} re-encoded), \
+         {}, {} read, {} written; verification passed ({})",
         args.src.display(),
         plan.to(),
         args.dst.display(),
-        report.groups,
-        report.arrays_copied + report.arrays_reencoded.len() as u64,
+        plural(report.groups, "group", "groups"),
+        plural(
+            report.arrays_copied + report.arrays_reencoded.len() as u64,
+            "array",
+            "arrays"
+        ),
         report.arrays_copied,
         report.arrays_reencoded.len(),
-        report.chunks,
+        plural(report.chunks, "chunk", "chunks"),
         format_bytes(report.bytes_read),
         format_bytes(report.bytes_written),
-        report.chunks_verified,
+        plural(report.chunks_verified, "chunk region", "chunk regions"),
     )?;
     if report.chunks_skipped > 0 {
         writeln!(
@@ -204,6 +317,29 @@ pub fn run(args: &MigrateArgs, out: &mut impl Write) -> anyhow::Result<()> {
             "resumed: {} chunks already copied and matching the source were kept",
             report.chunks_skipped
         )?;
+    }
+    Ok(())
+}
+
+/// Refuses a destination inside the source or a source inside the
+/// destination, compared after resolving `..` and symbolic links: the
+/// migration would copy its own output (`migrate a.zarr a.zarr/sub` wrote
+/// a copy into the source), or write over what it reads.
+fn check_not_nested(src: &Path, dst: &Path) -> anyhow::Result<()> {
+    let (src_full, dst_full) = (resolve(src)?, resolve(dst)?);
+    if dst_full.starts_with(&src_full) {
+        anyhow::bail!(
+            "the destination `{}` is inside the source `{}`: migrate into a directory outside it",
+            dst.display(),
+            src.display()
+        );
+    }
+    if src_full.starts_with(&dst_full) {
+        anyhow::bail!(
+            "the source `{}` is inside the destination `{}`: migrate into a directory outside it",
+            src.display(),
+            dst.display()
+        );
     }
     Ok(())
 }
@@ -263,8 +399,8 @@ fn print_plan(
         );
         if node.kind == zarrkit::NodeKind::Array {
             line.push_str(&format!(
-                ", {} chunks, {}",
-                node.chunks,
+                ", {}, {}",
+                plural(node.chunks, "chunk", "chunks"),
                 format_bytes(node.bytes)
             ));
         }
@@ -281,6 +417,21 @@ fn print_plan(
             writeln!(out, "{:width$}    note: {note}", "")?;
         }
     }
+    let (arrays, reencoded) = count_arrays(plan);
+    writeln!(
+        out,
+        "total: {}, {} ({} copied byte for byte, {reencoded} re-encoded), {}, {}",
+        plural(plan.nodes().len() as u64, "node", "nodes"),
+        plural(arrays as u64, "array", "arrays"),
+        arrays - reencoded,
+        plural(plan.total_chunks(), "chunk", "chunks"),
+        format_bytes(plan.total_bytes())
+    )?;
+    Ok(())
+}
+
+/// The number of arrays in `plan`, and how many of them are re-encoded.
+fn count_arrays(plan: &MigrationPlan) -> (usize, usize) {
     let arrays = plan
         .nodes()
         .iter()
@@ -289,16 +440,52 @@ fn print_plan(
         .clone()
         .filter(|n| matches!(n.action, Action::ReEncode { .. }))
         .count();
-    writeln!(
-        out,
-        "total: {} nodes, {} arrays ({} copied byte for byte, {reencoded} re-encoded), {} chunks, {}",
-        plan.nodes().len(),
-        arrays.clone().count(),
-        arrays.count() - reencoded,
-        plan.total_chunks(),
-        format_bytes(plan.total_bytes())
-    )?;
-    Ok(())
+    (arrays.count(), reencoded)
+}
+
+/// The plan as `--dry-run --json` prints it (see [`AFTER_LONG_HELP`]).
+fn plan_json(plan: &MigrationPlan, src: &Path, dst: &Path) -> serde_json::Value {
+    let nodes: Vec<serde_json::Value> = plan
+        .nodes()
+        .iter()
+        .map(|node| {
+            let (reason, codecs) = match &node.action {
+                Action::ReEncode { reason, codecs } => (Some(reason), Some(codecs)),
+                _ => (None, None),
+            };
+            serde_json::json!({
+                "path": node.path.as_str(),
+                "node_type": match node.kind {
+                    zarrkit::NodeKind::Array => "array",
+                    zarrkit::NodeKind::Group => "group",
+                },
+                "source_format": node.source_format.name(),
+                "action": node.action.name(),
+                "reason": reason,
+                "codecs": codecs,
+                "notes": node.notes,
+                "warnings": node.warnings,
+                "chunks": node.chunks,
+                "bytes": node.bytes,
+            })
+        })
+        .collect();
+    let (arrays, reencoded) = count_arrays(plan);
+    serde_json::json!({
+        "source": src.display().to_string(),
+        "destination": dst.display().to_string(),
+        "to": plan.to().name(),
+        "writes_consolidated": plan.writes_consolidated(),
+        "nodes": nodes,
+        "total": {
+            "nodes": plan.nodes().len(),
+            "groups": plan.nodes().len() - arrays,
+            "arrays": arrays,
+            "reencoded": reencoded,
+            "chunks": plan.total_chunks(),
+            "bytes": plan.total_bytes(),
+        },
+    })
 }
 
 fn progress_bar(total: u64) -> Option<ProgressBar> {

@@ -59,6 +59,7 @@ pub struct Location {
 /// If the target does not exist, no hierarchy contains it, a path component
 /// is not valid UTF-8, or the node path is invalid.
 pub fn locate(target: &Path, explicit_node: Option<&str>) -> anyhow::Result<Location> {
+    check_supported(target)?;
     if let Some(node) = explicit_node {
         check_store_dir(target)?;
         return Ok(Location {
@@ -123,6 +124,22 @@ pub fn locate(target: &Path, explicit_node: Option<&str>) -> anyhow::Result<Loca
     })
 }
 
+/// `path` made absolute with `..`, `.` and symbolic links resolved in the
+/// part of it that exists (the rest, which does not exist yet, appended).
+///
+/// # Errors
+/// If the existing part cannot be resolved.
+pub fn resolve(path: &Path) -> anyhow::Result<PathBuf> {
+    let (existing, rest) = split_existing(path);
+    let existing = existing.with_context(|| format!("cannot resolve `{}`", path.display()))?;
+    let mut full = std::fs::canonicalize(&existing)
+        .with_context(|| format!("cannot resolve `{}`", existing.display()))?;
+    for name in &rest {
+        full.push(name);
+    }
+    Ok(full)
+}
+
 /// The longest prefix of `path` that exists, and the names after it.
 fn split_existing(path: &Path) -> (Option<PathBuf>, Vec<std::ffi::OsString>) {
     let mut rest = Vec::new();
@@ -148,11 +165,52 @@ fn split_existing(path: &Path) -> (Option<PathBuf>, Vec<std::ffi::OsString>) {
     (existing, rest)
 }
 
+/// Refuses, saying what is unsupported, a target that names a kind of store
+/// the CLI cannot open yet: a URL (`https://…`, `s3://…`: remote stores) or
+/// a zip file (`data.zip`, `data.zip/a/b`). Without this they fell through
+/// to "does not exist" or "no Zarr hierarchy", which sends the user looking
+/// for a typo.
+///
+/// # Errors
+/// If `target` is a URL or lies in a zip file.
+pub fn check_supported(target: &Path) -> anyhow::Result<()> {
+    let text = target.to_string_lossy();
+    if let Some((scheme, _)) = text.split_once("://")
+        && !scheme.is_empty()
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+    {
+        bail!(
+            "`{text}` is a URL ({scheme}://), and remote stores are not supported yet: \
+             zarrkit opens local directories only (download the store first)"
+        );
+    }
+    let mut prefix = PathBuf::new();
+    for component in target.components() {
+        prefix.push(component);
+        let is_zip = component
+            .as_os_str()
+            .to_str()
+            .is_some_and(|name| name.to_ascii_lowercase().ends_with(".zip"));
+        // A directory named `x.zip` is an ordinary store.
+        if is_zip && !prefix.is_dir() {
+            bail!(
+                "`{}` is a zip file, and zip stores are not supported yet: zarrkit opens \
+                 local directories only (unzip it first)",
+                prefix.display()
+            );
+        }
+    }
+    Ok(())
+}
+
 /// Checks that `root` is a directory, so that opening a store never creates one.
 ///
 /// # Errors
-/// If it does not exist or is not a directory.
+/// If it does not exist or is not a directory, or is a URL or a zip file.
 pub fn check_store_dir(root: &Path) -> anyhow::Result<()> {
+    check_supported(root)?;
     match std::fs::metadata(root) {
         Ok(m) if m.is_dir() => Ok(()),
         Ok(_) => bail!("store `{}` is not a directory", root.display()),
@@ -194,6 +252,32 @@ pub fn open_store(root: &Path) -> anyhow::Result<Arc<dyn Store>> {
     zarrkit::migrate::check_finished(&store)
         .with_context(|| format!("cannot open store `{}`", root.display()))?;
     Ok(Arc::new(store))
+}
+
+/// Warnings about the consolidated metadata that a read of `node` would
+/// otherwise pass over in silence: the root group's consolidated metadata
+/// is invalid, disagrees with the root's own document, or disagrees with
+/// `node`'s real document (the commands read the real documents; the README
+/// promises a warning). Each is printed on stderr as `warning: …`. Cheap:
+/// it reads the root's documents and `node`'s, not the whole hierarchy.
+pub fn warn_stale_consolidated(store: &Arc<dyn Store>, node: &NodePath) {
+    // A store without a root group (an array at `/`, v1, tensorstore's
+    // stores) has no consolidated metadata to go stale.
+    let Ok(mut root) = zarrkit::Group::open(Arc::clone(store), "/") else {
+        return;
+    };
+    if root.is_consolidated() && !node.is_root() {
+        // Records a warning when the entry and the document disagree.
+        let _ = root.open_node_checked(node.as_str());
+    }
+    for warning in root.warnings() {
+        eprintln!("warning: {warning}");
+    }
+}
+
+/// `n` and the noun in the right number: `1 group`, `2 groups`.
+pub fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// The warnings for the symbolic links that listings of the stores opened

@@ -1,6 +1,6 @@
 //! The library's layering: which top-level module may import which.
 //!
-//! `../shared/STYLE.md`, "The data path": "The layers import downwards only:
+//! `STYLE.md`, "The data path": "The layers import downwards only:
 //! `store` ← `metadata` ← `format`, `codec` ← `array` ← `group` ← `migrate`
 //! ← CLI". This test reads every file under `zarrkit/src/`, collects the
 //! top-level modules each one names through `crate::…` paths (in `use`

@@ -1622,3 +1622,199 @@ fn issue_10_an_edge_chunk_declared_huge_decodes_only_what_the_array_holds() {
         "{err:?}"
     );
 }
+
+/// Issue #15: migrating a v2 `|O` array to v3 failed with "invalid
+/// metadata in `json/zarr.json`", a key the source does not have: the
+/// planner wrote the target's document to its scratch store, and the error
+/// of reading it back (v3 has no data type `object`) named that scratch key.
+/// The plan now refuses the node by path, naming the source's document.
+#[test]
+fn issue_15_migrate_names_the_source_document_of_a_data_type_the_target_lacks() {
+    let src: Arc<dyn Store> =
+        Arc::new(FilesystemStore::new(fixture("v2/objects/objects.zarr")).unwrap());
+    let err = zarrkit::migrate::plan(src, Arc::new(MemoryStore::new()), ZarrFormat::V3)
+        .expect_err("v3 has no `object` data type");
+    let text = error_chain(&err);
+    assert!(
+        text.starts_with(
+            "`/json` cannot be migrated to v3: its data type `object` (from `json/.zarray`) \
+             does not read back: "
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("zarr.json"), "{text}");
+}
+
+/// Issue #15: migrating a v2 array whose `fill_value` is `null` (or `0` on
+/// an object array) noted "dropped the field `fill_value`" and then wrote a
+/// `fill_value`: v2 keeps that marker as an ignorable field, which v3
+/// cannot hold, and the generic note for dropped fields was printed. The
+/// note now says which fill value the target gets, and it is the one
+/// written.
+#[test]
+fn issue_15_migrate_notes_the_fill_value_a_v2_marker_becomes() {
+    let mut vlen = zarray("|O", json!(0));
+    vlen["filters"] = json!([{ "id": "vlen-utf8" }]);
+    for (name, document) in [("null", zarray("<i2", Value::Null)), ("object 0", vlen)] {
+        let src = memory_store(&[(".zarray", document)]);
+        let dst: Arc<dyn Store> = Arc::new(MemoryStore::new());
+        let plan = zarrkit::migrate::plan(src, Arc::clone(&dst), ZarrFormat::V3)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let notes = &plan.nodes()[0].notes;
+        assert!(
+            notes.iter().all(|n| !n.contains("dropped the field")),
+            "{name}: {notes:?}"
+        );
+        let note = notes
+            .iter()
+            .find_map(|n| n.strip_prefix("the v2 fill value `"))
+            .unwrap_or_else(|| panic!("{name}: {notes:?}"));
+        let (_, rest) = note.split_once("` becomes ").unwrap();
+        let (noted, _) = rest.split_once(", which the target writes").unwrap();
+        zarrkit::migrate::migrate(&plan, &mut |_| {}).unwrap();
+        let written: Value = serde_json::from_slice(
+            &dst.get(&StoreKey::new("zarr.json").unwrap(), None)
+                .unwrap()
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(
+            serde_json::from_str::<Value>(noted).unwrap(),
+            written["fill_value"],
+            "{name}: {notes:?}"
+        );
+    }
+}
+
+/// Issue #15: a migration into v3 wrote arrays that common readers cannot
+/// open, in silence. `migrate::reader_warnings` names, per reader, what it
+/// lacks: zarr-python 3.1 has no `struct` (it reads `structured`), and
+/// tensorstore no `numcodecs.*` codec, also inside a shard.
+#[test]
+fn issue_15_reader_warnings_name_what_zarr_python_and_tensorstore_lack() {
+    use zarrkit::metadata::{ExtensionObject, StructField};
+    use zarrkit::migrate::reader_warnings;
+    let path = zarrkit::NodePath::new("/a").unwrap();
+    let point = DataType::Struct(vec![
+        StructField::new("x", DataType::Float32),
+        StructField::new("id", DataType::UInt16),
+    ]);
+    let records = zarrkit::ArrayBuilder::new(&[4], point, &[2])
+        .build_metadata(&path)
+        .unwrap();
+    assert_eq!(
+        reader_warnings(&records),
+        ["zarr-python 3.1 cannot read the data type `struct`"]
+    );
+    let mut sharded = zarrkit::ArrayBuilder::new(&[4], DataType::Float64, &[4])
+        .build_metadata(&path)
+        .unwrap();
+    let config = |v: Value| match v {
+        Value::Object(map) => map,
+        _ => unreachable!(),
+    };
+    sharded.codecs = vec![ExtensionObject::with_configuration(
+        "sharding_indexed",
+        config(json!({
+            "chunk_shape": [2],
+            "codecs": [
+                { "name": "bytes", "configuration": { "endian": "little" } },
+                { "name": "numcodecs.zlib", "configuration": { "level": 1 } }
+            ],
+            "index_codecs": [{ "name": "bytes", "configuration": { "endian": "little" } }],
+            "index_location": "end"
+        })),
+    )];
+    assert_eq!(
+        reader_warnings(&sharded),
+        ["tensorstore cannot read the codec `numcodecs.zlib`"]
+    );
+    let plain = zarrkit::ArrayBuilder::new(&[4], DataType::Float64, &[4])
+        .build_metadata(&path)
+        .unwrap();
+    assert!(reader_warnings(&plain).is_empty());
+}
+
+/// Issue #15, `--portable`: an array whose codecs are not all core v3
+/// codecs is re-encoded into `bytes` and its compressor when that is a core
+/// one, and a data type that needs a non-core codec (`string` needs
+/// `vlen-utf8`) keeps its chain rather than being re-encoded for nothing.
+#[test]
+fn issue_15_portable_plans_reencode_only_into_core_codecs() {
+    use zarrkit::migrate::{Action, PlanOptions, plan_with};
+    let src: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    zarrkit::Group::create_as(Arc::clone(&src), "/", ZarrFormat::V2, JsonMap::new()).unwrap();
+    let zlib = Array::builder(&[6], DataType::Int16, &[3])
+        .format(ZarrFormat::V2)
+        .codecs_metadata(vec![
+            zarrkit::metadata::ExtensionObject::with_configuration(
+                "bytes",
+                match json!({ "endian": "little" }) {
+                    Value::Object(map) => map,
+                    _ => unreachable!(),
+                },
+            ),
+            zarrkit::metadata::ExtensionObject::with_configuration(
+                "numcodecs.zlib",
+                match json!({ "level": 1 }) {
+                    Value::Object(map) => map,
+                    _ => unreachable!(),
+                },
+            ),
+        ])
+        .create(Arc::clone(&src), "/zlib")
+        .unwrap();
+    zlib.write_region(&Region::whole(&[6]), &[1i16, 2, 3, 4, 5, 6])
+        .unwrap();
+    let names = Array::builder(&[2], DataType::String, &[2])
+        .format(ZarrFormat::V2)
+        .create(Arc::clone(&src), "/names")
+        .unwrap();
+    names
+        .write_strings(&Region::whole(&[2]), &["a", "b"])
+        .unwrap();
+    let options = PlanOptions::default().portable(true);
+    let dst: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let plan = plan_with(Arc::clone(&src), Arc::clone(&dst), ZarrFormat::V3, &options).unwrap();
+    let node = |path: &str| {
+        plan.nodes()
+            .iter()
+            .find(|n| n.path.as_str() == path)
+            .unwrap()
+    };
+    assert_eq!(
+        node("/zlib").action,
+        Action::ReEncode {
+            reason: "--portable: not every v3 reader has the codec `numcodecs.zlib`".into(),
+            codecs: vec!["bytes".into(), "zstd".into()],
+        }
+    );
+    assert!(
+        node("/zlib").warnings.is_empty(),
+        "{:?}",
+        node("/zlib").warnings
+    );
+    assert_eq!(node("/names").action, Action::CopyChunks);
+    assert_eq!(
+        node("/names").warnings,
+        ["tensorstore cannot read the data type `string` or the codec `vlen-utf8`"]
+    );
+    zarrkit::migrate::migrate(&plan, &mut |_| {}).unwrap();
+    let read: Vec<i16> = Array::open(dst, "/zlib")
+        .unwrap()
+        .read_region(&Region::whole(&[6]))
+        .unwrap();
+    assert_eq!(read, [1, 2, 3, 4, 5, 6]);
+    // Without the option, the chain is kept, with tensorstore's warning.
+    let plan = zarrkit::migrate::plan(src, Arc::new(MemoryStore::new()), ZarrFormat::V3).unwrap();
+    let zlib = plan
+        .nodes()
+        .iter()
+        .find(|n| n.path.as_str() == "/zlib")
+        .unwrap();
+    assert_eq!(zlib.action, Action::CopyChunks);
+    assert_eq!(
+        zlib.warnings,
+        ["tensorstore cannot read the codec `numcodecs.zlib`"]
+    );
+}
