@@ -1,7 +1,7 @@
 """Writes the codec interop vectors in testdata/codecs/ with numcodecs.
 
 Each vector is the encoding of known data by the numcodecs reference
-implementation; zarrkit/tests/it/codecs.rs decodes them and compares with
+implementation; zarrkit/tests/it/codecs/vectors.rs decodes them and compares with
 the same data, computed there by the same formulas.
 
 Run from the repository root, in a venv with numcodecs and numpy:

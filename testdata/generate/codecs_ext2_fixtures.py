@@ -21,7 +21,7 @@ gzip), with the `zarr.json` that reads it through `n5_default` beside its
 `attributes.json` (the README's "Compatibility notes", "Storage").
 
 The values are `arange(n) * 0.25 - 2` (float32) and `arange(n) * 3 + 1`
-(uint16) in C order; zarrkit/tests/it/codecs_ext2.rs checks them.
+(uint16) in C order; zarrkit/tests/it/codecs/ext_compression.rs checks them.
 """
 
 import json

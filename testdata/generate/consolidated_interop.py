@@ -5,7 +5,7 @@ Usage:
   consolidated_interop.py write DIR   zarr-python writes a small hierarchy in
                                       v2 (DIR/v2.zarr) and v3 (DIR/v3.zarr) and
                                       consolidates it with zarr.consolidate_metadata;
-                                      zarrkit reads it (zarrkit/tests/it/consolidated.rs).
+                                      zarrkit reads it (zarrkit/tests/it/formats/consolidated.rs).
   consolidated_interop.py read DIR    zarr.open_consolidated reads DIR/v2.zarr and
                                       DIR/v3.zarr, which zarrkit wrote and consolidated,
                                       and prints what it found as JSON; exits 1 if

@@ -3,7 +3,7 @@ the manifest update.
 
 The manifest (testdata/fixtures.toml) records, per array, the data type (the
 model's v3 name), the shape and the SHA-256 of its values as little-endian
-C-order bytes; the corpus test (zarrkit/tests/it/corpus.rs) checks them
+C-order bytes; the corpus test (zarrkit/tests/it/interop/corpus.rs) checks them
 through every store backend. Each script replaces only the entries of its own
 stores, so the scripts of other formats keep theirs.
 """

@@ -2,7 +2,7 @@
 
 `write DIR`: zarr-python writes `numpy.datetime64`/`numpy.timedelta64`
 arrays and tensorstore a `bfloat16` array; zarrkit reads them
-(zarrkit/tests/it/ext_dtypes.rs checks the values).
+(zarrkit/tests/it/data_types/extension.rs checks the values).
 
 `read DIR`: reads the arrays zarrkit wrote under DIR (`dt`, `td`, `bf`) and
 prints, as JSON, zarr-python's NumPy dtype, fill value and elements as

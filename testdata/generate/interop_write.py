@@ -13,7 +13,7 @@ Writes, under OUT_DIR:
 The matrix covers every data type, every codec and option, every chunk key
 encoding, partial edge chunks, 0-d and zero-length arrays, missing chunks,
 every form of fill value, dimension names with nulls and attributes.
-zarrkit's interop test (zarrkit/tests/it/interop.rs) runs this script and
+zarrkit's interop test (zarrkit/tests/it/interop/matrix.rs) runs this script and
 checks that zarrkit reads every node exactly. Before writing the manifest,
 this script reads every array back with the library that wrote it, so a
 mismatch found later is zarrkit's.

@@ -9,7 +9,7 @@ extension's "Compatibility notes" describe) and tensorstore reads the
 blocks zarrkit writes.
 
 Each case's values are `arange(n) * step + offset` in C order, so the
-Rust test (zarrkit/tests/it/codecs_ext2.rs) computes them too.
+Rust test (zarrkit/tests/it/codecs/ext_compression.rs) computes them too.
 
 `write DIR`: tensorstore writes each case under DIR/<name>.
 `read DIR`: prints, as JSON, tensorstore's reading of each DIR/<name>

@@ -6,7 +6,7 @@ For each case: <name>.in.bin (the input array's bytes, little-endian),
 of that, little-endian), and an entry in manifest.json with the v3 codec
 (zarr-python 3.1's `numcodecs.<id>` name and configuration), the input
 dtype and shape, and the NumPy type of the encoding (`null` for byte codecs).
-zarrkit/tests/it/v2_filters.rs encodes each input and decodes each output
+zarrkit/tests/it/codecs/numcodecs.rs encodes each input and decodes each output
 and compares byte for byte.
 
 Run from the repository root, in a venv with numcodecs and numpy:

@@ -1,6 +1,6 @@
 """Writes the numcodecs compressor vectors in testdata/codecs/numcodecs/.
 
-Each vector is numcodecs' encoding of known data; zarrkit/tests/it/v2.rs
+Each vector is numcodecs' encoding of known data; zarrkit/tests/it/formats/v2.rs
 decodes every one and compares with the same data, computed there by the
 same formula, and checks which of zarrkit's encodings are byte-identical.
 

@@ -12,7 +12,7 @@ are written here by hand with numpy: the `zarr.json` documents use the grids
 of the README's examples verbatim, and the chunks are cut from the array by
 the README's indexing rule (cumulative sums of the edge lengths), padded
 with the fill value past the array's edge. That is an implementation
-independent of zarrkit's, which the corpus test (zarrkit/tests/it/corpus.rs)
+independent of zarrkit's, which the corpus test (zarrkit/tests/it/interop/corpus.rs)
 checks against the recorded SHA-256 of the values (little-endian, C order).
 """
 

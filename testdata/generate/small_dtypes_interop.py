@@ -9,7 +9,7 @@ out: tensorstore 0.1.86 stores 1.0 as 0x3f, not the 0x7f of the
 specification (bias 127) and ml_dtypes.
 
 `write DIR`: tensorstore writes each type's VALUES under DIR/<name>
-(zarrkit/tests/it/small_dtypes.rs checks what zarrkit reads).
+(zarrkit/tests/it/data_types/small.rs checks what zarrkit reads).
 `read DIR`: prints, as JSON, tensorstore's reading of DIR/<name> as floats
 or integers (zarrkit wrote them).
 """

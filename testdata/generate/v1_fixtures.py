@@ -23,7 +23,7 @@ Every v1 store is a single array, so each fixture is its own store, opened
 at `/`. Some chunks are left unwritten, so the fill value shows. The
 manifest records the data type (by its v3 name), the shape and the SHA-256
 of the values as little-endian C-order bytes, which the corpus test
-(zarrkit/tests/it/corpus.rs) checks through every store backend.
+(zarrkit/tests/it/interop/corpus.rs) checks through every store backend.
 
 Note that zarr 1.x itself wrote the chunks of F-order arrays in C order
 for every compressor but blosc; these fixtures follow the spec (F order is

@@ -12,7 +12,7 @@ Usage:
 The manifest is a list of {"name", "dtype", "shape", "fill_value" (a
 string for non-finite floats), "attributes", "values" (base64 of the
 little-endian C-order bytes)}; zarrkit writes the same manifest for the
-arrays it writes (zarrkit/tests/it/v1.rs). Prints one line per array.
+arrays it writes (zarrkit/tests/it/formats/v1.rs). Prints one line per array.
 
 zarr 1.1.0 imports `collections.MutableMapping`, which Python 3.10
 removed, so it is aliased to `collections.abc.MutableMapping` first.

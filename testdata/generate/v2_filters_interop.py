@@ -8,7 +8,7 @@ bytes zarr-python reads back and DIR/manifest.json listing the cases.
 wrote from the same metadata and expected values) and checks every element;
 for cases without a compressor (v2) or without zlib (v3) it also checks that
 zarrkit's chunk files equal zarr-python's byte for byte. Run by
-zarrkit/tests/it/v2_filters.rs.
+zarrkit/tests/it/codecs/numcodecs.rs.
 """
 
 import json

@@ -9,7 +9,7 @@ Run from the repository root with a Python that has the pinned zarr
 Each array is written by zarr-python 3.1 with zarr_format=2. One document
 is then rewritten the way Python's `json` module writes a NaN fill value
 (the bare, non-standard token `NaN`), as zarr-python 2.x and other writers
-left it. The corpus test (zarrkit/tests/it/corpus.rs) checks the data type
+left it. The corpus test (zarrkit/tests/it/interop/corpus.rs) checks the data type
 (by its v3 name), shape and SHA-256 of the values as little-endian C-order
 bytes through every store backend.
 """

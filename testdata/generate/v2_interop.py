@@ -4,7 +4,7 @@
 Usage:
   v2_interop.py write DIR   zarr-python writes the v2 matrix under DIR/zarr-python.zarr
                             and DIR/manifest.json; zarrkit reads it
-                            (zarrkit/tests/it/v2.rs).
+                            (zarrkit/tests/it/formats/v2.rs).
   v2_interop.py read DIR    zarr-python and tensorstore read what zarrkit wrote, as
                             listed in DIR/manifest.json. Exits 1 listing every mismatch.
 

@@ -1,6 +1,6 @@
 """Zarr v2 object arrays (`|O`) with the numcodecs object codecs
 `vlen-array`, `json2` and `msgpack2`, and the `categorize` filter, between
-zarr-python 2.18 and zarrkit (zarrkit/tests/it/v2_objects.rs).
+zarr-python 2.18 and zarrkit (zarrkit/tests/it/data_types/objects.rs).
 
 zarr-python 3.1 cannot make these arrays (it resolves `dtype=object` only
 to its string and bytes types), so the arrays zarr-python writes are made

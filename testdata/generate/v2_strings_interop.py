@@ -7,7 +7,7 @@ Usage (with either zarr-python; the mode says what it does):
   v2_strings_interop.py write DIR   the running zarr-python writes every case under
                                     DIR/store and DIR/manifest.json (with zarr-python
                                     3.1, tensorstore writes `|S` and structured arrays
-                                    too); zarrkit reads it (zarrkit/tests/it/v2_strings.rs).
+                                    too); zarrkit reads it (zarrkit/tests/it/data_types/strings_v2.rs).
   v2_strings_interop.py read DIR    the running zarr-python (and tensorstore, if
                                     installed) reads what zarrkit wrote, as listed in
                                     DIR/manifest.json. Exits 1 listing every mismatch.

@@ -8,7 +8,7 @@ tensorstore (scripts/requirements.txt):
 Each fixture is a small store written by a real implementation. The
 manifest (testdata/fixtures.toml) records, per array, the data type, the
 shape and the SHA-256 of its values as little-endian C-order bytes, which the
-corpus test (zarrkit/tests/it/corpus.rs) checks through every store backend.
+corpus test (zarrkit/tests/it/interop/corpus.rs) checks through every store backend.
 """
 
 import hashlib

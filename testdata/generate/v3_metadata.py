@@ -2,7 +2,7 @@
 
 Each document is copied byte for byte from an array or group that a
 reference implementation created, so the Rust tests parse exactly what
-real writers produce (tests/it/formats.rs parses every file there).
+real writers produce (tests/it/formats/documents.rs parses every file there).
 
 Run from anywhere, with a Python that has the pinned versions installed:
 

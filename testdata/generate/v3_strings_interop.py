@@ -1,7 +1,7 @@
 """Interop for the v3 string, byte-string and struct data types (issue #5).
 
 `write DIR`: zarr-python 3.1 and tensorstore write arrays under DIR that
-zarrkit reads (zarrkit/tests/it/v3_strings.rs checks every element):
+zarrkit reads (zarrkit/tests/it/data_types/strings_v3.rs checks every element):
 
 - `s_zstd`, `s_gzip`, `s_blosc`: `string` (`vlen-utf8` then a compressor),
   shape 5x3 in 2x2 chunks with fill value "fill"; rows 0..3 written, so

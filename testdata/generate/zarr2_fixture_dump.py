@@ -1,5 +1,5 @@
 """zarr-python 2.18's reading of every array under a directory, for
-zarrkit/tests/it/zarr2_fixture.rs (issue #9).
+zarrkit/tests/it/interop/zarr2_fixture.rs (issue #9).
 
 Usage: python zarr2_fixture_dump.py ROOT OUT
 

@@ -5,12 +5,12 @@ wraps) compresses without its header when given `write_header=False`: that
 is the stored form of the v3 `zfp` codec (extension README, "Differences
 from `numcodecs.zfpy`"). zfpy has the three modes numcodecs exposes
 (fixed accuracy, rate and precision); `reversible` and `expert` are
-tested by round trips and error bounds in zarrkit/src/codec/zfp.rs.
+tested by round trips and error bounds in zarrkit/src/codec/ext/zfp.rs.
 
 For each case this writes testdata/codecs/zfp/<case>.input (the array's
 elements, little endian, C order), <case>.zfp (zfpy's stream) and
 <case>.decoded (zfpy's decoding of that stream).
-zarrkit/tests/it/codecs_ext2.rs checks that zarrkit encodes the input to
+zarrkit/tests/it/codecs/ext_compression.rs checks that zarrkit encodes the input to
 the same bytes and decodes the stream to the same values.
 
 Run with the interop virtualenv (scripts/requirements.txt pins zfpy):

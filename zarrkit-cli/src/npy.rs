@@ -8,7 +8,7 @@
 //! data after it starts at a multiple of 64 bytes.
 
 use anyhow::bail;
-use zarrkit::metadata::DataType;
+use zarrkit::metadata::{DataType, numpy};
 
 /// The alignment of the data that NumPy itself writes.
 const ALIGNMENT: usize = 64;
@@ -41,31 +41,14 @@ pub fn descr(data_type: &DataType) -> anyhow::Result<String> {
     })
 }
 
-/// The NumPy type string of a non-struct data type.
+/// The NumPy type string of a non-struct data type, little-endian, from
+/// the library's one NumPy table (`zarrkit::metadata::numpy`); an error for
+/// the types a `.npy` file cannot hold.
 fn type_string(data_type: &DataType) -> anyhow::Result<String> {
-    Ok(match data_type {
-        DataType::Bool => "|b1".to_string(),
-        DataType::Int8 => "|i1".to_string(),
-        DataType::Int16 => "<i2".to_string(),
-        DataType::Int32 => "<i4".to_string(),
-        DataType::Int64 => "<i8".to_string(),
-        DataType::UInt8 => "|u1".to_string(),
-        DataType::UInt16 => "<u2".to_string(),
-        DataType::UInt32 => "<u4".to_string(),
-        DataType::UInt64 => "<u8".to_string(),
-        DataType::Float16 => "<f2".to_string(),
-        DataType::Float32 => "<f4".to_string(),
-        DataType::Float64 => "<f8".to_string(),
-        DataType::Complex64 => "<c8".to_string(),
-        DataType::Complex128 => "<c16".to_string(),
-        DataType::RawBits(bits) => format!("|V{}", bits / 8),
-        DataType::FixedBytes(n) => format!("|S{n}"),
-        DataType::FixedUtf32(n) => format!("<U{}", n / 4),
-        DataType::NumpyDateTime64 { .. } | DataType::NumpyTimeDelta64 { .. } => {
-            zarrkit::format::v2::dtype_to_string(data_type, false)
-        }
-        other => bail!("data type `{other}` has no NumPy equivalent"),
-    })
+    if !numpy::has_type_string(data_type) {
+        bail!("data type `{data_type}` has no NumPy equivalent");
+    }
+    Ok(numpy::type_string(data_type, false))
 }
 
 /// A Python string literal: single-quoted, with quotes, backslashes and

@@ -2,7 +2,7 @@
 
 use crate::codec::CodecError;
 use crate::metadata::{DataType, MetadataError};
-use crate::node::{NodePath, NodePathError};
+use crate::metadata::{NodePath, NodePathError};
 use crate::store::{StoreError, StoreKey};
 
 /// What kind of node was found where another was expected.

@@ -21,12 +21,23 @@
 //!
 //! # Layers
 //!
+//! Each layer imports only the layers before it in this list (a test,
+//! `tests/it/architecture.rs`, fails on an import against it):
+//!
 //! - [`store`]: bytes under keys, knowing nothing about Zarr.
-//! - [`metadata`]: the one internal, v3-shaped model of arrays and groups.
+//! - [`metadata`]: the one internal, v3-shaped model of arrays and groups,
+//!   [`NodePath`], and the v3 JSON forms of extension objects and fill
+//!   values ([`metadata::json`]), which codecs and formats share.
+//! - [`codec`]: array→array, array→bytes and bytes→bytes codecs by family
+//!   ([`codec::core`], [`codec::ext`], [`codec::numcodecs`],
+//!   [`codec::object`]) and the chain.
+//! - [`Error`]: the library's error, wrapping the store, model and codec
+//!   errors.
 //! - [`format`](mod@format): each Zarr format's documents and key layouts ↔ the model.
-//! - [`codec`]: array→array, array→bytes and bytes→bytes codecs and the chain.
-//! - [`array`](mod@array), [`group`], [`node`]: regions, planned parallel reads and
-//!   writes, and the hierarchy.
+//! - [`node`]: opening, listing and erasing any node.
+//! - [`array`](mod@array), [`consolidate`], [`group`], [`migrate`]: regions,
+//!   planned parallel reads and writes, consolidated metadata, the
+//!   hierarchy, and migration between formats.
 
 #![deny(unsafe_code)]
 #![warn(missing_docs)]

@@ -15,6 +15,7 @@ pub use region::Region;
 
 use crate::codec::{ChunkRepr, Codec, CodecChain, CodecError};
 use crate::error::{Error, NodeKind};
+use crate::format::draft_dtypes::DraftReadOptions;
 use crate::format::{self, ChunkLayout, ZarrFormat};
 use crate::metadata::{
     ArrayMetadata, ChunkEdgeLengths, ChunkGrid, DataType, FillValue, JsonMap, NodeMetadata,
@@ -75,7 +76,56 @@ impl Array {
     /// [`Error::Codecs`] for an invalid codec chain.
     pub fn open(store: Arc<dyn Store>, path: &str) -> Result<Self, Error> {
         let path = NodePath::new(path)?;
-        match format::read_node(store.as_ref(), &path)? {
+        let found = format::read_node(store.as_ref(), &path)?;
+        Self::from_found(store, path, found)
+    }
+
+    /// Opens the array at `path` of a v3 draft hierarchy (May 2022, June or
+    /// early 2019, zarr-python 2.x's layout) with `options`: with
+    /// [`DraftReadOptions::allowing_fallback`], an array whose data type
+    /// extension zarrkit does not know opens with the first known `fallback`.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use zarrkit::store::{MemoryStore, Store, StoreKey};
+    /// use zarrkit::{Array, format::draft_dtypes::DraftReadOptions};
+    /// # let store = Arc::new(MemoryStore::new());
+    /// # let put = |k: &str, v: &str| store.set(&StoreKey::new(k).unwrap(), v.as_bytes()).unwrap();
+    /// # put("zarr.json", r#"{"zarr_format": "https://purl.org/zarr/spec/core/3.0",
+    /// #     "metadata_encoding": {"type": "json"}, "extensions": []}"#);
+    /// # put("meta/t.array.json", r#"{"shape": [2], "chunk_grid": {"type": "regular",
+    /// #     "chunk_shape": [2], "separator": "/"}, "chunk_memory_layout": "C", "fill_value": 0,
+    /// #     "data_type": {"extension": "https://example.org/dt/angle", "type": "deg16",
+    /// #                   "fallback": ["float8", "int16"]}, "extensions": [], "attributes": {}}"#);
+    /// let array = Array::open_draft(store.clone(), "/t", DraftReadOptions::allowing_fallback())?;
+    /// assert_eq!(array.data_type(), &zarrkit::metadata::DataType::Int16);
+    /// assert!(Array::open_draft(store, "/t", DraftReadOptions::default()).is_err());
+    /// # Ok::<(), zarrkit::Error>(())
+    /// ```
+    ///
+    ///
+    /// # Errors
+    /// [`Error::NodeNotFound`] when no draft has a node at `path`,
+    /// [`Error::WrongNodeKind`] for a group, or the errors of reading the
+    /// document and of [`Array::from_metadata`].
+    pub fn open_draft(
+        store: Arc<dyn Store>,
+        path: &str,
+        options: DraftReadOptions,
+    ) -> Result<Self, Error> {
+        let path = NodePath::new(path)?;
+        let found = format::draft_dtypes::read_node(store.as_ref(), &path, options)?;
+        Self::from_found(store, path, found)
+    }
+
+    /// The array of a node read at `path`: an error when there is none or
+    /// it is a group.
+    fn from_found(
+        store: Arc<dyn Store>,
+        path: NodePath,
+        found: Option<(ZarrFormat, NodeMetadata)>,
+    ) -> Result<Self, Error> {
+        match found {
             None => Err(Error::NodeNotFound { path }),
             Some((_, NodeMetadata::Group(_))) => Err(Error::WrongNodeKind {
                 path,

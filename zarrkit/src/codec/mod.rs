@@ -6,62 +6,58 @@
 //! Decoded chunks are the C-order bytes of their elements in native byte
 //! order ([`ChunkRepr`] says their shape and type).
 //!
-//! To add a codec: write `codec/<spec-name>.rs` with a `create` function,
-//! and add one line to [`registry`].
+//! Codecs are grouped by family: [`core`] (the v3 core codecs),
+//! [`ext`] (registered v3 extensions), [`numcodecs`] (numcodecs' compressors
+//! and filters) and [`object`] (numcodecs' object codecs for v2 `|O`
+//! arrays), beside the machinery: the chain, the [`registry`] and
+//! [`partial`] decoding. Each codec is also exported at `codec::<name>`.
+//!
+//! To add a codec: write `codec/<family>/<spec-name>.rs` with a `create`
+//! function, and add one line to [`registry`].
 
-pub mod astype;
-pub mod bitround;
-pub mod bitround_v3;
-#[cfg(feature = "blosc")]
-#[allow(unsafe_code)]
-pub mod blosc;
+pub mod core;
+pub mod ext;
+pub mod numcodecs;
+pub mod object;
+
 #[cfg(any(feature = "gzip", feature = "zlib", feature = "bz2", feature = "lzma"))]
 mod bounded;
-pub mod bytes;
-#[cfg(feature = "bz2")]
-pub mod bz2;
-pub mod cast_value;
-pub mod categorize;
 mod chain;
-pub mod checksums;
-pub mod conditional;
 pub(crate) mod copy;
-#[cfg(feature = "crc32c")]
-pub mod crc32c;
-pub mod delta;
-pub mod fixedscaleoffset;
-#[cfg(feature = "gzip")]
-pub mod gzip;
-pub mod json2;
-#[cfg(feature = "lz4")]
-pub mod lz4;
-#[cfg(feature = "lzma")]
-pub mod lzma;
-#[cfg(feature = "msgpack")]
-pub mod msgpack2;
-pub mod n5_default;
 pub mod numpy_dtype;
-pub mod packbits;
-pub mod packbits_v3;
 pub mod partial;
-pub mod pickle;
-pub mod quantize;
 pub mod registry;
-pub mod reshape;
-pub mod scale_offset;
-pub mod sharding;
-pub mod shuffle;
-pub mod struct_bytes;
-pub mod transpose;
-pub mod vlen;
-pub mod vlen_array;
-#[cfg(feature = "zfp")]
-#[allow(unsafe_code)]
-pub mod zfp;
-#[cfg(feature = "zlib")]
-pub mod zlib;
+
+// Every codec at its path from before the families (`codec::zstd`,
+// `codec::bitround_v3`, …), so code written against them keeps working.
+#[cfg(feature = "blosc")]
+pub use self::core::blosc;
+#[cfg(feature = "crc32c")]
+pub use self::core::crc32c;
+#[cfg(feature = "gzip")]
+pub use self::core::gzip;
 #[cfg(feature = "zstd")]
-pub mod zstd;
+pub use self::core::zstd;
+pub use self::core::{bytes, sharding, struct_bytes, transpose};
+pub use ext::bitround as bitround_v3;
+pub use ext::packbits as packbits_v3;
+#[cfg(feature = "zfp")]
+pub use ext::zfp;
+pub use ext::{cast_value, conditional, n5_default, reshape, scale_offset, vlen};
+#[cfg(feature = "bz2")]
+pub use numcodecs::bz2;
+#[cfg(feature = "lz4")]
+pub use numcodecs::lz4;
+#[cfg(feature = "lzma")]
+pub use numcodecs::lzma;
+#[cfg(feature = "zlib")]
+pub use numcodecs::zlib;
+pub use numcodecs::{
+    astype, bitround, categorize, checksums, delta, fixedscaleoffset, packbits, quantize, shuffle,
+};
+#[cfg(feature = "msgpack")]
+pub use object::msgpack2;
+pub use object::{json2, pickle, vlen_array};
 
 pub use chain::CodecChain;
 pub use partial::{BytesRangeReader, ChunkBox};

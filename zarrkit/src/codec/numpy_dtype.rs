@@ -7,7 +7,7 @@
 //! codec after them how to serialise (see `format/v2.rs`).
 
 use super::{ChunkRepr, CodecError};
-use crate::metadata::{DataType, FillValue};
+use crate::metadata::{DataType, FillValue, numpy};
 use half::f16;
 
 /// A fixed-size numeric NumPy type: the model's data type and its byte order.
@@ -32,22 +32,8 @@ impl NumpyDtype {
                 "`{field}` is `{text}`, expected a fixed-size numeric NumPy type such as \"<i4\""
             ),
         };
-        let named = match text {
-            "bool" => Some(DataType::Bool),
-            "int8" => Some(DataType::Int8),
-            "int16" => Some(DataType::Int16),
-            "int32" => Some(DataType::Int32),
-            "int64" => Some(DataType::Int64),
-            "uint8" => Some(DataType::UInt8),
-            "uint16" => Some(DataType::UInt16),
-            "uint32" => Some(DataType::UInt32),
-            "uint64" => Some(DataType::UInt64),
-            "float16" => Some(DataType::Float16),
-            "float32" => Some(DataType::Float32),
-            "float64" => Some(DataType::Float64),
-            _ => None,
-        };
-        if let Some(data_type) = named {
+        // Names such as `int32` mean the little-endian type.
+        if let Some(data_type) = DataType::from_name(text).filter(is_real_number) {
             return Ok(Self {
                 data_type,
                 big_endian: false,
@@ -59,20 +45,17 @@ impl NumpyDtype {
             Some(b'|') => (false, &text[1..]),
             _ => (false, text),
         };
-        let data_type = match rest {
-            "b1" | "?" => DataType::Bool,
-            "i1" => DataType::Int8,
-            "i2" => DataType::Int16,
-            "i4" => DataType::Int32,
-            "i8" => DataType::Int64,
-            "u1" => DataType::UInt8,
-            "u2" => DataType::UInt16,
-            "u4" => DataType::UInt32,
-            "u8" => DataType::UInt64,
-            "f2" => DataType::Float16,
-            "f4" => DataType::Float32,
-            "f8" => DataType::Float64,
-            _ => return Err(bad()),
+        // The kind and size through NumPy's one table (`metadata::numpy`),
+        // spelled exactly as it writes them (`i4`, not `i04`); `?` is bool.
+        let data_type = if rest == "?" {
+            DataType::Bool
+        } else {
+            let mut chars = rest.chars();
+            let kind = chars.next().ok_or_else(bad)?;
+            let size = chars.as_str().parse().map_err(|_| bad())?;
+            numpy::data_type_of(kind, size)
+                .filter(|t| is_real_number(t) && numpy::type_string(t, false)[1..] == *rest)
+                .ok_or_else(bad)?
         };
         let big_endian = big_endian && data_type.size() > 1;
         Ok(Self {
@@ -85,41 +68,23 @@ impl NumpyDtype {
     /// fixed-size real numeric type.
     #[must_use]
     pub fn native(data_type: &DataType) -> Option<Self> {
-        let text = type_code(data_type)?;
-        Self::parse("", "", &format!("<{text}")).ok()
+        is_real_number(data_type).then(|| Self {
+            data_type: data_type.clone(),
+            big_endian: false,
+        })
     }
 
     /// The NumPy type string, as numcodecs writes it (`"<i4"`, `"|u1"`).
     #[must_use]
     pub fn to_type_string(&self) -> String {
-        let code = type_code(&self.data_type).unwrap_or("V");
-        let prefix = if self.data_type.size() == 1 {
-            '|'
-        } else if self.big_endian {
-            '>'
-        } else {
-            '<'
-        };
-        format!("{prefix}{code}")
+        numpy::type_string(&self.data_type, self.big_endian)
     }
 }
 
-fn type_code(data_type: &DataType) -> Option<&'static str> {
-    Some(match data_type {
-        DataType::Bool => "b1",
-        DataType::Int8 => "i1",
-        DataType::Int16 => "i2",
-        DataType::Int32 => "i4",
-        DataType::Int64 => "i8",
-        DataType::UInt8 => "u1",
-        DataType::UInt16 => "u2",
-        DataType::UInt32 => "u4",
-        DataType::UInt64 => "u8",
-        DataType::Float16 => "f2",
-        DataType::Float32 => "f4",
-        DataType::Float64 => "f8",
-        _ => return None,
-    })
+/// Whether `data_type` is `bool`, an integer or a float: the types the
+/// numcodecs filters take.
+fn is_real_number(data_type: &DataType) -> bool {
+    *data_type == DataType::Bool || is_integer(data_type) || is_float(data_type)
 }
 
 /// Whether `data_type` is a floating-point type (`float16/32/64`).

@@ -41,79 +41,124 @@ type Constructor = fn(&ExtensionObject) -> Result<Codec, CodecError>;
 /// Codec names (registered names first, then accepted old spellings) and
 /// their constructors.
 const REGISTRY: &[(&str, Constructor)] = &[
-    ("bytes", super::bytes::create),
+    ("bytes", super::core::bytes::create),
     // zarr-python 3.0 betas wrote `endian` for what the spec calls `bytes`.
-    ("endian", super::bytes::create),
-    ("transpose", super::transpose::create),
-    ("sharding_indexed", super::sharding::create),
-    (super::vlen::UTF8_NAME, super::vlen::create_utf8),
-    (super::vlen::BYTES_NAME, super::vlen::create_bytes),
+    ("endian", super::core::bytes::create),
+    ("transpose", super::core::transpose::create),
+    ("sharding_indexed", super::core::sharding::create),
+    (super::ext::vlen::UTF8_NAME, super::ext::vlen::create_utf8),
+    (super::ext::vlen::BYTES_NAME, super::ext::vlen::create_bytes),
     // numcodecs object codecs for v2 `|O` arrays, under their ids.
-    (super::vlen_array::NAME, super::vlen_array::create),
-    (super::json2::NAME, super::json2::create),
+    (
+        super::object::vlen_array::NAME,
+        super::object::vlen_array::create,
+    ),
+    (super::object::json2::NAME, super::object::json2::create),
     // Refused: unpickling runs arbitrary code (the error says how to convert).
-    (super::pickle::NAME, super::pickle::create),
-    (super::pickle::NUMCODECS_NAME, super::pickle::create),
+    (super::object::pickle::NAME, super::object::pickle::create),
+    (
+        super::object::pickle::NUMCODECS_NAME,
+        super::object::pickle::create,
+    ),
     #[cfg(feature = "msgpack")]
-    (super::msgpack2::NAME, super::msgpack2::create),
+    (
+        super::object::msgpack2::NAME,
+        super::object::msgpack2::create,
+    ),
     // v2 structs whose fields differ in byte order (format/v2.rs).
-    (super::struct_bytes::NAME, super::struct_bytes::create),
+    (
+        super::core::struct_bytes::NAME,
+        super::core::struct_bytes::create,
+    ),
     // Registered v3 extension codecs (zarr-extensions).
-    (super::bitround_v3::NAME, super::bitround_v3::create),
-    (super::reshape::NAME, super::reshape::create),
-    (super::packbits_v3::NAME, super::packbits_v3::create),
-    (super::scale_offset::NAME, super::scale_offset::create),
-    (super::cast_value::NAME, super::cast_value::create),
-    (super::conditional::NAME, super::conditional::create),
-    (super::n5_default::NAME, super::n5_default::create),
+    (super::ext::bitround::NAME, super::ext::bitround::create),
+    (super::ext::reshape::NAME, super::ext::reshape::create),
+    (super::ext::packbits::NAME, super::ext::packbits::create),
+    (
+        super::ext::scale_offset::NAME,
+        super::ext::scale_offset::create,
+    ),
+    (super::ext::cast_value::NAME, super::ext::cast_value::create),
+    (
+        super::ext::conditional::NAME,
+        super::ext::conditional::create,
+    ),
+    (super::ext::n5_default::NAME, super::ext::n5_default::create),
     #[cfg(feature = "gzip")]
-    ("gzip", super::gzip::create),
+    ("gzip", super::core::gzip::create),
     #[cfg(feature = "zstd")]
-    ("zstd", super::zstd::create),
+    ("zstd", super::core::zstd::create),
     #[cfg(feature = "blosc")]
-    ("blosc", super::blosc::create),
+    ("blosc", super::core::blosc::create),
     #[cfg(feature = "crc32c")]
-    ("crc32c", super::crc32c::create),
+    ("crc32c", super::core::crc32c::create),
     #[cfg(feature = "zfp")]
-    (super::zfp::NAME, super::zfp::create),
+    (super::ext::zfp::NAME, super::ext::zfp::create),
     // zarr-python 3.1's name for numcodecs' CRC32C, the same checksum.
     #[cfg(feature = "crc32c")]
-    ("numcodecs.crc32c", super::crc32c::create),
+    ("numcodecs.crc32c", super::core::crc32c::create),
     // numcodecs codecs, under the names zarr-python 3.1 writes (v2 arrays
     // name them by compressor id; format/v2.rs maps the ids to these).
     #[cfg(feature = "zlib")]
-    (super::zlib::NAME, super::zlib::create),
+    (super::numcodecs::zlib::NAME, super::numcodecs::zlib::create),
     #[cfg(feature = "bz2")]
-    (super::bz2::NAME, super::bz2::create),
+    (super::numcodecs::bz2::NAME, super::numcodecs::bz2::create),
     #[cfg(feature = "lzma")]
-    (super::lzma::NAME, super::lzma::create),
+    (super::numcodecs::lzma::NAME, super::numcodecs::lzma::create),
     #[cfg(feature = "lz4")]
-    (super::lz4::NAME, super::lz4::create),
+    (super::numcodecs::lz4::NAME, super::numcodecs::lz4::create),
     // numcodecs filters and checksums (zarr-python 3.1's `numcodecs.<id>`).
-    (super::delta::NAME, super::delta::create),
     (
-        super::fixedscaleoffset::NAME,
-        super::fixedscaleoffset::create,
-    ),
-    (super::quantize::NAME, super::quantize::create),
-    (super::bitround::NAME, super::bitround::create),
-    (super::astype::NAME, super::astype::create),
-    (super::packbits::NAME, super::packbits::create),
-    (super::categorize::NAME, super::categorize::create),
-    (super::categorize::ID, super::categorize::create),
-    (super::shuffle::NAME, super::shuffle::create),
-    (super::checksums::CRC32_NAME, super::checksums::create_crc32),
-    (
-        super::checksums::ADLER32_NAME,
-        super::checksums::create_adler32,
+        super::numcodecs::delta::NAME,
+        super::numcodecs::delta::create,
     ),
     (
-        super::checksums::FLETCHER32_NAME,
-        super::checksums::create_fletcher32,
+        super::numcodecs::fixedscaleoffset::NAME,
+        super::numcodecs::fixedscaleoffset::create,
     ),
     (
-        super::checksums::JENKINS_LOOKUP3_NAME,
-        super::checksums::create_jenkins_lookup3,
+        super::numcodecs::quantize::NAME,
+        super::numcodecs::quantize::create,
+    ),
+    (
+        super::numcodecs::bitround::NAME,
+        super::numcodecs::bitround::create,
+    ),
+    (
+        super::numcodecs::astype::NAME,
+        super::numcodecs::astype::create,
+    ),
+    (
+        super::numcodecs::packbits::NAME,
+        super::numcodecs::packbits::create,
+    ),
+    (
+        super::numcodecs::categorize::NAME,
+        super::numcodecs::categorize::create,
+    ),
+    (
+        super::numcodecs::categorize::ID,
+        super::numcodecs::categorize::create,
+    ),
+    (
+        super::numcodecs::shuffle::NAME,
+        super::numcodecs::shuffle::create,
+    ),
+    (
+        super::numcodecs::checksums::CRC32_NAME,
+        super::numcodecs::checksums::create_crc32,
+    ),
+    (
+        super::numcodecs::checksums::ADLER32_NAME,
+        super::numcodecs::checksums::create_adler32,
+    ),
+    (
+        super::numcodecs::checksums::FLETCHER32_NAME,
+        super::numcodecs::checksums::create_fletcher32,
+    ),
+    (
+        super::numcodecs::checksums::JENKINS_LOOKUP3_NAME,
+        super::numcodecs::checksums::create_jenkins_lookup3,
     ),
 ];
 

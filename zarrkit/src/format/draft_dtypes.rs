@@ -23,16 +23,15 @@
 //! `endian`). Any other extension, or a known one with a `type` it does not
 //! define, is used through its first known `fallback` only when the caller
 //! allows it ([`DraftReadOptions::allow_data_type_fallback`], and
-//! [`open_array`]); otherwise it is an error naming the fallback on offer.
+//! [`Array::open_draft`](crate::Array::open_draft)); otherwise it is an error naming the fallback on offer.
 //! An array read through a fallback is written back with the fallback type.
 
 use super::{ZarrFormat, numpy_types, v2, v3_draft2019, v3_draft2022};
+use crate::error::Error;
+use crate::metadata::NodePath;
 use crate::metadata::{DataType, JsonMap, MetadataError, NodeMetadata};
-use crate::node::NodePath;
 use crate::store::Store;
-use crate::{Array, Error};
 use serde_json::Value;
-use std::sync::Arc;
 
 /// The string data types extension as the May 2022 draft's companions name it.
 pub const STRING_URI: &str = "https://purl.org/zarr/spec/extensions/data-types/string/1.0";
@@ -210,67 +209,32 @@ pub(crate) fn extension_to_json(
     Some(Value::Object(object))
 }
 
-/// Opens the array at `path` of a v3 draft hierarchy (May 2022, June or
-/// early 2019, zarr-python 2.x's layout) with `options`: with
-/// [`DraftReadOptions::allowing_fallback`], an array whose data type
-/// extension zarrkit does not know opens with the first known `fallback`.
-///
-/// ```
-/// # use std::sync::Arc;
-/// # use zarrkit::store::{MemoryStore, Store, StoreKey};
-/// use zarrkit::format::draft_dtypes::{open_array, DraftReadOptions};
-/// # let store = Arc::new(MemoryStore::new());
-/// # let put = |k: &str, v: &str| store.set(&StoreKey::new(k).unwrap(), v.as_bytes()).unwrap();
-/// # put("zarr.json", r#"{"zarr_format": "https://purl.org/zarr/spec/core/3.0",
-/// #     "metadata_encoding": {"type": "json"}, "extensions": []}"#);
-/// # put("meta/t.array.json", r#"{"shape": [2], "chunk_grid": {"type": "regular",
-/// #     "chunk_shape": [2], "separator": "/"}, "chunk_memory_layout": "C", "fill_value": 0,
-/// #     "data_type": {"extension": "https://example.org/dt/angle", "type": "deg16",
-/// #                   "fallback": ["float8", "int16"]}, "extensions": [], "attributes": {}}"#);
-/// let array = open_array(store.clone(), "/t", DraftReadOptions::allowing_fallback())?;
-/// assert_eq!(array.data_type(), &zarrkit::metadata::DataType::Int16);
-/// assert!(open_array(store, "/t", DraftReadOptions::default()).is_err());
-/// # Ok::<(), zarrkit::Error>(())
-/// ```
+/// Reads the node at `path` of a v3 draft hierarchy (May 2022, June or
+/// early 2019, zarr-python 2.x's layout) with `options`, trying the drafts
+/// in the probe order of [`crate::format`]; `None` when no draft has a node
+/// there. [`Array::open_draft`](crate::Array::open_draft) opens an array
+/// through it.
 ///
 /// # Errors
-/// [`Error::NodeNotFound`] when no draft has a node at `path`,
-/// [`Error::WrongNodeKind`] for a group, or the errors of reading the
-/// document and of [`Array::from_metadata`].
-pub fn open_array(
-    store: Arc<dyn Store>,
-    path: &str,
+/// The errors of reading the document.
+pub fn read_node(
+    store: &dyn Store,
+    path: &NodePath,
     options: DraftReadOptions,
-) -> Result<Array, Error> {
-    let path = NodePath::new(path)?;
-    let mut found = None;
-    if let Some(node) = v3_draft2022::read_node_with(store.as_ref(), &path, options)? {
-        found = Some((ZarrFormat::V3Draft2022, node));
-    } else {
-        for format in [
-            ZarrFormat::V3Draft2019Json,
-            ZarrFormat::V3Draft2019,
-            ZarrFormat::V3Draft2019a,
-        ] {
-            if let Some(node) =
-                v3_draft2019::read_node_with(store.as_ref(), &path, format, options)?
-            {
-                found = Some((format, node));
-                break;
-            }
+) -> Result<Option<(ZarrFormat, NodeMetadata)>, Error> {
+    if let Some(node) = v3_draft2022::read_node_with(store, path, options)? {
+        return Ok(Some((ZarrFormat::V3Draft2022, node)));
+    }
+    for format in [
+        ZarrFormat::V3Draft2019Json,
+        ZarrFormat::V3Draft2019,
+        ZarrFormat::V3Draft2019a,
+    ] {
+        if let Some(node) = v3_draft2019::read_node_with(store, path, format, options)? {
+            return Ok(Some((format, node)));
         }
     }
-    match found {
-        None => Err(Error::NodeNotFound { path }),
-        Some((_, NodeMetadata::Group(_))) => Err(Error::WrongNodeKind {
-            path,
-            expected: crate::NodeKind::Array,
-            found: crate::NodeKind::Group,
-        }),
-        Some((format, NodeMetadata::Array(metadata))) => {
-            Array::from_metadata(store, path, format, metadata)
-        }
-    }
+    Ok(None)
 }
 
 #[cfg(test)]

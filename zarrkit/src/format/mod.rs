@@ -52,10 +52,10 @@ mod v3_strings;
 mod zarr_python_v3;
 
 use crate::Error;
+use crate::metadata::NodePath;
 use crate::metadata::{
     ChunkKeyEncoding, DataType, ExtensionObject, JsonMap, MetadataError, NodeMetadata,
 };
-use crate::node::NodePath;
 use crate::store::{Store, StoreKey, StorePrefix};
 
 /// A Zarr format version.
@@ -771,18 +771,8 @@ fn list_below(
     Ok(())
 }
 
-/// Standard base64 with padding (RFC 4648 section 4), as v2 and the
-/// v3 byte-string extensions write fill values.
-pub(crate) fn base64_encode(bytes: &[u8]) -> String {
-    use base64::Engine as _;
-    base64::engine::general_purpose::STANDARD.encode(bytes)
-}
-
-/// Decodes standard base64 with padding, or `None` if it is not that.
-pub(crate) fn base64_decode(text: &str) -> Option<Vec<u8>> {
-    use base64::Engine as _;
-    base64::engine::general_purpose::STANDARD.decode(text).ok()
-}
+// Shared with the fill values of `metadata::json`, where they live.
+pub(crate) use crate::metadata::json::{base64_decode, base64_encode};
 
 #[cfg(test)]
 mod base64_tests {

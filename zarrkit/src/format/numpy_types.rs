@@ -24,7 +24,7 @@
 //! ([`parse_zarray`], [`zarray_of`]).
 
 use super::v2;
-use crate::metadata::{ArrayMetadata, DataType, JsonMap, MetadataError, StructField};
+use crate::metadata::{ArrayMetadata, DataType, JsonMap, MetadataError, StructField, numpy};
 use serde_json::Value;
 
 /// The longest string length accepted, in characters (64 MiB per `U`
@@ -192,16 +192,15 @@ fn checked_size(data_type: &DataType) -> Option<usize> {
 /// `big`; `None` for other types.
 pub(crate) fn to_json(data_type: &DataType, big: bool) -> Option<Value> {
     Some(match data_type {
-        DataType::FixedBytes(n) => Value::String(format!("|S{n}")),
-        DataType::FixedUtf32(n) => {
-            Value::String(format!("{}U{}", if big { '>' } else { '<' }, n / 4))
+        DataType::FixedBytes(_) | DataType::FixedUtf32(_) => {
+            Value::String(numpy::type_string(data_type, big))
         }
         DataType::Struct(fields) => Value::Array(
             fields
                 .iter()
                 .map(|field| {
                     let data_type = to_json(&field.data_type, big).unwrap_or_else(|| {
-                        Value::String(v2::dtype_to_string(&field.data_type, big))
+                        Value::String(numpy::type_string(&field.data_type, big))
                     });
                     let mut item = vec![Value::String(field.name.clone()), data_type];
                     if !field.shape.is_empty() {
@@ -227,26 +226,10 @@ pub(crate) fn is_numpy_string_or_struct(data_type: &DataType) -> bool {
 /// numbers, `bool`, datetimes, the string types, and structures of them.
 pub(crate) fn is_representable(data_type: &DataType) -> bool {
     match data_type {
-        DataType::Bool
-        | DataType::Int8
-        | DataType::Int16
-        | DataType::Int32
-        | DataType::Int64
-        | DataType::UInt8
-        | DataType::UInt16
-        | DataType::UInt32
-        | DataType::UInt64
-        | DataType::Float16
-        | DataType::Float32
-        | DataType::Float64
-        | DataType::Complex64
-        | DataType::Complex128
-        | DataType::NumpyDateTime64 { .. }
-        | DataType::NumpyTimeDelta64 { .. }
-        | DataType::FixedBytes(_)
-        | DataType::FixedUtf32(_) => true,
         DataType::Struct(fields) => fields.iter().all(|f| is_representable(&f.data_type)),
-        _ => false,
+        // Raw bytes (`V`) have no type of these formats.
+        DataType::RawBits(_) => false,
+        other => numpy::has_type_string(other),
     }
 }
 

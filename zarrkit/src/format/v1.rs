@@ -99,10 +99,10 @@
 
 use super::{numpy_types, v2};
 use crate::Error;
+use crate::metadata::NodePath;
 use crate::metadata::{
     ArrayMetadata, ChunkKeyEncoding, DataType, JsonMap, MetadataError, NodeMetadata, Separator,
 };
-use crate::node::NodePath;
 use crate::store::{Store, StoreKey};
 use serde_json::Value;
 
@@ -466,7 +466,7 @@ fn check_dimensions(array: &ArrayMetadata) -> Result<(), MetadataError> {
 /// a `fill_value` of `"NaN"`, `"Infinity"` or `"-Infinity"` is written as
 /// the bare token Python's `json` writes for a non-finite float.
 fn to_bytes(document: &Value, non_finite_fill: bool) -> Vec<u8> {
-    let writer = crate::codec::json2::PythonJson {
+    let writer = crate::metadata::python_json::PythonJson {
         ensure_ascii: true,
         sort_keys: true,
         item_separator: ",",

@@ -11,7 +11,7 @@
 //! | `shape`, `chunks` | `shape`, a `regular` grid |
 //! | `dtype` `"<i4"` | `int32`, and a `bytes` codec with `endian` `little` (`>`: `big`; `\|`: none) |
 //! | `order` `"F"` | a `transpose` codec with the reversed permutation before `bytes` (`"C"`: none) |
-//! | `filters` | numcodecs array filters (`delta`, `fixedscaleoffset`, `quantize`, `bitround`, `astype`, `packbits`) as array→array codecs before `bytes`, whose endianness is that of the last filter's output type; byte filters (`shuffle`, `crc32`, `adler32`, `fletcher32`, `jenkins_lookup3`, and `crc32c` as the v3 `crc32c` codec) as bytes→bytes codecs after `bytes`; `categorize` (strings to labels, checked by `codec/categorize.rs`). On write the last bytes→bytes codec is the compressor and any before it are filters |
+//! | `filters` | numcodecs array filters (`delta`, `fixedscaleoffset`, `quantize`, `bitround`, `astype`, `packbits`) as array→array codecs before `bytes`, whose endianness is that of the last filter's output type; byte filters (`shuffle`, `crc32`, `adler32`, `fletcher32`, `jenkins_lookup3`, and `crc32c` as the v3 `crc32c` codec) as bytes→bytes codecs after `bytes`; `categorize` (strings to labels, checked by `codec/numcodecs/categorize.rs`). On write the last bytes→bytes codec is the compressor and any before it are filters |
 //! | `compressor` | one bytes→bytes codec after `bytes` and the byte filters (a compressor, a checksum or `shuffle`), or none for `null` |
 //! | `dimension_separator` `.` (the default) or `/` | the `v2` chunk key encoding with that separator |
 //! | `fill_value` | `fill_value` (see below) |
@@ -78,6 +78,7 @@
 //! ```
 
 use super::v3;
+use crate::metadata::numpy;
 use crate::metadata::{
     ArrayMetadata, ChunkGrid, ChunkKeyEncoding, DataType, ExtensionObject, FillValue,
     GroupMetadata, JsonMap, MetadataError, Separator, StructField, TimeUnit,
@@ -648,28 +649,7 @@ fn type_string(
         return Err(invalid());
     }
     let size: usize = size.parse().map_err(|_| invalid())?;
-    let data_type = match (kind, size) {
-        ('b', 1) => DataType::Bool,
-        ('i', 1) => DataType::Int8,
-        ('i', 2) => DataType::Int16,
-        ('i', 4) => DataType::Int32,
-        ('i', 8) => DataType::Int64,
-        ('u', 1) => DataType::UInt8,
-        ('u', 2) => DataType::UInt16,
-        ('u', 4) => DataType::UInt32,
-        ('u', 8) => DataType::UInt64,
-        ('f', 2) => DataType::Float16,
-        ('f', 4) => DataType::Float32,
-        ('f', 8) => DataType::Float64,
-        ('c', 8) => DataType::Complex64,
-        ('c', 16) => DataType::Complex128,
-        ('V', n) if n > 0 => DataType::RawBits(n.checked_mul(8).ok_or_else(invalid)?),
-        // v2 "Data type encoding": `S` byte strings, `U` UTF-32 strings of
-        // `n` code points (4 bytes each).
-        ('S', n) if n > 0 => DataType::FixedBytes(n),
-        ('U', n) if n > 0 => DataType::FixedUtf32(n.checked_mul(4).ok_or_else(invalid)?),
-        _ => return Err(invalid()),
-    };
+    let data_type = numpy::data_type_of(kind, size).ok_or_else(invalid)?;
     let order = match (order, data_type.endian_unit()) {
         // v2 "Data type encoding": `|` is "not relevant", for types whose
         // elements are single bytes (or raw bytes); NumPy writes `|` for
@@ -730,47 +710,13 @@ fn unsupported_dtype(text: &str) -> MetadataError {
 }
 
 /// The v2 `dtype` of a data type in a byte order (`"little"`, `"big"` or
-/// `None` for single-byte units).
+/// `None` for single-byte units): [`metadata::numpy::type_string`], where
+/// NumPy's one type-string table lives.
+///
+/// [`metadata::numpy::type_string`]: crate::metadata::numpy::type_string
 #[must_use]
 pub fn dtype_to_string(data_type: &DataType, big_endian: bool) -> String {
-    let order = if data_type.endian_unit() == 1 {
-        '|'
-    } else if big_endian {
-        '>'
-    } else {
-        '<'
-    };
-    let (kind, size) = match data_type {
-        DataType::Bool => ('b', 1),
-        DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64 => {
-            ('i', data_type.size())
-        }
-        DataType::UInt8 | DataType::UInt16 | DataType::UInt32 | DataType::UInt64 => {
-            ('u', data_type.size())
-        }
-        DataType::Float16 | DataType::Float32 | DataType::Float64 => ('f', data_type.size()),
-        DataType::Complex64 | DataType::Complex128 => ('c', data_type.size()),
-        DataType::NumpyDateTime64 { unit, scale_factor }
-        | DataType::NumpyTimeDelta64 { unit, scale_factor } => {
-            let kind = if matches!(data_type, DataType::NumpyDateTime64 { .. }) {
-                'M'
-            } else {
-                'm'
-            };
-            return match (unit, scale_factor) {
-                (TimeUnit::Generic, 1) => format!("{order}{kind}8"),
-                (unit, 1) => format!("{order}{kind}8[{}]", unit.name()),
-                (unit, n) => format!("{order}{kind}8[{n}{}]", unit.name()),
-            };
-        }
-        DataType::FixedBytes(n) => ('S', *n),
-        DataType::FixedUtf32(n) => ('U', n / 4),
-        DataType::String | DataType::Bytes | DataType::VlenArray(_) | DataType::Object => {
-            return "|O".to_string();
-        }
-        _ => ('V', data_type.size()),
-    };
-    format!("{order}{kind}{size}")
+    numpy::type_string(data_type, big_endian)
 }
 
 /// The v2 `dtype` of a data type in a byte order: a type string, `"|O"`
@@ -1075,7 +1021,7 @@ const ARRAY_FILTERS: &[(&str, &[&str])] = &[
     ("bitround", &["keepbits"]),
     ("astype", &["encode_dtype", "decode_dtype"]),
     ("packbits", &[]),
-    // Strings to integer labels (codec/categorize.rs checks its `dtype`).
+    // Strings to integer labels (codec/numcodecs/categorize.rs checks its `dtype`).
     ("categorize", &["labels", "dtype", "astype"]),
 ];
 

@@ -63,7 +63,7 @@ use crate::metadata::{
     ArrayMetadata, ChunkKeyEncoding, DataType, ExtensionObject, FillValue, GroupMetadata, JsonMap,
     MetadataError, NodeMetadata, Separator,
 };
-use crate::node::{NodePath, NodePathError};
+use crate::metadata::{NodePath, NodePathError};
 use crate::store::{Store, StoreKey, StorePrefix};
 use serde_json::Value;
 

@@ -81,7 +81,7 @@ use crate::metadata::{
     ArrayMetadata, ChunkGrid, ChunkKeyEncoding, DataType, ExtensionObject, FillValue,
     GroupMetadata, JsonMap, MetadataError, NodeMetadata, Separator,
 };
-use crate::node::{NodePath, NodePathError};
+use crate::metadata::{NodePath, NodePathError};
 use crate::store::{Store, StoreError, StoreKey, StorePrefix};
 use serde_json::Value;
 

@@ -10,6 +10,9 @@
 //! `bytes` and `raw_bytes` for `|V<n>`: they are not registered, so we read
 //! them (as zarr-python and zarrs do) and write `null_terminated_bytes`
 //! (the only spelling any reader knows for `|S<n>`), `bytes` and `r<8n>`.
+//!
+//! Their fill values' JSON forms live with the other v3 fill values in
+//! [`crate::metadata::json`].
 
 use super::v3::{data_type_from_json, data_type_to_json};
 use crate::metadata::{DataType, JsonMap, MetadataError, StructField};
@@ -148,137 +151,6 @@ pub(super) fn data_type_configuration(data_type: &DataType) -> Option<Value> {
                 .map(|f| serde_json::json!({"name": f.name, "data_type": data_type_to_json(&f.data_type)}))
                 .collect();
             serde_json::json!({ "fields": fields })
-        }
-        _ => return None,
-    })
-}
-
-/// Decodes the fill value of the types of this module into the bytes of
-/// one element; `None` when `value` is not a valid fill value of the type,
-/// and `Some(None)` when the type is not one of this module's.
-///
-/// - `string`: a JSON string;
-/// - `bytes`: an array of integers in 0..=255 or a base64 string;
-/// - `fixed_length_utf32`: a string of at most `length_bytes / 4` code
-///   points (native-endian UTF-32, zero-padded);
-/// - `null_terminated_bytes`: base64 (zarr-python) or an array of
-///   integers, at most `length_bytes` bytes, zero-padded;
-/// - `struct`: an object with one member per field, or (legacy
-///   `structured`) base64 of the packed little-endian record;
-/// - complex small floats: `[re, im]`, each as the real type's fill value.
-pub(super) fn fill_value_bytes(
-    value: &Value,
-    data_type: &DataType,
-    scalar: &dyn Fn(&Value, &DataType) -> Option<Vec<u8>>,
-) -> Option<Option<Vec<u8>>> {
-    Some(match data_type {
-        DataType::String => value.as_str().map(|s| s.as_bytes().to_vec()),
-        DataType::Bytes => byte_string(value),
-        DataType::FixedUtf32(n) => value
-            .as_str()
-            .and_then(|s| crate::metadata::strings::encode_utf32(s, *n)),
-        DataType::FixedBytes(n) => byte_string(value).filter(|b| b.len() <= *n).map(|mut b| {
-            b.resize(*n, 0);
-            b
-        }),
-        DataType::Struct(fields) => match value {
-            Value::String(text) => {
-                let mut bytes = super::base64_decode(text)?;
-                if bytes.len() != data_type.size() {
-                    return Some(None);
-                }
-                // extensions/data-types/structured, "Base64-encoded fill
-                // values": little-endian unless the `bytes` codec says
-                // otherwise (zarr-python writes them little-endian).
-                if cfg!(target_endian = "big") {
-                    swap_units(&mut bytes, data_type);
-                }
-                Some(bytes)
-            }
-            Value::Object(object) => {
-                let mut bytes = Vec::with_capacity(data_type.size());
-                for field in fields {
-                    let Some(v) = object.get(&field.name) else {
-                        return Some(None);
-                    };
-                    let Some(b) = scalar(v, &field.data_type) else {
-                        return Some(None);
-                    };
-                    bytes.extend(b);
-                }
-                if object.len() != fields.len() {
-                    return Some(None);
-                }
-                Some(bytes)
-            }
-            _ => None,
-        },
-        DataType::ComplexSmallFloat(t) => match value.as_array().map(Vec::as_slice) {
-            Some([re, im]) => (|| {
-                let re = scalar(re, &DataType::SmallFloat(*t))?;
-                let im = scalar(im, &DataType::SmallFloat(*t))?;
-                Some([re, im].concat())
-            })(),
-            _ => None,
-        },
-        _ => return None,
-    })
-}
-
-/// Reverses the byte order of every multi-byte number of each element.
-fn swap_units(bytes: &mut [u8], data_type: &DataType) {
-    for (offset, unit) in data_type.endian_units() {
-        if let Some(unit_bytes) = bytes.get_mut(offset..offset + unit) {
-            unit_bytes.reverse();
-        }
-    }
-}
-
-fn byte_string(value: &Value) -> Option<Vec<u8>> {
-    match value {
-        Value::String(text) => super::base64_decode(text),
-        Value::Array(items) => items
-            .iter()
-            .map(|b| b.as_u64().and_then(|b| u8::try_from(b).ok()))
-            .collect(),
-        _ => None,
-    }
-}
-
-/// The JSON fill value of the types of this module; `None` when the type
-/// is not one of them or the bytes are not a valid element.
-pub(super) fn fill_value_json(
-    bytes: &[u8],
-    data_type: &DataType,
-    scalar: &dyn Fn(&[u8], &DataType) -> Value,
-) -> Option<Value> {
-    Some(match data_type {
-        DataType::String => Value::String(std::str::from_utf8(bytes).ok()?.to_owned()),
-        // extensions/data-types/bytes: base64 is the compact form.
-        DataType::Bytes => Value::String(super::base64_encode(bytes)),
-        DataType::FixedUtf32(_) => {
-            Value::String(crate::metadata::strings::decode_utf32(bytes).ok()?)
-        }
-        // Trailing zero bytes are padding (NumPy `S`): written without
-        // them, as zarr-python writes them (`"YWI="` for `b"ab"` in `S3`).
-        DataType::FixedBytes(_) => Value::String(super::base64_encode(
-            crate::metadata::strings::trim_nul(bytes),
-        )),
-        DataType::Struct(fields) => {
-            let mut object = JsonMap::new();
-            let mut offset = 0;
-            for field in fields {
-                let size = field.size();
-                let b = bytes.get(offset..offset + size)?;
-                object.insert(field.name.clone(), scalar(b, &field.data_type));
-                offset += size;
-            }
-            Value::Object(object)
-        }
-        DataType::ComplexSmallFloat(t) => {
-            let [re, im] = bytes else { return None };
-            let t = DataType::SmallFloat(*t);
-            Value::Array(vec![scalar(&[*re], &t), scalar(&[*im], &t)])
         }
         _ => return None,
     })

@@ -10,6 +10,10 @@ mod chunk_key_encoding;
 mod data_type;
 mod extension;
 mod fill_value;
+pub mod json;
+mod node_path;
+pub mod numpy;
+pub(crate) mod python_json;
 mod small_float;
 pub mod strings;
 
@@ -18,6 +22,7 @@ pub use chunk_key_encoding::{ChunkKeyEncoding, Separator};
 pub use data_type::{DataType, StructField, TimeUnit};
 pub use extension::ExtensionObject;
 pub use fill_value::FillValue;
+pub use node_path::{NodePath, NodePathError};
 pub use small_float::{SmallFloat, SmallInt, SmallTypeError};
 
 /// A JSON object, as found in `attributes` and codec `configuration`s.
@@ -135,19 +140,10 @@ impl MetadataError {
         expected: impl Into<String>,
         found: &serde_json::Value,
     ) -> Self {
-        let mut found = found.to_string();
-        if found.len() > 100 {
-            let cut = (0..=97)
-                .rev()
-                .find(|&i| found.is_char_boundary(i))
-                .unwrap_or(0);
-            found.truncate(cut);
-            found.push_str("...");
-        }
         Self::InvalidField {
             field: field.into(),
             expected: expected.into(),
-            found,
+            found: json::compact(found),
         }
     }
 }

@@ -1,0 +1,456 @@
+//! The `zstd` bytes-to-bytes codec: Zstandard frames (RFC 8878).
+//!
+//! Spec: <https://github.com/zarr-developers/zarr-extensions/tree/main/codecs/zstd>
+//! Names: v3 `zstd`; v2 compressor id `zstd`.
+//!
+//! ```
+//! # use zarrkit::codec::zstd::ZstdConfig;
+//! let config: ZstdConfig = serde_json::from_str(r#"{ "level": 1, "checksum": true }"#)?;
+//! # Ok::<(), serde_json::Error>(())
+//! ```
+
+use crate::codec::{BytesToBytesCodec, Codec, CodecError, registry::parse_configuration};
+use crate::metadata::{ExtensionObject, JsonMap};
+use serde::{Deserialize, Serialize};
+use std::cell::RefCell;
+use std::io::Read;
+use std::sync::Arc;
+use zstd::bulk::{Compressor, Decompressor};
+use zstd::zstd_safe::CParameter;
+
+/// The largest output allocated up front from the sizes the frames record;
+/// a larger claim is decoded as a stream, so a forged header cannot reserve
+/// much memory.
+const MAX_PREALLOCATION: usize = 256 << 20;
+
+/// The range of levels the extension's schema allows.
+const LEVELS: std::ops::RangeInclusive<i32> = -131_072..=22;
+
+/// The configuration of the `zstd` codec.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ZstdConfig {
+    /// The compression level, -131072 to 22; 0 means zstd's default.
+    pub level: i32,
+    /// Whether frames carry a content checksum. Optional in the extension;
+    /// absent means `false`.
+    #[serde(default)]
+    pub checksum: bool,
+}
+
+/// The `zstd` codec.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ZstdCodec {
+    level: i32,
+    checksum: bool,
+}
+
+impl ZstdCodec {
+    /// A `zstd` codec compressing at `level` (0 for zstd's default), storing a
+    /// content checksum in each frame if `checksum`.
+    ///
+    /// # Errors
+    /// [`CodecError::InvalidConfiguration`] if `level` is outside -131072 to 22.
+    pub fn new(level: i32, checksum: bool) -> Result<Self, CodecError> {
+        if !LEVELS.contains(&level) {
+            return Err(CodecError::InvalidConfiguration {
+                codec: "zstd".to_string(),
+                reason: format!(
+                    "`level` is {level}, expected {} to {}",
+                    LEVELS.start(),
+                    LEVELS.end()
+                ),
+            });
+        }
+        Ok(Self { level, checksum })
+    }
+
+    /// The compression level.
+    #[must_use]
+    pub fn level(&self) -> i32 {
+        self.level
+    }
+
+    /// Whether frames carry a content checksum.
+    #[must_use]
+    pub fn checksum(&self) -> bool {
+        self.checksum
+    }
+}
+
+/// Builds the codec from its metadata (the registry's constructor).
+///
+/// # Errors
+/// [`CodecError::InvalidConfiguration`] if the configuration is invalid.
+pub fn create(metadata: &ExtensionObject) -> Result<Codec, CodecError> {
+    let config: ZstdConfig = parse_configuration(metadata)?;
+    Ok(Codec::BytesToBytes(Arc::new(ZstdCodec::new(
+        config.level,
+        config.checksum,
+    )?)))
+}
+
+fn library_error(source: std::io::Error) -> CodecError {
+    CodecError::Library {
+        codec: "zstd",
+        source,
+    }
+}
+
+fn corrupt(source: &std::io::Error) -> CodecError {
+    CodecError::Corrupt {
+        codec: "zstd",
+        reason: source.to_string(),
+    }
+}
+
+/// A compression context and the (level, checksum) it is set up for.
+type CachedCompressor = (i32, bool, Compressor<'static>);
+
+thread_local! {
+    // Creating a context costs more than compressing a small chunk, and
+    // chunks are encoded on rayon's threads, so each thread keeps one.
+    static COMPRESSOR: RefCell<Option<CachedCompressor>> = const { RefCell::new(None) };
+    static DECOMPRESSOR: RefCell<Option<Decompressor<'static>>> = const { RefCell::new(None) };
+}
+
+impl ZstdCodec {
+    fn configure(
+        compressor: &mut Compressor<'static>,
+        level: i32,
+        checksum: bool,
+    ) -> std::io::Result<()> {
+        compressor.set_parameter(CParameter::CompressionLevel(level))?;
+        compressor.set_parameter(CParameter::ChecksumFlag(checksum))?;
+        // Readers size their output from the content size in the header.
+        compressor.set_parameter(CParameter::ContentSizeFlag(true))
+    }
+
+    fn compress(&self, data: &[u8]) -> std::io::Result<Vec<u8>> {
+        COMPRESSOR.with(|cell| {
+            let mut cached = cell.borrow_mut();
+            let ready =
+                matches!(&*cached, Some((l, c, _)) if *l == self.level && *c == self.checksum);
+            if !ready {
+                let mut compressor = match cached.take() {
+                    Some((_, _, compressor)) => compressor,
+                    None => Compressor::new(self.level)?,
+                };
+                Self::configure(&mut compressor, self.level, self.checksum)?;
+                *cached = Some((self.level, self.checksum, compressor));
+            }
+            match cached.as_mut() {
+                Some((_, _, compressor)) => compressor.compress(data),
+                None => Err(std::io::Error::other("no compression context")),
+            }
+        })
+    }
+
+    /// Decodes frames that all record their content size, totalling `size`.
+    fn decompress_exact(encoded: &[u8], size: usize) -> std::io::Result<Vec<u8>> {
+        DECOMPRESSOR.with(|cell| {
+            let mut cached = cell.borrow_mut();
+            let decompressor = match &mut *cached {
+                Some(decompressor) => decompressor,
+                empty => empty.insert(Decompressor::new()?),
+            };
+            decompressor.decompress(encoded, size)
+        })
+    }
+
+    /// Decodes frames, some of which do not record their content size (as
+    /// written by streaming compressors, such as some numcodecs versions).
+    fn decompress_streaming(encoded: &[u8], hint: Option<usize>) -> Result<Vec<u8>, CodecError> {
+        let mut output = Vec::new();
+        // A failed reservation only costs speed; the data decides the size.
+        let _ = output.try_reserve(hint.unwrap_or(0).min(MAX_PREALLOCATION));
+        // The streaming decoder continues into concatenated frames.
+        let mut decoder =
+            zstd::stream::read::Decoder::with_buffer(encoded).map_err(library_error)?;
+        decoder.read_to_end(&mut output).map_err(|e| corrupt(&e))?;
+        Ok(output)
+    }
+}
+
+/// The total of the content sizes the frames in `data` record, or `None` if
+/// a frame records none (or the total overflows).
+///
+/// # Errors
+/// [`CodecError::Corrupt`] if `data` is not a sequence of whole frames.
+fn total_content_size(mut data: &[u8]) -> Result<Option<u64>, CodecError> {
+    let invalid = |what: &str| CodecError::Corrupt {
+        codec: "zstd",
+        reason: format!("invalid frame: {what}"),
+    };
+    let mut total = 0u64;
+    while !data.is_empty() {
+        let frame_len = zstd::zstd_safe::find_frame_compressed_size(data)
+            .map_err(|code| invalid(zstd::zstd_safe::get_error_name(code)))?;
+        let Some(content) = zstd::zstd_safe::get_frame_content_size(data)
+            .map_err(|_| invalid("unreadable header"))?
+        else {
+            return Ok(None);
+        };
+        let Some(sum) = total.checked_add(content) else {
+            return Ok(None);
+        };
+        total = sum;
+        data = data
+            .get(frame_len..)
+            .ok_or_else(|| invalid("length past the end of the data"))?;
+    }
+    Ok(Some(total))
+}
+
+impl BytesToBytesCodec for ZstdCodec {
+    fn metadata(&self) -> ExtensionObject {
+        let mut configuration = JsonMap::new();
+        configuration.insert("level".into(), self.level.into());
+        // zarr-python writes `checksum` always; writing it too keeps
+        // rewritten metadata identical.
+        configuration.insert("checksum".into(), self.checksum.into());
+        ExtensionObject::with_configuration("zstd", configuration)
+    }
+
+    fn encode(&self, decoded: Vec<u8>) -> Result<Vec<u8>, CodecError> {
+        self.compress(&decoded).map_err(library_error)
+    }
+
+    fn decode(&self, encoded: Vec<u8>, decoded_size: Option<usize>) -> Result<Vec<u8>, CodecError> {
+        if encoded.is_empty() {
+            return Err(CodecError::Corrupt {
+                codec: "zstd",
+                reason: "the data is empty (a zstd frame has at least a header)".to_string(),
+            });
+        }
+        // The sizes recorded in the frame headers are untrusted: only an
+        // exact total small enough to allocate is used to size the output.
+        match total_content_size(&encoded)? {
+            Some(size) if size <= MAX_PREALLOCATION as u64 => {
+                // The bound above makes the cast lossless.
+                Self::decompress_exact(&encoded, size as usize).map_err(|e| corrupt(&e))
+            }
+            _ => Self::decompress_streaming(&encoded, decoded_size),
+        }
+    }
+
+    fn decode_into(&self, encoded: Vec<u8>, out: &mut [u8]) -> Result<(), CodecError> {
+        // Straight into the caller's buffer when the frames say they hold
+        // exactly that many bytes; otherwise through the checked path.
+        if !encoded.is_empty() && total_content_size(&encoded)? == Some(out.len() as u64) {
+            let written = DECOMPRESSOR
+                .with(|cell| {
+                    let mut cached = cell.borrow_mut();
+                    let decompressor = match &mut *cached {
+                        Some(decompressor) => decompressor,
+                        empty => empty.insert(Decompressor::new()?),
+                    };
+                    decompressor.decompress_to_buffer(&encoded, out)
+                })
+                .map_err(|e| corrupt(&e))?;
+            if written != out.len() {
+                return Err(CodecError::WrongSize {
+                    expected: out.len(),
+                    actual: written,
+                });
+            }
+            return Ok(());
+        }
+        let decoded = self.decode(encoded, Some(out.len()))?;
+        if decoded.len() != out.len() {
+            return Err(CodecError::WrongSize {
+                expected: out.len(),
+                actual: decoded.len(),
+            });
+        }
+        out.copy_from_slice(&decoded);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn sample(len: usize) -> Vec<u8> {
+        (0..len)
+            .map(|i| (i % 251) as u8 ^ (i / 1000) as u8)
+            .collect()
+    }
+
+    /// The frame header descriptor byte (RFC 8878, "Frame_Header_Descriptor").
+    fn descriptor(frame: &[u8]) -> u8 {
+        assert_eq!(frame[..4], [0x28, 0xb5, 0x2f, 0xfd], "zstd magic number");
+        frame[4]
+    }
+
+    #[test]
+    fn frames_record_content_size_and_checksum_as_configured() {
+        let data = sample(10_000);
+        let plain = ZstdCodec::new(3, false)
+            .unwrap()
+            .encode(data.clone())
+            .unwrap();
+        let checked = ZstdCodec::new(3, true)
+            .unwrap()
+            .encode(data.clone())
+            .unwrap();
+        assert_eq!(
+            zstd::zstd_safe::get_frame_content_size(&plain).unwrap(),
+            Some(10_000)
+        );
+        assert_eq!(descriptor(&plain) & 0b100, 0, "no checksum flag");
+        assert_eq!(descriptor(&checked) & 0b100, 0b100, "checksum flag");
+        assert_eq!(checked.len(), plain.len() + 4);
+        assert!(plain.len() < data.len() / 4);
+        assert_eq!(zstd::decode_all(checked.as_slice()).unwrap(), data);
+    }
+
+    #[test]
+    fn switching_configuration_on_one_thread_uses_each_configuration() {
+        let data = sample(4000);
+        for (level, checksum) in [(1, true), (19, false), (1, false), (-5, true)] {
+            let codec = ZstdCodec::new(level, checksum).unwrap();
+            let encoded = codec.encode(data.clone()).unwrap();
+            assert_eq!(descriptor(&encoded) & 0b100 != 0, checksum, "{level}");
+            assert_eq!(codec.decode(encoded, Some(data.len())).unwrap(), data);
+        }
+    }
+
+    #[test]
+    fn frame_without_content_size_decodes() {
+        let data = sample(300_000);
+        let mut frame = Vec::new();
+        let mut encoder = zstd::stream::write::Encoder::new(&mut frame, 3).unwrap();
+        encoder.include_contentsize(false).unwrap();
+        std::io::Write::write_all(&mut encoder, &data).unwrap();
+        encoder.finish().unwrap();
+        assert_eq!(
+            zstd::zstd_safe::get_frame_content_size(&frame).unwrap(),
+            None
+        );
+        let codec = ZstdCodec::new(0, false).unwrap();
+        assert_eq!(codec.decode(frame.clone(), None).unwrap(), data);
+        assert_eq!(codec.decode(frame, Some(16)).unwrap(), data);
+    }
+
+    #[test]
+    fn concatenated_frames_decode_with_and_without_content_sizes() {
+        let codec = ZstdCodec::new(1, false).unwrap();
+        let mut both = codec.encode(b"hello ".to_vec()).unwrap();
+        both.extend(codec.encode(b"world".to_vec()).unwrap());
+        assert_eq!(codec.decode(both.clone(), None).unwrap(), b"hello world");
+
+        let mut no_size = Vec::new();
+        let mut encoder = zstd::stream::write::Encoder::new(&mut no_size, 1).unwrap();
+        encoder.include_contentsize(false).unwrap();
+        std::io::Write::write_all(&mut encoder, b"!").unwrap();
+        encoder.finish().unwrap();
+        both.extend(no_size);
+        assert_eq!(codec.decode(both, None).unwrap(), b"hello world!");
+    }
+
+    #[test]
+    fn checksum_mismatch_is_an_error() {
+        let codec = ZstdCodec::new(3, true).unwrap();
+        let mut encoded = codec.encode(sample(1000)).unwrap();
+        let last = encoded.len() - 1;
+        encoded[last] ^= 0xff;
+        let err = codec.decode(encoded, None).unwrap_err();
+        assert!(err.to_string().starts_with("zstd data is corrupt"), "{err}");
+    }
+
+    #[test]
+    fn corrupt_truncated_and_empty_inputs_are_errors() {
+        let codec = ZstdCodec::new(3, true).unwrap();
+        let encoded = codec.encode(sample(5000)).unwrap();
+        for len in [0, 1, 4, 5, 8, encoded.len() / 2, encoded.len() - 1] {
+            let err = codec.decode(encoded[..len].to_vec(), None).unwrap_err();
+            assert!(
+                err.to_string().starts_with("zstd data is corrupt"),
+                "{len}: {err}"
+            );
+        }
+        let mut corrupt = encoded.clone();
+        corrupt[0] = 0;
+        assert!(codec.decode(corrupt, None).is_err());
+        let mut corrupt = encoded;
+        let middle = corrupt.len() / 2;
+        corrupt[middle] ^= 0x55;
+        assert!(codec.decode(corrupt, None).is_err());
+    }
+
+    #[test]
+    fn forged_huge_content_size_does_not_allocate_it() {
+        // A frame header claiming 2^62 bytes followed by nothing: decoding
+        // must fail on the data rather than reserve the claimed size.
+        let mut frame = vec![0x28, 0xb5, 0x2f, 0xfd];
+        // Frame_Content_Size_Flag = 3 (8 bytes), Single_Segment_Flag set.
+        frame.push(0b1110_0000);
+        frame.extend((1u64 << 62).to_le_bytes());
+        // One last raw block holding one byte.
+        frame.extend([0b1001, 0, 0, 42]);
+        assert_eq!(total_content_size(&frame).unwrap(), Some(1 << 62));
+        let err = ZstdCodec::new(0, false)
+            .unwrap()
+            .decode(frame, None)
+            .unwrap_err();
+        assert!(err.to_string().starts_with("zstd data is corrupt"), "{err}");
+    }
+
+    #[test]
+    fn out_of_range_level_is_rejected_naming_the_codec() {
+        let err = ZstdCodec::new(23, false).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "invalid configuration for codec `zstd`: `level` is 23, expected -131072 to 22"
+        );
+        assert!(ZstdCodec::new(-131_073, false).is_err());
+        assert!(ZstdCodec::new(-131_072, false).is_ok());
+    }
+
+    #[test]
+    fn checksum_is_optional_on_read_and_always_written() {
+        let config: JsonMap = serde_json::from_str(r#"{"level": -3}"#).unwrap();
+        let Codec::BytesToBytes(codec) =
+            create(&ExtensionObject::with_configuration("zstd", config)).unwrap()
+        else {
+            panic!("zstd is bytes-to-bytes");
+        };
+        assert_eq!(
+            serde_json::Value::Object(codec.metadata().configuration_or_empty()),
+            serde_json::json!({ "level": -3, "checksum": false })
+        );
+        for bad in [
+            r#"{"checksum": true}"#,
+            r#"{"level": 1, "checksum": 1}"#,
+            r#"{"level": 1, "dict": "x"}"#,
+        ] {
+            let config: JsonMap = serde_json::from_str(bad).unwrap();
+            let err = create(&ExtensionObject::with_configuration("zstd", config)).unwrap_err();
+            assert!(err.to_string().contains("codec `zstd`"), "{err}");
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn zstd_round_trips(
+            data in prop::collection::vec(any::<u8>(), 0..4096),
+            level in -10i32..=19,
+            checksum in any::<bool>(),
+        ) {
+            let codec = ZstdCodec::new(level, checksum)?;
+            let decoded = codec.decode(codec.encode(data.clone())?, Some(data.len()))?;
+            prop_assert_eq!(decoded, data);
+        }
+
+        #[test]
+        fn zstd_decode_of_garbage_does_not_panic(data in prop::collection::vec(any::<u8>(), 0..256)) {
+            let mut frame = vec![0x28, 0xb5, 0x2f, 0xfd];
+            frame.extend(&data);
+            let _ = ZstdCodec::new(0, false)?.decode(frame, None);
+            let _ = ZstdCodec::new(0, false)?.decode(data, Some(64));
+        }
+    }
+}

@@ -1,0 +1,215 @@
+//! The `numcodecs.zlib` bytes-to-bytes codec: DEFLATE with a zlib header
+//! and Adler-32 trailer (RFC 1950), as numcodecs' `Zlib`.
+//!
+//! Spec: <https://numcodecs.readthedocs.io/en/stable/compression/zlib.html>
+//! Names: v3 `numcodecs.zlib` (as zarr-python 3.1 writes it); v2 compressor id `zlib`.
+//!
+//! ```
+//! # use zarrkit::codec::zlib::ZlibConfig;
+//! let config: ZlibConfig = serde_json::from_str(r#"{ "level": 1 }"#)?;
+//! # Ok::<(), serde_json::Error>(())
+//! ```
+
+use crate::codec::bounded::read_bounded;
+use crate::codec::{BytesToBytesCodec, Codec, CodecError, registry::parse_configuration};
+use crate::metadata::{ExtensionObject, JsonMap};
+use flate2::Compression;
+use flate2::read::ZlibDecoder;
+use flate2::write::ZlibEncoder;
+use serde::{Deserialize, Serialize};
+#[cfg(test)]
+use std::io::Read;
+use std::io::Write;
+use std::sync::Arc;
+
+/// The codec's name in v3 metadata.
+pub const NAME: &str = "numcodecs.zlib";
+
+/// The configuration of the `numcodecs.zlib` codec.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ZlibConfig {
+    /// The compression level, 0 (none) to 9, or -1 for zlib's default (6).
+    /// Absent means numcodecs' default, 1.
+    #[serde(default = "default_level")]
+    pub level: i32,
+}
+
+fn default_level() -> i32 {
+    1
+}
+
+/// The `numcodecs.zlib` codec.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ZlibCodec {
+    level: i32,
+}
+
+impl ZlibCodec {
+    /// A codec compressing at `level` (-1 for zlib's default, 6).
+    ///
+    /// # Errors
+    /// [`CodecError::InvalidConfiguration`] if `level` is not in `-1..=9`.
+    pub fn new(level: i32) -> Result<Self, CodecError> {
+        if !(-1..=9).contains(&level) {
+            return Err(CodecError::InvalidConfiguration {
+                codec: NAME.to_string(),
+                reason: format!("`level` is {level}, expected -1 to 9"),
+            });
+        }
+        Ok(Self { level })
+    }
+
+    /// The compression level.
+    #[must_use]
+    pub fn level(&self) -> i32 {
+        self.level
+    }
+}
+
+/// Builds the codec from its metadata (the registry's constructor).
+///
+/// # Errors
+/// [`CodecError::InvalidConfiguration`] if the configuration is invalid.
+pub fn create(metadata: &ExtensionObject) -> Result<Codec, CodecError> {
+    let config: ZlibConfig = parse_configuration(metadata)?;
+    Ok(Codec::BytesToBytes(Arc::new(ZlibCodec::new(config.level)?)))
+}
+
+fn library_error(source: std::io::Error) -> CodecError {
+    crate::codec::bounded::stream_error(NAME, source)
+}
+
+impl BytesToBytesCodec for ZlibCodec {
+    fn metadata(&self) -> ExtensionObject {
+        let mut configuration = JsonMap::new();
+        configuration.insert("level".into(), self.level.into());
+        ExtensionObject::with_configuration(NAME, configuration)
+    }
+
+    fn encode(&self, decoded: Vec<u8>) -> Result<Vec<u8>, CodecError> {
+        let level = u32::try_from(self.level).unwrap_or(6);
+        let output = Vec::with_capacity(decoded.len() / 2 + 64);
+        let mut encoder = ZlibEncoder::new(output, Compression::new(level));
+        encoder.write_all(&decoded).map_err(library_error)?;
+        encoder.finish().map_err(library_error)
+    }
+
+    fn decode(&self, encoded: Vec<u8>, decoded_size: Option<usize>) -> Result<Vec<u8>, CodecError> {
+        if encoded.is_empty() {
+            return Err(CodecError::Corrupt {
+                codec: NAME,
+                reason: "the data is empty (a zlib stream has at least a header)".to_string(),
+            });
+        }
+        read_bounded(
+            ZlibDecoder::new(encoded.as_slice()),
+            decoded_size,
+            NAME,
+            library_error,
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn sample(len: usize) -> Vec<u8> {
+        (0..len)
+            .map(|i| (i % 251) as u8 ^ (i / 700) as u8)
+            .collect()
+    }
+
+    #[test]
+    fn output_is_a_zlib_stream_python_can_read() {
+        let data = sample(10_000);
+        let encoded = ZlibCodec::new(1).unwrap().encode(data.clone()).unwrap();
+        // RFC 1950: CMF 0x78 (deflate, 32 KiB window); FLEVEL 0 for level 1.
+        assert_eq!(encoded[..2], [0x78, 0x01]);
+        assert!(encoded.len() < data.len() / 2, "{}", encoded.len());
+        let mut decoded = Vec::new();
+        ZlibDecoder::new(encoded.as_slice())
+            .read_to_end(&mut decoded)
+            .unwrap();
+        assert_eq!(decoded, data);
+    }
+
+    #[test]
+    fn empty_input_matches_numcodecs_bytes() {
+        // numcodecs.Zlib(0).encode(b"") in numcodecs 0.16.6.
+        let encoded = ZlibCodec::new(0).unwrap().encode(Vec::new()).unwrap();
+        assert_eq!(
+            encoded,
+            [
+                0x78, 0x01, 0x01, 0x00, 0x00, 0xff, 0xff, 0x00, 0x00, 0x00, 0x01
+            ]
+        );
+        assert!(
+            ZlibCodec::new(0)
+                .unwrap()
+                .decode(encoded, Some(0))
+                .unwrap()
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn output_larger_than_the_chunk_is_refused() {
+        let codec = ZlibCodec::new(5).unwrap();
+        let encoded = codec.encode(sample(5000)).unwrap();
+        let err = codec.decode(encoded, Some(100)).unwrap_err();
+        assert!(
+            err.to_string().contains("more than the expected 100 bytes"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn out_of_range_levels_are_rejected_naming_the_codec() {
+        for level in [-2, 10] {
+            let err = ZlibCodec::new(level).unwrap_err();
+            assert!(err.to_string().contains("`numcodecs.zlib`"), "{err}");
+        }
+        let config: JsonMap = serde_json::from_str(r#"{"level": 1, "x": 2}"#).unwrap();
+        assert!(create(&ExtensionObject::with_configuration(NAME, config)).is_err());
+        let Codec::BytesToBytes(codec) = create(&ExtensionObject::new(NAME)).unwrap() else {
+            panic!("zlib is bytes-to-bytes");
+        };
+        assert_eq!(
+            serde_json::Value::Object(codec.metadata().configuration_or_empty()),
+            serde_json::json!({"level": 1})
+        );
+    }
+
+    #[test]
+    fn corrupt_and_truncated_inputs_are_errors() {
+        let codec = ZlibCodec::new(5).unwrap();
+        let encoded = codec.encode(sample(5000)).unwrap();
+        for len in [0, 1, 2, encoded.len() / 2, encoded.len() - 1] {
+            assert!(
+                codec.decode(encoded[..len].to_vec(), None).is_err(),
+                "{len}"
+            );
+        }
+        let mut corrupt = encoded;
+        let last = corrupt.len() - 1;
+        corrupt[last] ^= 1; // the Adler-32 trailer
+        assert!(codec.decode(corrupt, None).is_err());
+    }
+
+    proptest! {
+        #[test]
+        fn zlib_round_trips(data in prop::collection::vec(any::<u8>(), 0..4096), level in -1i32..=9) {
+            let codec = ZlibCodec::new(level)?;
+            let decoded = codec.decode(codec.encode(data.clone())?, Some(data.len()))?;
+            prop_assert_eq!(decoded, data);
+        }
+
+        #[test]
+        fn zlib_decode_of_garbage_does_not_panic(data in prop::collection::vec(any::<u8>(), 0..256)) {
+            let _ = ZlibCodec::new(1)?.decode(data, Some(100));
+        }
+    }
+}
