@@ -241,16 +241,13 @@ impl Array {
     /// A zeroed buffer of `n` bytes (already checked against the budget),
     /// or [`Error::OutOfMemory`] when the allocator cannot provide it.
     pub(super) fn zeroed_buffer(&self, n: usize, what: &str) -> Result<Vec<u8>, Error> {
-        let mut buffer = Vec::new();
-        buffer
-            .try_reserve_exact(n)
-            .map_err(|_| Error::OutOfMemory {
-                path: self.path.clone(),
-                what: what.to_string(),
-                bytes: n as u64,
-            })?;
-        buffer.resize(n, 0);
-        Ok(buffer)
+        // A zeroed allocation (calloc: fresh pages are zero already), not
+        // a reservation filled with zeros, which writes every byte.
+        bytemuck::allocation::try_zeroed_vec(n).map_err(|()| Error::OutOfMemory {
+            path: self.path.clone(),
+            what: what.to_string(),
+            bytes: n as u64,
+        })
     }
 
     /// Checks a region's dimensions and bounds against the array.
