@@ -1886,10 +1886,12 @@ fn issue_10_a_killed_migration_is_marked_unfinished_and_resumes() {
             .spawn()
             .unwrap();
         std::thread::sleep(at);
-        // `Child::kill` sends SIGKILL on Unix: no cleanup runs.
-        let finished = child.try_wait().unwrap().is_some();
+        // `Child::kill` sends SIGKILL on Unix: no cleanup runs. A child that
+        // exited by itself, before or while the kill was sent, has an exit
+        // code; one that the kill ended has none (asking before the kill
+        // raced with a migration finishing in between).
         child.kill().ok();
-        child.wait().unwrap();
+        let finished = child.wait().unwrap().code().is_some();
         let marked = dst.join(marker_name).is_file();
         eprintln!(
             "trial {trial} (seed {seed}): killed at {at:?} of {horizon:?}: {}",
