@@ -1,7 +1,7 @@
 //! Groups and the hierarchy: create, open, list children and walk.
 
 use crate::array::Array;
-use crate::consolidate::{self, View};
+use crate::format::consolidate::{self, View};
 use crate::error::{Error, NodeKind};
 use crate::format::{self, ZarrFormat};
 use crate::metadata::{GroupMetadata, JsonMap, NodeMetadata};
@@ -169,7 +169,7 @@ impl Group {
     }
 
     /// Opens the group at `path`. If it holds consolidated metadata (v2
-    /// `.zmetadata`, v3 `consolidated_metadata`, see [`crate::consolidate`]),
+    /// `.zmetadata`, v3 `consolidated_metadata`, see [`crate::format::consolidate`]),
     /// [`Group::children`], [`Group::walk`] and [`Group::node`] answer from
     /// it without reading the store. Consolidated metadata that is invalid,
     /// or that disagrees with the group's own document, is ignored with a

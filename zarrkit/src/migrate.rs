@@ -1787,7 +1787,7 @@ pub fn migrate(
     }
     report.chunks_verified = done;
     if plan.consolidate {
-        crate::consolidate::consolidate(plan.dst.as_ref(), "/")?;
+        crate::format::consolidate::consolidate(plan.dst.as_ref(), "/")?;
     }
     // Last: until here the destination is marked unfinished.
     plan.dst.erase(&marker)?;

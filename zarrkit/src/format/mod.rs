@@ -40,6 +40,7 @@
 //! at the root (the drafts' `meta/...` documents are below a `meta/` prefix,
 //! never at the key `meta` itself).
 
+pub mod consolidate;
 pub mod draft_dtypes;
 mod draft_sharding;
 mod numpy_types;
