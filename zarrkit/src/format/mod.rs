@@ -41,6 +41,7 @@
 //! never at the key `meta` itself).
 
 pub mod consolidate;
+mod display;
 pub mod draft_dtypes;
 mod draft_sharding;
 mod numpy_types;
@@ -55,9 +56,21 @@ mod zarr_python_v3;
 use crate::Error;
 use crate::metadata::NodePath;
 use crate::metadata::{
-    ChunkKeyEncoding, DataType, ExtensionObject, JsonMap, MetadataError, NodeMetadata,
+    ArrayMetadata, ChunkKeyEncoding, DataType, ExtensionObject, JsonMap, MetadataError,
+    NodeMetadata,
 };
 use crate::store::{Store, StoreKey, StorePrefix};
+pub use display::{
+    array_display_facts, fill_value_as_stored, node_document, v2_array_document, v3_document,
+};
+
+/// The names of the node documents that formats keep in the node's own
+/// directory, v3's first: v3 `zarr.json` (v3 core, "Storage keys"), v2
+/// `.zarray` and `.zgroup` (v2 spec, "Storage"), v1 `meta` (v1 spec,
+/// "Storage"; a v1 store is a single array). A directory holding one of
+/// them is a node. The v3 drafts keep documents under `meta/` instead.
+pub const NODE_DOCUMENT_NAMES: &[&str] =
+    &[v3::METADATA_KEY, v2::ARRAY_KEY, v2::GROUP_KEY, v1::META_KEY];
 
 /// A Zarr format version.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -115,6 +128,46 @@ impl ZarrFormat {
         matches!(self, Self::V2 | Self::V1 | Self::V3Draft2019Json)
     }
 
+    /// What the format is, in a few words, for help texts.
+    #[must_use]
+    pub fn description(self) -> &'static str {
+        match self {
+            Self::V3 => "Zarr v3 (3.0, 3.1), the default",
+            Self::V2 => "Zarr v2 (`.zarray`, `.zgroup`, `.zattrs`)",
+            Self::V1 => "Zarr v1 (`meta`, `attrs`): a single array",
+            Self::V3Draft2022 => "the v3 draft of 2022-05-25",
+            Self::V3Draft2019Json => "zarr-python 2.x's experimental v3 (`meta/root/….json`)",
+            Self::V3Draft2019 => "the v3 draft of 2019-06-19",
+            Self::V3Draft2019a => "the early 2019 v3 draft",
+        }
+    }
+
+    /// Whether this is Zarr v3 proper (3.0, 3.1), not one of its drafts:
+    /// the format whose core codecs every v3 reader has (v3 core spec,
+    /// "Codecs"), which the migration's portability checks are about.
+    #[must_use]
+    pub fn is_v3(self) -> bool {
+        self == Self::V3
+    }
+
+    /// Whether the format has groups. v1 has none: a v1 store is one array
+    /// (v1 spec, "Storage").
+    #[must_use]
+    pub fn has_groups(self) -> bool {
+        self != Self::V1
+    }
+
+    /// Whether consolidated metadata lives with the root group itself, where
+    /// zarr-python (and xarray's `consolidated=True`) look for it: v2's
+    /// `.zmetadata` and v3's `consolidated_metadata`. zarr-python 2.x's
+    /// experimental v3 keeps it in an extra group (a node of its own); the
+    /// other drafts and v1 have none. Neither spec defines consolidated
+    /// metadata; this follows zarr-python.
+    #[must_use]
+    pub fn keeps_consolidated_metadata_in_the_root(self) -> bool {
+        matches!(self, Self::V2 | Self::V3)
+    }
+
     /// Every format, in probe order.
     pub const ALL: &'static [ZarrFormat] = &[
         ZarrFormat::V3,
@@ -131,6 +184,24 @@ impl std::fmt::Display for ZarrFormat {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
     }
+}
+
+/// Whether the array's document leaves its fill value undefined: v2's
+/// `"fill_value": null` (v2 spec, "Metadata": "`null` … no fill value"), as
+/// v1 and the drafts that follow v2 also say it, kept in the model as the
+/// extra field [`v2::NULL_FILL_VALUE_FIELD`] set to `null` beside a stand-in
+/// zero. v3 has no such fill value (v3 core, "fill_value" is required).
+#[must_use]
+pub fn fill_value_is_undefined(metadata: &ArrayMetadata) -> bool {
+    metadata.extra_fields.get(v2::NULL_FILL_VALUE_FIELD) == Some(&serde_json::Value::Null)
+}
+
+/// Marks the array's fill value undefined (see [`fill_value_is_undefined`]):
+/// formats that can say so write `null`.
+pub fn set_fill_value_undefined(metadata: &mut ArrayMetadata) {
+    metadata
+        .extra_fields
+        .insert(v2::NULL_FILL_VALUE_FIELD.into(), serde_json::Value::Null);
 }
 
 /// Where an array's chunks live: the node's key prefix and the chunk key
@@ -647,6 +718,35 @@ fn kind_of(metadata: &NodeMetadata) -> crate::NodeKind {
         NodeMetadata::Array(_) => crate::NodeKind::Array,
         NodeMetadata::Group(_) => crate::NodeKind::Group,
     }
+}
+
+/// Erases the node at `path` in whichever format it is, and returns that
+/// format (see [`crate::node::erase`]): the format [`node_exists`] finds,
+/// or, when the node's document is invalid, the first format in probe
+/// order that has the node's keys, so a broken node can be erased too.
+///
+/// # Errors
+/// [`Error::NodeNotFound`] if no format has a node there, or a store error.
+pub fn erase_node_in_any_format(store: &dyn Store, path: &NodePath) -> Result<ZarrFormat, Error> {
+    match node_exists(store, path) {
+        Ok(Some((found, _))) => {
+            erase_node(store, path, found)?;
+            return Ok(found);
+        }
+        Ok(None) => {
+            return Err(Error::NodeNotFound { path: path.clone() });
+        }
+        Err(Error::Metadata { .. }) => {}
+        Err(other) => return Err(other),
+    }
+    for &candidate in ZarrFormat::ALL {
+        match erase_node(store, path, candidate) {
+            Ok(()) => return Ok(candidate),
+            Err(Error::NodeNotFound { .. }) => {}
+            Err(other) => return Err(other),
+        }
+    }
+    Err(Error::NodeNotFound { path: path.clone() })
 }
 
 /// Erases the node at `path` in `format` and everything below it: its
