@@ -197,7 +197,8 @@ pub fn fill_value_is_undefined(metadata: &ArrayMetadata) -> bool {
 }
 
 /// Marks the array's fill value undefined (see [`fill_value_is_undefined`]):
-/// formats that can say so write `null`.
+/// formats that can say so write `null` while the model's fill value is the
+/// stand-in zero (another fill value is written as itself).
 pub fn set_fill_value_undefined(metadata: &mut ArrayMetadata) {
     metadata
         .extra_fields
