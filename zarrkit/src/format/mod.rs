@@ -294,17 +294,7 @@ pub fn metadata_key(format: ZarrFormat, path: &NodePath) -> Result<StoreKey, Err
         )
         .doc_key(path, array)?),
         ZarrFormat::V3Draft2019Json | ZarrFormat::V3Draft2019 | ZarrFormat::V3Draft2019a => {
-            let suffix = if format == ZarrFormat::V3Draft2019Json {
-                ".json"
-            } else {
-                ""
-            };
-            let key = if path.is_root() {
-                format!("meta/root.array{suffix}")
-            } else {
-                format!("meta/root{path}.array{suffix}")
-            };
-            Ok(StoreKey::new(key)?)
+            Ok(v3_draft2019::default_array_doc_key(path, format)?)
         }
     }
 }

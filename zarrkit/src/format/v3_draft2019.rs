@@ -103,6 +103,17 @@ fn keys_for(format: ZarrFormat, suffix: String) -> DraftKeys {
     }
 }
 
+/// The key of the array document at `path` in `format` with the format's
+/// default metadata key suffix (`.json` for zarr-python 2.x's layout, none
+/// for the June and early 2019 drafts; June 2019 draft, "Storage keys").
+pub(crate) fn default_array_doc_key(
+    path: &NodePath,
+    format: ZarrFormat,
+) -> Result<StoreKey, crate::store::StoreError> {
+    let suffix = if is_json(format) { ".json" } else { "" };
+    keys_for(format, suffix.to_string()).doc_key(path, DocKind::Array)
+}
+
 /// The key layout of `format` in this store, and whether its entry point
 /// has the early draft's `http` URI; `Ok(None)` when the store is not of
 /// this format.
