@@ -48,6 +48,7 @@ mod numpy_types;
 pub mod v1;
 pub mod v2;
 pub mod v3;
+mod v3_draft;
 pub mod v3_draft2019;
 pub mod v3_draft2022;
 mod v3_strings;
@@ -284,13 +285,13 @@ pub fn node_prefix(format: ZarrFormat, path: &NodePath) -> StorePrefix {
 /// # Errors
 /// [`crate::store::StoreError::InvalidKey`] if the path cannot form a key.
 pub fn metadata_key(format: ZarrFormat, path: &NodePath) -> Result<StoreKey, Error> {
-    let array = v3_draft2022::DocKind::Array;
+    let array = v3_draft::DocKind::Array;
     match format {
         ZarrFormat::V3 => Ok(path.to_prefix().key(v3::METADATA_KEY)?),
         ZarrFormat::V2 => Ok(path.to_prefix().key(v2::ARRAY_KEY)?),
         ZarrFormat::V1 => Ok(path.to_prefix().key(v1::META_KEY)?),
-        ZarrFormat::V3Draft2022 => Ok(v3_draft2022::DraftKeys::draft2022(
-            v3_draft2022::DEFAULT_SUFFIX.to_string(),
+        ZarrFormat::V3Draft2022 => Ok(v3_draft::DraftKeys::draft2022(
+            v3_draft::DEFAULT_SUFFIX.to_string(),
         )
         .doc_key(path, array)?),
         ZarrFormat::V3Draft2019Json | ZarrFormat::V3Draft2019 | ZarrFormat::V3Draft2019a => {
@@ -466,7 +467,7 @@ pub fn serialize_node(
 pub fn default_codecs(format: ZarrFormat, data_type: &DataType) -> Option<Vec<ExtensionObject>> {
     match format {
         ZarrFormat::V3Draft2022 => {
-            let mut codecs = vec![v3_draft2022::bytes_codec(data_type, false)];
+            let mut codecs = vec![v3_draft::bytes_codec(data_type, false)];
             if cfg!(feature = "gzip") {
                 let mut gzip = JsonMap::new();
                 gzip.insert("level".into(), 5.into());

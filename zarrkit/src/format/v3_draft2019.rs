@@ -54,9 +54,7 @@
 use super::ZarrFormat;
 use super::draft_dtypes::{self, DraftReadOptions};
 use super::v3;
-use super::v3_draft2022::{
-    self as shared, DocKind, DraftKeys, EntryPoint, Found, ZARR_FORMAT_2019,
-};
+use super::v3_draft::{self as shared, DocKind, DraftKeys, EntryPoint, Found, ZARR_FORMAT_2019};
 use super::{draft_sharding, zarr_python_v3};
 use crate::Error;
 use crate::metadata::{
