@@ -383,7 +383,7 @@ pub fn read_node_as(
 ) -> Result<Option<NodeMetadata>, Error> {
     match format {
         ZarrFormat::V3 => {}
-        ZarrFormat::V2 => return read_v2_node(store, path),
+        ZarrFormat::V2 => return v2::read_node(store, path),
         ZarrFormat::V1 => return v1::read_node(store, path),
         ZarrFormat::V3Draft2022 => return v3_draft2022::read_node(store, path),
         ZarrFormat::V3Draft2019Json | ZarrFormat::V3Draft2019 | ZarrFormat::V3Draft2019a => {
@@ -517,7 +517,7 @@ pub fn write_node(
 ) -> Result<(), Error> {
     match format {
         ZarrFormat::V3 => {}
-        ZarrFormat::V2 => return write_v2_node(store, path, metadata),
+        ZarrFormat::V2 => return v2::write_node(store, path, metadata),
         ZarrFormat::V1 => return v1::write_node(store, path, metadata),
         ZarrFormat::V3Draft2022 => return v3_draft2022::write_node(store, path, metadata),
         ZarrFormat::V3Draft2019Json | ZarrFormat::V3Draft2019 | ZarrFormat::V3Draft2019a => {
@@ -564,81 +564,6 @@ pub fn check_representable(
         })
 }
 
-fn v2_key(path: &NodePath, name: &str) -> Result<StoreKey, Error> {
-    Ok(path.to_prefix().key(name)?)
-}
-
-/// v2 "Hierarchies": a node's document is `.zarray` or `.zgroup`, its
-/// attributes `.zattrs`.
-fn read_v2_node(store: &dyn Store, path: &NodePath) -> Result<Option<NodeMetadata>, Error> {
-    let array_key = v2_key(path, v2::ARRAY_KEY)?;
-    let array = store.get(&array_key, None)?;
-    let group_key = v2_key(path, v2::GROUP_KEY)?;
-    let (key, bytes) = match array {
-        Some(bytes) => (array_key, bytes),
-        None => match store.get(&group_key, None)? {
-            Some(bytes) => (group_key, bytes),
-            None => return Ok(None),
-        },
-    };
-    let attributes_key = v2_key(path, v2::ATTRIBUTES_KEY)?;
-    let attributes = match store.get(&attributes_key, None)? {
-        None => None,
-        Some(bytes) => Some(
-            v2::parse_attributes(&bytes).map_err(|source| Error::Metadata {
-                key: attributes_key,
-                source,
-            })?,
-        ),
-    };
-    let metadata = if key.as_str().ends_with(v2::ARRAY_KEY) {
-        v2::parse_array(&bytes, attributes).map(NodeMetadata::Array)
-    } else {
-        v2::parse_group(&bytes, attributes).map(NodeMetadata::Group)
-    }
-    .map_err(|source| Error::Metadata { key, source })?;
-    Ok(Some(metadata))
-}
-
-fn write_v2_node(store: &dyn Store, path: &NodePath, metadata: &NodeMetadata) -> Result<(), Error> {
-    let (name, document, attributes) = match metadata {
-        NodeMetadata::Array(array) => (
-            v2::ARRAY_KEY,
-            v2::array_to_json(array).map_err(|source| Error::InvalidMetadata {
-                path: path.clone(),
-                source,
-            })?,
-            &array.attributes,
-        ),
-        NodeMetadata::Group(group) => (v2::GROUP_KEY, v2::group_to_json(), &group.attributes),
-    };
-    // v2 "Groups": creating a node creates groups at all its ancestors.
-    let mut ancestor = path.parent();
-    while let Some(parent) = ancestor {
-        if store.size(&v2_key(&parent, v2::GROUP_KEY)?)?.is_none()
-            && store.size(&v2_key(&parent, v2::ARRAY_KEY)?)?.is_none()
-            && store
-                .size(&metadata_key(ZarrFormat::V3, &parent)?)?
-                .is_none()
-        {
-            store.set(
-                &v2_key(&parent, v2::GROUP_KEY)?,
-                &v2::to_bytes(&v2::group_to_json()),
-            )?;
-        }
-        ancestor = parent.parent();
-    }
-    // Attributes first: a reader that finds the document finds them too.
-    // zarr-python writes `.zattrs` even when empty; so does this, which
-    // also replaces any stale one.
-    store.set(
-        &v2_key(path, v2::ATTRIBUTES_KEY)?,
-        &v2::to_bytes(&v2::attributes_to_json(attributes)),
-    )?;
-    store.set(&v2_key(path, name)?, &v2::to_bytes(&document))?;
-    Ok(())
-}
-
 /// The paths of the children of the group at `path` (arrays and groups) in
 /// `format`, sorted by name.
 ///
@@ -669,8 +594,8 @@ pub fn list_children(
                 let exists = match format {
                     ZarrFormat::V2 => {
                         // v2 "Groups": a child is a path with `.zarray` or `.zgroup`.
-                        store.size(&v2_key(&child, v2::ARRAY_KEY)?)?.is_some()
-                            || store.size(&v2_key(&child, v2::GROUP_KEY)?)?.is_some()
+                        store.size(&v2::node_key(&child, v2::ARRAY_KEY)?)?.is_some()
+                            || store.size(&v2::node_key(&child, v2::GROUP_KEY)?)?.is_some()
                     }
                     _ => store.size(&metadata_key(format, &child)?)?.is_some(),
                 };
@@ -773,8 +698,8 @@ pub fn erase_node(store: &dyn Store, path: &NodePath, format: ZarrFormat) -> Res
             store.erase_prefix(&path.to_prefix())?;
         }
         ZarrFormat::V2 => {
-            let is_node = store.size(&v2_key(path, v2::ARRAY_KEY)?)?.is_some()
-                || store.size(&v2_key(path, v2::GROUP_KEY)?)?.is_some();
+            let is_node = store.size(&v2::node_key(path, v2::ARRAY_KEY)?)?.is_some()
+                || store.size(&v2::node_key(path, v2::GROUP_KEY)?)?.is_some();
             if !is_node {
                 return Err(not_found());
             }
