@@ -382,52 +382,14 @@ pub fn read_node_as(
     format: ZarrFormat,
 ) -> Result<Option<NodeMetadata>, Error> {
     match format {
-        ZarrFormat::V3 => {}
-        ZarrFormat::V2 => return v2::read_node(store, path),
-        ZarrFormat::V1 => return v1::read_node(store, path),
-        ZarrFormat::V3Draft2022 => return v3_draft2022::read_node(store, path),
+        ZarrFormat::V3 => v3::read_node(store, path),
+        ZarrFormat::V2 => v2::read_node(store, path),
+        ZarrFormat::V1 => v1::read_node(store, path),
+        ZarrFormat::V3Draft2022 => v3_draft2022::read_node(store, path),
         ZarrFormat::V3Draft2019Json | ZarrFormat::V3Draft2019 | ZarrFormat::V3Draft2019a => {
-            return v3_draft2019::read_node(store, path, format);
+            v3_draft2019::read_node(store, path, format)
         }
     }
-    let key = metadata_key(format, path)?;
-    let Some(bytes) = store.get(&key, None)? else {
-        return Ok(None);
-    };
-    if path.is_root() && is_draft_entry_point(&bytes) {
-        return Ok(None);
-    }
-    let metadata = v3::parse_node(&bytes).map_err(|source| Error::Metadata { key, source })?;
-    Ok(Some(metadata))
-}
-
-/// Whether a root `zarr.json` is a v3 draft's entry point: a JSON object
-/// whose `zarr_format` is a string (a URI), where v3 has the number 3.
-fn is_draft_entry_point(bytes: &[u8]) -> bool {
-    serde_json::from_slice::<serde_json::Value>(bytes)
-        .ok()
-        .and_then(|doc| doc.get("zarr_format").map(serde_json::Value::is_string))
-        .unwrap_or(false)
-}
-
-/// v3 `struct` fields are scalars (extensions/data-types/struct): a field
-/// with a shape (NumPy's `[name, type, shape]`, from v2) has no v3 form.
-fn check_v3_struct_fields(data_type: &DataType) -> Result<(), MetadataError> {
-    if let DataType::Struct(fields) = data_type {
-        for field in fields {
-            if !field.shape.is_empty() {
-                return Err(MetadataError::NotRepresentable {
-                    format: "v3",
-                    what: format!(
-                        "the struct field `{}` with the shape {:?} (v3 `struct` fields are scalars)",
-                        field.name, field.shape
-                    ),
-                });
-            }
-            check_v3_struct_fields(&field.data_type)?;
-        }
-    }
-    Ok(())
 }
 
 /// The document of a node in `format`, as [`write_node`] would store it
@@ -441,12 +403,7 @@ pub fn serialize_node(
     metadata: &NodeMetadata,
 ) -> Result<Vec<u8>, MetadataError> {
     match format {
-        ZarrFormat::V3 => {
-            if let NodeMetadata::Array(array) = metadata {
-                check_v3_struct_fields(&array.data_type)?;
-            }
-            Ok(v3::serialize_node(metadata))
-        }
+        ZarrFormat::V3 => v3::serialize_node_checked(metadata),
         ZarrFormat::V2 => Ok(v2::to_bytes(&match metadata {
             NodeMetadata::Array(array) => v2::array_to_json(array)?,
             NodeMetadata::Group(_) => v2::group_to_json(),
@@ -516,21 +473,14 @@ pub fn write_node(
     metadata: &NodeMetadata,
 ) -> Result<(), Error> {
     match format {
-        ZarrFormat::V3 => {}
-        ZarrFormat::V2 => return v2::write_node(store, path, metadata),
-        ZarrFormat::V1 => return v1::write_node(store, path, metadata),
-        ZarrFormat::V3Draft2022 => return v3_draft2022::write_node(store, path, metadata),
+        ZarrFormat::V3 => v3::write_node(store, path, metadata),
+        ZarrFormat::V2 => v2::write_node(store, path, metadata),
+        ZarrFormat::V1 => v1::write_node(store, path, metadata),
+        ZarrFormat::V3Draft2022 => v3_draft2022::write_node(store, path, metadata),
         ZarrFormat::V3Draft2019Json | ZarrFormat::V3Draft2019 | ZarrFormat::V3Draft2019a => {
-            return v3_draft2019::write_node(store, path, format, metadata);
+            v3_draft2019::write_node(store, path, format, metadata)
         }
     }
-    let key = metadata_key(format, path)?;
-    let bytes = serialize_node(format, metadata).map_err(|source| Error::InvalidMetadata {
-        path: path.clone(),
-        source,
-    })?;
-    store.set(&key, &bytes)?;
-    Ok(())
 }
 
 /// Checks that `metadata` can be written in `format`, before anything is
@@ -692,7 +642,7 @@ pub fn erase_node(store: &dyn Store, path: &NodePath, format: ZarrFormat) -> Res
             let Some(bytes) = store.get(&key, None)? else {
                 return Err(not_found());
             };
-            if path.is_root() && is_draft_entry_point(&bytes) {
+            if path.is_root() && v3::is_draft_entry_point(&bytes) {
                 return Err(not_found());
             }
             store.erase_prefix(&path.to_prefix())?;

@@ -36,10 +36,13 @@ use crate::metadata::{
 };
 // The v3 JSON forms of extension objects and fill values live in the model
 // (codecs use them too); re-exported here at their old public paths.
+use crate::Error;
+use crate::metadata::NodePath;
 use crate::metadata::json::compact;
 pub use crate::metadata::json::{
     extension_from_json, extension_to_json, fill_value_from_json, fill_value_to_json,
 };
+use crate::store::Store;
 use serde_json::Value;
 use std::num::NonZeroU64;
 
@@ -714,6 +717,84 @@ fn reject_other_members(
         }
         None => Ok(()),
     }
+}
+
+/// Reads the node at `path` (its `zarr.json`, v3 core "Storage keys"), or
+/// `None` when there is none. A root `zarr.json` whose `zarr_format` is a
+/// string is a v3 draft's entry point, not a v3 node: `None` too.
+///
+/// # Errors
+/// [`Error::Metadata`] naming the key of an invalid document, or a store
+/// error.
+pub fn read_node(store: &dyn Store, path: &NodePath) -> Result<Option<NodeMetadata>, Error> {
+    let key = path.to_prefix().key(METADATA_KEY)?;
+    let Some(bytes) = store.get(&key, None)? else {
+        return Ok(None);
+    };
+    if path.is_root() && is_draft_entry_point(&bytes) {
+        return Ok(None);
+    }
+    let metadata = parse_node(&bytes).map_err(|source| Error::Metadata { key, source })?;
+    Ok(Some(metadata))
+}
+
+/// Writes the node's `zarr.json`.
+///
+/// # Errors
+/// [`Error::InvalidMetadata`] for what v3 cannot say (see
+/// [`serialize_node_checked`]), or a store error.
+pub fn write_node(
+    store: &dyn Store,
+    path: &NodePath,
+    metadata: &NodeMetadata,
+) -> Result<(), Error> {
+    let key = path.to_prefix().key(METADATA_KEY)?;
+    let bytes = serialize_node_checked(metadata).map_err(|source| Error::InvalidMetadata {
+        path: path.clone(),
+        source,
+    })?;
+    store.set(&key, &bytes)?;
+    Ok(())
+}
+
+/// [`serialize_node`], refusing first what v3 cannot say.
+///
+/// # Errors
+/// [`MetadataError::NotRepresentable`] for a `struct` field with a shape.
+pub fn serialize_node_checked(metadata: &NodeMetadata) -> Result<Vec<u8>, MetadataError> {
+    if let NodeMetadata::Array(array) = metadata {
+        check_v3_struct_fields(&array.data_type)?;
+    }
+    Ok(serialize_node(metadata))
+}
+
+/// Whether a root `zarr.json` is a v3 draft's entry point: a JSON object
+/// whose `zarr_format` is a string (a URI), where v3 has the number 3.
+pub(crate) fn is_draft_entry_point(bytes: &[u8]) -> bool {
+    serde_json::from_slice::<Value>(bytes)
+        .ok()
+        .and_then(|doc| doc.get("zarr_format").map(Value::is_string))
+        .unwrap_or(false)
+}
+
+/// v3 `struct` fields are scalars (extensions/data-types/struct): a field
+/// with a shape (NumPy's `[name, type, shape]`, from v2) has no v3 form.
+fn check_v3_struct_fields(data_type: &DataType) -> Result<(), MetadataError> {
+    if let DataType::Struct(fields) = data_type {
+        for field in fields {
+            if !field.shape.is_empty() {
+                return Err(MetadataError::NotRepresentable {
+                    format: "v3",
+                    what: format!(
+                        "the struct field `{}` with the shape {:?} (v3 `struct` fields are scalars)",
+                        field.name, field.shape
+                    ),
+                });
+            }
+            check_v3_struct_fields(&field.data_type)?;
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
