@@ -7,7 +7,7 @@
 #![allow(dead_code)]
 
 use std::ffi::OsStr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
 use zarrkit::metadata::{ExtensionObject, JsonMap};
@@ -71,18 +71,11 @@ pub fn open_store(root: &Path) -> Arc<dyn Store> {
     Arc::new(FilesystemStore::new(root).unwrap())
 }
 
-/// The Python named by the environment variable `var` (one with `what`
-/// installed), or `None` with a note when it is unset; with
-/// `ZARRKIT_REQUIRE_INTEROP=1` a missing one fails the test instead, as the
-/// library's interop tests do.
-pub fn python(var: &str, what: &str) -> Option<PathBuf> {
-    if let Some(python) = std::env::var_os(var).filter(|p| !p.is_empty()) {
-        return Some(PathBuf::from(python));
-    }
-    assert!(
-        std::env::var("ZARRKIT_REQUIRE_INTEROP").as_deref() != Ok("1"),
-        "ZARRKIT_REQUIRE_INTEROP=1 but {var} is unset (scripts/test.sh sets it)"
-    );
-    eprintln!("skipping: set {var} to a Python with {what}");
-    None
-}
+/// The library's interop helpers, shared rather than copied: `python()`
+/// finds the Python named by an environment variable, or skips saying so;
+/// with `ZARRKIT_REQUIRE_INTEROP=1` a missing one fails the test instead,
+/// as the library's interop tests do.
+#[path = "../../../zarrkit/tests/it/support.rs"]
+mod support;
+#[allow(unused_imports)] // consolidate.rs runs no Python.
+pub use support::python;
