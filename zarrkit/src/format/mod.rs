@@ -525,43 +525,42 @@ pub fn list_children(
     format: ZarrFormat,
 ) -> Result<Vec<NodePath>, Error> {
     match format {
-        ZarrFormat::V3 | ZarrFormat::V2 => {
-            let listing = store.list_dir(&node_prefix(format, path))?;
-            let mut children = Vec::new();
-            for prefix in listing.prefixes {
-                let name = prefix
-                    .as_str()
-                    .trim_end_matches('/')
-                    .rsplit('/')
-                    .next()
-                    .unwrap_or_default();
-                let Ok(child) = path.child(name) else {
-                    continue;
-                };
-                // v3 core, "Storage": a node exists only where its zarr.json
-                // does (implicit groups were removed); other directories,
-                // such as chunk directories `c/`, are not children.
-                let exists = match format {
-                    ZarrFormat::V2 => {
-                        // v2 "Groups": a child is a path with `.zarray` or `.zgroup`.
-                        store.size(&v2::node_key(&child, v2::ARRAY_KEY)?)?.is_some()
-                            || store.size(&v2::node_key(&child, v2::GROUP_KEY)?)?.is_some()
-                    }
-                    _ => store.size(&metadata_key(format, &child)?)?.is_some(),
-                };
-                if exists {
-                    children.push(child);
-                }
-            }
-            Ok(children)
-        }
-        // v1 has no hierarchy: a v1 array is the only node.
-        ZarrFormat::V1 => Ok(Vec::new()),
+        ZarrFormat::V3 => v3::children(store, path),
+        ZarrFormat::V2 => v2::children(store, path),
+        ZarrFormat::V1 => Ok(v1::children()),
         ZarrFormat::V3Draft2022 => v3_draft2022::children(store, path),
         ZarrFormat::V3Draft2019Json | ZarrFormat::V3Draft2019 | ZarrFormat::V3Draft2019a => {
             v3_draft2019::children(store, path, format)
         }
     }
+}
+
+/// The children of the node at `path` in a format whose nodes are
+/// directories (v3, v2): the subdirectories of the node's prefix that
+/// `is_node` accepts (other directories, such as v3's chunk directory `c/`,
+/// are not children).
+fn directory_children(
+    store: &dyn Store,
+    path: &NodePath,
+    is_node: impl Fn(&NodePath) -> Result<bool, Error>,
+) -> Result<Vec<NodePath>, Error> {
+    let listing = store.list_dir(&path.to_prefix())?;
+    let mut children = Vec::new();
+    for prefix in listing.prefixes {
+        let name = prefix
+            .as_str()
+            .trim_end_matches('/')
+            .rsplit('/')
+            .next()
+            .unwrap_or_default();
+        let Ok(child) = path.child(name) else {
+            continue;
+        };
+        if is_node(&child)? {
+            children.push(child);
+        }
+    }
+    Ok(children)
 }
 
 /// Whether a node exists at `path`, and if so in which format and of which
@@ -635,38 +634,15 @@ pub fn erase_node_in_any_format(store: &dyn Store, path: &NodePath) -> Result<Za
 /// the drafts, neither a document nor anything below it), or a store error
 /// (including a store that cannot erase by prefix).
 pub fn erase_node(store: &dyn Store, path: &NodePath, format: ZarrFormat) -> Result<(), Error> {
-    let not_found = || Error::NodeNotFound { path: path.clone() };
     match format {
-        ZarrFormat::V3 => {
-            let key = metadata_key(format, path)?;
-            let Some(bytes) = store.get(&key, None)? else {
-                return Err(not_found());
-            };
-            if path.is_root() && v3::is_draft_entry_point(&bytes) {
-                return Err(not_found());
-            }
-            store.erase_prefix(&path.to_prefix())?;
-        }
-        ZarrFormat::V2 => {
-            let is_node = store.size(&v2::node_key(path, v2::ARRAY_KEY)?)?.is_some()
-                || store.size(&v2::node_key(path, v2::GROUP_KEY)?)?.is_some();
-            if !is_node {
-                return Err(not_found());
-            }
-            store.erase_prefix(&path.to_prefix())?;
-        }
-        ZarrFormat::V1 => {
-            if !path.is_root() || store.size(&metadata_key(format, path)?)?.is_none() {
-                return Err(not_found());
-            }
-            store.erase_prefix(&crate::store::StorePrefix::root())?;
-        }
-        ZarrFormat::V3Draft2022 => v3_draft2022::erase_node(store, path)?,
+        ZarrFormat::V3 => v3::erase_node(store, path),
+        ZarrFormat::V2 => v2::erase_node(store, path),
+        ZarrFormat::V1 => v1::erase_node(store, path),
+        ZarrFormat::V3Draft2022 => v3_draft2022::erase_node(store, path),
         ZarrFormat::V3Draft2019Json | ZarrFormat::V3Draft2019 | ZarrFormat::V3Draft2019a => {
-            v3_draft2019::erase_node(store, path, format)?;
+            v3_draft2019::erase_node(store, path, format)
         }
     }
-    Ok(())
 }
 
 /// Every node in the store, from the root down: depth first, parents before

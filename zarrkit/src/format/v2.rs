@@ -1738,6 +1738,34 @@ pub fn write_node(
     Ok(())
 }
 
+/// Whether the node at `path` exists (v2 "Groups": a node is a path with
+/// `.zarray` or `.zgroup`).
+fn is_node(store: &dyn Store, path: &NodePath) -> Result<bool, Error> {
+    Ok(store.size(&node_key(path, ARRAY_KEY)?)?.is_some()
+        || store.size(&node_key(path, GROUP_KEY)?)?.is_some())
+}
+
+/// The paths of the children of the group at `path`, sorted by name: the
+/// directories below it that are nodes.
+///
+/// # Errors
+/// A store error (including a store that cannot list).
+pub fn children(store: &dyn Store, path: &NodePath) -> Result<Vec<NodePath>, Error> {
+    super::directory_children(store, path, |child| is_node(store, child))
+}
+
+/// Erases the node at `path` and everything below it.
+///
+/// # Errors
+/// [`Error::NodeNotFound`] if there is no v2 node there, or a store error.
+pub fn erase_node(store: &dyn Store, path: &NodePath) -> Result<(), Error> {
+    if !is_node(store, path)? {
+        return Err(Error::NodeNotFound { path: path.clone() });
+    }
+    store.erase_prefix(&path.to_prefix())?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

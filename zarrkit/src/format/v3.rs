@@ -797,6 +797,40 @@ fn check_v3_struct_fields(data_type: &DataType) -> Result<(), MetadataError> {
     Ok(())
 }
 
+/// Whether the node at `path` exists: v3 core, "Storage": a node exists only
+/// where its `zarr.json` does (implicit groups were removed), and a root
+/// `zarr.json` that is a draft's entry point is not a v3 node.
+fn is_node(store: &dyn Store, path: &NodePath) -> Result<bool, Error> {
+    let key = path.to_prefix().key(METADATA_KEY)?;
+    Ok(match store.get(&key, None)? {
+        None => false,
+        Some(bytes) => !(path.is_root() && is_draft_entry_point(&bytes)),
+    })
+}
+
+/// The paths of the children of the group at `path`, sorted by name: the
+/// directories below it that hold a `zarr.json`.
+///
+/// # Errors
+/// A store error (including a store that cannot list).
+pub fn children(store: &dyn Store, path: &NodePath) -> Result<Vec<NodePath>, Error> {
+    super::directory_children(store, path, |child| {
+        Ok(store.size(&child.to_prefix().key(METADATA_KEY)?)?.is_some())
+    })
+}
+
+/// Erases the node at `path` and everything below it.
+///
+/// # Errors
+/// [`Error::NodeNotFound`] if there is no v3 node there, or a store error.
+pub fn erase_node(store: &dyn Store, path: &NodePath) -> Result<(), Error> {
+    if !is_node(store, path)? {
+        return Err(Error::NodeNotFound { path: path.clone() });
+    }
+    store.erase_prefix(&path.to_prefix())?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
