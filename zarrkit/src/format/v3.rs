@@ -506,20 +506,20 @@ pub fn chunk_grid_from_json(value: &Value) -> Result<ChunkGrid, MetadataError> {
             field: "chunk_grid.configuration.chunk_shape",
         })?;
     // final/v3/chunk-grids/regular-grid: "Chunk sizes must be greater than zero."
-    let invalid = || {
-        MetadataError::invalid(
-            "chunk_grid.configuration.chunk_shape",
-            "an array of positive integers",
-            chunk_shape,
-        )
-    };
-    let lengths = chunk_shape
+    let lengths = positive_lengths(chunk_shape, "chunk_grid.configuration.chunk_shape")?;
+    ChunkGrid::regular(&lengths)
+}
+
+/// A regular grid's chunk shape, `value`, which must be an array of
+/// positive integers (v3 and the drafts alike); an error names `field`.
+pub(crate) fn positive_lengths(value: &Value, field: &str) -> Result<Vec<u64>, MetadataError> {
+    let invalid = || MetadataError::invalid(field, "an array of positive integers", value);
+    value
         .as_array()
         .ok_or_else(invalid)?
         .iter()
         .map(|n| n.as_u64().filter(|&n| n > 0).ok_or_else(invalid))
-        .collect::<Result<Vec<u64>, _>>()?;
-    ChunkGrid::regular(&lengths)
+        .collect()
 }
 
 /// Parses the configuration of a `rectilinear` grid

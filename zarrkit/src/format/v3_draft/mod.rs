@@ -509,19 +509,7 @@ pub(crate) fn chunk_grid_from_json(
     let chunk_shape = grid.get("chunk_shape").ok_or(MetadataError::MissingField {
         field: "chunk_grid.chunk_shape",
     })?;
-    let invalid = || {
-        MetadataError::invalid(
-            "chunk_grid.chunk_shape",
-            "an array of positive integers",
-            chunk_shape,
-        )
-    };
-    let lengths = chunk_shape
-        .as_array()
-        .ok_or_else(invalid)?
-        .iter()
-        .map(|n| n.as_u64().filter(|&n| n > 0).ok_or_else(invalid))
-        .collect::<Result<Vec<u64>, _>>()?;
+    let lengths = super::v3::positive_lengths(chunk_shape, "chunk_grid.chunk_shape")?;
     let separator = match (grid.get("separator"), default_separator) {
         (Some(value), _) => value
             .as_str()
