@@ -2,48 +2,17 @@
 //! against a temporary store written through the library, and checks
 //! stdout, stderr and the exit code (0 ok, 1 error, 2 usage).
 
+mod common;
+
+use common::{Run, codec, object, open_store, python, zarrkit, zarrkit_bytes};
 use serde_json::json;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
-use zarrkit::metadata::{DataType, ExtensionObject, FillValue, JsonMap};
-use zarrkit::store::{FilesystemStore, Store};
+use zarrkit::metadata::{DataType, FillValue, JsonMap};
+use zarrkit::store::Store;
 use zarrkit::{Array, Group, Region};
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn zarrkit<I, S>(args: I) -> Run
-where
-    I: IntoIterator<Item = S>,
-    S: AsRef<OsStr>,
-{
-    let (code, stdout, stderr) = zarrkit_bytes(args);
-    Run {
-        code,
-        stdout: String::from_utf8(stdout).expect("stdout is UTF-8"),
-        stderr,
-    }
-}
-
-fn object(value: serde_json::Value) -> JsonMap {
-    match value {
-        serde_json::Value::Object(map) => map,
-        other => panic!("not an object: {other}"),
-    }
-}
-
-fn codec(name: &str, configuration: serde_json::Value) -> ExtensionObject {
-    ExtensionObject::with_configuration(name, object(configuration))
-}
-
-fn open_store(root: &Path) -> Arc<dyn Store> {
-    Arc::new(FilesystemStore::new(root).unwrap())
-}
 
 /// A store with:
 ///
@@ -464,7 +433,7 @@ fn le_to_native(bytes: &mut [u8], unit: usize) {
 /// Checks with NumPy that it reads `npy` as `descr`, `shape` and `data`,
 /// when `ZARRKIT_PYTHON` names a Python with NumPy.
 fn check_with_numpy(npy: &Path, descr: &str, shape: &[u64], data: &[u8]) -> bool {
-    let Some(python) = std::env::var_os("ZARRKIT_PYTHON") else {
+    let Some(python) = python("ZARRKIT_PYTHON", "numpy") else {
         return false;
     };
     let script = "import numpy, sys\n\
@@ -1021,7 +990,7 @@ fn create_v2(
 /// dtype's descr and field offsets, the shape, the little-endian bytes and,
 /// for strings, the elements.
 fn numpy_load(npy: &Path) -> Option<serde_json::Value> {
-    let python = std::env::var_os("ZARRKIT_PYTHON")?;
+    let python = python("ZARRKIT_PYTHON", "numpy")?;
     let script = "import json, numpy, sys\n\
         a = numpy.load(sys.argv[1], allow_pickle=False)\n\
         d = a.dtype\n\
@@ -2548,24 +2517,6 @@ fn issue_15_top_level_help_names_every_format() {
     ] {
         assert!(run.stdout.contains(name), "{name}: {}", run.stdout);
     }
-}
-
-/// Runs the binary and returns its exit code and raw stdout (a `.npy`
-/// written to `-` is not UTF-8).
-fn zarrkit_bytes<I, S>(args: I) -> (i32, Vec<u8>, String)
-where
-    I: IntoIterator<Item = S>,
-    S: AsRef<OsStr>,
-{
-    let output = Command::new(env!("CARGO_BIN_EXE_zarrkit"))
-        .args(args)
-        .output()
-        .expect("the zarrkit binary runs");
-    (
-        output.status.code().expect("zarrkit exits with a code"),
-        output.stdout,
-        String::from_utf8(output.stderr).expect("stderr is UTF-8"),
-    )
 }
 
 /// Issue #15: `export -o PATH` wrote a temporary file and renamed it over

@@ -2,41 +2,21 @@
 //! code 1 on a mismatch, refusals, and `tree` warning about consolidated
 //! metadata it cannot use.
 
+mod common;
+
+use common::{open_store, zarrkit};
 use serde_json::json;
 use std::ffi::OsStr;
 use std::path::Path;
-use std::process::Command;
 use std::sync::Arc;
 use zarrkit::format::ZarrFormat;
 use zarrkit::metadata::{DataType, JsonMap};
-use zarrkit::store::{FilesystemStore, Store};
+use zarrkit::store::Store;
 use zarrkit::{Array, Group};
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn zarrkit<I, S>(args: I) -> Run
-where
-    I: IntoIterator<Item = S>,
-    S: AsRef<OsStr>,
-{
-    let output = Command::new(env!("CARGO_BIN_EXE_zarrkit"))
-        .args(args)
-        .output()
-        .expect("the zarrkit binary runs");
-    Run {
-        code: output.status.code().expect("zarrkit exits with a code"),
-        stdout: String::from_utf8(output.stdout).expect("stdout is UTF-8"),
-        stderr: String::from_utf8(output.stderr).expect("stderr is UTF-8"),
-    }
-}
 
 /// `/` with array `a` and group `g` holding array `b`.
 fn store(root: &Path, format: ZarrFormat) -> Arc<dyn Store> {
-    let store: Arc<dyn Store> = Arc::new(FilesystemStore::new(root).unwrap());
+    let store = open_store(root);
     Group::create_as(store.clone(), "/", format, JsonMap::new()).unwrap();
     Group::create_as(store.clone(), "/g", format, JsonMap::new()).unwrap();
     for path in ["/a", "/g/b"] {
@@ -119,7 +99,7 @@ fn check_lists_every_mismatch_and_exits_1() {
 #[test]
 fn consolidate_refuses_an_array_root_and_a_missing_store() {
     let dir = tempfile::tempdir().unwrap();
-    let store: Arc<dyn Store> = Arc::new(FilesystemStore::new(dir.path()).unwrap());
+    let store = open_store(dir.path());
     Array::builder(&[4], DataType::UInt8, &[2])
         .create(store, "/")
         .unwrap();

@@ -1,52 +1,17 @@
 //! End-to-end tests of `zarrkit migrate`: the dry run's plan, a real run
 //! whose result the library reads back, and refusals with exit code 1.
 
+mod common;
+
+use common::{codec, object, open_store, python, zarrkit};
 use serde_json::json;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 use zarrkit::format::ZarrFormat;
-use zarrkit::metadata::{DataType, ExtensionObject, JsonMap};
-use zarrkit::store::{FilesystemStore, Store};
+use zarrkit::metadata::{DataType, JsonMap};
 use zarrkit::{Array, Group, Region};
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn zarrkit<I, S>(args: I) -> Run
-where
-    I: IntoIterator<Item = S>,
-    S: AsRef<OsStr>,
-{
-    let output = Command::new(env!("CARGO_BIN_EXE_zarrkit"))
-        .args(args)
-        .output()
-        .expect("the zarrkit binary runs");
-    Run {
-        code: output.status.code().expect("zarrkit exits with a code"),
-        stdout: String::from_utf8(output.stdout).expect("stdout is UTF-8"),
-        stderr: String::from_utf8(output.stderr).expect("stderr is UTF-8"),
-    }
-}
-
-fn object(value: serde_json::Value) -> JsonMap {
-    match value {
-        serde_json::Value::Object(map) => map,
-        other => panic!("not an object: {other}"),
-    }
-}
-
-fn codec(name: &str, configuration: serde_json::Value) -> ExtensionObject {
-    ExtensionObject::with_configuration(name, object(configuration))
-}
-
-fn open_store(root: &Path) -> Arc<dyn Store> {
-    Arc::new(FilesystemStore::new(root).unwrap())
-}
 
 /// A v2 store: a root group with attributes, `/counts` [5, 4] int32 in
 /// [2, 4] chunks with zlib (rows 0..4 written) and `/sub/flags` bool.
@@ -270,21 +235,6 @@ fn an_unknown_target_format_is_a_usage_error() {
     assert_eq!(run.code, 2);
     assert!(run.stderr.contains("unknown format `v4`"), "{}", run.stderr);
     assert!(run.stderr.contains("v3-draft-2022"), "{}", run.stderr);
-}
-
-/// The Python named by `var`, or `None` to skip (saying so on stderr);
-/// with `ZARRKIT_REQUIRE_INTEROP=1` a missing one fails the test instead,
-/// as the library's interop tests do.
-fn python(var: &str, what: &str) -> Option<PathBuf> {
-    if let Some(python) = std::env::var_os(var).filter(|p| !p.is_empty()) {
-        return Some(PathBuf::from(python));
-    }
-    assert!(
-        std::env::var("ZARRKIT_REQUIRE_INTEROP").as_deref() != Ok("1"),
-        "ZARRKIT_REQUIRE_INTEROP=1 but {var} is unset (scripts/test.sh sets it)"
-    );
-    eprintln!("skipping: set {var} to a Python with {what}");
-    None
 }
 
 /// For each array of the v2 store `src`, whether zarr-python 3.1 and

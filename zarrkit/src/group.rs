@@ -1,8 +1,8 @@
 //! Groups and the hierarchy: create, open, list children and walk.
 
 use crate::array::Array;
-use crate::consolidate::{self, View};
 use crate::error::{Error, NodeKind};
+use crate::format::consolidate::{self, View};
 use crate::format::{self, ZarrFormat};
 use crate::metadata::{GroupMetadata, JsonMap, NodeMetadata};
 use crate::node::NodePath;
@@ -169,7 +169,7 @@ impl Group {
     }
 
     /// Opens the group at `path`. If it holds consolidated metadata (v2
-    /// `.zmetadata`, v3 `consolidated_metadata`, see [`crate::consolidate`]),
+    /// `.zmetadata`, v3 `consolidated_metadata`, see [`crate::format::consolidate`]),
     /// [`Group::children`], [`Group::walk`] and [`Group::node`] answer from
     /// it without reading the store. Consolidated metadata that is invalid,
     /// or that disagrees with the group's own document, is ignored with a
@@ -184,10 +184,12 @@ impl Group {
         match format::read_node(store.as_ref(), &path)? {
             None => Err(Error::NodeNotFound { path }),
             // v1 has no groups: say so rather than that `/` is an array.
-            Some((ZarrFormat::V1, NodeMetadata::Array(_))) => Err(Error::InvalidMetadata {
-                path,
-                source: format::v1::no_groups(),
-            }),
+            Some((format, NodeMetadata::Array(_))) if !format.has_groups() => {
+                Err(Error::InvalidMetadata {
+                    path,
+                    source: format::v1::no_groups(),
+                })
+            }
             Some((_, NodeMetadata::Array(_))) => Err(Error::WrongNodeKind {
                 path,
                 expected: NodeKind::Group,

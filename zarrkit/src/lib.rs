@@ -33,18 +33,20 @@
 //!   [`codec::object`]) and the chain.
 //! - [`Error`]: the library's error, wrapping the store, model and codec
 //!   errors.
-//! - [`format`](mod@format): each Zarr format's documents and key layouts ↔ the model.
+//! - [`format`](mod@format): each Zarr format's documents and key layouts ↔
+//!   the model, including consolidated metadata ([`format::consolidate`],
+//!   re-exported as [`consolidate`]); the only module that knows which
+//!   format a node is in.
 //! - [`node`]: opening, listing and erasing any node.
-//! - [`array`](mod@array), [`consolidate`], [`group`], [`migrate`]: regions,
-//!   planned parallel reads and writes, consolidated metadata, the
-//!   hierarchy, and migration between formats.
+//! - [`array`](mod@array), [`group`], [`migrate`]: regions, planned
+//!   parallel reads and writes, the hierarchy, and migration between
+//!   formats.
 
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod array;
 pub mod codec;
-pub mod consolidate;
 mod error;
 pub mod format;
 pub mod group;
@@ -52,6 +54,10 @@ pub mod metadata;
 pub mod migrate;
 pub mod node;
 pub mod store;
+
+/// Consolidated metadata, kept at the crate root for existing callers; it
+/// lives in [`format::consolidate`] because each format stores it its own way.
+pub use format::consolidate;
 
 // The README's quick start runs as a doctest.
 #[doc = include_str!("../../README.md")]

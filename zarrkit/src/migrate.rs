@@ -455,12 +455,6 @@ pub fn plan_with(
     })
 }
 
-/// The formats whose consolidated metadata [`migrate`] writes: v2's
-/// `.zmetadata` and v3's `consolidated_metadata`, where zarr-python (and
-/// xarray's `consolidated=True`) look for it. zarr-python 2.x's
-/// experimental v3 keeps it in an extra group, which would add a node.
-const CONSOLIDATED_FORMATS: &[ZarrFormat] = &[ZarrFormat::V2, ZarrFormat::V3];
-
 /// Whether the destination gets consolidated metadata: when the source's
 /// root group has it (and the target can hold it; else a note says so).
 fn plan_consolidated(nodes: &mut [NodePlan], to: ZarrFormat) -> bool {
@@ -471,7 +465,11 @@ fn plan_consolidated(nodes: &mut [NodePlan], to: ZarrFormat) -> bool {
     if !consolidated || !root.path.is_root() {
         return false;
     }
-    if CONSOLIDATED_FORMATS.contains(&to) {
+    // The formats whose consolidated metadata [`migrate`] writes: v2's
+    // `.zmetadata` and v3's `consolidated_metadata`, where zarr-python (and
+    // xarray's `consolidated=True`) look for it. zarr-python 2.x's
+    // experimental v3 keeps it in an extra group, which would add a node.
+    if to.keeps_consolidated_metadata_in_the_root() {
         root.notes.push(
             "consolidated metadata: written anew from the migrated documents, as the source has it"
                 .into(),
@@ -644,7 +642,7 @@ fn plan_node(
         }
         Node::Array(array) => {
             let (target, action) = plan_array(array, to, scratch, &mut notes)?;
-            let (target, action) = if options.portable && to == ZarrFormat::V3 {
+            let (target, action) = if options.portable && to.is_v3() {
                 make_portable(array, target, action)?
             } else {
                 (target, action)
@@ -668,7 +666,7 @@ fn plan_node(
         });
     }
     let warnings = match (&target, to) {
-        (NodeMetadata::Array(array), ZarrFormat::V3) => reader_warnings(array),
+        (NodeMetadata::Array(array), to) if to.is_v3() => reader_warnings(array),
         _ => Vec::new(),
     };
     Ok(NodePlan {
@@ -911,10 +909,7 @@ fn plan_array(
         Some(XarrayDirection::ToAttribute) => {
             let holds_null = |m: &ArrayMetadata| {
                 let mut probe = m.clone();
-                probe.extra_fields.insert(
-                    format::v2::NULL_FILL_VALUE_FIELD.into(),
-                    serde_json::Value::Null,
-                );
+                format::set_fill_value_undefined(&mut probe);
                 fits(&probe).is_ok() && fields_round_trip(to, &wrap(&probe))
             };
             // Only into formats with v2's `null` (v2, v1): xarray reads
@@ -1182,10 +1177,7 @@ fn xarray_fill_to_attribute(
     target: &mut ArrayMetadata,
     notes: &mut Vec<String>,
 ) {
-    let null = matches!(
-        source.extra_fields.get(format::v2::NULL_FILL_VALUE_FIELD),
-        Some(serde_json::Value::Null)
-    );
+    let null = format::fill_value_is_undefined(source);
     if null || target.attributes.contains_key(XARRAY_FILL_ATTRIBUTE) {
         return;
     }
@@ -1220,10 +1212,7 @@ fn xarray_fill_from_attribute(target: &mut ArrayMetadata, notes: &mut Vec<String
                 "the fill value 0 is written as `null`: xarray would take it as the missing value, \
                  and the variable has no `{XARRAY_FILL_ATTRIBUTE}`"
             ));
-            target.extra_fields.insert(
-                format::v2::NULL_FILL_VALUE_FIELD.into(),
-                serde_json::Value::Null,
-            );
+            format::set_fill_value_undefined(target);
         }
         None => {}
     }
@@ -1404,11 +1393,7 @@ fn codec_names_deep(codecs: &serde_json::Value, names: &mut Vec<String>) {
 /// zarr-python 3.1.6 and tensorstore 0.1.86 register.
 #[must_use]
 pub fn reader_warnings(metadata: &ArrayMetadata) -> Vec<String> {
-    let Ok(bytes) = format::serialize_node(ZarrFormat::V3, &NodeMetadata::Array(metadata.clone()))
-    else {
-        return Vec::new();
-    };
-    let Ok(document) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
+    let Ok(document) = format::v3_document(&NodeMetadata::Array(metadata.clone())) else {
         return Vec::new();
     };
     let data_type = match &document["data_type"] {
@@ -1490,8 +1475,8 @@ fn make_portable(
         array.data_type().clone(),
         array.chunk_shape(),
     )
+    // The builder's default format is v3.
     .chunk_grid(array.chunk_grid().clone())
-    .format(ZarrFormat::V3)
     .build_metadata(array.path())?;
     let portable_compressor = array
         .codecs()
@@ -1787,7 +1772,7 @@ pub fn migrate(
     }
     report.chunks_verified = done;
     if plan.consolidate {
-        crate::consolidate::consolidate(plan.dst.as_ref(), "/")?;
+        crate::format::consolidate::consolidate(plan.dst.as_ref(), "/")?;
     }
     // Last: until here the destination is marked unfinished.
     plan.dst.erase(&marker)?;

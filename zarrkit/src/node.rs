@@ -61,24 +61,7 @@ pub fn exists(store: &dyn Store, path: &str) -> Result<Option<(ZarrFormat, NodeK
 /// [`Error::NodePath`] for an invalid path, [`Error::NodeNotFound`] if no
 /// format has a node there, or a store error.
 pub fn erase(store: &dyn Store, path: &str) -> Result<ZarrFormat, Error> {
-    let path = NodePath::new(path)?;
-    match format::node_exists(store, &path) {
-        Ok(Some((found, _))) => {
-            format::erase_node(store, &path, found)?;
-            return Ok(found);
-        }
-        Ok(None) => return Err(Error::NodeNotFound { path }),
-        Err(Error::Metadata { .. }) => {}
-        Err(other) => return Err(other),
-    }
-    for &candidate in ZarrFormat::ALL {
-        match format::erase_node(store, &path, candidate) {
-            Ok(()) => return Ok(candidate),
-            Err(Error::NodeNotFound { .. }) => {}
-            Err(other) => return Err(other),
-        }
-    }
-    Err(Error::NodeNotFound { path })
+    format::erase_node_in_any_format(store, &NodePath::new(path)?)
 }
 
 /// Every node in the store from the root down, depth first, parents before

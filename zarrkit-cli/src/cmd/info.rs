@@ -9,7 +9,7 @@ use clap::Args;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
-use zarrkit::format::{self, ZarrFormat, v1, v2, v3};
+use zarrkit::format::{self, v3};
 use zarrkit::metadata::{ChunkKeyEncoding, NodeMetadata};
 use zarrkit::store::Store;
 use zarrkit::{Array, Group, Node};
@@ -182,36 +182,19 @@ fn group_summary(group: &Group) -> anyhow::Result<serde_json::Value> {
     Ok(serde_json::json!({ "children": rows }))
 }
 
-/// The node's metadata document in its own format.
+/// The node's metadata document in its own format, as the library gives
+/// it ([`format::node_document`]).
 fn node_document(node: &Node) -> anyhow::Result<serde_json::Value> {
     let metadata = match node {
         Node::Array(array) => NodeMetadata::Array(array.metadata().clone()),
         Node::Group(group) => NodeMetadata::Group(group.metadata().clone()),
     };
-    let document: serde_json::Value = if node.format() == ZarrFormat::V2 {
-        // v2 keeps attributes in their own document: show both.
-        let (name, document, attributes) = match &metadata {
-            NodeMetadata::Array(array) => (
-                v2::ARRAY_KEY,
-                v2::array_to_json(array).context("the array cannot be written as Zarr v2")?,
-                &array.attributes,
-            ),
-            NodeMetadata::Group(group) => (v2::GROUP_KEY, v2::group_to_json(), &group.attributes),
-        };
-        serde_json::json!({ name: document, v2::ATTRIBUTES_KEY: attributes })
-    } else if let (ZarrFormat::V1, NodeMetadata::Array(array)) = (node.format(), &metadata) {
-        // v1 too: `meta` and `attrs`.
-        let document =
-            v1::array_to_json(array).context("the array cannot be written as Zarr v1")?;
-        serde_json::json!({ v1::META_KEY: document, v1::ATTRIBUTES_KEY: &array.attributes })
-    } else {
-        // The document in the node's own format (for the v3 drafts, the
-        // node document without the entry point).
-        let bytes = format::serialize_node(node.format(), &metadata)
-            .context("the metadata cannot be written in its own format")?;
-        serde_json::from_slice(&bytes).context("the serialised metadata is not JSON")?
-    };
-    Ok(document)
+    format::node_document(node.format(), &metadata).with_context(|| {
+        format!(
+            "the metadata cannot be written in its own format (`{}`)",
+            node.format()
+        )
+    })
 }
 
 fn line(out: &mut impl Write, label: &str, value: impl std::fmt::Display) -> std::io::Result<()> {
@@ -225,30 +208,10 @@ fn print_array(array: &Array, out: &mut impl Write) -> anyhow::Result<()> {
     line(out, "node type", "array")?;
     line(out, "shape", format_shape(array.shape()))?;
     line(out, "data type", array.data_type())?;
-    if array.format() == ZarrFormat::V2 {
-        // The v2 document's own words: NumPy type string, order, filters
-        // and compressor, which the codec list below spells the v3 way.
-        if let Ok(document) = v2::array_to_json(metadata) {
-            for field in ["dtype", "order", "filters", "compressor"] {
-                line(out, &format!("v2 {field}"), &document[field])?;
-            }
-        }
-    }
-    if array.format() == ZarrFormat::V1 {
-        // The same for v1's `meta`.
-        if let Ok(document) = v1::array_to_json(metadata) {
-            for field in ["dtype", "order"] {
-                line(out, &format!("v1 {field}"), &document[field])?;
-            }
-            line(
-                out,
-                "v1 compression",
-                format!(
-                    "{}, compression_opts {}",
-                    document["compression"], document["compression_opts"]
-                ),
-            )?;
-        }
+    // The v2 or v1 document's own words (NumPy type string, order, filters
+    // and compressor), which the codec list below spells the v3 way.
+    for (label, value) in format::array_display_facts(array.format(), metadata) {
+        line(out, &label, value)?;
     }
     // With sharding (v3 sharding_indexed), the grid's chunks are shards and
     // the chunks a reader decodes are the inner chunks: say both, by name.
@@ -356,26 +319,10 @@ pub(crate) fn inner_chunk_shape(metadata: &zarrkit::metadata::ArrayMetadata) -> 
     serde_json::from_value(shape.clone()).ok()
 }
 
-/// The fill value as the node's own document spells it. v3 JSON has no
-/// spelling for v2's `|O` elements (the model holds their encoded bytes, so
-/// `0` showed as `[48]`), so a variable-length type outside v3 shows its
-/// document's `fill_value`.
+/// The fill value as the node's own document spells it
+/// ([`format::fill_value_as_stored`]).
 fn fill_value_text(array: &Array) -> String {
-    let v3_text = || v3::fill_value_to_json(array.fill_value(), array.data_type()).to_string();
-    if !array.data_type().is_variable_length() || array.format() == ZarrFormat::V3 {
-        return v3_text();
-    }
-    let metadata = NodeMetadata::Array(array.metadata().clone());
-    let document = match array.format() {
-        ZarrFormat::V2 => v2::array_to_json(array.metadata()).ok(),
-        format => format::serialize_node(format, &metadata)
-            .ok()
-            .and_then(|bytes| serde_json::from_slice::<serde_json::Value>(&bytes).ok()),
-    };
-    match document.as_ref().and_then(|d| d.get("fill_value")) {
-        Some(fill) => fill.to_string(),
-        None => v3_text(),
-    }
+    format::fill_value_as_stored(array.format(), array.metadata()).to_string()
 }
 
 /// The size of the whole array decoded, or for variable-length elements

@@ -126,34 +126,24 @@ impl TypedValueParser for FormatParser {
     }
 }
 
+/// The formats `--to` takes, in the library's probe order.
+const FORMATS: &[ZarrFormat] = ZarrFormat::ALL;
+
 /// The values of `--to`, each with what it is, for `--help`.
 fn format_values() -> Vec<PossibleValue> {
-    ZarrFormat::ALL
+    FORMATS
         .iter()
-        .map(|format| {
-            PossibleValue::new(format.name()).help(match format {
-                ZarrFormat::V3 => "Zarr v3 (3.0, 3.1), the default",
-                ZarrFormat::V2 => "Zarr v2 (`.zarray`, `.zgroup`, `.zattrs`)",
-                ZarrFormat::V1 => "Zarr v1 (`meta`, `attrs`): a single array",
-                ZarrFormat::V3Draft2022 => "the v3 draft of 2022-05-25",
-                ZarrFormat::V3Draft2019Json => {
-                    "zarr-python 2.x's experimental v3 (`meta/root/….json`)"
-                }
-                ZarrFormat::V3Draft2019 => "the v3 draft of 2019-06-19",
-                ZarrFormat::V3Draft2019a => "the early 2019 v3 draft",
-                _ => "",
-            })
-        })
+        .map(|format| PossibleValue::new(format.name()).help(format.description()))
         .collect()
 }
 
 fn parse_format(name: &str) -> Result<ZarrFormat, String> {
-    ZarrFormat::ALL
+    FORMATS
         .iter()
         .copied()
         .find(|f| f.name() == name)
         .ok_or_else(|| {
-            let names: Vec<&str> = ZarrFormat::ALL.iter().map(|f| f.name()).collect();
+            let names: Vec<&str> = FORMATS.iter().map(|f| f.name()).collect();
             format!("unknown format `{name}`; one of: {}", names.join(", "))
         })
 }
@@ -168,7 +158,7 @@ pub fn run(args: &MigrateArgs, out: &mut impl Write) -> anyhow::Result<()> {
     check_supported(&args.dst)?;
     check_not_nested(&args.src, &args.dst)?;
     let resuming = check_destination(&args.dst)?;
-    if args.portable && args.to != ZarrFormat::V3 {
+    if args.portable && !args.to.is_v3() {
         anyhow::bail!(
             "--portable applies to v3 only (it chooses codecs every v3 reader has), not `--to {}`",
             args.to

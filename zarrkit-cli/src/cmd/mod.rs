@@ -14,17 +14,12 @@ use std::sync::{Arc, Mutex, PoisonError};
 use zarrkit::NodePath;
 use zarrkit::store::{FilesystemStore, SkipReason, Store, StoreError};
 
-/// The name of a v3 node document.
-const NODE_DOCUMENT: &str = zarrkit::format::v3::METADATA_KEY;
+/// The names of node documents in every format read (v3 `zarr.json`, v2
+/// `.zarray` and `.zgroup`, v1 `meta`), as the library lists them.
+const NODE_DOCUMENTS: &[&str] = zarrkit::format::NODE_DOCUMENT_NAMES;
 
-/// The names of node documents in every format read: v3 `zarr.json`, v2
-/// `.zarray` and `.zgroup`, v1 `meta` (a v1 store is a single array).
-const NODE_DOCUMENTS: &[&str] = &[
-    NODE_DOCUMENT,
-    zarrkit::format::v2::ARRAY_KEY,
-    zarrkit::format::v2::GROUP_KEY,
-    zarrkit::format::v1::META_KEY,
-];
+/// The name of a v3 node document, which the library lists first.
+const NODE_DOCUMENT: &str = NODE_DOCUMENTS[0];
 
 /// Whether `dir` holds a node document of any format.
 fn is_node_dir(dir: &Path) -> bool {

@@ -5,7 +5,6 @@ use clap::Args;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
-use zarrkit::format::{ZarrFormat, v2};
 use zarrkit::{Array, Group, Node, consolidate, format};
 
 /// The text after the options in `--help`.
@@ -195,29 +194,27 @@ fn describe_array(name: &str, array: &Array) -> String {
             None => format!("chunks {grid_chunks}"),
         }
     );
-    if array.format() == ZarrFormat::V2 {
-        // The v2 document's own words: NumPy dtype, filters and compressor.
-        if let Ok(document) = v2::array_to_json(array.metadata()) {
-            let ids = |value: &serde_json::Value| match value {
-                serde_json::Value::Array(items) => items
-                    .iter()
-                    .map(|f| f["id"].as_str().unwrap_or("?").to_string())
-                    .collect::<Vec<_>>()
-                    .join(","),
-                serde_json::Value::Object(codec) => codec
-                    .get("id")
-                    .and_then(|id| id.as_str())
-                    .unwrap_or("?")
-                    .to_string(),
-                _ => "none".to_string(),
-            };
-            text.push_str(&format!(
-                " (v2 dtype {}, filters {}, compressor {})",
-                document["dtype"],
-                ids(&document["filters"]),
-                ids(&document["compressor"])
-            ));
-        }
+    // The v2 document's own words: NumPy dtype, filters and compressor.
+    if let Some(document) = format::v2_array_document(array.format(), array.metadata()) {
+        let ids = |value: &serde_json::Value| match value {
+            serde_json::Value::Array(items) => items
+                .iter()
+                .map(|f| f["id"].as_str().unwrap_or("?").to_string())
+                .collect::<Vec<_>>()
+                .join(","),
+            serde_json::Value::Object(codec) => codec
+                .get("id")
+                .and_then(|id| id.as_str())
+                .unwrap_or("?")
+                .to_string(),
+            _ => "none".to_string(),
+        };
+        text.push_str(&format!(
+            " (v2 dtype {}, filters {}, compressor {})",
+            document["dtype"],
+            ids(&document["filters"]),
+            ids(&document["compressor"])
+        ));
     }
     text
 }

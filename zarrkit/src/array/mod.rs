@@ -200,8 +200,7 @@ impl Array {
         // as `None`, a number array's as uninitialised memory. So every
         // chunk is stored, as zarr-python 2.x does, rather than erased when
         // it equals the stand-in fill value.
-        let undefined_fill = metadata.extra_fields.get(format::v2::NULL_FILL_VALUE_FIELD)
-            == Some(&serde_json::Value::Null);
+        let undefined_fill = format::fill_value_is_undefined(&metadata);
         Ok(Self {
             store,
             path,

@@ -40,12 +40,15 @@
 //! at the root (the drafts' `meta/...` documents are below a `meta/` prefix,
 //! never at the key `meta` itself).
 
+pub mod consolidate;
+mod display;
 pub mod draft_dtypes;
 mod draft_sharding;
 mod numpy_types;
 pub mod v1;
 pub mod v2;
 pub mod v3;
+mod v3_draft;
 pub mod v3_draft2019;
 pub mod v3_draft2022;
 mod v3_strings;
@@ -54,9 +57,21 @@ mod zarr_python_v3;
 use crate::Error;
 use crate::metadata::NodePath;
 use crate::metadata::{
-    ChunkKeyEncoding, DataType, ExtensionObject, JsonMap, MetadataError, NodeMetadata,
+    ArrayMetadata, ChunkKeyEncoding, DataType, ExtensionObject, JsonMap, MetadataError,
+    NodeMetadata,
 };
 use crate::store::{Store, StoreKey, StorePrefix};
+pub use display::{
+    array_display_facts, fill_value_as_stored, node_document, v2_array_document, v3_document,
+};
+
+/// The names of the node documents that formats keep in the node's own
+/// directory, v3's first: v3 `zarr.json` (v3 core, "Storage keys"), v2
+/// `.zarray` and `.zgroup` (v2 spec, "Storage"), v1 `meta` (v1 spec,
+/// "Storage"; a v1 store is a single array). A directory holding one of
+/// them is a node. The v3 drafts keep documents under `meta/` instead.
+pub const NODE_DOCUMENT_NAMES: &[&str] =
+    &[v3::METADATA_KEY, v2::ARRAY_KEY, v2::GROUP_KEY, v1::META_KEY];
 
 /// A Zarr format version.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -114,6 +129,46 @@ impl ZarrFormat {
         matches!(self, Self::V2 | Self::V1 | Self::V3Draft2019Json)
     }
 
+    /// What the format is, in a few words, for help texts.
+    #[must_use]
+    pub fn description(self) -> &'static str {
+        match self {
+            Self::V3 => "Zarr v3 (3.0, 3.1), the default",
+            Self::V2 => "Zarr v2 (`.zarray`, `.zgroup`, `.zattrs`)",
+            Self::V1 => "Zarr v1 (`meta`, `attrs`): a single array",
+            Self::V3Draft2022 => "the v3 draft of 2022-05-25",
+            Self::V3Draft2019Json => "zarr-python 2.x's experimental v3 (`meta/root/….json`)",
+            Self::V3Draft2019 => "the v3 draft of 2019-06-19",
+            Self::V3Draft2019a => "the early 2019 v3 draft",
+        }
+    }
+
+    /// Whether this is Zarr v3 proper (3.0, 3.1), not one of its drafts:
+    /// the format whose core codecs every v3 reader has (v3 core spec,
+    /// "Codecs"), which the migration's portability checks are about.
+    #[must_use]
+    pub fn is_v3(self) -> bool {
+        self == Self::V3
+    }
+
+    /// Whether the format has groups. v1 has none: a v1 store is one array
+    /// (v1 spec, "Storage").
+    #[must_use]
+    pub fn has_groups(self) -> bool {
+        self != Self::V1
+    }
+
+    /// Whether consolidated metadata lives with the root group itself, where
+    /// zarr-python (and xarray's `consolidated=True`) look for it: v2's
+    /// `.zmetadata` and v3's `consolidated_metadata`. zarr-python 2.x's
+    /// experimental v3 keeps it in an extra group (a node of its own); the
+    /// other drafts and v1 have none. Neither spec defines consolidated
+    /// metadata; this follows zarr-python.
+    #[must_use]
+    pub fn keeps_consolidated_metadata_in_the_root(self) -> bool {
+        matches!(self, Self::V2 | Self::V3)
+    }
+
     /// Every format, in probe order.
     pub const ALL: &'static [ZarrFormat] = &[
         ZarrFormat::V3,
@@ -130,6 +185,25 @@ impl std::fmt::Display for ZarrFormat {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
     }
+}
+
+/// Whether the array's document leaves its fill value undefined: v2's
+/// `"fill_value": null` (v2 spec, "Metadata": "`null` … no fill value"), as
+/// v1 and the drafts that follow v2 also say it, kept in the model as the
+/// extra field [`v2::NULL_FILL_VALUE_FIELD`] set to `null` beside a stand-in
+/// zero. v3 has no such fill value (v3 core, "fill_value" is required).
+#[must_use]
+pub fn fill_value_is_undefined(metadata: &ArrayMetadata) -> bool {
+    metadata.extra_fields.get(v2::NULL_FILL_VALUE_FIELD) == Some(&serde_json::Value::Null)
+}
+
+/// Marks the array's fill value undefined (see [`fill_value_is_undefined`]):
+/// formats that can say so write `null` while the model's fill value is the
+/// stand-in zero (another fill value is written as itself).
+pub fn set_fill_value_undefined(metadata: &mut ArrayMetadata) {
+    metadata
+        .extra_fields
+        .insert(v2::NULL_FILL_VALUE_FIELD.into(), serde_json::Value::Null);
 }
 
 /// Where an array's chunks live: the node's key prefix and the chunk key
@@ -211,27 +285,17 @@ pub fn node_prefix(format: ZarrFormat, path: &NodePath) -> StorePrefix {
 /// # Errors
 /// [`crate::store::StoreError::InvalidKey`] if the path cannot form a key.
 pub fn metadata_key(format: ZarrFormat, path: &NodePath) -> Result<StoreKey, Error> {
-    let array = v3_draft2022::DocKind::Array;
+    let array = v3_draft::DocKind::Array;
     match format {
         ZarrFormat::V3 => Ok(path.to_prefix().key(v3::METADATA_KEY)?),
         ZarrFormat::V2 => Ok(path.to_prefix().key(v2::ARRAY_KEY)?),
         ZarrFormat::V1 => Ok(path.to_prefix().key(v1::META_KEY)?),
-        ZarrFormat::V3Draft2022 => Ok(v3_draft2022::DraftKeys::draft2022(
-            v3_draft2022::DEFAULT_SUFFIX.to_string(),
+        ZarrFormat::V3Draft2022 => Ok(v3_draft::DraftKeys::draft2022(
+            v3_draft::DEFAULT_SUFFIX.to_string(),
         )
         .doc_key(path, array)?),
         ZarrFormat::V3Draft2019Json | ZarrFormat::V3Draft2019 | ZarrFormat::V3Draft2019a => {
-            let suffix = if format == ZarrFormat::V3Draft2019Json {
-                ".json"
-            } else {
-                ""
-            };
-            let key = if path.is_root() {
-                format!("meta/root.array{suffix}")
-            } else {
-                format!("meta/root{path}.array{suffix}")
-            };
-            Ok(StoreKey::new(key)?)
+            Ok(v3_draft2019::default_array_doc_key(path, format)?)
         }
     }
 }
@@ -318,52 +382,14 @@ pub fn read_node_as(
     format: ZarrFormat,
 ) -> Result<Option<NodeMetadata>, Error> {
     match format {
-        ZarrFormat::V3 => {}
-        ZarrFormat::V2 => return read_v2_node(store, path),
-        ZarrFormat::V1 => return v1::read_node(store, path),
-        ZarrFormat::V3Draft2022 => return v3_draft2022::read_node(store, path),
+        ZarrFormat::V3 => v3::read_node(store, path),
+        ZarrFormat::V2 => v2::read_node(store, path),
+        ZarrFormat::V1 => v1::read_node(store, path),
+        ZarrFormat::V3Draft2022 => v3_draft2022::read_node(store, path),
         ZarrFormat::V3Draft2019Json | ZarrFormat::V3Draft2019 | ZarrFormat::V3Draft2019a => {
-            return v3_draft2019::read_node(store, path, format);
+            v3_draft2019::read_node(store, path, format)
         }
     }
-    let key = metadata_key(format, path)?;
-    let Some(bytes) = store.get(&key, None)? else {
-        return Ok(None);
-    };
-    if path.is_root() && is_draft_entry_point(&bytes) {
-        return Ok(None);
-    }
-    let metadata = v3::parse_node(&bytes).map_err(|source| Error::Metadata { key, source })?;
-    Ok(Some(metadata))
-}
-
-/// Whether a root `zarr.json` is a v3 draft's entry point: a JSON object
-/// whose `zarr_format` is a string (a URI), where v3 has the number 3.
-fn is_draft_entry_point(bytes: &[u8]) -> bool {
-    serde_json::from_slice::<serde_json::Value>(bytes)
-        .ok()
-        .and_then(|doc| doc.get("zarr_format").map(serde_json::Value::is_string))
-        .unwrap_or(false)
-}
-
-/// v3 `struct` fields are scalars (extensions/data-types/struct): a field
-/// with a shape (NumPy's `[name, type, shape]`, from v2) has no v3 form.
-fn check_v3_struct_fields(data_type: &DataType) -> Result<(), MetadataError> {
-    if let DataType::Struct(fields) = data_type {
-        for field in fields {
-            if !field.shape.is_empty() {
-                return Err(MetadataError::NotRepresentable {
-                    format: "v3",
-                    what: format!(
-                        "the struct field `{}` with the shape {:?} (v3 `struct` fields are scalars)",
-                        field.name, field.shape
-                    ),
-                });
-            }
-            check_v3_struct_fields(&field.data_type)?;
-        }
-    }
-    Ok(())
 }
 
 /// The document of a node in `format`, as [`write_node`] would store it
@@ -377,12 +403,7 @@ pub fn serialize_node(
     metadata: &NodeMetadata,
 ) -> Result<Vec<u8>, MetadataError> {
     match format {
-        ZarrFormat::V3 => {
-            if let NodeMetadata::Array(array) = metadata {
-                check_v3_struct_fields(&array.data_type)?;
-            }
-            Ok(v3::serialize_node(metadata))
-        }
+        ZarrFormat::V3 => v3::serialize_node_checked(metadata),
         ZarrFormat::V2 => Ok(v2::to_bytes(&match metadata {
             NodeMetadata::Array(array) => v2::array_to_json(array)?,
             NodeMetadata::Group(_) => v2::group_to_json(),
@@ -403,7 +424,7 @@ pub fn serialize_node(
 pub fn default_codecs(format: ZarrFormat, data_type: &DataType) -> Option<Vec<ExtensionObject>> {
     match format {
         ZarrFormat::V3Draft2022 => {
-            let mut codecs = vec![v3_draft2022::bytes_codec(data_type, false)];
+            let mut codecs = vec![v3_draft::bytes_codec(data_type, false)];
             if cfg!(feature = "gzip") {
                 let mut gzip = JsonMap::new();
                 gzip.insert("level".into(), 5.into());
@@ -452,21 +473,14 @@ pub fn write_node(
     metadata: &NodeMetadata,
 ) -> Result<(), Error> {
     match format {
-        ZarrFormat::V3 => {}
-        ZarrFormat::V2 => return write_v2_node(store, path, metadata),
-        ZarrFormat::V1 => return v1::write_node(store, path, metadata),
-        ZarrFormat::V3Draft2022 => return v3_draft2022::write_node(store, path, metadata),
+        ZarrFormat::V3 => v3::write_node(store, path, metadata),
+        ZarrFormat::V2 => v2::write_node(store, path, metadata),
+        ZarrFormat::V1 => v1::write_node(store, path, metadata),
+        ZarrFormat::V3Draft2022 => v3_draft2022::write_node(store, path, metadata),
         ZarrFormat::V3Draft2019Json | ZarrFormat::V3Draft2019 | ZarrFormat::V3Draft2019a => {
-            return v3_draft2019::write_node(store, path, format, metadata);
+            v3_draft2019::write_node(store, path, format, metadata)
         }
     }
-    let key = metadata_key(format, path)?;
-    let bytes = serialize_node(format, metadata).map_err(|source| Error::InvalidMetadata {
-        path: path.clone(),
-        source,
-    })?;
-    store.set(&key, &bytes)?;
-    Ok(())
 }
 
 /// Checks that `metadata` can be written in `format`, before anything is
@@ -500,81 +514,6 @@ pub fn check_representable(
         })
 }
 
-fn v2_key(path: &NodePath, name: &str) -> Result<StoreKey, Error> {
-    Ok(path.to_prefix().key(name)?)
-}
-
-/// v2 "Hierarchies": a node's document is `.zarray` or `.zgroup`, its
-/// attributes `.zattrs`.
-fn read_v2_node(store: &dyn Store, path: &NodePath) -> Result<Option<NodeMetadata>, Error> {
-    let array_key = v2_key(path, v2::ARRAY_KEY)?;
-    let array = store.get(&array_key, None)?;
-    let group_key = v2_key(path, v2::GROUP_KEY)?;
-    let (key, bytes) = match array {
-        Some(bytes) => (array_key, bytes),
-        None => match store.get(&group_key, None)? {
-            Some(bytes) => (group_key, bytes),
-            None => return Ok(None),
-        },
-    };
-    let attributes_key = v2_key(path, v2::ATTRIBUTES_KEY)?;
-    let attributes = match store.get(&attributes_key, None)? {
-        None => None,
-        Some(bytes) => Some(
-            v2::parse_attributes(&bytes).map_err(|source| Error::Metadata {
-                key: attributes_key,
-                source,
-            })?,
-        ),
-    };
-    let metadata = if key.as_str().ends_with(v2::ARRAY_KEY) {
-        v2::parse_array(&bytes, attributes).map(NodeMetadata::Array)
-    } else {
-        v2::parse_group(&bytes, attributes).map(NodeMetadata::Group)
-    }
-    .map_err(|source| Error::Metadata { key, source })?;
-    Ok(Some(metadata))
-}
-
-fn write_v2_node(store: &dyn Store, path: &NodePath, metadata: &NodeMetadata) -> Result<(), Error> {
-    let (name, document, attributes) = match metadata {
-        NodeMetadata::Array(array) => (
-            v2::ARRAY_KEY,
-            v2::array_to_json(array).map_err(|source| Error::InvalidMetadata {
-                path: path.clone(),
-                source,
-            })?,
-            &array.attributes,
-        ),
-        NodeMetadata::Group(group) => (v2::GROUP_KEY, v2::group_to_json(), &group.attributes),
-    };
-    // v2 "Groups": creating a node creates groups at all its ancestors.
-    let mut ancestor = path.parent();
-    while let Some(parent) = ancestor {
-        if store.size(&v2_key(&parent, v2::GROUP_KEY)?)?.is_none()
-            && store.size(&v2_key(&parent, v2::ARRAY_KEY)?)?.is_none()
-            && store
-                .size(&metadata_key(ZarrFormat::V3, &parent)?)?
-                .is_none()
-        {
-            store.set(
-                &v2_key(&parent, v2::GROUP_KEY)?,
-                &v2::to_bytes(&v2::group_to_json()),
-            )?;
-        }
-        ancestor = parent.parent();
-    }
-    // Attributes first: a reader that finds the document finds them too.
-    // zarr-python writes `.zattrs` even when empty; so does this, which
-    // also replaces any stale one.
-    store.set(
-        &v2_key(path, v2::ATTRIBUTES_KEY)?,
-        &v2::to_bytes(&v2::attributes_to_json(attributes)),
-    )?;
-    store.set(&v2_key(path, name)?, &v2::to_bytes(&document))?;
-    Ok(())
-}
-
 /// The paths of the children of the group at `path` (arrays and groups) in
 /// `format`, sorted by name.
 ///
@@ -586,43 +525,42 @@ pub fn list_children(
     format: ZarrFormat,
 ) -> Result<Vec<NodePath>, Error> {
     match format {
-        ZarrFormat::V3 | ZarrFormat::V2 => {
-            let listing = store.list_dir(&node_prefix(format, path))?;
-            let mut children = Vec::new();
-            for prefix in listing.prefixes {
-                let name = prefix
-                    .as_str()
-                    .trim_end_matches('/')
-                    .rsplit('/')
-                    .next()
-                    .unwrap_or_default();
-                let Ok(child) = path.child(name) else {
-                    continue;
-                };
-                // v3 core, "Storage": a node exists only where its zarr.json
-                // does (implicit groups were removed); other directories,
-                // such as chunk directories `c/`, are not children.
-                let exists = match format {
-                    ZarrFormat::V2 => {
-                        // v2 "Groups": a child is a path with `.zarray` or `.zgroup`.
-                        store.size(&v2_key(&child, v2::ARRAY_KEY)?)?.is_some()
-                            || store.size(&v2_key(&child, v2::GROUP_KEY)?)?.is_some()
-                    }
-                    _ => store.size(&metadata_key(format, &child)?)?.is_some(),
-                };
-                if exists {
-                    children.push(child);
-                }
-            }
-            Ok(children)
-        }
-        // v1 has no hierarchy: a v1 array is the only node.
-        ZarrFormat::V1 => Ok(Vec::new()),
+        ZarrFormat::V3 => v3::children(store, path),
+        ZarrFormat::V2 => v2::children(store, path),
+        ZarrFormat::V1 => Ok(v1::children()),
         ZarrFormat::V3Draft2022 => v3_draft2022::children(store, path),
         ZarrFormat::V3Draft2019Json | ZarrFormat::V3Draft2019 | ZarrFormat::V3Draft2019a => {
             v3_draft2019::children(store, path, format)
         }
     }
+}
+
+/// The children of the node at `path` in a format whose nodes are
+/// directories (v3, v2): the subdirectories of the node's prefix that
+/// `is_node` accepts (other directories, such as v3's chunk directory `c/`,
+/// are not children).
+fn directory_children(
+    store: &dyn Store,
+    path: &NodePath,
+    is_node: impl Fn(&NodePath) -> Result<bool, Error>,
+) -> Result<Vec<NodePath>, Error> {
+    let listing = store.list_dir(&path.to_prefix())?;
+    let mut children = Vec::new();
+    for prefix in listing.prefixes {
+        let name = prefix
+            .as_str()
+            .trim_end_matches('/')
+            .rsplit('/')
+            .next()
+            .unwrap_or_default();
+        let Ok(child) = path.child(name) else {
+            continue;
+        };
+        if is_node(&child)? {
+            children.push(child);
+        }
+    }
+    Ok(children)
 }
 
 /// Whether a node exists at `path`, and if so in which format and of which
@@ -648,6 +586,35 @@ fn kind_of(metadata: &NodeMetadata) -> crate::NodeKind {
     }
 }
 
+/// Erases the node at `path` in whichever format it is, and returns that
+/// format (see [`crate::node::erase`]): the format [`node_exists`] finds,
+/// or, when the node's document is invalid, the first format in probe
+/// order that has the node's keys, so a broken node can be erased too.
+///
+/// # Errors
+/// [`Error::NodeNotFound`] if no format has a node there, or a store error.
+pub fn erase_node_in_any_format(store: &dyn Store, path: &NodePath) -> Result<ZarrFormat, Error> {
+    match node_exists(store, path) {
+        Ok(Some((found, _))) => {
+            erase_node(store, path, found)?;
+            return Ok(found);
+        }
+        Ok(None) => {
+            return Err(Error::NodeNotFound { path: path.clone() });
+        }
+        Err(Error::Metadata { .. }) => {}
+        Err(other) => return Err(other),
+    }
+    for &candidate in ZarrFormat::ALL {
+        match erase_node(store, path, candidate) {
+            Ok(()) => return Ok(candidate),
+            Err(Error::NodeNotFound { .. }) => {}
+            Err(other) => return Err(other),
+        }
+    }
+    Err(Error::NodeNotFound { path: path.clone() })
+}
+
 /// Erases the node at `path` in `format` and everything below it: its
 /// documents, its chunks and its descendants. Siblings whose names share a
 /// prefix with the node's (`a` and `ab`) are not touched. Whether the node
@@ -667,38 +634,15 @@ fn kind_of(metadata: &NodeMetadata) -> crate::NodeKind {
 /// the drafts, neither a document nor anything below it), or a store error
 /// (including a store that cannot erase by prefix).
 pub fn erase_node(store: &dyn Store, path: &NodePath, format: ZarrFormat) -> Result<(), Error> {
-    let not_found = || Error::NodeNotFound { path: path.clone() };
     match format {
-        ZarrFormat::V3 => {
-            let key = metadata_key(format, path)?;
-            let Some(bytes) = store.get(&key, None)? else {
-                return Err(not_found());
-            };
-            if path.is_root() && is_draft_entry_point(&bytes) {
-                return Err(not_found());
-            }
-            store.erase_prefix(&path.to_prefix())?;
-        }
-        ZarrFormat::V2 => {
-            let is_node = store.size(&v2_key(path, v2::ARRAY_KEY)?)?.is_some()
-                || store.size(&v2_key(path, v2::GROUP_KEY)?)?.is_some();
-            if !is_node {
-                return Err(not_found());
-            }
-            store.erase_prefix(&path.to_prefix())?;
-        }
-        ZarrFormat::V1 => {
-            if !path.is_root() || store.size(&metadata_key(format, path)?)?.is_none() {
-                return Err(not_found());
-            }
-            store.erase_prefix(&crate::store::StorePrefix::root())?;
-        }
-        ZarrFormat::V3Draft2022 => v3_draft2022::erase_node(store, path)?,
+        ZarrFormat::V3 => v3::erase_node(store, path),
+        ZarrFormat::V2 => v2::erase_node(store, path),
+        ZarrFormat::V1 => v1::erase_node(store, path),
+        ZarrFormat::V3Draft2022 => v3_draft2022::erase_node(store, path),
         ZarrFormat::V3Draft2019Json | ZarrFormat::V3Draft2019 | ZarrFormat::V3Draft2019a => {
-            v3_draft2019::erase_node(store, path, format)?;
+            v3_draft2019::erase_node(store, path, format)
         }
     }
-    Ok(())
 }
 
 /// Every node in the store, from the root down: depth first, parents before

@@ -560,6 +560,26 @@ pub fn write_node(
     Ok(())
 }
 
+/// The children of a node: none, v1 has no hierarchy (a v1 array is the
+/// only node).
+#[must_use]
+pub fn children() -> Vec<NodePath> {
+    Vec::new()
+}
+
+/// Erases the v1 array, which is the whole store.
+///
+/// # Errors
+/// [`Error::NodeNotFound`] unless `path` is the root and `meta` exists, or
+/// a store error.
+pub fn erase_node(store: &dyn Store, path: &NodePath) -> Result<(), Error> {
+    if !path.is_root() || store.size(&StoreKey::new(META_KEY)?)?.is_none() {
+        return Err(Error::NodeNotFound { path: path.clone() });
+    }
+    store.erase_prefix(&crate::store::StorePrefix::root())?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

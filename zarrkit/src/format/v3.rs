@@ -36,10 +36,13 @@ use crate::metadata::{
 };
 // The v3 JSON forms of extension objects and fill values live in the model
 // (codecs use them too); re-exported here at their old public paths.
+use crate::Error;
+use crate::metadata::NodePath;
 use crate::metadata::json::compact;
 pub use crate::metadata::json::{
     extension_from_json, extension_to_json, fill_value_from_json, fill_value_to_json,
 };
+use crate::store::Store;
 use serde_json::Value;
 use std::num::NonZeroU64;
 
@@ -503,20 +506,20 @@ pub fn chunk_grid_from_json(value: &Value) -> Result<ChunkGrid, MetadataError> {
             field: "chunk_grid.configuration.chunk_shape",
         })?;
     // final/v3/chunk-grids/regular-grid: "Chunk sizes must be greater than zero."
-    let invalid = || {
-        MetadataError::invalid(
-            "chunk_grid.configuration.chunk_shape",
-            "an array of positive integers",
-            chunk_shape,
-        )
-    };
-    let lengths = chunk_shape
+    let lengths = positive_lengths(chunk_shape, "chunk_grid.configuration.chunk_shape")?;
+    ChunkGrid::regular(&lengths)
+}
+
+/// A regular grid's chunk shape, `value`, which must be an array of
+/// positive integers (v3 and the drafts alike); an error names `field`.
+pub(crate) fn positive_lengths(value: &Value, field: &str) -> Result<Vec<u64>, MetadataError> {
+    let invalid = || MetadataError::invalid(field, "an array of positive integers", value);
+    value
         .as_array()
         .ok_or_else(invalid)?
         .iter()
         .map(|n| n.as_u64().filter(|&n| n > 0).ok_or_else(invalid))
-        .collect::<Result<Vec<u64>, _>>()?;
-    ChunkGrid::regular(&lengths)
+        .collect()
 }
 
 /// Parses the configuration of a `rectilinear` grid
@@ -714,6 +717,118 @@ fn reject_other_members(
         }
         None => Ok(()),
     }
+}
+
+/// Reads the node at `path` (its `zarr.json`, v3 core "Storage keys"), or
+/// `None` when there is none. A root `zarr.json` whose `zarr_format` is a
+/// string is a v3 draft's entry point, not a v3 node: `None` too.
+///
+/// # Errors
+/// [`Error::Metadata`] naming the key of an invalid document, or a store
+/// error.
+pub fn read_node(store: &dyn Store, path: &NodePath) -> Result<Option<NodeMetadata>, Error> {
+    let key = path.to_prefix().key(METADATA_KEY)?;
+    let Some(bytes) = store.get(&key, None)? else {
+        return Ok(None);
+    };
+    if path.is_root() && is_draft_entry_point(&bytes) {
+        return Ok(None);
+    }
+    let metadata = parse_node(&bytes).map_err(|source| Error::Metadata { key, source })?;
+    Ok(Some(metadata))
+}
+
+/// Writes the node's `zarr.json`.
+///
+/// # Errors
+/// [`Error::InvalidMetadata`] for what v3 cannot say (see
+/// [`serialize_node_checked`]), or a store error.
+pub fn write_node(
+    store: &dyn Store,
+    path: &NodePath,
+    metadata: &NodeMetadata,
+) -> Result<(), Error> {
+    let key = path.to_prefix().key(METADATA_KEY)?;
+    let bytes = serialize_node_checked(metadata).map_err(|source| Error::InvalidMetadata {
+        path: path.clone(),
+        source,
+    })?;
+    store.set(&key, &bytes)?;
+    Ok(())
+}
+
+/// [`serialize_node`], refusing first what v3 cannot say.
+///
+/// # Errors
+/// [`MetadataError::NotRepresentable`] for a `struct` field with a shape.
+pub fn serialize_node_checked(metadata: &NodeMetadata) -> Result<Vec<u8>, MetadataError> {
+    if let NodeMetadata::Array(array) = metadata {
+        check_v3_struct_fields(&array.data_type)?;
+    }
+    Ok(serialize_node(metadata))
+}
+
+/// Whether a root `zarr.json` is a v3 draft's entry point: a JSON object
+/// whose `zarr_format` is a string (a URI), where v3 has the number 3.
+pub(crate) fn is_draft_entry_point(bytes: &[u8]) -> bool {
+    serde_json::from_slice::<Value>(bytes)
+        .ok()
+        .and_then(|doc| doc.get("zarr_format").map(Value::is_string))
+        .unwrap_or(false)
+}
+
+/// v3 `struct` fields are scalars (extensions/data-types/struct): a field
+/// with a shape (NumPy's `[name, type, shape]`, from v2) has no v3 form.
+fn check_v3_struct_fields(data_type: &DataType) -> Result<(), MetadataError> {
+    if let DataType::Struct(fields) = data_type {
+        for field in fields {
+            if !field.shape.is_empty() {
+                return Err(MetadataError::NotRepresentable {
+                    format: "v3",
+                    what: format!(
+                        "the struct field `{}` with the shape {:?} (v3 `struct` fields are scalars)",
+                        field.name, field.shape
+                    ),
+                });
+            }
+            check_v3_struct_fields(&field.data_type)?;
+        }
+    }
+    Ok(())
+}
+
+/// Whether the node at `path` exists: v3 core, "Storage": a node exists only
+/// where its `zarr.json` does (implicit groups were removed), and a root
+/// `zarr.json` that is a draft's entry point is not a v3 node.
+fn is_node(store: &dyn Store, path: &NodePath) -> Result<bool, Error> {
+    let key = path.to_prefix().key(METADATA_KEY)?;
+    Ok(match store.get(&key, None)? {
+        None => false,
+        Some(bytes) => !(path.is_root() && is_draft_entry_point(&bytes)),
+    })
+}
+
+/// The paths of the children of the group at `path`, sorted by name: the
+/// directories below it that hold a `zarr.json`.
+///
+/// # Errors
+/// A store error (including a store that cannot list).
+pub fn children(store: &dyn Store, path: &NodePath) -> Result<Vec<NodePath>, Error> {
+    super::directory_children(store, path, |child| {
+        Ok(store.size(&child.to_prefix().key(METADATA_KEY)?)?.is_some())
+    })
+}
+
+/// Erases the node at `path` and everything below it.
+///
+/// # Errors
+/// [`Error::NodeNotFound`] if there is no v3 node there, or a store error.
+pub fn erase_node(store: &dyn Store, path: &NodePath) -> Result<(), Error> {
+    if !is_node(store, path)? {
+        return Err(Error::NodeNotFound { path: path.clone() });
+    }
+    store.erase_prefix(&path.to_prefix())?;
+    Ok(())
 }
 
 #[cfg(test)]

@@ -54,9 +54,7 @@
 use super::ZarrFormat;
 use super::draft_dtypes::{self, DraftReadOptions};
 use super::v3;
-use super::v3_draft2022::{
-    self as shared, DocKind, DraftKeys, EntryPoint, Found, ZARR_FORMAT_2019,
-};
+use super::v3_draft::{self as shared, DocKind, DraftKeys, EntryPoint, Found, ZARR_FORMAT_2019};
 use super::{draft_sharding, zarr_python_v3};
 use crate::Error;
 use crate::metadata::{
@@ -101,6 +99,17 @@ fn keys_for(format: ZarrFormat, suffix: String) -> DraftKeys {
         suffix,
         root_in_meta: false,
     }
+}
+
+/// The key of the array document at `path` in `format` with the format's
+/// default metadata key suffix (`.json` for zarr-python 2.x's layout, none
+/// for the June and early 2019 drafts; June 2019 draft, "Storage keys").
+pub(crate) fn default_array_doc_key(
+    path: &NodePath,
+    format: ZarrFormat,
+) -> Result<StoreKey, crate::store::StoreError> {
+    let suffix = if is_json(format) { ".json" } else { "" };
+    keys_for(format, suffix.to_string()).doc_key(path, DocKind::Array)
 }
 
 /// The key layout of `format` in this store, and whether its entry point

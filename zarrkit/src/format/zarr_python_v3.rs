@@ -28,8 +28,8 @@
 //! encoding is `default` with the grid's separator; the sharding storage
 //! transformer is handled by the caller.
 
+use super::v3_draft as shared;
 use super::v3_draft2019::{CODECS, COMPLEX_EXTENSION, codec_short_name, numpy_name, numpy_type};
-use super::v3_draft2022 as shared;
 use super::{draft_dtypes, numpy_types, v2};
 use crate::metadata::{
     ArrayMetadata, ChunkKeyEncoding, DataType, JsonMap, MetadataError, Separator,

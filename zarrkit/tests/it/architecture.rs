@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 /// only modules of a lower layer. `error` wraps the store, model and codec
 /// errors, and `format` returns it, so it sits between `codec` and
 /// `format`. `node` (opening and listing any node) reads documents through
-/// `format`; `array` and `consolidate` are peers, and `group` uses both.
+/// `format`; consolidated metadata lives in `format/consolidate.rs`.
 const LAYERS: &[&[&str]] = &[
     &["store"],
     &["metadata"],
@@ -24,7 +24,7 @@ const LAYERS: &[&[&str]] = &[
     &["error"],
     &["format"],
     &["node"],
-    &["array", "consolidate"],
+    &["array"],
     &["group"],
     &["migrate"],
 ];

@@ -3,6 +3,7 @@
 
 #[cfg(feature = "zstd")]
 mod consolidated;
+mod display;
 mod documents;
 // The draft round trips use gzip, zstd and blosc.
 #[cfg(all(feature = "gzip", feature = "zstd", feature = "blosc"))]

@@ -27,8 +27,8 @@
 
 use crate::Error;
 use crate::format::{self, ZarrFormat, v2, v3, v3_draft2019};
+use crate::metadata::NodePath;
 use crate::metadata::{JsonMap, MetadataError, NodeMetadata};
-use crate::node::NodePath;
 use crate::store::{Store, StoreKey};
 use serde_json::Value;
 use std::collections::BTreeMap;
