@@ -103,9 +103,12 @@ fn main() -> ExitCode {
     // Usage errors print clap's message and exit with 2.
     let cli = Cli::parse();
     // What clap cannot check is still a usage error (exit code 2).
-    if let Command::Export(args) = &cli.command
-        && let Err(message) = cmd::export::check_usage(args)
-    {
+    let usage = match &cli.command {
+        Command::Export(args) => cmd::export::check_usage(args),
+        Command::Migrate(args) => cmd::migrate::check_usage(args),
+        _ => Ok(()),
+    };
+    if let Err(message) = usage {
         Cli::command()
             .error(clap::error::ErrorKind::ArgumentConflict, message)
             .exit();

@@ -342,7 +342,9 @@ fn issue_15_migrate_warns_about_unreadable_results_and_portable_fixes_codecs() {
         src.as_os_str(),
         dir.path().join("v2.zarr").as_os_str(),
     ]);
-    assert_eq!(run.code, 1);
+    // A usage error (exit code 2), and nothing written.
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(!dir.path().join("v2.zarr").exists());
     assert!(
         run.stderr.contains("--portable applies to v3 only"),
         "{}",

@@ -158,12 +158,7 @@ pub fn run(args: &MigrateArgs, out: &mut impl Write) -> anyhow::Result<()> {
     check_supported(&args.dst)?;
     check_not_nested(&args.src, &args.dst)?;
     let resuming = check_destination(&args.dst)?;
-    if args.portable && !args.to.is_v3() {
-        anyhow::bail!(
-            "--portable applies to v3 only (it chooses codecs every v3 reader has), not `--to {}`",
-            args.to
-        );
-    }
+    check_usage(args).map_err(anyhow::Error::msg)?;
     let options = PlanOptions::default().portable(args.portable);
     let make_plan = |dst: Arc<dyn Store>| {
         migrate::plan_with(Arc::clone(&src), dst, args.to, &options).with_context(|| {
@@ -307,6 +302,21 @@ pub fn run(args: &MigrateArgs, out: &mut impl Write) -> anyhow::Result<()> {
             "resumed: {} chunks already copied and matching the source were kept",
             report.chunks_skipped
         )?;
+    }
+    Ok(())
+}
+
+/// What clap cannot check, as a usage error's message: `--portable`
+/// chooses codecs every v3 reader has, so it goes with `--to v3` only.
+///
+/// # Errors
+/// The message, if the arguments do not go together.
+pub fn check_usage(args: &MigrateArgs) -> Result<(), String> {
+    if args.portable && !args.to.is_v3() {
+        return Err(format!(
+            "--portable applies to v3 only (it chooses codecs every v3 reader has), not `--to {}`",
+            args.to
+        ));
     }
     Ok(())
 }
