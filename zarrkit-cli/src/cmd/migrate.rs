@@ -186,7 +186,8 @@ pub fn run(args: &MigrateArgs, out: &mut impl Write) -> anyhow::Result<()> {
         if removed > 0 {
             writeln!(
                 out,
-                "removed {removed} temporary files that the interrupted run left in `{}`",
+                "removed {} that the interrupted run left in `{}`",
+                plural(removed, "temporary file", "temporary files"),
                 args.dst.display()
             )?;
         }
@@ -299,8 +300,8 @@ pub fn run(args: &MigrateArgs, out: &mut impl Write) -> anyhow::Result<()> {
     if report.chunks_skipped > 0 {
         writeln!(
             out,
-            "resumed: {} chunks already copied and matching the source were kept",
-            report.chunks_skipped
+            "resumed: {} already copied and matching the source kept",
+            plural(report.chunks_skipped, "chunk", "chunks")
         )?;
     }
     Ok(())
