@@ -1,10 +1,18 @@
 //! Arrays: the `Array` handle, its builder, regions and planned reads and writes.
+//!
+//! - `grid.rs`: lookups along each dimension of the chunk grid;
+//! - `plan.rs`: the planner (a region → per-chunk work, a pure function of
+//!   the grid) and the one walk over chunk coordinates, `GridWalk`, shared
+//!   by reads, writes and `resize`;
+//! - `io.rs`: the batched, parallel read and write engines over a plan;
+//! - `vlen.rs`, `vlen_array.rs`, `object.rs`: variable-length and object data.
 
 mod builder;
 mod element;
 mod grid;
 mod io;
 mod object;
+mod plan;
 mod region;
 mod vlen;
 mod vlen_array;
