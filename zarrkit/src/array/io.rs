@@ -957,24 +957,19 @@ impl Array {
                 .zip(new_shape)
                 .any(|((&c, axis), &n)| axis.span(c).is_none_or(|(start, _)| start >= n))
         };
-        let mut erase = Vec::new();
-        if self.store.capabilities().list {
-            for key in self.store.list_prefix(self.layout.prefix())? {
-                if let Some(coords) = self.layout.parse_chunk_key(&key, self.ndim()) {
-                    if outside(&coords) {
-                        erase.push(key);
-                    }
-                }
-            }
-        } else {
+        let erase: Vec<StoreKey> = match self.listed_chunks()? {
+            Some(listed) => listed
+                .into_iter()
+                .filter(|chunk| outside(&chunk.chunk_coords))
+                .map(|chunk| chunk.key)
+                .collect(),
             // Without listing, visit every chunk of the old grid that the new
             // shape leaves out.
-            for coords in GridWalk::whole(&self.chunk_grid_shape()) {
-                if outside(&coords) {
-                    erase.push(self.chunk_key(&coords)?);
-                }
-            }
-        }
+            None => GridWalk::whole(&self.chunk_grid_shape())
+                .filter(|coords| outside(coords))
+                .map(|coords| self.chunk_key(&coords))
+                .collect::<Result<_, _>>()?,
+        };
         let old = std::mem::replace(&mut self.metadata.shape, new_shape.to_vec());
         if let Err(e) = self.write_metadata() {
             self.metadata.shape = old;
