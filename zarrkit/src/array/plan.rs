@@ -68,7 +68,7 @@ pub(super) fn plan_region(
     varying: Option<&ChunkRepr>,
     budget: u64,
 ) -> Result<Vec<ChunkPiece>, PlanError> {
-    let ndim = axes.len();
+    let ndim = array_shape.len();
     // The plan holds one piece per chunk touched: a region of a few
     // bytes per chunk (chunks of one element) needs far more memory for
     // its plan than for its data, so the plan has a budget too.

@@ -2,64 +2,19 @@
 //! `Array::stored_size`) in every format and key encoding, on stores that
 //! can list and on one that cannot, and its key layout (`Array::key_layout`).
 
+use super::regions::CountingStore;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use zarrkit::array::StoredSize;
 use zarrkit::format::ZarrFormat;
 use zarrkit::metadata::{ChunkKeyEncoding, DataType, Separator};
-use zarrkit::store::{
-    ByteRange, ListDir, MemoryStore, Store, StoreCapabilities, StoreError, StoreKey, StorePrefix,
-};
+use zarrkit::store::{MemoryStore, Store, StoreKey};
 use zarrkit::{Array, Region};
 
-/// A store that cannot list, counting the values it is asked the size of.
-#[derive(Debug, Default)]
-struct UnlistableStore {
-    inner: MemoryStore,
-    sizes: AtomicUsize,
-}
-
-impl Store for UnlistableStore {
-    fn name(&self) -> &'static str {
-        "unlistable store"
-    }
-    fn capabilities(&self) -> StoreCapabilities {
-        StoreCapabilities {
-            list: false,
-            ..self.inner.capabilities()
-        }
-    }
-    fn get(&self, key: &StoreKey, range: Option<ByteRange>) -> Result<Option<Vec<u8>>, StoreError> {
-        self.inner.get(key, range)
-    }
-    fn set(&self, key: &StoreKey, value: &[u8]) -> Result<(), StoreError> {
-        self.inner.set(key, value)
-    }
-    fn set_partial_values(&self, items: &[(StoreKey, u64, Vec<u8>)]) -> Result<(), StoreError> {
-        self.inner.set_partial_values(items)
-    }
-    fn erase(&self, key: &StoreKey) -> Result<(), StoreError> {
-        self.inner.erase(key)
-    }
-    fn erase_prefix(&self, prefix: &StorePrefix) -> Result<(), StoreError> {
-        self.inner.erase_prefix(prefix)
-    }
-    fn list_prefix(&self, _: &StorePrefix) -> Result<Vec<StoreKey>, StoreError> {
-        Err(StoreError::Unsupported {
-            store: "unlistable store",
-            operation: "listing by prefix",
-        })
-    }
-    fn list_dir(&self, _: &StorePrefix) -> Result<ListDir, StoreError> {
-        Err(StoreError::Unsupported {
-            store: "unlistable store",
-            operation: "listing",
-        })
-    }
-    fn size(&self, key: &StoreKey) -> Result<Option<u64>, StoreError> {
-        self.sizes.fetch_add(1, Ordering::SeqCst);
-        self.inner.size(key)
-    }
+/// A store that cannot list, counting the values read (a size query reads
+/// the value).
+fn unlistable() -> Arc<CountingStore> {
+    Arc::new(CountingStore::unlistable())
 }
 
 fn key(s: &str) -> StoreKey {
@@ -100,31 +55,18 @@ fn stored(array: &Array) -> Vec<(Vec<u64>, String)> {
 
 #[test]
 fn stored_chunks_of_every_format_and_key_encoding_come_sorted_with_their_keys() {
+    use Separator::{Dot, Slash};
+    use ZarrFormat::{V1, V2, V3};
     let v2 = |separator| Some(ChunkKeyEncoding::V2 { separator });
     let default = |separator| Some(ChunkKeyEncoding::Default { separator });
     let cases = [
-        (ZarrFormat::V2, "/a", v2(Separator::Dot), ["a/0.2", "a/2.1"]),
-        (
-            ZarrFormat::V2,
-            "/a",
-            v2(Separator::Slash),
-            ["a/0/2", "a/2/1"],
-        ),
-        (ZarrFormat::V3, "/a", None, ["a/c/0/2", "a/c/2/1"]),
-        (
-            ZarrFormat::V3,
-            "/a",
-            default(Separator::Dot),
-            ["a/c.0.2", "a/c.2.1"],
-        ),
-        (ZarrFormat::V3, "/a", v2(Separator::Dot), ["a/0.2", "a/2.1"]),
-        (
-            ZarrFormat::V3,
-            "/a",
-            v2(Separator::Slash),
-            ["a/0/2", "a/2/1"],
-        ),
-        (ZarrFormat::V1, "/", None, ["0.2", "2.1"]),
+        (V2, "/a", v2(Dot), ["a/0.2", "a/2.1"]),
+        (V2, "/a", v2(Slash), ["a/0/2", "a/2/1"]),
+        (V3, "/a", None, ["a/c/0/2", "a/c/2/1"]),
+        (V3, "/a", default(Dot), ["a/c.0.2", "a/c.2.1"]),
+        (V3, "/a", v2(Dot), ["a/0.2", "a/2.1"]),
+        (V3, "/a", v2(Slash), ["a/0/2", "a/2/1"]),
+        (V1, "/", None, ["0.2", "2.1"]),
     ];
     for (format, path, encoding, keys) in cases {
         let store = Arc::new(MemoryStore::new());
@@ -210,9 +152,9 @@ fn keys_under_the_prefix_that_are_not_chunks_of_the_array_are_skipped() {
 
 #[test]
 fn a_store_that_cannot_list_is_probed_at_every_grid_position() {
-    let store = Arc::new(UnlistableStore::default());
+    let store = unlistable();
     let array = two_chunks(store.clone(), "/a", ZarrFormat::V3, None);
-    store.sizes.store(0, Ordering::SeqCst);
+    store.reads.store(0, Ordering::SeqCst);
     assert_eq!(
         stored(&array),
         [
@@ -221,7 +163,7 @@ fn a_store_that_cannot_list_is_probed_at_every_grid_position() {
         ]
     );
     // One probe per position of the 3 × 3 grid.
-    assert_eq!(store.sizes.load(Ordering::SeqCst), 9);
+    assert_eq!(store.reads.load(Ordering::SeqCst), 9);
 }
 
 #[test]
@@ -264,7 +206,7 @@ fn stored_chunks_of_a_zero_dimensional_array_is_its_one_chunk() {
 
 #[test]
 fn resize_without_listing_erases_the_chunks_outside_the_new_shape() {
-    let store = Arc::new(UnlistableStore::default());
+    let store = unlistable();
     let mut array = two_chunks(store.clone(), "/a", ZarrFormat::V3, None);
     array.resize(&[4, 6]).unwrap();
     assert_eq!(store.inner.size(&key("a/c/2/1")).unwrap(), None);
