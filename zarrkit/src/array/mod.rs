@@ -2,8 +2,9 @@
 //!
 //! - `grid.rs`: lookups along each dimension of the chunk grid;
 //! - `plan.rs`: the planner (a region → per-chunk work, a pure function of
-//!   the grid) and the one walk over chunk coordinates, `GridWalk`, shared
-//!   by reads, writes, `resize`, listing and migration;
+//!   the grid) and the one walk over chunk coordinates, [`GridWalk`],
+//!   shared by reads, writes, `resize`, listing, migration and the CLI's
+//!   export;
 //! - `io.rs`: the batched, parallel read and write engines over a plan;
 //! - `stored.rs`: the chunks in the store ([`Array::stored_chunks`]);
 //! - `vlen.rs`, `vlen_array.rs`, `object.rs`: variable-length and object data.
@@ -21,6 +22,7 @@ mod vlen_array;
 
 pub use builder::ArrayBuilder;
 pub use element::Element;
+pub use plan::GridWalk;
 pub use region::Region;
 pub use stored::{StoredChunk, StoredSize};
 

@@ -184,15 +184,26 @@ impl Array {
     }
 }
 
-/// Every position of a box of the chunk grid, in C order (the last
-/// dimension fastest).
+/// Every position of a box of a grid, in C order (the last dimension
+/// fastest): the one walk over chunk coordinates, which the planner,
+/// [`Array::resize`] and [`Array::stored_chunks`] share.
 ///
-/// [`GridWalk::next_coords`] lends each position without allocating, for
-/// the planner's per-chunk loop; as an [`Iterator`] it yields owned
-/// coordinates. A box with an empty dimension has no positions; a 0-d box
-/// has one, `[]`.
+/// [`GridWalk::next_coords`] lends each position without allocating; as an
+/// [`Iterator`] it yields owned coordinates. A box with an empty dimension
+/// has no positions; a 0-d box has one, `[]`. Positions are produced one at
+/// a time, so a walk over a grid of 10^15 chunks holds no list of them.
+///
+/// ```
+/// use zarrkit::array::GridWalk;
+/// let all: Vec<Vec<u64>> = GridWalk::whole(&[2, 2]).collect();
+/// assert_eq!(all, [[0, 0], [0, 1], [1, 0], [1, 1]]);
+/// let mut walk = GridWalk::new(&[3, 5], &[2, 1]);
+/// assert_eq!(walk.next_coords(), Some(&[3, 5][..]));
+/// assert_eq!(walk.next_coords(), Some(&[4, 5][..]));
+/// assert_eq!(walk.next_coords(), None);
+/// ```
 #[derive(Clone, Debug)]
-pub(crate) struct GridWalk {
+pub struct GridWalk {
     start: Vec<u64>,
     /// The end of the box along each dimension (exclusive).
     end: Vec<u64>,
@@ -214,8 +225,16 @@ enum WalkState {
 impl GridWalk {
     /// The positions from `start` on, `shape[d]` of them along dimension
     /// `d`. Ends past `u64::MAX` are cut there.
-    pub(crate) fn new(start: &[u64], shape: &[u64]) -> Self {
-        debug_assert_eq!(start.len(), shape.len());
+    ///
+    /// # Panics
+    /// If `start` and `shape` differ in length.
+    #[must_use]
+    pub fn new(start: &[u64], shape: &[u64]) -> Self {
+        assert_eq!(
+            start.len(),
+            shape.len(),
+            "a grid walk's start and shape differ in length"
+        );
         Self {
             start: start.to_vec(),
             end: start
@@ -228,13 +247,15 @@ impl GridWalk {
         }
     }
 
-    /// Every position of a grid of `grid_shape` chunks.
-    pub(crate) fn whole(grid_shape: &[u64]) -> Self {
+    /// Every position of a grid of `grid_shape` (such as
+    /// [`Array::chunk_grid_shape`]).
+    #[must_use]
+    pub fn whole(grid_shape: &[u64]) -> Self {
         Self::new(&vec![0; grid_shape.len()], grid_shape)
     }
 
     /// The next position, or `None` when the walk is done.
-    pub(crate) fn next_coords(&mut self) -> Option<&[u64]> {
+    pub fn next_coords(&mut self) -> Option<&[u64]> {
         match self.state {
             WalkState::Done => return None,
             WalkState::Fresh => {
