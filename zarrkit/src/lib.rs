@@ -40,7 +40,11 @@
 //! - [`node`]: opening, listing and erasing any node.
 //! - [`array`](mod@array), [`group`], [`migrate`]: regions, planned
 //!   parallel reads and writes, the hierarchy, and migration between
-//!   formats.
+//!   formats. Every read and write is planned by one pure function of the
+//!   chunk grid (`array/plan.rs`: the chunks a region touches and the box
+//!   of each), whose grid walk `resize`, listing and migration share; an
+//!   array's chunks in the store are [`Array::stored_chunks`], found with
+//!   its key layout, [`Array::key_layout`].
 
 #![deny(unsafe_code)]
 #![warn(missing_docs)]

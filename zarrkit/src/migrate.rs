@@ -647,13 +647,8 @@ fn plan_node(
             } else {
                 (target, action)
             };
-            let stored = stored_chunks(array)?;
-            let mut bytes = 0u64;
-            for coords in &stored {
-                let key = array.chunk_key(coords)?;
-                bytes = bytes.saturating_add(array.store().size(&key)?.unwrap_or(0));
-            }
-            (target, action, stored.len() as u64, bytes)
+            let stored = array.stored_size()?;
+            (target, action, stored.chunks, stored.bytes)
         }
     };
     format::write_node(scratch.as_ref(), &path, to, &target)?;
@@ -1581,77 +1576,17 @@ fn chunk_repr(array: &Array) -> crate::codec::ChunkRepr {
     }
 }
 
-/// The coordinates of the stored chunks of `array`, sorted.
-///
-/// Lists the array's chunk prefix and keeps the keys that parse as chunk
-/// keys of positions inside the grid and are exactly the key of that
-/// position; a store that cannot list is asked for every position instead.
+/// The coordinates of the stored chunks of `array`, sorted: those of
+/// [`Array::stored_chunks`].
 ///
 /// # Errors
 /// A store error.
 pub fn stored_chunks(array: &Array) -> Result<Vec<Vec<u64>>, Error> {
-    let metadata = array.metadata();
-    let layout = format::chunk_layout(array.format(), array.path(), &metadata.chunk_key_encoding);
-    let grid = array.chunk_grid_shape();
-    let ndim = array.ndim();
-    let inside = |coords: &[u64]| coords.iter().zip(&grid).all(|(c, n)| c < n);
-    let mut found = Vec::new();
-    match array.store().list_prefix(layout.prefix()) {
-        Ok(keys) => {
-            for key in keys {
-                let Some(coords) = layout.parse_chunk_key(&key, ndim) else {
-                    continue;
-                };
-                if inside(&coords) && array.chunk_key(&coords)? == key {
-                    found.push(coords);
-                }
-            }
-        }
-        Err(StoreError::Unsupported { .. }) => {
-            for coords in GridIter::new(&grid) {
-                if array.store().size(&array.chunk_key(&coords)?)?.is_some() {
-                    found.push(coords);
-                }
-            }
-        }
-        Err(e) => return Err(e.into()),
-    }
-    found.sort_unstable();
-    found.dedup();
-    Ok(found)
-}
-
-/// Every position of a chunk grid, in C order.
-struct GridIter {
-    grid: Vec<u64>,
-    next: Option<Vec<u64>>,
-}
-
-impl GridIter {
-    fn new(grid: &[u64]) -> Self {
-        let next = (!grid.contains(&0)).then(|| vec![0; grid.len()]);
-        Self {
-            grid: grid.to_vec(),
-            next,
-        }
-    }
-}
-
-impl Iterator for GridIter {
-    type Item = Vec<u64>;
-    fn next(&mut self) -> Option<Vec<u64>> {
-        let current = self.next.take()?;
-        let mut following = current.clone();
-        for d in (0..self.grid.len()).rev() {
-            following[d] += 1;
-            if following[d] < self.grid[d] {
-                self.next = Some(following);
-                break;
-            }
-            following[d] = 0;
-        }
-        Some(current)
-    }
+    Ok(array
+        .stored_chunks()?
+        .into_iter()
+        .map(|chunk| chunk.chunk_coords)
+        .collect())
 }
 
 /// How many chunks of `array` a batch holds.
@@ -1924,17 +1859,6 @@ fn region_text(region: &Region) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn grid_iteration_visits_every_position_in_c_order() {
-        let all: Vec<Vec<u64>> = GridIter::new(&[2, 3]).collect();
-        assert_eq!(
-            all,
-            [[0, 0], [0, 1], [0, 2], [1, 0], [1, 1], [1, 2]].map(Vec::from)
-        );
-        assert_eq!(GridIter::new(&[]).collect::<Vec<_>>(), [Vec::<u64>::new()]);
-        assert_eq!(GridIter::new(&[3, 0]).count(), 0);
-    }
 
     #[test]
     fn fill_values_encode_as_xarray_fill_value_coder_does() {

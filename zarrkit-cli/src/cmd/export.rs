@@ -11,6 +11,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, IsTerminal, Write};
 use std::path::{Path, PathBuf};
+use zarrkit::array::GridWalk;
 use zarrkit::metadata::DataType;
 use zarrkit::{Array, Node, Region};
 
@@ -395,10 +396,18 @@ fn slabs(shape: &[u64], chunk_shape: &[u64], element_size: u64, target: u64, bud
             break;
         }
     }
+    // The grid of slabs: `block` along each dimension, the last one cut at
+    // the array's edge. An empty array has no slabs (its `block` is its
+    // shape, with a zero).
+    let grid: Vec<u64> = shape
+        .iter()
+        .zip(&block)
+        .map(|(&n, &b)| if b == 0 { 0 } else { n.div_ceil(b) })
+        .collect();
     Slabs {
         shape: shape.to_vec(),
         block,
-        next: (!shape.contains(&0)).then(|| vec![0; ndim]),
+        walk: GridWalk::whole(&grid),
     }
 }
 
@@ -407,32 +416,25 @@ struct Slabs {
     shape: Vec<u64>,
     /// The shape of a slab away from the array's edges.
     block: Vec<u64>,
-    /// The start of the next slab; `None` when done.
-    next: Option<Vec<u64>>,
+    /// The positions in the grid of slabs, in C order (file order).
+    walk: GridWalk,
 }
 
 impl Iterator for Slabs {
     type Item = Region;
 
     fn next(&mut self) -> Option<Region> {
-        let start = self.next.take()?;
-        let region_shape: Vec<u64> = (0..self.shape.len())
-            .map(|d| self.block[d].min(self.shape[d] - start[d]))
-            .collect();
-        // The next start, in C order over the grid of slabs.
-        let mut following = start.clone();
-        let mut d = self.shape.len();
-        self.next = loop {
-            if d == 0 {
-                break None;
-            }
-            d -= 1;
-            following[d] += self.block[d];
-            if following[d] < self.shape[d] {
-                break Some(following);
-            }
-            following[d] = 0;
-        };
+        let slab = self.walk.next_coords()?;
+        let (start, region_shape) = slab
+            .iter()
+            .zip(&self.block)
+            .zip(&self.shape)
+            .map(|((&i, &b), &n)| {
+                // `i < n.div_ceil(b)`, so `i * b < n`.
+                let start = i * b;
+                (start, b.min(n - start))
+            })
+            .unzip();
         Some(Region::new(start, region_shape))
     }
 }

@@ -11,7 +11,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use zarrkit::format::{self, v3};
 use zarrkit::metadata::{ChunkKeyEncoding, NodeMetadata};
-use zarrkit::store::Store;
 use zarrkit::{Array, Group, Node};
 
 /// Width of the label column in the summary.
@@ -353,29 +352,10 @@ fn describe_encoding(encoding: &ChunkKeyEncoding) -> String {
 
 /// The number of stored chunks inside the chunk grid and their total size.
 fn stored_chunks(array: &Array) -> anyhow::Result<(u64, u64)> {
-    let layout = format::chunk_layout(
-        array.format(),
-        array.path(),
-        &array.metadata().chunk_key_encoding,
-    );
-    let store: &Arc<dyn Store> = array.store();
-    let grid = array.chunk_grid_shape();
-    let keys = store
-        .list_prefix(layout.prefix())
+    let stored = array
+        .stored_size()
         .with_context(|| format!("cannot count the stored chunks of `{}`", array.path()))?;
-    let (mut count, mut bytes) = (0u64, 0u64);
-    for key in keys {
-        let Some(coords) = layout.parse_chunk_key(&key, array.ndim()) else {
-            continue;
-        };
-        // Chunks left outside the grid (after a shrinking resize) are not the array's.
-        if coords.iter().zip(&grid).any(|(c, n)| c >= n) {
-            continue;
-        }
-        count += 1;
-        bytes = bytes.saturating_add(store.size(&key)?.unwrap_or(0));
-    }
-    Ok((count, bytes))
+    Ok((stored.chunks, stored.bytes))
 }
 
 fn print_attributes(

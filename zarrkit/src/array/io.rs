@@ -8,7 +8,9 @@
 //! bounds the memory in flight: a read holds the caller's buffer plus one
 //! batch of encoded and decoded chunks.
 
-use super::{Array, Element, Region, grid};
+pub(super) use super::plan::ChunkPiece;
+use super::plan::GridWalk;
+use super::{Array, Element, Region};
 use crate::codec::copy::BoxCopy;
 use crate::codec::{BytesRangeReader, ChunkBox, ChunkRepr, CodecError};
 use crate::error::Error;
@@ -73,24 +75,6 @@ pub(super) fn partial_error(key: &StoreKey, source: CodecError, encoding: bool) 
             source,
         },
     }
-}
-
-/// One chunk of a plan: its key, and where the region and the
-/// chunk overlap.
-pub(super) struct ChunkPiece {
-    pub(super) key: StoreKey,
-    /// The overlap's start within the chunk.
-    pub(super) in_chunk: Vec<u64>,
-    /// The overlap's start within the region.
-    pub(super) in_region: Vec<u64>,
-    /// The overlap's shape.
-    pub(super) shape: Vec<u64>,
-    /// Whether the overlap covers every element of the chunk that lies
-    /// inside the array, so a write need not read the chunk first.
-    pub(super) covers_chunk: bool,
-    /// The chunk's representation when chunks differ in shape (a
-    /// `rectilinear` grid); `None` when it is the array's `chunk_repr`.
-    pub(super) repr: Option<ChunkRepr>,
 }
 
 /// The codecs' view of one [`ValueSnapshot`]: every batch of ranges reads
@@ -267,102 +251,6 @@ impl Array {
             });
         }
         Ok(())
-    }
-
-    /// The chunks `region` touches, in C order of the chunk grid, each with
-    /// the box it shares with the region. `region` must be non-empty and
-    /// within the array.
-    pub(super) fn plan(&self, region: &Region) -> Result<Vec<ChunkPiece>, Error> {
-        let ndim = self.ndim();
-        // The plan holds one piece per chunk touched: a region of a few
-        // bytes per chunk (chunks of one element) needs far more memory for
-        // its plan than for its data, so the plan has a budget too.
-        let counts: Vec<u64> = (0..ndim)
-            .map(|d| {
-                let start = region.start()[d];
-                match region.shape()[d] {
-                    0 => 0,
-                    len => self.axes[d].span_count(start, start + len),
-                }
-            })
-            .collect();
-        let piece_bytes = (std::mem::size_of::<ChunkPiece>() + ndim * 3 * 8 + 32) as u64;
-        let planned = counts
-            .iter()
-            .try_fold(1u64, |acc, &n| acc.checked_mul(n))
-            .and_then(|n| n.checked_mul(piece_bytes))
-            .unwrap_or(u64::MAX);
-        self.check_budget(planned, || {
-            format!(
-                "planning a region of shape {:?} ({})",
-                region.shape(),
-                counts
-                    .iter()
-                    .try_fold(1u64, |acc, &n| acc.checked_mul(n))
-                    .map_or_else(
-                        || "more than 2^64 chunks".to_string(),
-                        |n| format!("{n} chunk{}", if n == 1 { "" } else { "s" })
-                    )
-            )
-        })?;
-        // Per dimension, the chunks the region touches: a division for a
-        // regular dimension, a binary search for an irregular one, once per
-        // dimension rather than once per chunk.
-        let spans: Vec<grid::Spans> = (0..ndim)
-            .map(|d| {
-                let start = region.start()[d];
-                self.axes[d].spans(start, start + region.shape()[d])
-            })
-            .collect();
-        if spans.iter().any(Vec::is_empty) {
-            return Ok(Vec::new());
-        }
-        let mut pieces = Vec::new();
-        let mut at = vec![0usize; ndim];
-        let mut coords = vec![0u64; ndim];
-        loop {
-            let mut in_chunk = Vec::with_capacity(ndim);
-            let mut in_region = Vec::with_capacity(ndim);
-            let mut shape = Vec::with_capacity(ndim);
-            let mut covers_chunk = true;
-            for d in 0..ndim {
-                let (index, chunk_start, chunk_len) = spans[d][at[d]];
-                coords[d] = index;
-                let chunk_end = (chunk_start + chunk_len).min(self.shape()[d]);
-                let start = chunk_start.max(region.start()[d]);
-                let end = chunk_end.min(region.start()[d] + region.shape()[d]);
-                in_chunk.push(start - chunk_start);
-                in_region.push(start - region.start()[d]);
-                shape.push(end - start);
-                covers_chunk &= start == chunk_start && end == chunk_end;
-            }
-            let repr = (!self.uniform_chunks).then(|| ChunkRepr {
-                shape: (0..ndim).map(|d| spans[d][at[d]].2).collect(),
-                data_type: self.chunk_repr.data_type.clone(),
-                fill_value: self.chunk_repr.fill_value.clone(),
-            });
-            pieces.push(ChunkPiece {
-                key: self.chunk_key(&coords)?,
-                in_chunk,
-                in_region,
-                shape,
-                covers_chunk,
-                repr,
-            });
-            // Next chunk in C order; done when every dimension wraps.
-            let mut d = ndim;
-            loop {
-                if d == 0 {
-                    return Ok(pieces);
-                }
-                d -= 1;
-                if at[d] + 1 < spans[d].len() {
-                    at[d] += 1;
-                    break;
-                }
-                at[d] = 0;
-            }
-        }
     }
 
     /// Decodes a fetched chunk, or `None` when it is not stored.
@@ -1069,41 +957,19 @@ impl Array {
                 .zip(new_shape)
                 .any(|((&c, axis), &n)| axis.span(c).is_none_or(|(start, _)| start >= n))
         };
-        let mut erase = Vec::new();
-        if self.store.capabilities().list {
-            for key in self.store.list_prefix(self.layout.prefix())? {
-                if let Some(coords) = self.layout.parse_chunk_key(&key, self.ndim()) {
-                    if outside(&coords) {
-                        erase.push(key);
-                    }
-                }
-            }
-        } else {
+        let erase: Vec<StoreKey> = match self.listed_chunks()? {
+            Some(listed) => listed
+                .into_iter()
+                .filter(|chunk| outside(&chunk.chunk_coords))
+                .map(|chunk| chunk.key)
+                .collect(),
             // Without listing, visit every chunk of the old grid that the new
             // shape leaves out.
-            let grid = self.chunk_grid_shape();
-            if grid.iter().all(|&g| g > 0) {
-                let region = Region::whole(&grid);
-                let mut coords = vec![0u64; grid.len()];
-                'outer: loop {
-                    if outside(&coords) {
-                        erase.push(self.chunk_key(&coords)?);
-                    }
-                    let mut d = coords.len();
-                    loop {
-                        if d == 0 {
-                            break 'outer;
-                        }
-                        d -= 1;
-                        coords[d] += 1;
-                        if coords[d] < region.shape()[d] {
-                            break;
-                        }
-                        coords[d] = 0;
-                    }
-                }
-            }
-        }
+            None => GridWalk::whole(&self.chunk_grid_shape())
+                .filter(|coords| outside(coords))
+                .map(|coords| self.chunk_key(&coords))
+                .collect::<Result<_, _>>()?,
+        };
         let old = std::mem::replace(&mut self.metadata.shape, new_shape.to_vec());
         if let Err(e) = self.write_metadata() {
             self.metadata.shape = old;

@@ -1,17 +1,30 @@
 //! Arrays: the `Array` handle, its builder, regions and planned reads and writes.
+//!
+//! - `grid.rs`: lookups along each dimension of the chunk grid;
+//! - `plan.rs`: the planner (a region → per-chunk work, a pure function of
+//!   the grid) and the one walk over chunk coordinates, [`GridWalk`],
+//!   shared by reads, writes, `resize`, listing, migration and the CLI's
+//!   export;
+//! - `io.rs`: the batched, parallel read and write engines over a plan;
+//! - `stored.rs`: the chunks in the store ([`Array::stored_chunks`]);
+//! - `vlen.rs`, `vlen_array.rs`, `object.rs`: variable-length and object data.
 
 mod builder;
 mod element;
 mod grid;
 mod io;
 mod object;
+mod plan;
 mod region;
+mod stored;
 mod vlen;
 mod vlen_array;
 
 pub use builder::ArrayBuilder;
 pub use element::Element;
+pub use plan::GridWalk;
 pub use region::Region;
+pub use stored::{StoredChunk, StoredSize};
 
 use crate::codec::{ChunkRepr, Codec, CodecChain, CodecError};
 use crate::error::{Error, NodeKind};
@@ -406,6 +419,27 @@ impl Array {
             .zip(&self.axes)
             .map(|(&n, axis)| axis.num_chunks(n))
             .collect()
+    }
+
+    /// The array's chunk key layout: where its chunks live (the key prefix)
+    /// and how chunk coordinates and keys map to each other, in the array's
+    /// format and chunk key encoding.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// use zarrkit::{Array, metadata::DataType, store::{MemoryStore, StoreKey}};
+    /// let array = Array::builder(&[4, 6], DataType::UInt8, &[2, 3])
+    ///     .create(Arc::new(MemoryStore::new()), "/a")?;
+    /// let layout = array.key_layout();
+    /// assert_eq!(layout.prefix().as_str(), "a/");
+    /// assert_eq!(layout.chunk_key(&[1, 0])?.as_str(), "a/c/1/0");
+    /// let key = StoreKey::new("a/c/1/0")?;
+    /// assert_eq!(layout.parse_chunk_key(&key, array.ndim()), Some(vec![1, 0]));
+    /// # Ok::<(), zarrkit::Error>(())
+    /// ```
+    #[must_use]
+    pub fn key_layout(&self) -> &ChunkLayout {
+        &self.layout
     }
 
     /// The key of the chunk at `chunk_coords`.

@@ -12,12 +12,33 @@ use zarrkit::store::{
 use zarrkit::{Array, Error, Group, Node, Region};
 
 /// A store that counts the values read and written, to check what the
-/// planner touches.
+/// planner touches; with `unlistable`, it cannot list.
 #[derive(Debug, Default)]
-struct CountingStore {
-    inner: MemoryStore,
-    reads: AtomicUsize,
+pub(super) struct CountingStore {
+    pub(super) inner: MemoryStore,
+    pub(super) reads: AtomicUsize,
     sets: AtomicUsize,
+    unlistable: bool,
+}
+
+impl CountingStore {
+    /// A counting store that cannot list.
+    pub(super) fn unlistable() -> Self {
+        Self {
+            unlistable: true,
+            ..Self::default()
+        }
+    }
+
+    fn unlisted(&self, operation: &'static str) -> Result<(), StoreError> {
+        if self.unlistable {
+            return Err(StoreError::Unsupported {
+                store: "counting store",
+                operation,
+            });
+        }
+        Ok(())
+    }
 }
 
 impl Store for CountingStore {
@@ -25,7 +46,10 @@ impl Store for CountingStore {
         "counting store"
     }
     fn capabilities(&self) -> StoreCapabilities {
-        self.inner.capabilities()
+        StoreCapabilities {
+            list: !self.unlistable,
+            ..self.inner.capabilities()
+        }
     }
     fn get(&self, key: &StoreKey, range: Option<ByteRange>) -> Result<Option<Vec<u8>>, StoreError> {
         // Metadata documents of every format (creating a node probes for
@@ -56,9 +80,11 @@ impl Store for CountingStore {
         self.inner.erase_prefix(prefix)
     }
     fn list_prefix(&self, prefix: &StorePrefix) -> Result<Vec<StoreKey>, StoreError> {
+        self.unlisted("listing by prefix")?;
         self.inner.list_prefix(prefix)
     }
     fn list_dir(&self, prefix: &StorePrefix) -> Result<ListDir, StoreError> {
+        self.unlisted("listing")?;
         self.inner.list_dir(prefix)
     }
 }
