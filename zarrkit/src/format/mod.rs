@@ -42,17 +42,13 @@
 
 pub mod consolidate;
 mod display;
-pub mod draft_dtypes;
-mod draft_sharding;
 mod numpy_types;
 pub mod v1;
 pub mod v2;
 pub mod v3;
 mod v3_draft;
-pub mod v3_draft2019;
-pub mod v3_draft2022;
-mod v3_strings;
-mod zarr_python_v3;
+
+pub use v3_draft::{draft2019 as v3_draft2019, draft2022 as v3_draft2022, dtypes as draft_dtypes};
 
 use crate::Error;
 use crate::metadata::NodePath;

@@ -46,6 +46,9 @@ use crate::store::Store;
 use serde_json::Value;
 use std::num::NonZeroU64;
 
+// The data types with a configuration of their own (strings, structs, …).
+mod strings;
+
 /// The name of the metadata document in every node.
 pub const METADATA_KEY: &str = "zarr.json";
 
@@ -383,7 +386,7 @@ pub fn data_type_from_json(value: &Value) -> Result<DataType, MetadataError> {
         return numpy_time_from_json(&extension.name, extension.configuration);
     }
     if let Some(data_type) =
-        super::v3_strings::data_type_from_parts(&extension.name, extension.configuration.as_ref())?
+        strings::data_type_from_parts(&extension.name, extension.configuration.as_ref())?
     {
         return Ok(data_type);
     }
@@ -466,7 +469,7 @@ pub fn data_type_to_json(data_type: &DataType) -> Value {
             "name": data_type.name(),
             "configuration": {"unit": unit.name(), "scale_factor": scale_factor},
         }),
-        other => match super::v3_strings::data_type_configuration(other) {
+        other => match strings::data_type_configuration(other) {
             Some(configuration) => serde_json::json!({
                 "name": other.name(),
                 "configuration": configuration,

@@ -3,10 +3,19 @@
 //! `data/…`), finding, listing and erasing nodes, node names, and the
 //! document fields the drafts spell alike (shape, chunk grid, memory
 //! layout, codecs and compressors, attributes, extensions). Used by
-//! [`super::v3_draft2022`] (the 25 May 2022 draft) and
-//! [`super::v3_draft2019`] (the June 2019 draft, its early version and
-//! zarr-python 2.x's layout); each cites its draft's text where it follows
-//! one.
+//! [`draft2022`] (the 25 May 2022 draft) and [`draft2019`] (the June 2019
+//! draft, its early version and zarr-python 2.x's layout); each cites its
+//! draft's text where it follows one.
+//!
+//! The drafts' modules, all here:
+//!
+//! - [`draft2022`]: the 25 May 2022 draft (public as `format::v3_draft2022`);
+//! - [`draft2019`]: the June 2019 draft, the early 2019 draft and
+//!   zarr-python 2.x's `meta/root` layout (public as `format::v3_draft2019`);
+//! - `zarr_python`: zarr-python 2.x's array documents, through the v2 mapping;
+//! - [`dtypes`]: the drafts' extension data types and their `fallback`
+//!   (public as `format::draft_dtypes`);
+//! - `sharding`: the drafts' sharding storage transformer.
 
 use crate::Error;
 use crate::metadata::{
@@ -15,6 +24,12 @@ use crate::metadata::{
 use crate::metadata::{NodePath, NodePathError};
 use crate::store::{Store, StoreError, StoreKey, StorePrefix};
 use serde_json::Value;
+
+pub mod draft2019;
+pub mod draft2022;
+pub mod dtypes;
+mod sharding;
+mod zarr_python;
 
 /// The `zarr_format` of the 2022 draft's entry point.
 pub const ZARR_FORMAT: &str = "https://purl.org/zarr/spec/core/3.0";

@@ -25,10 +25,10 @@
 //!   which are the model's names. Extension data types: the string
 //!   (`S12`, `<U4`, `>U4`), datetime and struct extensions of that era, and
 //!   any other through its `fallback` when the caller allows it (see
-//!   [`super::draft_dtypes`]); written with a raw (`r<bits>`) or `int64`
+//!   [`super::dtypes`]); written with a raw (`r<bits>`) or `int64`
 //!   fallback.
 //! - The sharding storage transformer becomes a `sharding_indexed` codec
-//!   (see `draft_sharding`).
+//!   (see `sharding`).
 //! - `chunk_memory_layout` `"F"` becomes a leading `transpose` codec that
 //!   reverses the dimensions; on writing, such a leading `transpose` becomes
 //!   `"F"` again.
@@ -42,7 +42,7 @@
 //!   URI is an error naming it, and so is writing a codec the draft cannot
 //!   name (such as `zstd` or `crc32c`).
 //! - The grid's `separator` is kept as a `default` chunk key encoding; the
-//!   key of a chunk comes from [`super::chunk_layout`], which glues `c` to
+//!   key of a chunk comes from [`crate::format::chunk_layout`], which glues `c` to
 //!   the first index as this draft does (`c0/0`, not `c/0/0`).
 //! - `fill_value` is required and may be a number, `"NaN"`, `"+Infinity"`,
 //!   `"-Infinity"`, `"0x…"` (hex) or `"0b…"` (binary) with every digit of the
@@ -52,7 +52,7 @@
 //!   others are ignored (those of an array are kept and written back).
 //!
 //! This module also holds what the draft layouts share with
-//! [`super::v3_draft2019`]: reading the entry point, the key layout,
+//! [`super::draft2019`]: reading the entry point, the key layout,
 //! implicit groups and listing children.
 //!
 //! ```
@@ -74,9 +74,10 @@
 //! # Ok::<(), zarrkit::metadata::MetadataError>(())
 //! ```
 
-use super::draft_dtypes::{self, DraftReadOptions};
-use super::{draft_sharding, v3};
+use super::dtypes::{self, DraftReadOptions};
+use super::sharding;
 use crate::Error;
+use crate::format::v3;
 use crate::metadata::NodePath;
 use crate::metadata::{
     ArrayMetadata, ChunkKeyEncoding, DataType, ExtensionObject, FillValue, GroupMetadata, JsonMap,
@@ -88,8 +89,8 @@ use serde_json::Value;
 // What the drafts share (entry point, key layout, common fields) is in
 // `format/v3_draft/`; the public constants stay reachable here.
 #[allow(clippy::wildcard_imports)]
-use super::v3_draft::*;
-pub use super::v3_draft::{DEFAULT_SUFFIX, ENTRY_POINT_KEY, ZARR_FORMAT};
+use super::*;
+pub use super::{DEFAULT_SUFFIX, ENTRY_POINT_KEY, ZARR_FORMAT};
 
 /// The URI prefix of this draft's codecs (`…/codecs/gzip/1.0`).
 const CODEC_URI_PREFIX: &str = "https://purl.org/zarr/spec/codecs/";
@@ -133,7 +134,7 @@ pub fn parse_array(bytes: &[u8]) -> Result<NodeMetadata, MetadataError> {
 }
 
 /// Parses an array document with `options` (see
-/// [`super::draft_dtypes`] for data type fallbacks).
+/// [`super::dtypes`] for data type fallbacks).
 ///
 /// # Errors
 /// As [`parse_array`].
@@ -176,7 +177,7 @@ fn array_from_json(
     let f_order = memory_layout_from_json(required(doc, "chunk_memory_layout")?)?;
     let fill_value = fill_value_from_json(required(doc, "fill_value")?, &data_type)?;
     let extensions = check_extensions(doc.get("extensions"), "extensions")?;
-    let chunks_per_shard = draft_sharding::from_json(doc.get("storage_transformers"), shape.len())?;
+    let chunks_per_shard = sharding::from_json(doc.get("storage_transformers"), shape.len())?;
     let mut codecs = codecs_from_json(doc.get("codecs"), &data_type, f_order, shape.len())?;
     if let Some(big) = type_big {
         apply_type_byte_order(&mut codecs, big, doc.get("codecs"))?;
@@ -199,7 +200,7 @@ fn array_from_json(
     };
     metadata.validate()?;
     match chunks_per_shard {
-        Some(counts) => draft_sharding::shard(metadata, &counts),
+        Some(counts) => sharding::shard(metadata, &counts),
         None => Ok(metadata),
     }
 }
@@ -212,11 +213,11 @@ fn core_data_type(name: &str) -> Option<DataType> {
 }
 
 /// Parses `data_type`: a name of the draft's core types, or an extension
-/// data type object ([`draft_dtypes`]) with the byte order its `type` gives.
+/// data type object ([`dtypes`]) with the byte order its `type` gives.
 fn data_type_from_json(
     value: &Value,
     options: DraftReadOptions,
-) -> Result<draft_dtypes::Parsed, MetadataError> {
+) -> Result<dtypes::Parsed, MetadataError> {
     match value {
         Value::String(name) => core_data_type(name)
             .map(|data_type| (data_type, None))
@@ -226,7 +227,7 @@ fn data_type_from_json(
             }),
         Value::Object(object) if object.contains_key("extension") => {
             let core = |v: &Value| v.as_str().and_then(core_data_type).map(|d| (d, None));
-            draft_dtypes::extension_from_json(object, &core, options)
+            dtypes::extension_from_json(object, &core, options)
         }
         other => Err(MetadataError::invalid(
             "data_type",
@@ -547,12 +548,12 @@ pub fn serialize_node(metadata: &NodeMetadata) -> Result<Vec<u8>, MetadataError>
 }
 
 fn array_to_json(array: &ArrayMetadata) -> Result<Value, MetadataError> {
-    if let Some((inner, chunks_per_shard)) = draft_sharding::unshard(array)? {
+    if let Some((inner, chunks_per_shard)) = sharding::unshard(array)? {
         let mut doc = array_to_json(&inner)?;
         if let Value::Object(doc) = &mut doc {
             doc.insert(
                 "storage_transformers".into(),
-                draft_sharding::to_json(draft_sharding::SPEC_URI, &chunks_per_shard),
+                sharding::to_json(sharding::SPEC_URI, &chunks_per_shard),
             );
         }
         return Ok(doc);
@@ -569,11 +570,11 @@ fn array_to_json(array: &ArrayMetadata) -> Result<Value, MetadataError> {
             }
             _ => format!("r{}", array.data_type.size() * 8),
         };
-        draft_dtypes::extension_to_json(
+        dtypes::extension_to_json(
             &array.data_type,
             big,
-            draft_dtypes::STRING_URI,
-            draft_dtypes::DATETIME_URI,
+            dtypes::STRING_URI,
+            dtypes::DATETIME_URI,
             Some(Value::String(fallback)),
         )
         .ok_or_else(|| MetadataError::UnsupportedExtension {
@@ -657,7 +658,7 @@ pub fn read_node(store: &dyn Store, path: &NodePath) -> Result<Option<NodeMetada
     read_node_with(store, path, DraftReadOptions::default())
 }
 
-/// [`read_node`] with `options` (see [`super::draft_dtypes`]).
+/// [`read_node`] with `options` (see [`super::dtypes`]).
 ///
 /// # Errors
 /// As [`read_node`].

@@ -31,7 +31,7 @@
 //!   its complex-dtypes extension object, which is read (and written) too.
 //!   Extension data types (the string, datetime and struct extensions, and
 //!   others through their `fallback` when allowed) as in
-//!   [`super::draft_dtypes`].
+//!   [`super::dtypes`].
 //! - `chunk_memory_layout` `"F"` becomes a leading `transpose` codec.
 //! - `compressor` (`{"codec": URI, "configuration": {...}}` or `null`) and
 //!   `chunk_codecs` (`[{"codec": URI, ...configuration inline}]`) become
@@ -41,22 +41,21 @@
 //!   zarr-python's `https://purl.org/zarr/spec/codec/<name>/1.0`.
 //! - `fill_value` `null` ("undefined") reads as zero.
 //! - zarr-python 2.x's documents are read and written through the v2
-//!   mapping (see `zarr_python_v3`): its `filters` (kept in
+//!   mapping (see `zarr_python`): its `filters` (kept in
 //!   `attributes.filters`), its complex and datetime extension data types
 //!   and every numcodecs compressor and filter v2 supports mean what they
 //!   mean in v2. Its sharding storage transformer becomes a
-//!   `sharding_indexed` codec (see `draft_sharding`).
+//!   `sharding_indexed` codec (see `sharding`).
 //! - Must-understand `extensions` stop the node opening, naming the URI.
 //!
 //! Node names: only `a-z`, `A-Z`, `0-9`, `-`, `_`, `.`, at most 255
 //! characters, and siblings unique ignoring case (checked when writing).
 
-use super::ZarrFormat;
-use super::draft_dtypes::{self, DraftReadOptions};
-use super::v3;
-use super::v3_draft::{self as shared, DocKind, DraftKeys, EntryPoint, Found, ZARR_FORMAT_2019};
-use super::{draft_sharding, zarr_python_v3};
+use super::dtypes::{self, DraftReadOptions};
+use super::{self as shared, DocKind, DraftKeys, EntryPoint, Found, ZARR_FORMAT_2019};
+use super::{sharding, zarr_python};
 use crate::Error;
+use crate::format::{ZarrFormat, v3};
 use crate::metadata::{
     ArrayMetadata, ChunkKeyEncoding, DataType, ExtensionObject, FillValue, GroupMetadata, JsonMap,
     MetadataError, NodeMetadata, Separator,
@@ -143,7 +142,7 @@ pub fn read_node(
     read_node_with(store, path, format, DraftReadOptions::default())
 }
 
-/// [`read_node`] with `options` (see [`super::draft_dtypes`]).
+/// [`read_node`] with `options` (see [`super::dtypes`]).
 ///
 /// # Errors
 /// As [`read_node`].
@@ -376,13 +375,13 @@ fn array_from_json(
 }
 
 /// A zarr-python 2.x array document (fields already checked): read through
-/// the v2 mapping ([`zarr_python_v3`]), with its `extensions` and the
-/// sharding storage transformer ([`draft_sharding`]).
+/// the v2 mapping ([`zarr_python`]), with its `extensions` and the
+/// sharding storage transformer ([`sharding`]).
 fn zarr_python_array_from_json(doc: &JsonMap) -> Result<ArrayMetadata, MetadataError> {
     let extensions = shared::check_extensions(doc.get("extensions"), "extensions")?;
     let ndim = shared::shape_from_json(shared::required(doc, "shape")?)?.len();
-    let chunks_per_shard = draft_sharding::from_json(doc.get("storage_transformers"), ndim)?;
-    let mut array = zarr_python_v3::array_from_json(doc)?;
+    let chunks_per_shard = sharding::from_json(doc.get("storage_transformers"), ndim)?;
+    let mut array = zarr_python::array_from_json(doc)?;
     if !extensions.is_empty() {
         array
             .extra_fields
@@ -390,7 +389,7 @@ fn zarr_python_array_from_json(doc: &JsonMap) -> Result<ArrayMetadata, MetadataE
     }
     array.validate()?;
     match chunks_per_shard {
-        Some(counts) => draft_sharding::shard(array, &counts),
+        Some(counts) => sharding::shard(array, &counts),
         None => Ok(array),
     }
 }
@@ -468,7 +467,7 @@ fn data_type_from_json(
                     .and_then(numpy_type)
                     .map(|(data_type, big)| (data_type, Some(big)))
             };
-            let (data_type, big) = draft_dtypes::extension_from_json(object, &core, options)?;
+            let (data_type, big) = dtypes::extension_from_json(object, &core, options)?;
             Ok((data_type, big.unwrap_or(false)))
         }
         other => Err(MetadataError::invalid(
@@ -571,12 +570,12 @@ fn array_to_json(
     doc: &mut JsonMap,
 ) -> Result<(), MetadataError> {
     if is_json(format) {
-        let (inner, chunks_per_shard) = match draft_sharding::unshard(array)? {
+        let (inner, chunks_per_shard) = match sharding::unshard(array)? {
             Some((inner, counts)) => (std::borrow::Cow::Owned(inner), Some(counts)),
             None => (std::borrow::Cow::Borrowed(array), None),
         };
         shared::check_representable(&inner)?;
-        doc.extend(zarr_python_v3::array_to_json(&inner)?);
+        doc.extend(zarr_python::array_to_json(&inner)?);
         doc.insert(
             "extensions".into(),
             array
@@ -588,7 +587,7 @@ fn array_to_json(
         if let Some(counts) = chunks_per_shard {
             doc.insert(
                 "storage_transformers".into(),
-                draft_sharding::to_json(draft_sharding::ZARR_PYTHON_URI, &counts),
+                sharding::to_json(sharding::ZARR_PYTHON_URI, &counts),
             );
         }
         return Ok(());
@@ -612,11 +611,11 @@ fn array_to_json(
                 DataType::NumpyDateTime64 { .. } | DataType::NumpyTimeDelta64 { .. }
             )
             .then(|| Value::from(if big { ">i8" } else { "<i8" }));
-            draft_dtypes::extension_to_json(
+            dtypes::extension_to_json(
                 &array.data_type,
                 big,
-                draft_dtypes::STRING_URI_2022_03,
-                draft_dtypes::DATETIME_URI_2019,
+                dtypes::STRING_URI_2022_03,
+                dtypes::DATETIME_URI_2019,
                 fallback,
             )
             .ok_or_else(|| MetadataError::UnsupportedExtension {
