@@ -101,9 +101,10 @@ use super::{numpy_types, v2};
 use crate::Error;
 use crate::metadata::NodePath;
 use crate::metadata::{
-    ArrayMetadata, ChunkKeyEncoding, DataType, JsonMap, MetadataError, NodeMetadata, Separator,
+    ArrayMetadata, ChunkKeyEncoding, DataType, ExtensionObject, JsonMap, MetadataError,
+    NodeMetadata, Separator,
 };
-use crate::store::{Store, StoreKey};
+use crate::store::{Store, StoreError, StoreKey, StorePrefix};
 use serde_json::Value;
 
 /// The key of the array's metadata document.
@@ -578,6 +579,120 @@ pub fn erase_node(store: &dyn Store, path: &NodePath) -> Result<(), Error> {
     }
     store.erase_prefix(&crate::store::StorePrefix::root())?;
     Ok(())
+}
+
+/// Zarr v1 in the dispatch of [`super::version`]: one array at the root,
+/// `meta` and `attrs`.
+pub(crate) struct V1;
+
+impl super::Version for V1 {
+    fn node_prefix(&self, path: &NodePath) -> StorePrefix {
+        path.to_prefix()
+    }
+
+    fn metadata_key(&self, path: &NodePath) -> Result<StoreKey, StoreError> {
+        path.to_prefix().key(META_KEY)
+    }
+
+    /// v1 "Chunks": the indices joined by `.`.
+    fn default_chunk_key_encoding(&self) -> ChunkKeyEncoding {
+        ChunkKeyEncoding::V2 {
+            separator: Separator::Dot,
+        }
+    }
+
+    /// zarr 1.x's default compression, `blosc` (`lz4`, level 5, byte
+    /// shuffle); without the `blosc` feature, uncompressed (v1 has no
+    /// `zstd`, the builder's default).
+    fn default_codecs(&self, data_type: &DataType) -> Option<Vec<ExtensionObject>> {
+        let mut bytes = JsonMap::new();
+        if data_type.endian_unit() > 1 {
+            bytes.insert("endian".into(), "little".into());
+        }
+        let mut codecs = vec![ExtensionObject::with_configuration("bytes", bytes)];
+        if cfg!(feature = "blosc") {
+            let mut blosc = JsonMap::new();
+            blosc.insert("cname".into(), "lz4".into());
+            blosc.insert("clevel".into(), 5.into());
+            blosc.insert("shuffle".into(), "shuffle".into());
+            blosc.insert("typesize".into(), data_type.size().into());
+            blosc.insert("blocksize".into(), 0.into());
+            codecs.push(ExtensionObject::with_configuration("blosc", blosc));
+        }
+        Some(codecs)
+    }
+
+    fn read_node(&self, store: &dyn Store, path: &NodePath) -> Result<Option<NodeMetadata>, Error> {
+        read_node(store, path)
+    }
+
+    fn serialize_node(&self, metadata: &NodeMetadata) -> Result<Vec<u8>, MetadataError> {
+        serialize_node(metadata)
+    }
+
+    /// v1 has no hierarchy: only the root exists.
+    fn check_path(&self, path: &NodePath) -> Result<(), MetadataError> {
+        check_path(path)
+    }
+
+    fn write_node(
+        &self,
+        store: &dyn Store,
+        path: &NodePath,
+        metadata: &NodeMetadata,
+    ) -> Result<(), Error> {
+        write_node(store, path, metadata)
+    }
+
+    fn children(&self, _store: &dyn Store, _path: &NodePath) -> Result<Vec<NodePath>, Error> {
+        Ok(children())
+    }
+
+    fn erase_node(&self, store: &dyn Store, path: &NodePath) -> Result<(), Error> {
+        erase_node(store, path)
+    }
+
+    /// Each document under its key: `meta` and `attrs` (a group, which v1
+    /// does not have, gives its node document's error).
+    fn node_document(&self, metadata: &NodeMetadata) -> Result<Value, MetadataError> {
+        match metadata {
+            NodeMetadata::Array(array) => Ok(serde_json::json!({
+                META_KEY: array_to_json(array)?,
+                ATTRIBUTES_KEY: &array.attributes,
+            })),
+            NodeMetadata::Group(_) => {
+                let bytes = serialize_node(metadata)?;
+                serde_json::from_slice(&bytes).map_err(MetadataError::Json)
+            }
+        }
+    }
+
+    /// `dtype`, `order`, and `compression` with `compression_opts`.
+    fn display_facts(&self, array: &ArrayMetadata) -> Vec<(String, String)> {
+        let Ok(document) = array_to_json(array) else {
+            return Vec::new();
+        };
+        let mut facts: Vec<(String, String)> = ["dtype", "order"]
+            .into_iter()
+            .map(|field| (format!("v1 {field}"), document[field].to_string()))
+            .collect();
+        facts.push((
+            "v1 compression".to_string(),
+            format!(
+                "{}, compression_opts {}",
+                document["compression"], document["compression_opts"]
+            ),
+        ));
+        facts
+    }
+
+    fn has_groups(&self) -> bool {
+        false
+    }
+
+    fn holds_mixed_byte_order_structs(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]

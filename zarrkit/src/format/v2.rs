@@ -85,7 +85,7 @@ use crate::metadata::{
     GroupMetadata, JsonMap, MetadataError, NodeMetadata, NodePath, Separator, StructField,
     TimeUnit,
 };
-use crate::store::{Store, StoreKey};
+use crate::store::{Store, StoreError, StoreKey, StorePrefix};
 use serde_json::Value;
 
 /// The key of an array's document.
@@ -1652,8 +1652,8 @@ fn compact(value: &Value) -> String {
 
 /// The key of the document `name` (`.zarray`, `.zgroup`, `.zattrs`) of the
 /// node at `path` (v2 spec, "Hierarchies").
-pub(crate) fn node_key(path: &NodePath, name: &str) -> Result<StoreKey, Error> {
-    Ok(path.to_prefix().key(name)?)
+pub(crate) fn node_key(path: &NodePath, name: &str) -> Result<StoreKey, StoreError> {
+    path.to_prefix().key(name)
 }
 
 /// Reads the node at `path`, or `None` when there is none. v2
@@ -1719,9 +1719,7 @@ pub fn write_node(
     while let Some(parent) = ancestor {
         if store.size(&node_key(&parent, GROUP_KEY)?)?.is_none()
             && store.size(&node_key(&parent, ARRAY_KEY)?)?.is_none()
-            && store
-                .size(&parent.to_prefix().key(v3::METADATA_KEY)?)?
-                .is_none()
+            && store.size(&v3::document_key(&parent)?)?.is_none()
         {
             store.set(&node_key(&parent, GROUP_KEY)?, &to_bytes(&group_to_json()))?;
         }
@@ -1764,6 +1762,99 @@ pub fn erase_node(store: &dyn Store, path: &NodePath) -> Result<(), Error> {
     }
     store.erase_prefix(&path.to_prefix())?;
     Ok(())
+}
+
+/// Zarr v2 in the dispatch of [`super::version`]: a node is a directory
+/// holding its `.zarray` or `.zgroup` and its `.zattrs`.
+pub(crate) struct V2;
+
+impl super::Version for V2 {
+    fn node_prefix(&self, path: &NodePath) -> StorePrefix {
+        path.to_prefix()
+    }
+
+    fn metadata_key(&self, path: &NodePath) -> Result<StoreKey, StoreError> {
+        node_key(path, ARRAY_KEY)
+    }
+
+    /// v2 "Chunks": the indices joined by `.`.
+    fn default_chunk_key_encoding(&self) -> ChunkKeyEncoding {
+        ChunkKeyEncoding::V2 {
+            separator: Separator::Dot,
+        }
+    }
+
+    fn read_node(&self, store: &dyn Store, path: &NodePath) -> Result<Option<NodeMetadata>, Error> {
+        read_node(store, path)
+    }
+
+    fn serialize_node(&self, metadata: &NodeMetadata) -> Result<Vec<u8>, MetadataError> {
+        Ok(to_bytes(&match metadata {
+            NodeMetadata::Array(array) => array_to_json(array)?,
+            NodeMetadata::Group(_) => group_to_json(),
+        }))
+    }
+
+    fn write_node(
+        &self,
+        store: &dyn Store,
+        path: &NodePath,
+        metadata: &NodeMetadata,
+    ) -> Result<(), Error> {
+        write_node(store, path, metadata)
+    }
+
+    fn children(&self, store: &dyn Store, path: &NodePath) -> Result<Vec<NodePath>, Error> {
+        children(store, path)
+    }
+
+    fn erase_node(&self, store: &dyn Store, path: &NodePath) -> Result<(), Error> {
+        erase_node(store, path)
+    }
+
+    fn node_of_document(&self, key: &StoreKey) -> Option<NodePath> {
+        [ARRAY_KEY, GROUP_KEY]
+            .contains(&key.name())
+            .then(|| super::node_of_prefix(&key.parent()))
+            .flatten()
+    }
+
+    /// Each document under its key: `.zarray` or `.zgroup`, and `.zattrs`.
+    fn node_document(&self, metadata: &NodeMetadata) -> Result<Value, MetadataError> {
+        Ok(match metadata {
+            NodeMetadata::Array(array) => serde_json::json!({
+                ARRAY_KEY: array_to_json(array)?,
+                ATTRIBUTES_KEY: &array.attributes,
+            }),
+            NodeMetadata::Group(group) => serde_json::json!({
+                GROUP_KEY: group_to_json(),
+                ATTRIBUTES_KEY: &group.attributes,
+            }),
+        })
+    }
+
+    fn array_document(&self, array: &ArrayMetadata) -> Option<Value> {
+        array_to_json(array).ok()
+    }
+
+    /// `dtype`, `order`, `filters` and `compressor`.
+    fn display_facts(&self, array: &ArrayMetadata) -> Vec<(String, String)> {
+        let Some(document) = self.array_document(array) else {
+            return Vec::new();
+        };
+        ["dtype", "order", "filters", "compressor"]
+            .into_iter()
+            .map(|field| (format!("v2 {field}"), document[field].to_string()))
+            .collect()
+    }
+
+    fn holds_mixed_byte_order_structs(&self) -> bool {
+        true
+    }
+
+    fn keeps_consolidated_metadata_in_the_root(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]

@@ -42,7 +42,7 @@ use crate::metadata::json::compact;
 pub use crate::metadata::json::{
     extension_from_json, extension_to_json, fill_value_from_json, fill_value_to_json,
 };
-use crate::store::Store;
+use crate::store::{Store, StoreError, StoreKey, StorePrefix};
 use serde_json::Value;
 use std::num::NonZeroU64;
 
@@ -730,7 +730,7 @@ fn reject_other_members(
 /// [`Error::Metadata`] naming the key of an invalid document, or a store
 /// error.
 pub fn read_node(store: &dyn Store, path: &NodePath) -> Result<Option<NodeMetadata>, Error> {
-    let key = path.to_prefix().key(METADATA_KEY)?;
+    let key = document_key(path)?;
     let Some(bytes) = store.get(&key, None)? else {
         return Ok(None);
     };
@@ -751,7 +751,7 @@ pub fn write_node(
     path: &NodePath,
     metadata: &NodeMetadata,
 ) -> Result<(), Error> {
-    let key = path.to_prefix().key(METADATA_KEY)?;
+    let key = document_key(path)?;
     let bytes = serialize_node_checked(metadata).map_err(|source| Error::InvalidMetadata {
         path: path.clone(),
         source,
@@ -804,7 +804,7 @@ fn check_v3_struct_fields(data_type: &DataType) -> Result<(), MetadataError> {
 /// where its `zarr.json` does (implicit groups were removed), and a root
 /// `zarr.json` that is a draft's entry point is not a v3 node.
 fn is_node(store: &dyn Store, path: &NodePath) -> Result<bool, Error> {
-    let key = path.to_prefix().key(METADATA_KEY)?;
+    let key = document_key(path)?;
     Ok(match store.get(&key, None)? {
         None => false,
         Some(bytes) => !(path.is_root() && is_draft_entry_point(&bytes)),
@@ -818,7 +818,7 @@ fn is_node(store: &dyn Store, path: &NodePath) -> Result<bool, Error> {
 /// A store error (including a store that cannot list).
 pub fn children(store: &dyn Store, path: &NodePath) -> Result<Vec<NodePath>, Error> {
     super::directory_children(store, path, |child| {
-        Ok(store.size(&child.to_prefix().key(METADATA_KEY)?)?.is_some())
+        Ok(store.size(&document_key(child)?)?.is_some())
     })
 }
 
@@ -832,6 +832,61 @@ pub fn erase_node(store: &dyn Store, path: &NodePath) -> Result<(), Error> {
     }
     store.erase_prefix(&path.to_prefix())?;
     Ok(())
+}
+
+/// The key of the document (`zarr.json`) of the node at `path` (v3 core,
+/// "Storage keys"): the one place v3 forms it.
+pub(crate) fn document_key(path: &NodePath) -> Result<StoreKey, StoreError> {
+    path.to_prefix().key(METADATA_KEY)
+}
+
+/// Zarr v3 in the dispatch of [`super::version`]: a node is a directory
+/// holding its `zarr.json`.
+pub(crate) struct V3;
+
+impl super::Version for V3 {
+    fn node_prefix(&self, path: &NodePath) -> StorePrefix {
+        path.to_prefix()
+    }
+
+    fn metadata_key(&self, path: &NodePath) -> Result<StoreKey, StoreError> {
+        document_key(path)
+    }
+
+    fn read_node(&self, store: &dyn Store, path: &NodePath) -> Result<Option<NodeMetadata>, Error> {
+        read_node(store, path)
+    }
+
+    fn serialize_node(&self, metadata: &NodeMetadata) -> Result<Vec<u8>, MetadataError> {
+        serialize_node_checked(metadata)
+    }
+
+    fn write_node(
+        &self,
+        store: &dyn Store,
+        path: &NodePath,
+        metadata: &NodeMetadata,
+    ) -> Result<(), Error> {
+        write_node(store, path, metadata)
+    }
+
+    fn children(&self, store: &dyn Store, path: &NodePath) -> Result<Vec<NodePath>, Error> {
+        children(store, path)
+    }
+
+    fn erase_node(&self, store: &dyn Store, path: &NodePath) -> Result<(), Error> {
+        erase_node(store, path)
+    }
+
+    fn node_of_document(&self, key: &StoreKey) -> Option<NodePath> {
+        (key.name() == METADATA_KEY)
+            .then(|| super::node_of_prefix(&key.parent()))
+            .flatten()
+    }
+
+    fn keeps_consolidated_metadata_in_the_root(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]

@@ -55,13 +55,14 @@ use super::dtypes::{self, DraftReadOptions};
 use super::{self as shared, DocKind, DraftKeys, EntryPoint, Found, ZARR_FORMAT_2019};
 use super::{sharding, zarr_python};
 use crate::Error;
+use crate::format::ChunkLayout;
 use crate::format::{ZarrFormat, v3};
 use crate::metadata::{
     ArrayMetadata, ChunkKeyEncoding, DataType, ExtensionObject, FillValue, GroupMetadata, JsonMap,
     MetadataError, NodeMetadata, Separator,
 };
 use crate::metadata::{NodePath, NodePathError};
-use crate::store::{Store, StoreKey, StorePrefix};
+use crate::store::{Store, StoreError, StoreKey, StorePrefix};
 use serde_json::Value;
 
 /// The `zarr_format` written into the entry point (June 2019 draft,
@@ -106,7 +107,7 @@ fn keys_for(format: ZarrFormat, suffix: String) -> DraftKeys {
 pub(crate) fn default_array_doc_key(
     path: &NodePath,
     format: ZarrFormat,
-) -> Result<StoreKey, crate::store::StoreError> {
+) -> Result<StoreKey, StoreError> {
     let suffix = if is_json(format) { ".json" } else { "" };
     keys_for(format, suffix.to_string()).doc_key(path, DocKind::Array)
 }
@@ -925,6 +926,84 @@ pub(crate) fn nodes_from_consolidated(
         }
     }
     Ok(nodes)
+}
+
+/// A 2019 draft in the dispatch of [`crate::format::version`]: which one is
+/// its format ([`Draft2019::JUNE`], [`Draft2019::EARLY`],
+/// [`Draft2019::ZARR_PYTHON`]); the three share this module's code and
+/// differ where it asks [`is_early`] and [`is_json`].
+pub(crate) struct Draft2019(ZarrFormat);
+
+impl Draft2019 {
+    /// The June 2019 draft.
+    pub(crate) const JUNE: Self = Self(ZarrFormat::V3Draft2019);
+    /// The early 2019 draft.
+    pub(crate) const EARLY: Self = Self(ZarrFormat::V3Draft2019a);
+    /// zarr-python 2.x's experimental v3.
+    pub(crate) const ZARR_PYTHON: Self = Self(ZarrFormat::V3Draft2019Json);
+}
+
+impl crate::format::Version for Draft2019 {
+    fn node_prefix(&self, path: &NodePath) -> StorePrefix {
+        data_prefix(path, self.0)
+    }
+
+    fn metadata_key(&self, path: &NodePath) -> Result<StoreKey, StoreError> {
+        default_array_doc_key(path, self.0)
+    }
+
+    fn chunk_layout(&self, path: &NodePath, encoding: &ChunkKeyEncoding) -> ChunkLayout {
+        let prefix = data_prefix(path, self.0);
+        if is_json(self.0) {
+            ChunkLayout {
+                prefix,
+                encoding: encoding.clone(),
+                // zarr-python 2.18 gives a 0-d array's chunk the
+                // coordinates (0,), so its key is `c0`.
+                glued: Some("c0"),
+            }
+        } else {
+            // June 2019 draft, "Regular grids": the indices joined by the
+            // separator, `1.23.45`; a 0-d array's one chunk is `0`, as in v2.
+            ChunkLayout {
+                prefix,
+                encoding: ChunkKeyEncoding::V2 {
+                    separator: encoding.separator(),
+                },
+                glued: None,
+            }
+        }
+    }
+
+    fn read_node(&self, store: &dyn Store, path: &NodePath) -> Result<Option<NodeMetadata>, Error> {
+        read_node(store, path, self.0)
+    }
+
+    fn serialize_node(&self, metadata: &NodeMetadata) -> Result<Vec<u8>, MetadataError> {
+        serialize_node(metadata, self.0)
+    }
+
+    fn write_node(
+        &self,
+        store: &dyn Store,
+        path: &NodePath,
+        metadata: &NodeMetadata,
+    ) -> Result<(), Error> {
+        write_node(store, path, self.0, metadata)
+    }
+
+    fn children(&self, store: &dyn Store, path: &NodePath) -> Result<Vec<NodePath>, Error> {
+        children(store, path, self.0)
+    }
+
+    fn erase_node(&self, store: &dyn Store, path: &NodePath) -> Result<(), Error> {
+        erase_node(store, path, self.0)
+    }
+
+    /// zarr-python 2.x writes NumPy's `descr`, as its v2 does.
+    fn holds_mixed_byte_order_structs(&self) -> bool {
+        is_json(self.0)
+    }
 }
 
 #[cfg(test)]

@@ -77,13 +77,14 @@
 use super::dtypes::{self, DraftReadOptions};
 use super::sharding;
 use crate::Error;
+use crate::format::ChunkLayout;
 use crate::format::v3;
 use crate::metadata::NodePath;
 use crate::metadata::{
     ArrayMetadata, ChunkKeyEncoding, DataType, ExtensionObject, FillValue, GroupMetadata, JsonMap,
     MetadataError, NodeMetadata,
 };
-use crate::store::{Store, StoreKey, StorePrefix};
+use crate::store::{Store, StoreError, StoreKey, StorePrefix};
 use serde_json::Value;
 
 // What the drafts share (entry point, key layout, common fields) is in
@@ -746,6 +747,65 @@ pub fn erase_node(store: &dyn Store, path: &NodePath) -> Result<(), Error> {
 #[must_use]
 pub fn data_prefix(path: &NodePath) -> StorePrefix {
     DraftKeys::draft2022(DEFAULT_SUFFIX.to_string()).data_prefix(path)
+}
+
+/// The 2022 draft in the dispatch of [`crate::format::version`].
+pub(crate) struct Draft2022;
+
+impl crate::format::Version for Draft2022 {
+    fn node_prefix(&self, path: &NodePath) -> StorePrefix {
+        data_prefix(path)
+    }
+
+    fn metadata_key(&self, path: &NodePath) -> Result<StoreKey, StoreError> {
+        DraftKeys::draft2022(DEFAULT_SUFFIX.to_string()).doc_key(path, DocKind::Array)
+    }
+
+    fn chunk_layout(&self, path: &NodePath, encoding: &ChunkKeyEncoding) -> ChunkLayout {
+        ChunkLayout {
+            prefix: data_prefix(path),
+            encoding: encoding.clone(),
+            // "Regular grids": a 0-d array's chunk key is `c`.
+            glued: Some("c"),
+        }
+    }
+
+    /// This draft names no `zstd` codec, so its arrays get `gzip` (level 5)
+    /// when that feature is on.
+    fn default_codecs(&self, data_type: &DataType) -> Option<Vec<ExtensionObject>> {
+        let mut codecs = vec![bytes_codec(data_type, false)];
+        if cfg!(feature = "gzip") {
+            let mut gzip = JsonMap::new();
+            gzip.insert("level".into(), 5.into());
+            codecs.push(ExtensionObject::with_configuration("gzip", gzip));
+        }
+        Some(codecs)
+    }
+
+    fn read_node(&self, store: &dyn Store, path: &NodePath) -> Result<Option<NodeMetadata>, Error> {
+        read_node(store, path)
+    }
+
+    fn serialize_node(&self, metadata: &NodeMetadata) -> Result<Vec<u8>, MetadataError> {
+        serialize_node(metadata)
+    }
+
+    fn write_node(
+        &self,
+        store: &dyn Store,
+        path: &NodePath,
+        metadata: &NodeMetadata,
+    ) -> Result<(), Error> {
+        write_node(store, path, metadata)
+    }
+
+    fn children(&self, store: &dyn Store, path: &NodePath) -> Result<Vec<NodePath>, Error> {
+        children(store, path)
+    }
+
+    fn erase_node(&self, store: &dyn Store, path: &NodePath) -> Result<(), Error> {
+        erase_node(store, path)
+    }
 }
 
 #[cfg(test)]
