@@ -29,7 +29,7 @@ use crate::Error;
 use crate::format::{self, ZarrFormat, v2, v3, v3_draft2019};
 use crate::metadata::NodePath;
 use crate::metadata::{JsonMap, MetadataError, NodeMetadata};
-use crate::store::{Store, StoreKey};
+use crate::store::{Store, StoreKey, StorePrefix};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -118,7 +118,7 @@ pub fn consolidate(store: &dyn Store, path: &str) -> Result<ConsolidateReport, E
             let mut doc = JsonMap::new();
             doc.insert("metadata".into(), Value::Object(metadata));
             doc.insert("zarr_consolidated_format".into(), 1.into());
-            let key = path.to_prefix().key(V2_KEY)?;
+            let key = v2::node_key(&path, V2_KEY)?;
             store.set(&key, &v2::to_bytes(&Value::Object(doc)))?;
             Ok(ConsolidateReport {
                 format,
@@ -160,7 +160,7 @@ pub fn check(store: &dyn Store, path: &str) -> Result<Vec<Mismatch>, Error> {
     };
     let consolidated = match format {
         ZarrFormat::V3Draft2019Json => {
-            let key = StoreKey::new(v3_draft2019::CONSOLIDATED_KEY)?;
+            let key = v3_draft2019::consolidated_key()?;
             match store.get(&key, None)? {
                 None => JsonMap::new(),
                 Some(bytes) => {
@@ -169,7 +169,7 @@ pub fn check(store: &dyn Store, path: &str) -> Result<Vec<Mismatch>, Error> {
             }
         }
         ZarrFormat::V2 => {
-            let key = path.to_prefix().key(V2_KEY)?;
+            let key = v2::node_key(&path, V2_KEY)?;
             match store.get(&key, None)? {
                 None => JsonMap::new(),
                 Some(bytes) => {
@@ -292,7 +292,7 @@ fn consolidate_zarr_python_v3(store: &dyn Store) -> Result<ConsolidateReport, Er
         Value::Object(entries.into_iter().collect()),
     );
     doc.insert("zarr_consolidated_format".into(), 1.into());
-    let key = StoreKey::new(v3_draft2019::CONSOLIDATED_KEY)?;
+    let key = v3_draft2019::consolidated_key()?;
     store.set(&key, &v2::to_bytes(&Value::Object(doc)))?;
     Ok(ConsolidateReport {
         format,
@@ -315,6 +315,30 @@ fn read_json(store: &dyn Store, key: &StoreKey) -> Result<Option<Value>, Error> 
         })
 }
 
+/// The name of a v2 node document in `.zmetadata`: its key relative to the
+/// consolidated group, `<dir><document>` where `dir` is the node's path
+/// relative to the group with a trailing `/` (empty for the group itself),
+/// as zarr-python 2.x names them (`a/.zarray`).
+fn v2_entry_name(dir: &str, document: &str) -> String {
+    format!("{dir}{document}")
+}
+
+/// The name, in a v3 group's `consolidated_metadata`, of the entry `entry`
+/// of its child group `group`'s own: the path relative to the group
+/// (`a` and `b` give `a/b`).
+fn v3_entry_name(group: &str, entry: &str) -> String {
+    format!("{group}/{entry}")
+}
+
+/// `key` relative to `prefix` (a v2 entry name when `prefix` is the
+/// consolidated group's).
+fn relative_key(prefix: &StorePrefix, key: &StoreKey) -> String {
+    key.as_str()
+        .strip_prefix(prefix.as_str())
+        .unwrap_or(key.as_str())
+        .to_string()
+}
+
 /// The key of `node` relative to `root`, without a leading `/` (empty for
 /// the root itself).
 fn relative(root: &NodePath, node: &NodePath) -> String {
@@ -334,26 +358,24 @@ fn real_entries(
     format: ZarrFormat,
 ) -> Result<BTreeMap<String, Value>, Error> {
     let mut out = BTreeMap::new();
+    let root_prefix = format::node_prefix(format, root);
     let mut pending = vec![root.clone()];
     while let Some(node) = pending.pop() {
         let rel = relative(root, &node);
         let mut is_group = false;
         match format {
             ZarrFormat::V2 => {
-                let prefix = if rel.is_empty() {
-                    String::new()
-                } else {
-                    format!("{rel}/")
-                };
+                let mut is_array = false;
                 for name in [v2::ARRAY_KEY, v2::GROUP_KEY, v2::ATTRIBUTES_KEY] {
-                    let key = node.to_prefix().key(name)?;
+                    let key = v2::node_key(&node, name)?;
                     if let Some(doc) = read_json(store, &key)? {
                         is_group |= name == v2::GROUP_KEY;
-                        out.insert(format!("{prefix}{name}"), doc);
+                        is_array |= name == v2::ARRAY_KEY;
+                        out.insert(relative_key(&root_prefix, &key), doc);
                     }
                 }
                 // zarr-python 2: a node with both documents is the array.
-                if out.contains_key(&format!("{prefix}{}", v2::ARRAY_KEY)) {
+                if is_array {
                     is_group = false;
                 }
             }
@@ -429,7 +451,7 @@ fn v3_entries(field: &Value) -> Result<JsonMap, MetadataError> {
     for (key, doc) in entries {
         if let Some(nested) = doc.get(V3_FIELD).filter(|v| !v.is_null()) {
             for (sub, subdoc) in v3_entries(nested)? {
-                out.entry(format!("{key}/{sub}")).or_insert(subdoc);
+                out.entry(v3_entry_name(key, &sub)).or_insert(subdoc);
             }
         }
         out.insert(key.clone(), doc.clone());
@@ -482,9 +504,7 @@ pub(crate) fn load_view(
     };
     match format {
         ZarrFormat::V2 => {
-            let key = path
-                .to_prefix()
-                .key(V2_KEY)
+            let key = v2::node_key(path, V2_KEY)
                 .map_err(|e| format!("cannot form the key of `{path}`'s `{V2_KEY}`: {e}"))?;
             let bytes = match store.get(&key, None) {
                 Ok(Some(bytes)) => bytes,
@@ -496,18 +516,21 @@ pub(crate) fn load_view(
                 let (rel, is_array) = if let Some(rel) = entry.strip_suffix(v2::ARRAY_KEY) {
                     (rel, true)
                 } else if let Some(rel) = entry.strip_suffix(v2::GROUP_KEY) {
-                    if entries.contains_key(&format!("{rel}{}", v2::ARRAY_KEY)) {
+                    if entries.contains_key(&v2_entry_name(rel, v2::ARRAY_KEY)) {
                         continue;
                     }
                     (rel, false)
                 } else {
                     continue;
                 };
-                let attributes = match entries.get(&format!("{rel}{}", v2::ATTRIBUTES_KEY)) {
+                let attributes_entry = v2_entry_name(rel, v2::ATTRIBUTES_KEY);
+                let attributes = match entries.get(&attributes_entry) {
                     None => None,
                     Some(attrs) => Some(
                         v2::parse_attributes(&serde_json::to_vec(attrs).unwrap_or_default())
-                            .map_err(|e| format!("`{key}` entry `{rel}.zattrs` is invalid: {e}"))?,
+                            .map_err(|e| {
+                                format!("`{key}` entry `{attributes_entry}` is invalid: {e}")
+                            })?,
                     ),
                 };
                 let doc_bytes = serde_json::to_vec(doc).unwrap_or_default();
@@ -554,7 +577,7 @@ pub(crate) fn load_view(
         }
         ZarrFormat::V3Draft2019Json if path.is_root() => {
             let key = v3_draft2019::CONSOLIDATED_KEY;
-            let bytes = match StoreKey::new(key).map(|k| store.get(&k, None)) {
+            let bytes = match v3_draft2019::consolidated_key().map(|k| store.get(&k, None)) {
                 Ok(Ok(Some(bytes))) => bytes,
                 Ok(Ok(None)) => return Ok(None),
                 Ok(Err(e)) => return Err(format!("cannot read `{key}`: {e}")),

@@ -848,6 +848,32 @@ pub const CONSOLIDATED_KEY: &str = "meta/root/consolidated/.zmetadata";
 /// The path of the group zarr-python 2.x creates to hold [`CONSOLIDATED_KEY`].
 pub const CONSOLIDATED_GROUP: &str = "/consolidated";
 
+/// The name of the consolidated document inside [`CONSOLIDATED_GROUP`]:
+/// v2's, as zarr-python 2.x reuses it.
+const CONSOLIDATED_NAME: &str = ".zmetadata";
+
+/// The key layout of zarr-python 2.x's json-suffixed hierarchies as
+/// zarr-python writes them (`.json`), which consolidated metadata assumes.
+fn zarr_python_keys() -> DraftKeys {
+    keys_for(
+        ZarrFormat::V3Draft2019Json,
+        shared::DEFAULT_SUFFIX.to_string(),
+    )
+}
+
+/// [`CONSOLIDATED_KEY`], formed from the key layout: the document
+/// `.zmetadata` among the children of [`CONSOLIDATED_GROUP`].
+///
+/// # Errors
+/// [`StoreError::InvalidKey`](crate::store::StoreError::InvalidKey), never
+/// for these constants.
+pub(crate) fn consolidated_key() -> Result<StoreKey, Error> {
+    let group = NodePath::new(CONSOLIDATED_GROUP)?;
+    Ok(zarr_python_keys()
+        .children_prefix(&group)?
+        .key(CONSOLIDATED_NAME)?)
+}
+
 /// The documents zarr-python 2.x's `consolidate_metadata` gathers from a
 /// json-suffixed hierarchy: `zarr.json` and every key under `meta/` ending
 /// in `.array<suffix>` or `.group<suffix>`, by key. Empty when the store is
@@ -863,14 +889,11 @@ pub(crate) fn consolidated_documents(
     let Some((keys, _)) = keys(store, ZarrFormat::V3Draft2019Json)? else {
         return Ok(out);
     };
-    let endings = [
-        format!(".array{}", keys.suffix),
-        format!(".group{}", keys.suffix),
-    ];
+    let endings = [DocKind::Array, DocKind::Group].map(|kind| keys.doc_ending(kind));
     let mut found = vec![StoreKey::new(shared::ENTRY_POINT_KEY)?];
     found.extend(
         store
-            .list_prefix(&StorePrefix::new("meta/")?)?
+            .list_prefix(&keys.documents_prefix())?
             .into_iter()
             .filter(|k| endings.iter().any(|e| k.as_str().ends_with(e.as_str()))),
     );
@@ -895,14 +918,12 @@ pub(crate) fn consolidated_documents(
 pub(crate) fn nodes_from_consolidated(
     entries: &JsonMap,
 ) -> Result<std::collections::BTreeMap<NodePath, NodeMetadata>, String> {
+    let keys = zarr_python_keys();
     let mut nodes = std::collections::BTreeMap::new();
     for (key, doc) in entries {
-        let Some(rest) = key.strip_prefix("meta/root") else {
-            continue;
-        };
-        let (rest, is_array) = if let Some(rest) = rest.strip_suffix(".array.json") {
+        let (rest, is_array) = if let Some(rest) = doc_key_rest(&keys, key, DocKind::Array) {
             (rest, true)
-        } else if let Some(rest) = rest.strip_suffix(".group.json") {
+        } else if let Some(rest) = doc_key_rest(&keys, key, DocKind::Group) {
             (rest, false)
         } else {
             continue;
@@ -926,6 +947,14 @@ pub(crate) fn nodes_from_consolidated(
         }
     }
     Ok(nodes)
+}
+
+/// The node path part of `key` if it is the key of a document of `kind` in
+/// the layout `keys` (`meta/root/a/b.array.json` gives `/a/b`, the root's
+/// `meta/root.array.json` the empty string).
+fn doc_key_rest<'a>(keys: &DraftKeys, key: &'a str, kind: DocKind) -> Option<&'a str> {
+    key.strip_prefix(keys.meta)?
+        .strip_suffix(&keys.doc_ending(kind))
 }
 
 /// A 2019 draft in the dispatch of [`crate::format::version`]: which one is
@@ -1150,5 +1179,10 @@ mod tests {
         doc["attributes"] = json!({"filters": [{"id": "delta", "dtype": "<i4"}]});
         let err = array(&doc, ZarrFormat::V3Draft2019Json).unwrap_err();
         assert!(err.to_string().contains("`delta`"), "{err}");
+    }
+
+    #[test]
+    fn the_consolidated_key_comes_from_the_key_layout() {
+        assert_eq!(consolidated_key().unwrap().as_str(), CONSOLIDATED_KEY);
     }
 }

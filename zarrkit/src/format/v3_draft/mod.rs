@@ -288,20 +288,36 @@ impl DraftKeys {
         }
     }
 
+    /// How the key of a document of `kind` ends: `.array` or `.group`,
+    /// then the metadata key suffix (`.array.json`).
+    pub fn doc_ending(&self, kind: DocKind) -> String {
+        format!(".{}{}", kind.word(), self.suffix)
+    }
+
     /// The key of the document of `kind` for the node at `path`.
     pub fn doc_key(&self, path: &NodePath, kind: DocKind) -> Result<StoreKey, StoreError> {
-        let (meta, word, suffix) = (self.meta, kind.word(), &self.suffix);
+        let (meta, ending) = (self.meta, self.doc_ending(kind));
         StoreKey::new(if path.is_root() {
             if self.root_in_meta {
                 // 2022 draft, "Storage keys": `meta/group.json`, `meta/array.json`.
-                format!("{meta}/{word}{suffix}")
+                format!("{meta}/{}{}", kind.word(), self.suffix)
             } else {
                 // June 2019 draft, "Storage keys": `meta/root.group`.
-                format!("{meta}.{word}{suffix}")
+                format!("{meta}{ending}")
             }
         } else {
-            format!("{meta}{path}.{word}{suffix}")
+            format!("{meta}{path}{ending}")
         })
+    }
+
+    /// The prefix under which every node document lies, `meta/` (2022 draft
+    /// and 2019 drafts, "Storage keys").
+    pub fn documents_prefix(&self) -> StorePrefix {
+        let top = self.meta.split('/').next().unwrap_or(self.meta);
+        // `meta` is one of this module's constants, a valid prefix.
+        StorePrefix::root()
+            .child(top)
+            .unwrap_or_else(|_| StorePrefix::root())
     }
 
     /// The prefix under which the documents of the node's descendants lie.
@@ -382,8 +398,7 @@ pub(crate) fn list_children(
     for key in &listing.keys {
         let rest = &key.as_str()[prefix.as_str().len()..];
         for kind in [DocKind::Array, DocKind::Group] {
-            let ending = format!(".{}{}", kind.word(), keys.suffix);
-            if let Some(name) = rest.strip_suffix(&ending) {
+            if let Some(name) = rest.strip_suffix(&keys.doc_ending(kind)) {
                 names.insert(name.to_string());
             }
         }
