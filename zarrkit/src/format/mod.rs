@@ -6,6 +6,34 @@
 //! for the key of a chunk ([`ChunkLayout`]) and to write metadata back;
 //! it never asks which format a node came from.
 //!
+//! # One shape, one dispatch
+//!
+//! Each version is a module with the same shape: reading, serialising and
+//! writing a node's documents, listing a group's children, erasing a node,
+//! the node's key prefix, its document's key, the chunk layout, and the
+//! defaults a new array gets (chunk key encoding, codecs), plus the facts
+//! [`ZarrFormat`] answers (groups, mixed byte order structures, where
+//! consolidated metadata lives) and what the CLI shows of a node.
+//!
+//! | format | module |
+//! |---|---|
+//! | v3 | [`v3`] (its configured data types in `v3/strings.rs`) |
+//! | v2 | [`v2`] |
+//! | v1 | [`v1`] |
+//! | v3 draft 2022 | `v3_draft/draft2022.rs`, public as [`v3_draft2022`] |
+//! | the 2019 drafts and zarr-python 2.x's layout | `v3_draft/draft2019.rs`, public as [`v3_draft2019`]; zarr-python 2.x's array documents in `v3_draft/zarr_python.rs` |
+//!
+//! The drafts' extension data types (`v3_draft/dtypes.rs`, public as
+//! [`draft_dtypes`]), sharding transformer (`v3_draft/sharding.rs`) and
+//! shared code (entry point, key layout, common fields: `v3_draft/mod.rs`)
+//! are in `v3_draft/` too. Each version implements one crate-private trait,
+//! and one function picks the implementation for a [`ZarrFormat`]: the
+//! only `match` over formats for these operations. The public functions
+//! here ([`read_node_as`], [`write_node`], [`chunk_layout`], …) delegate to
+//! it in one line. Names and descriptions of formats, a table, stay on
+//! [`ZarrFormat`]. Consolidated metadata is in [`consolidate`]. Store keys
+//! of documents and chunks come only from the versions' key layouts.
+//!
 //! # Format detection
 //!
 //! Opening a node without naming its format probes the store in this order
