@@ -1656,112 +1656,11 @@ pub(crate) fn node_key(path: &NodePath, name: &str) -> Result<StoreKey, StoreErr
     path.to_prefix().key(name)
 }
 
-/// Reads the node at `path`, or `None` when there is none. v2
-/// "Hierarchies": a node's document is `.zarray` or `.zgroup` (a node with
-/// both is read as the array, as zarr-python 2 does), its attributes
-/// `.zattrs`.
-///
-/// # Errors
-/// [`Error::Metadata`] naming the key of an invalid document, or a store
-/// error.
-pub fn read_node(store: &dyn Store, path: &NodePath) -> Result<Option<NodeMetadata>, Error> {
-    let array_key = node_key(path, ARRAY_KEY)?;
-    let array = store.get(&array_key, None)?;
-    let group_key = node_key(path, GROUP_KEY)?;
-    let (key, bytes) = match array {
-        Some(bytes) => (array_key, bytes),
-        None => match store.get(&group_key, None)? {
-            Some(bytes) => (group_key, bytes),
-            None => return Ok(None),
-        },
-    };
-    let attributes_key = node_key(path, ATTRIBUTES_KEY)?;
-    let attributes = match store.get(&attributes_key, None)? {
-        None => None,
-        Some(bytes) => Some(parse_attributes(&bytes).map_err(|source| Error::Metadata {
-            key: attributes_key,
-            source,
-        })?),
-    };
-    let metadata = if key.as_str().ends_with(ARRAY_KEY) {
-        parse_array(&bytes, attributes).map(NodeMetadata::Array)
-    } else {
-        parse_group(&bytes, attributes).map(NodeMetadata::Group)
-    }
-    .map_err(|source| Error::Metadata { key, source })?;
-    Ok(Some(metadata))
-}
-
-/// Writes the node's `.zarray` or `.zgroup` and its `.zattrs`, creating
-/// `.zgroup`s at ancestors that are not nodes yet.
-///
-/// # Errors
-/// [`Error::InvalidMetadata`] if the array cannot be written as v2, or a
-/// store error.
-pub fn write_node(
-    store: &dyn Store,
-    path: &NodePath,
-    metadata: &NodeMetadata,
-) -> Result<(), Error> {
-    let (name, document, attributes) = match metadata {
-        NodeMetadata::Array(array) => (
-            ARRAY_KEY,
-            array_to_json(array).map_err(|source| Error::InvalidMetadata {
-                path: path.clone(),
-                source,
-            })?,
-            &array.attributes,
-        ),
-        NodeMetadata::Group(group) => (GROUP_KEY, group_to_json(), &group.attributes),
-    };
-    // v2 "Groups": creating a node creates groups at all its ancestors.
-    let mut ancestor = path.parent();
-    while let Some(parent) = ancestor {
-        if store.size(&node_key(&parent, GROUP_KEY)?)?.is_none()
-            && store.size(&node_key(&parent, ARRAY_KEY)?)?.is_none()
-            && store.size(&v3::document_key(&parent)?)?.is_none()
-        {
-            store.set(&node_key(&parent, GROUP_KEY)?, &to_bytes(&group_to_json()))?;
-        }
-        ancestor = parent.parent();
-    }
-    // Attributes first: a reader that finds the document finds them too.
-    // zarr-python writes `.zattrs` even when empty; so does this, which
-    // also replaces any stale one.
-    store.set(
-        &node_key(path, ATTRIBUTES_KEY)?,
-        &to_bytes(&attributes_to_json(attributes)),
-    )?;
-    store.set(&node_key(path, name)?, &to_bytes(&document))?;
-    Ok(())
-}
-
 /// Whether the node at `path` exists (v2 "Groups": a node is a path with
 /// `.zarray` or `.zgroup`).
 fn is_node(store: &dyn Store, path: &NodePath) -> Result<bool, Error> {
     Ok(store.size(&node_key(path, ARRAY_KEY)?)?.is_some()
         || store.size(&node_key(path, GROUP_KEY)?)?.is_some())
-}
-
-/// The paths of the children of the group at `path`, sorted by name: the
-/// directories below it that are nodes.
-///
-/// # Errors
-/// A store error (including a store that cannot list).
-pub fn children(store: &dyn Store, path: &NodePath) -> Result<Vec<NodePath>, Error> {
-    super::directory_children(store, path, |child| is_node(store, child))
-}
-
-/// Erases the node at `path` and everything below it.
-///
-/// # Errors
-/// [`Error::NodeNotFound`] if there is no v2 node there, or a store error.
-pub fn erase_node(store: &dyn Store, path: &NodePath) -> Result<(), Error> {
-    if !is_node(store, path)? {
-        return Err(Error::NodeNotFound { path: path.clone() });
-    }
-    store.erase_prefix(&path.to_prefix())?;
-    Ok(())
 }
 
 /// Zarr v2 in the dispatch of [`super::version`]: a node is a directory
@@ -1784,8 +1683,40 @@ impl super::Version for V2 {
         }
     }
 
+    /// Reads the node at `path`, or `None` when there is none. v2
+    /// "Hierarchies": a node's document is `.zarray` or `.zgroup` (a node with
+    /// both is read as the array, as zarr-python 2 does), its attributes
+    /// `.zattrs`.
+    ///
+    /// # Errors
+    /// [`Error::Metadata`] naming the key of an invalid document, or a store
+    /// error.
     fn read_node(&self, store: &dyn Store, path: &NodePath) -> Result<Option<NodeMetadata>, Error> {
-        read_node(store, path)
+        let array_key = node_key(path, ARRAY_KEY)?;
+        let array = store.get(&array_key, None)?;
+        let group_key = node_key(path, GROUP_KEY)?;
+        let (key, bytes) = match array {
+            Some(bytes) => (array_key, bytes),
+            None => match store.get(&group_key, None)? {
+                Some(bytes) => (group_key, bytes),
+                None => return Ok(None),
+            },
+        };
+        let attributes_key = node_key(path, ATTRIBUTES_KEY)?;
+        let attributes = match store.get(&attributes_key, None)? {
+            None => None,
+            Some(bytes) => Some(parse_attributes(&bytes).map_err(|source| Error::Metadata {
+                key: attributes_key,
+                source,
+            })?),
+        };
+        let metadata = if key.as_str().ends_with(ARRAY_KEY) {
+            parse_array(&bytes, attributes).map(NodeMetadata::Array)
+        } else {
+            parse_group(&bytes, attributes).map(NodeMetadata::Group)
+        }
+        .map_err(|source| Error::Metadata { key, source })?;
+        Ok(Some(metadata))
     }
 
     fn serialize_node(&self, metadata: &NodeMetadata) -> Result<Vec<u8>, MetadataError> {
@@ -1795,21 +1726,70 @@ impl super::Version for V2 {
         }))
     }
 
+    /// Writes the node's `.zarray` or `.zgroup` and its `.zattrs`, creating
+    /// `.zgroup`s at ancestors that are not nodes yet.
+    ///
+    /// # Errors
+    /// [`Error::InvalidMetadata`] if the array cannot be written as v2, or a
+    /// store error.
     fn write_node(
         &self,
         store: &dyn Store,
         path: &NodePath,
         metadata: &NodeMetadata,
     ) -> Result<(), Error> {
-        write_node(store, path, metadata)
+        let (name, document, attributes) = match metadata {
+            NodeMetadata::Array(array) => (
+                ARRAY_KEY,
+                array_to_json(array).map_err(|source| Error::InvalidMetadata {
+                    path: path.clone(),
+                    source,
+                })?,
+                &array.attributes,
+            ),
+            NodeMetadata::Group(group) => (GROUP_KEY, group_to_json(), &group.attributes),
+        };
+        // v2 "Groups": creating a node creates groups at all its ancestors.
+        let mut ancestor = path.parent();
+        while let Some(parent) = ancestor {
+            if store.size(&node_key(&parent, GROUP_KEY)?)?.is_none()
+                && store.size(&node_key(&parent, ARRAY_KEY)?)?.is_none()
+                && store.size(&v3::document_key(&parent)?)?.is_none()
+            {
+                store.set(&node_key(&parent, GROUP_KEY)?, &to_bytes(&group_to_json()))?;
+            }
+            ancestor = parent.parent();
+        }
+        // Attributes first: a reader that finds the document finds them too.
+        // zarr-python writes `.zattrs` even when empty; so does this, which
+        // also replaces any stale one.
+        store.set(
+            &node_key(path, ATTRIBUTES_KEY)?,
+            &to_bytes(&attributes_to_json(attributes)),
+        )?;
+        store.set(&node_key(path, name)?, &to_bytes(&document))?;
+        Ok(())
     }
 
+    /// The paths of the children of the group at `path`, sorted by name: the
+    /// directories below it that are nodes.
+    ///
+    /// # Errors
+    /// A store error (including a store that cannot list).
     fn children(&self, store: &dyn Store, path: &NodePath) -> Result<Vec<NodePath>, Error> {
-        children(store, path)
+        super::directory_children(store, path, |child| is_node(store, child))
     }
 
+    /// Erases the node at `path` and everything below it.
+    ///
+    /// # Errors
+    /// [`Error::NodeNotFound`] if there is no v2 node there, or a store error.
     fn erase_node(&self, store: &dyn Store, path: &NodePath) -> Result<(), Error> {
-        erase_node(store, path)
+        if !is_node(store, path)? {
+            return Err(Error::NodeNotFound { path: path.clone() });
+        }
+        store.erase_prefix(&path.to_prefix())?;
+        Ok(())
     }
 
     fn node_of_document(&self, key: &StoreKey) -> Option<NodePath> {

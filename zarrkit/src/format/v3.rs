@@ -722,44 +722,6 @@ fn reject_other_members(
     }
 }
 
-/// Reads the node at `path` (its `zarr.json`, v3 core "Storage keys"), or
-/// `None` when there is none. A root `zarr.json` whose `zarr_format` is a
-/// string is a v3 draft's entry point, not a v3 node: `None` too.
-///
-/// # Errors
-/// [`Error::Metadata`] naming the key of an invalid document, or a store
-/// error.
-pub fn read_node(store: &dyn Store, path: &NodePath) -> Result<Option<NodeMetadata>, Error> {
-    let key = document_key(path)?;
-    let Some(bytes) = store.get(&key, None)? else {
-        return Ok(None);
-    };
-    if path.is_root() && is_draft_entry_point(&bytes) {
-        return Ok(None);
-    }
-    let metadata = parse_node(&bytes).map_err(|source| Error::Metadata { key, source })?;
-    Ok(Some(metadata))
-}
-
-/// Writes the node's `zarr.json`.
-///
-/// # Errors
-/// [`Error::InvalidMetadata`] for what v3 cannot say (see
-/// [`serialize_node_checked`]), or a store error.
-pub fn write_node(
-    store: &dyn Store,
-    path: &NodePath,
-    metadata: &NodeMetadata,
-) -> Result<(), Error> {
-    let key = document_key(path)?;
-    let bytes = serialize_node_checked(metadata).map_err(|source| Error::InvalidMetadata {
-        path: path.clone(),
-        source,
-    })?;
-    store.set(&key, &bytes)?;
-    Ok(())
-}
-
 /// [`serialize_node`], refusing first what v3 cannot say.
 ///
 /// # Errors
@@ -811,29 +773,6 @@ fn is_node(store: &dyn Store, path: &NodePath) -> Result<bool, Error> {
     })
 }
 
-/// The paths of the children of the group at `path`, sorted by name: the
-/// directories below it that hold a `zarr.json`.
-///
-/// # Errors
-/// A store error (including a store that cannot list).
-pub fn children(store: &dyn Store, path: &NodePath) -> Result<Vec<NodePath>, Error> {
-    super::directory_children(store, path, |child| {
-        Ok(store.size(&document_key(child)?)?.is_some())
-    })
-}
-
-/// Erases the node at `path` and everything below it.
-///
-/// # Errors
-/// [`Error::NodeNotFound`] if there is no v3 node there, or a store error.
-pub fn erase_node(store: &dyn Store, path: &NodePath) -> Result<(), Error> {
-    if !is_node(store, path)? {
-        return Err(Error::NodeNotFound { path: path.clone() });
-    }
-    store.erase_prefix(&path.to_prefix())?;
-    Ok(())
-}
-
 /// The key of the document (`zarr.json`) of the node at `path` (v3 core,
 /// "Storage keys"): the one place v3 forms it.
 pub(crate) fn document_key(path: &NodePath) -> Result<StoreKey, StoreError> {
@@ -853,29 +792,70 @@ impl super::Version for V3 {
         document_key(path)
     }
 
+    /// Reads the node at `path` (its `zarr.json`, v3 core "Storage keys"), or
+    /// `None` when there is none. A root `zarr.json` whose `zarr_format` is a
+    /// string is a v3 draft's entry point, not a v3 node: `None` too.
+    ///
+    /// # Errors
+    /// [`Error::Metadata`] naming the key of an invalid document, or a store
+    /// error.
     fn read_node(&self, store: &dyn Store, path: &NodePath) -> Result<Option<NodeMetadata>, Error> {
-        read_node(store, path)
+        let key = document_key(path)?;
+        let Some(bytes) = store.get(&key, None)? else {
+            return Ok(None);
+        };
+        if path.is_root() && is_draft_entry_point(&bytes) {
+            return Ok(None);
+        }
+        let metadata = parse_node(&bytes).map_err(|source| Error::Metadata { key, source })?;
+        Ok(Some(metadata))
     }
 
     fn serialize_node(&self, metadata: &NodeMetadata) -> Result<Vec<u8>, MetadataError> {
         serialize_node_checked(metadata)
     }
 
+    /// Writes the node's `zarr.json`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidMetadata`] for what v3 cannot say (see
+    /// [`serialize_node_checked`]), or a store error.
     fn write_node(
         &self,
         store: &dyn Store,
         path: &NodePath,
         metadata: &NodeMetadata,
     ) -> Result<(), Error> {
-        write_node(store, path, metadata)
+        let key = document_key(path)?;
+        let bytes = serialize_node_checked(metadata).map_err(|source| Error::InvalidMetadata {
+            path: path.clone(),
+            source,
+        })?;
+        store.set(&key, &bytes)?;
+        Ok(())
     }
 
+    /// The paths of the children of the group at `path`, sorted by name: the
+    /// directories below it that hold a `zarr.json`.
+    ///
+    /// # Errors
+    /// A store error (including a store that cannot list).
     fn children(&self, store: &dyn Store, path: &NodePath) -> Result<Vec<NodePath>, Error> {
-        children(store, path)
+        super::directory_children(store, path, |child| {
+            Ok(store.size(&document_key(child)?)?.is_some())
+        })
     }
 
+    /// Erases the node at `path` and everything below it.
+    ///
+    /// # Errors
+    /// [`Error::NodeNotFound`] if there is no v3 node there, or a store error.
     fn erase_node(&self, store: &dyn Store, path: &NodePath) -> Result<(), Error> {
-        erase_node(store, path)
+        if !is_node(store, path)? {
+            return Err(Error::NodeNotFound { path: path.clone() });
+        }
+        store.erase_prefix(&path.to_prefix())?;
+        Ok(())
     }
 
     fn node_of_document(&self, key: &StoreKey) -> Option<NodePath> {

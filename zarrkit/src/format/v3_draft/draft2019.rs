@@ -128,25 +128,14 @@ fn keys(store: &dyn Store, format: ZarrFormat) -> Result<Option<(DraftKeys, bool
     })
 }
 
-/// Reads the node at `path` in `format`, `Ok(None)` when the store is not of
-/// that format or holds nothing there. A document with `zarr_format` is of
-/// the early draft, one without of the June draft.
+/// Reads the node at `path` in `format` with `options` (see
+/// [`super::dtypes`]), `Ok(None)` when the store is not of that format or
+/// holds nothing there. A document with `zarr_format` is of the early
+/// draft, one without of the June draft.
 ///
 /// # Errors
 /// [`Error::Metadata`] naming the document's key for an invalid document; a
 /// store error.
-pub fn read_node(
-    store: &dyn Store,
-    path: &NodePath,
-    format: ZarrFormat,
-) -> Result<Option<NodeMetadata>, Error> {
-    read_node_with(store, path, format, DraftReadOptions::default())
-}
-
-/// [`read_node`] with `options` (see [`super::dtypes`]).
-///
-/// # Errors
-/// As [`read_node`].
 pub fn read_node_with(
     store: &dyn Store,
     path: &NodePath,
@@ -732,113 +721,6 @@ pub fn entry_point_document(format: ZarrFormat) -> Vec<u8> {
     format!("{doc:#}").into_bytes()
 }
 
-/// Writes the node's document in `format`, and the entry point first when
-/// the store has none.
-///
-/// # Errors
-/// [`Error::InvalidMetadata`] for what the draft cannot say,
-/// [`Error::NodePath`] for a name the draft does not allow (including one
-/// that differs from a sibling's only in case), [`Error::Metadata`] when the
-/// store's entry point is of another format, or a store error.
-pub fn write_node(
-    store: &dyn Store,
-    path: &NodePath,
-    format: ZarrFormat,
-    metadata: &NodeMetadata,
-) -> Result<(), Error> {
-    shared::check_names(path, Some(MAX_NAME_LEN))?;
-    let bytes = serialize_node(metadata, format).map_err(|source| Error::InvalidMetadata {
-        path: path.clone(),
-        source,
-    })?;
-    let keys = match shared::read_entry_point(store)? {
-        EntryPoint::Draft2019 { suffix, .. } if is_json(format) != suffix.is_empty() => {
-            keys_for(format, suffix)
-        }
-        EntryPoint::Absent => {
-            store.set(
-                &StoreKey::new(shared::ENTRY_POINT_KEY)?,
-                &entry_point_document(format),
-            )?;
-            keys_for(
-                format,
-                if is_json(format) {
-                    ".json".into()
-                } else {
-                    String::new()
-                },
-            )
-        }
-        other => {
-            return Err(shared::wrong_entry_point(
-                if is_json(format) {
-                    "a 2019 draft entry point with `metadata_key_suffix`"
-                } else {
-                    "a 2019 draft entry point without `metadata_key_suffix`"
-                },
-                &other,
-            )?);
-        }
-    };
-    // 2019 drafts, "Node names": sibling names must be unique under
-    // case-insensitive comparison.
-    if let Some(parent) = path.parent() {
-        let siblings = shared::list_children(store, &keys, &parent).unwrap_or_default();
-        let name = path.name();
-        if siblings
-            .iter()
-            .any(|s| s.name() != name && s.name().eq_ignore_ascii_case(name))
-        {
-            return Err(NodePathError {
-                path: path.to_string(),
-                reason: "a sibling's name differs only in case, which the 2019 v3 drafts forbid",
-            }
-            .into());
-        }
-    }
-    let kind = match metadata {
-        NodeMetadata::Array(_) => DocKind::Array,
-        NodeMetadata::Group(_) => DocKind::Group,
-    };
-    shared::put_document(store, &keys, path, kind, &bytes)
-}
-
-/// The children of the group at `path` in `format`.
-///
-/// # Errors
-/// A store error, including a store that cannot list.
-pub fn children(
-    store: &dyn Store,
-    path: &NodePath,
-    format: ZarrFormat,
-) -> Result<Vec<NodePath>, Error> {
-    match keys(store, format)? {
-        Some((keys, _)) => shared::list_children(store, &keys, path),
-        None => Ok(Vec::new()),
-    }
-}
-
-/// Erases the node at `path` in `format` (array, explicit or implicit
-/// group) and everything below it: `meta/root/<path>.array` or `.group`
-/// (with the entry point's suffix), `meta/root/<path>/` and the chunks under
-/// `data/<path>/` (`data/root/<path>/` in zarr-python 2.x's layout).
-///
-/// # Errors
-/// [`Error::NodeNotFound`] when the store is not a hierarchy of `format` or
-/// has no node at `path`; a store error.
-pub fn erase_node(store: &dyn Store, path: &NodePath, format: ZarrFormat) -> Result<(), Error> {
-    match keys(store, format)? {
-        Some((keys, _)) => shared::erase_found(store, &keys, path),
-        None => Err(Error::NodeNotFound { path: path.clone() }),
-    }
-}
-
-/// The prefix under which the chunks of the array at `path` lie in `format`.
-#[must_use]
-pub fn data_prefix(path: &NodePath, format: ZarrFormat) -> StorePrefix {
-    keys_for(format, String::new()).data_prefix(path)
-}
-
 /// The key under which zarr-python 2.x's `consolidate_metadata` stores the
 /// consolidated metadata of a json-suffixed hierarchy (`zarr/convenience.py`:
 /// `.zmetadata` inside a group `consolidated` it creates for the purpose),
@@ -973,8 +855,9 @@ impl Draft2019 {
 }
 
 impl crate::format::Version for Draft2019 {
+    /// The prefix under which the chunks of the array at `path` lie.
     fn node_prefix(&self, path: &NodePath) -> StorePrefix {
-        data_prefix(path, self.0)
+        keys_for(self.0, String::new()).data_prefix(path)
     }
 
     fn metadata_key(&self, path: &NodePath) -> Result<StoreKey, StoreError> {
@@ -982,7 +865,7 @@ impl crate::format::Version for Draft2019 {
     }
 
     fn chunk_layout(&self, path: &NodePath, encoding: &ChunkKeyEncoding) -> ChunkLayout {
-        let prefix = data_prefix(path, self.0);
+        let prefix = self.node_prefix(path);
         if is_json(self.0) {
             ChunkLayout {
                 prefix,
@@ -1004,29 +887,119 @@ impl crate::format::Version for Draft2019 {
         }
     }
 
+    /// Reads the node at `path` in `format`, `Ok(None)` when the store is not of
+    /// that format or holds nothing there. A document with `zarr_format` is of
+    /// the early draft, one without of the June draft.
+    ///
+    /// # Errors
+    /// [`Error::Metadata`] naming the document's key for an invalid document; a
+    /// store error.
     fn read_node(&self, store: &dyn Store, path: &NodePath) -> Result<Option<NodeMetadata>, Error> {
-        read_node(store, path, self.0)
+        read_node_with(store, path, self.0, DraftReadOptions::default())
     }
 
     fn serialize_node(&self, metadata: &NodeMetadata) -> Result<Vec<u8>, MetadataError> {
         serialize_node(metadata, self.0)
     }
 
+    /// Writes the node's document in `format`, and the entry point first when
+    /// the store has none.
+    ///
+    /// # Errors
+    /// [`Error::InvalidMetadata`] for what the draft cannot say,
+    /// [`Error::NodePath`] for a name the draft does not allow (including one
+    /// that differs from a sibling's only in case), [`Error::Metadata`] when the
+    /// store's entry point is of another format, or a store error.
     fn write_node(
         &self,
         store: &dyn Store,
         path: &NodePath,
         metadata: &NodeMetadata,
     ) -> Result<(), Error> {
-        write_node(store, path, self.0, metadata)
+        let format = self.0;
+        shared::check_names(path, Some(MAX_NAME_LEN))?;
+        let bytes = serialize_node(metadata, format).map_err(|source| Error::InvalidMetadata {
+            path: path.clone(),
+            source,
+        })?;
+        let keys = match shared::read_entry_point(store)? {
+            EntryPoint::Draft2019 { suffix, .. } if is_json(format) != suffix.is_empty() => {
+                keys_for(format, suffix)
+            }
+            EntryPoint::Absent => {
+                store.set(
+                    &StoreKey::new(shared::ENTRY_POINT_KEY)?,
+                    &entry_point_document(format),
+                )?;
+                keys_for(
+                    format,
+                    if is_json(format) {
+                        ".json".into()
+                    } else {
+                        String::new()
+                    },
+                )
+            }
+            other => {
+                return Err(shared::wrong_entry_point(
+                    if is_json(format) {
+                        "a 2019 draft entry point with `metadata_key_suffix`"
+                    } else {
+                        "a 2019 draft entry point without `metadata_key_suffix`"
+                    },
+                    &other,
+                )?);
+            }
+        };
+        // 2019 drafts, "Node names": sibling names must be unique under
+        // case-insensitive comparison.
+        if let Some(parent) = path.parent() {
+            let siblings = shared::list_children(store, &keys, &parent).unwrap_or_default();
+            let name = path.name();
+            if siblings
+                .iter()
+                .any(|s| s.name() != name && s.name().eq_ignore_ascii_case(name))
+            {
+                return Err(NodePathError {
+                    path: path.to_string(),
+                    reason: "a sibling's name differs only in case, which the 2019 v3 drafts forbid",
+                }
+                .into());
+            }
+        }
+        let kind = match metadata {
+            NodeMetadata::Array(_) => DocKind::Array,
+            NodeMetadata::Group(_) => DocKind::Group,
+        };
+        shared::put_document(store, &keys, path, kind, &bytes)
     }
 
+    /// The children of the group at `path` in `format`.
+    ///
+    /// # Errors
+    /// A store error, including a store that cannot list.
     fn children(&self, store: &dyn Store, path: &NodePath) -> Result<Vec<NodePath>, Error> {
-        children(store, path, self.0)
+        let format = self.0;
+        match keys(store, format)? {
+            Some((keys, _)) => shared::list_children(store, &keys, path),
+            None => Ok(Vec::new()),
+        }
     }
 
+    /// Erases the node at `path` in `format` (array, explicit or implicit
+    /// group) and everything below it: `meta/root/<path>.array` or `.group`
+    /// (with the entry point's suffix), `meta/root/<path>/` and the chunks under
+    /// `data/<path>/` (`data/root/<path>/` in zarr-python 2.x's layout).
+    ///
+    /// # Errors
+    /// [`Error::NodeNotFound`] when the store is not a hierarchy of `format` or
+    /// has no node at `path`; a store error.
     fn erase_node(&self, store: &dyn Store, path: &NodePath) -> Result<(), Error> {
-        erase_node(store, path, self.0)
+        let format = self.0;
+        match keys(store, format)? {
+            Some((keys, _)) => shared::erase_found(store, &keys, path),
+            None => Err(Error::NodeNotFound { path: path.clone() }),
+        }
     }
 
     /// zarr-python 2.x writes NumPy's `descr`, as its v2 does.

@@ -648,21 +648,13 @@ fn keys(store: &dyn Store) -> Result<Option<DraftKeys>, Error> {
     })
 }
 
-/// Reads the node at `path`, `Ok(None)` when the store is not a 2022 draft
-/// hierarchy or holds nothing there. An implicit group reads as a group
-/// without attributes.
+/// Reads the node at `path` with `options` (see [`super::dtypes`]),
+/// `Ok(None)` when the store is not a 2022 draft hierarchy or holds nothing
+/// there. An implicit group reads as a group without attributes.
 ///
 /// # Errors
 /// [`Error::Metadata`] naming the document's key for an invalid document; a
 /// store error.
-pub fn read_node(store: &dyn Store, path: &NodePath) -> Result<Option<NodeMetadata>, Error> {
-    read_node_with(store, path, DraftReadOptions::default())
-}
-
-/// [`read_node`] with `options` (see [`super::dtypes`]).
-///
-/// # Errors
-/// As [`read_node`].
 pub fn read_node_with(
     store: &dyn Store,
     path: &NodePath,
@@ -686,75 +678,13 @@ pub fn read_node_with(
     }
 }
 
-/// Writes the node's document, and the entry point first when the store has none.
-///
-/// # Errors
-/// [`Error::InvalidMetadata`] for what the draft cannot say,
-/// [`Error::NodePath`] for a name the draft does not allow,
-/// [`Error::Metadata`] when the store's entry point is of another format, or
-/// a store error.
-pub fn write_node(
-    store: &dyn Store,
-    path: &NodePath,
-    metadata: &NodeMetadata,
-) -> Result<(), Error> {
-    check_names(path, None)?;
-    let bytes = serialize_node(metadata).map_err(|source| Error::InvalidMetadata {
-        path: path.clone(),
-        source,
-    })?;
-    let keys = match read_entry_point(store)? {
-        EntryPoint::Draft2022 { suffix } => DraftKeys::draft2022(suffix),
-        EntryPoint::Absent => {
-            store.set(&StoreKey::new(ENTRY_POINT_KEY)?, &entry_point_document())?;
-            DraftKeys::draft2022(DEFAULT_SUFFIX.to_string())
-        }
-        other => return Err(wrong_entry_point(ZARR_FORMAT, &other)?),
-    };
-    let kind = match metadata {
-        NodeMetadata::Array(_) => DocKind::Array,
-        NodeMetadata::Group(_) => DocKind::Group,
-    };
-    put_document(store, &keys, path, kind, &bytes)
-}
-
-/// The children of the group at `path`.
-///
-/// # Errors
-/// A store error, including a store that cannot list.
-pub fn children(store: &dyn Store, path: &NodePath) -> Result<Vec<NodePath>, Error> {
-    match keys(store)? {
-        Some(keys) => list_children(store, &keys, path),
-        None => Ok(Vec::new()),
-    }
-}
-
-/// Erases the node at `path` (array, explicit or implicit group) and
-/// everything below it: `meta/<path>.array.json` or `.group.json`,
-/// `meta/<path>/` and `data/<path>/` (the entry point's suffix honoured).
-///
-/// # Errors
-/// [`Error::NodeNotFound`] when the store is not a 2022 draft hierarchy or
-/// has no node at `path`; a store error.
-pub fn erase_node(store: &dyn Store, path: &NodePath) -> Result<(), Error> {
-    match keys(store)? {
-        Some(keys) => erase_found(store, &keys, path),
-        None => Err(Error::NodeNotFound { path: path.clone() }),
-    }
-}
-
-/// The prefix under which the chunks of the array at `path` lie (`data/…/`).
-#[must_use]
-pub fn data_prefix(path: &NodePath) -> StorePrefix {
-    DraftKeys::draft2022(DEFAULT_SUFFIX.to_string()).data_prefix(path)
-}
-
 /// The 2022 draft in the dispatch of [`crate::format::version`].
 pub(crate) struct Draft2022;
 
 impl crate::format::Version for Draft2022 {
+    /// The prefix under which the chunks of the array at `path` lie (`data/…/`).
     fn node_prefix(&self, path: &NodePath) -> StorePrefix {
-        data_prefix(path)
+        DraftKeys::draft2022(DEFAULT_SUFFIX.to_string()).data_prefix(path)
     }
 
     fn metadata_key(&self, path: &NodePath) -> Result<StoreKey, StoreError> {
@@ -763,7 +693,7 @@ impl crate::format::Version for Draft2022 {
 
     fn chunk_layout(&self, path: &NodePath, encoding: &ChunkKeyEncoding) -> ChunkLayout {
         ChunkLayout {
-            prefix: data_prefix(path),
+            prefix: self.node_prefix(path),
             encoding: encoding.clone(),
             // "Regular grids": a 0-d array's chunk key is `c`.
             glued: Some("c"),
@@ -782,29 +712,77 @@ impl crate::format::Version for Draft2022 {
         Some(codecs)
     }
 
+    /// Reads the node at `path`, `Ok(None)` when the store is not a 2022 draft
+    /// hierarchy or holds nothing there. An implicit group reads as a group
+    /// without attributes.
+    ///
+    /// # Errors
+    /// [`Error::Metadata`] naming the document's key for an invalid document; a
+    /// store error.
     fn read_node(&self, store: &dyn Store, path: &NodePath) -> Result<Option<NodeMetadata>, Error> {
-        read_node(store, path)
+        read_node_with(store, path, DraftReadOptions::default())
     }
 
     fn serialize_node(&self, metadata: &NodeMetadata) -> Result<Vec<u8>, MetadataError> {
         serialize_node(metadata)
     }
 
+    /// Writes the node's document, and the entry point first when the store has none.
+    ///
+    /// # Errors
+    /// [`Error::InvalidMetadata`] for what the draft cannot say,
+    /// [`Error::NodePath`] for a name the draft does not allow,
+    /// [`Error::Metadata`] when the store's entry point is of another format, or
+    /// a store error.
     fn write_node(
         &self,
         store: &dyn Store,
         path: &NodePath,
         metadata: &NodeMetadata,
     ) -> Result<(), Error> {
-        write_node(store, path, metadata)
+        check_names(path, None)?;
+        let bytes = serialize_node(metadata).map_err(|source| Error::InvalidMetadata {
+            path: path.clone(),
+            source,
+        })?;
+        let keys = match read_entry_point(store)? {
+            EntryPoint::Draft2022 { suffix } => DraftKeys::draft2022(suffix),
+            EntryPoint::Absent => {
+                store.set(&StoreKey::new(ENTRY_POINT_KEY)?, &entry_point_document())?;
+                DraftKeys::draft2022(DEFAULT_SUFFIX.to_string())
+            }
+            other => return Err(wrong_entry_point(ZARR_FORMAT, &other)?),
+        };
+        let kind = match metadata {
+            NodeMetadata::Array(_) => DocKind::Array,
+            NodeMetadata::Group(_) => DocKind::Group,
+        };
+        put_document(store, &keys, path, kind, &bytes)
     }
 
+    /// The children of the group at `path`.
+    ///
+    /// # Errors
+    /// A store error, including a store that cannot list.
     fn children(&self, store: &dyn Store, path: &NodePath) -> Result<Vec<NodePath>, Error> {
-        children(store, path)
+        match keys(store)? {
+            Some(keys) => list_children(store, &keys, path),
+            None => Ok(Vec::new()),
+        }
     }
 
+    /// Erases the node at `path` (array, explicit or implicit group) and
+    /// everything below it: `meta/<path>.array.json` or `.group.json`,
+    /// `meta/<path>/` and `data/<path>/` (the entry point's suffix honoured).
+    ///
+    /// # Errors
+    /// [`Error::NodeNotFound`] when the store is not a 2022 draft hierarchy or
+    /// has no node at `path`; a store error.
     fn erase_node(&self, store: &dyn Store, path: &NodePath) -> Result<(), Error> {
-        erase_node(store, path)
+        match keys(store)? {
+            Some(keys) => erase_found(store, &keys, path),
+            None => Err(Error::NodeNotFound { path: path.clone() }),
+        }
     }
 }
 
