@@ -560,11 +560,29 @@ pub fn list_children(
     version(format).children(store, path)
 }
 
-/// The node whose keys lie under `prefix` in a format whose nodes are
-/// directories (v3, v2): the inverse of [`NodePath::to_prefix`]. `None` when
-/// a name in it is not a valid node name.
-fn node_of_prefix(prefix: &StorePrefix) -> Option<NodePath> {
-    NodePath::new(prefix.as_str()).ok()
+/// The node whose document is `key` in a format whose nodes are
+/// directories holding documents named `names` (v3, v2): the directory's
+/// node (the inverse of [`NodePath::to_prefix`]). `None` for a key of
+/// another name or whose directory is not a valid node path.
+fn node_of_document_named(key: &StoreKey, names: &[&str]) -> Option<NodePath> {
+    if !names.contains(&key.name()) {
+        return None;
+    }
+    NodePath::new(key.parent().as_str()).ok()
+}
+
+/// Erases the node at `path` in a format whose nodes are directories (v3,
+/// v2): every key under its prefix, if `exists`.
+///
+/// # Errors
+/// [`Error::NodeNotFound`] if not `exists`, or a store error (including a
+/// store that cannot erase by prefix).
+fn erase_directory_node(store: &dyn Store, path: &NodePath, exists: bool) -> Result<(), Error> {
+    if !exists {
+        return Err(Error::NodeNotFound { path: path.clone() });
+    }
+    store.erase_prefix(&path.to_prefix())?;
+    Ok(())
 }
 
 /// The children of the node at `path` in a format whose nodes are

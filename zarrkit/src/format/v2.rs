@@ -1785,18 +1785,11 @@ impl super::Version for V2 {
     /// # Errors
     /// [`Error::NodeNotFound`] if there is no v2 node there, or a store error.
     fn erase_node(&self, store: &dyn Store, path: &NodePath) -> Result<(), Error> {
-        if !is_node(store, path)? {
-            return Err(Error::NodeNotFound { path: path.clone() });
-        }
-        store.erase_prefix(&path.to_prefix())?;
-        Ok(())
+        super::erase_directory_node(store, path, is_node(store, path)?)
     }
 
     fn node_of_document(&self, key: &StoreKey) -> Option<NodePath> {
-        [ARRAY_KEY, GROUP_KEY]
-            .contains(&key.name())
-            .then(|| super::node_of_prefix(&key.parent()))
-            .flatten()
+        super::node_of_document_named(key, &[ARRAY_KEY, GROUP_KEY])
     }
 
     /// Each document under its key: `.zarray` or `.zgroup`, and `.zattrs`.

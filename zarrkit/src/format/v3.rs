@@ -851,17 +851,11 @@ impl super::Version for V3 {
     /// # Errors
     /// [`Error::NodeNotFound`] if there is no v3 node there, or a store error.
     fn erase_node(&self, store: &dyn Store, path: &NodePath) -> Result<(), Error> {
-        if !is_node(store, path)? {
-            return Err(Error::NodeNotFound { path: path.clone() });
-        }
-        store.erase_prefix(&path.to_prefix())?;
-        Ok(())
+        super::erase_directory_node(store, path, is_node(store, path)?)
     }
 
     fn node_of_document(&self, key: &StoreKey) -> Option<NodePath> {
-        (key.name() == METADATA_KEY)
-            .then(|| super::node_of_prefix(&key.parent()))
-            .flatten()
+        super::node_of_document_named(key, &[METADATA_KEY])
     }
 
     fn keeps_consolidated_metadata_in_the_root(&self) -> bool {

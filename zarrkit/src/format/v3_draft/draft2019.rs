@@ -300,16 +300,7 @@ fn array_from_json(
         match doc.get("compressor") {
             None | Some(Value::Null) => {}
             Some(Value::Object(object)) => {
-                if let Some((key, other)) = object
-                    .iter()
-                    .find(|(k, _)| !["codec", "configuration"].contains(&k.as_str()))
-                {
-                    return Err(MetadataError::invalid(
-                        format!("compressor.{key}"),
-                        "no member other than `codec` and `configuration`",
-                        other,
-                    ));
-                }
+                shared::check_compressor_members(object)?;
                 let configuration = match object.get("configuration") {
                     None => JsonMap::new(),
                     Some(Value::Object(c)) => c.clone(),
@@ -566,14 +557,7 @@ fn array_to_json(
         };
         shared::check_representable(&inner)?;
         doc.extend(zarr_python::array_to_json(&inner)?);
-        doc.insert(
-            "extensions".into(),
-            array
-                .extra_fields
-                .get("extensions")
-                .cloned()
-                .unwrap_or_else(|| Value::Array(Vec::new())),
-        );
+        doc.insert("extensions".into(), shared::extensions_to_json(array));
         if let Some(counts) = chunks_per_shard {
             doc.insert(
                 "storage_transformers".into(),
@@ -663,14 +647,7 @@ fn array_to_json(
         "fill_value".into(),
         fill_value_to_json(&array.fill_value, &array.data_type),
     );
-    doc.insert(
-        "extensions".into(),
-        array
-            .extra_fields
-            .get("extensions")
-            .cloned()
-            .unwrap_or_else(|| Value::Array(Vec::new())),
-    );
+    doc.insert("extensions".into(), shared::extensions_to_json(array));
     doc.insert("attributes".into(), Value::Object(array.attributes.clone()));
     Ok(())
 }

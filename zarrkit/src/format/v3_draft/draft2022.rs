@@ -627,14 +627,7 @@ fn array_to_json(array: &ArrayMetadata) -> Result<Value, MetadataError> {
         "fill_value".into(),
         fill_value_to_json(&array.fill_value, &array.data_type),
     );
-    doc.insert(
-        "extensions".into(),
-        array
-            .extra_fields
-            .get("extensions")
-            .cloned()
-            .unwrap_or_else(|| Value::Array(Vec::new())),
-    );
+    doc.insert("extensions".into(), extensions_to_json(array));
     doc.insert("attributes".into(), Value::Object(array.attributes.clone()));
     Ok(Value::Object(doc))
 }

@@ -616,6 +616,36 @@ pub(crate) fn attributes_from_json(doc: &JsonMap) -> Result<JsonMap, MetadataErr
 }
 
 /// The first field of `doc` not in `known`, as an error.
+/// Refuses a member of a 2019 draft's `compressor` object other than `codec`
+/// and `configuration` (June 2019 draft, "Array metadata"; zarr-python 2.x
+/// writes the same), naming it.
+///
+/// # Errors
+/// [`MetadataError::InvalidField`] naming `compressor.<member>`.
+pub(crate) fn check_compressor_members(object: &JsonMap) -> Result<(), MetadataError> {
+    if let Some((key, other)) = object
+        .iter()
+        .find(|(k, _)| !["codec", "configuration"].contains(&k.as_str()))
+    {
+        return Err(MetadataError::invalid(
+            format!("compressor.{key}"),
+            "no member other than `codec` and `configuration`",
+            other,
+        ));
+    }
+    Ok(())
+}
+
+/// The `extensions` of a draft array document: the ones read with it (kept
+/// in the model's extra fields), else none.
+pub(crate) fn extensions_to_json(array: &ArrayMetadata) -> Value {
+    array
+        .extra_fields
+        .get("extensions")
+        .cloned()
+        .unwrap_or_else(|| Value::Array(Vec::new()))
+}
+
 pub(crate) fn reject_unknown_fields(doc: &JsonMap, known: &[&str]) -> Result<(), MetadataError> {
     match doc.keys().find(|k| !known.contains(&k.as_str())) {
         Some(field) => Err(MetadataError::UnknownField {

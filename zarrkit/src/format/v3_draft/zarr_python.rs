@@ -186,16 +186,7 @@ fn compressor_from_json(value: Option<&Value>) -> Result<Value, MetadataError> {
             ));
         }
     };
-    if let Some((key, other)) = object
-        .iter()
-        .find(|(k, _)| !["codec", "configuration"].contains(&k.as_str()))
-    {
-        return Err(MetadataError::invalid(
-            format!("compressor.{key}"),
-            "no member other than `codec` and `configuration`",
-            other,
-        ));
-    }
+    shared::check_compressor_members(object)?;
     let uri = match object.get("codec") {
         Some(Value::String(uri)) => uri,
         Some(other) => {
