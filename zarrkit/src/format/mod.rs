@@ -400,6 +400,12 @@ pub(crate) trait Version: Sync {
     fn keeps_consolidated_metadata_in_the_root(&self) -> bool {
         false
     }
+
+    /// How the format keeps consolidated metadata ([`consolidate`]), or
+    /// `None` if it has none.
+    fn consolidation(&self) -> Option<&'static dyn consolidate::Consolidation> {
+        None
+    }
 }
 
 /// The implementation of `format`: the one `match` over formats for what

@@ -1828,6 +1828,10 @@ impl super::Version for V2 {
     fn keeps_consolidated_metadata_in_the_root(&self) -> bool {
         true
     }
+
+    fn consolidation(&self) -> Option<&'static dyn super::consolidate::Consolidation> {
+        Some(&super::consolidate::V2Consolidation)
+    }
 }
 
 #[cfg(test)]

@@ -861,6 +861,10 @@ impl super::Version for V3 {
     fn keeps_consolidated_metadata_in_the_root(&self) -> bool {
         true
     }
+
+    fn consolidation(&self) -> Option<&'static dyn super::consolidate::Consolidation> {
+        Some(&super::consolidate::V3Consolidation)
+    }
 }
 
 #[cfg(test)]

@@ -983,6 +983,11 @@ impl crate::format::Version for Draft2019 {
     fn holds_mixed_byte_order_structs(&self) -> bool {
         is_json(self.0)
     }
+
+    /// zarr-python 2.x's consolidated metadata, in a group of its own.
+    fn consolidation(&self) -> Option<&'static dyn crate::format::consolidate::Consolidation> {
+        is_json(self.0).then_some(&crate::format::consolidate::ZarrPythonConsolidation as _)
+    }
 }
 
 #[cfg(test)]
