@@ -31,8 +31,10 @@
 //! only `match` over formats for these operations. The public functions
 //! here ([`read_node_as`], [`write_node`], [`chunk_layout`], …) delegate to
 //! it in one line. Names and descriptions of formats, a table, stay on
-//! [`ZarrFormat`]. Consolidated metadata is in [`consolidate`]. Store keys
-//! of documents and chunks come only from the versions' key layouts.
+//! [`ZarrFormat`]. Consolidated metadata is in [`consolidate`], where each
+//! format's way of keeping it (v2, v3, zarr-python 2.x's experimental v3) is
+//! reached through the same dispatch. Store keys of documents and chunks
+//! come only from the versions' key layouts.
 //!
 //! # Format detection
 //!
