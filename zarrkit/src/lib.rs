@@ -34,7 +34,11 @@
 //! - [`Error`]: the library's error, wrapping the store, model and codec
 //!   errors.
 //! - [`format`](mod@format): each Zarr format's documents and key layouts ↔
-//!   the model, including consolidated metadata ([`format::consolidate`],
+//!   the model, one module per version ([`format::v3`], [`format::v2`],
+//!   [`format::v1`], and the v3 drafts under `format/v3_draft/`, public as
+//!   [`format::v3_draft2022`], [`format::v3_draft2019`] and
+//!   [`format::draft_dtypes`]), all of the same shape and chosen in one
+//!   place, including consolidated metadata ([`format::consolidate`],
 //!   re-exported as [`consolidate`]); the only module that knows which
 //!   format a node is in.
 //! - [`node`]: opening, listing and erasing any node.

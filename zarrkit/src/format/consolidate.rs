@@ -29,7 +29,7 @@ use crate::Error;
 use crate::format::{self, ZarrFormat, v2, v3, v3_draft2019};
 use crate::metadata::NodePath;
 use crate::metadata::{JsonMap, MetadataError, NodeMetadata};
-use crate::store::{Store, StoreKey};
+use crate::store::{Store, StoreKey, StorePrefix};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -106,41 +106,8 @@ impl fmt::Display for Mismatch {
 /// error.
 pub fn consolidate(store: &dyn Store, path: &str) -> Result<ConsolidateReport, Error> {
     let path = NodePath::new(path)?;
-    let (format, root) = open_root(store, &path)?;
-    if format == ZarrFormat::V3Draft2019Json {
-        return consolidate_zarr_python_v3(store);
-    }
-    let entries = real_entries(store, &path, format)?;
-    let count = entries.len();
-    let metadata: JsonMap = entries.into_iter().collect();
-    match format {
-        ZarrFormat::V2 => {
-            let mut doc = JsonMap::new();
-            doc.insert("metadata".into(), Value::Object(metadata));
-            doc.insert("zarr_consolidated_format".into(), 1.into());
-            let key = path.to_prefix().key(V2_KEY)?;
-            store.set(&key, &v2::to_bytes(&Value::Object(doc)))?;
-            Ok(ConsolidateReport {
-                format,
-                key,
-                entries: count,
-            })
-        }
-        _ => {
-            let NodeMetadata::Group(mut group) = root else {
-                match unreachable_group(&path)? {}
-            };
-            group
-                .extra_fields
-                .insert(V3_FIELD.into(), inline_field(metadata));
-            format::write_node(store, &path, format, &NodeMetadata::Group(group))?;
-            Ok(ConsolidateReport {
-                format,
-                key: format::metadata_key(format, &path)?,
-                entries: count,
-            })
-        }
-    }
+    let (format, consolidation, root) = open_root(store, &path)?;
+    consolidation.write(store, &path, format, root)
 }
 
 /// Compares the consolidated metadata of the group at `path` with the
@@ -152,44 +119,9 @@ pub fn consolidate(store: &dyn Store, path: &str) -> Result<ConsolidateReport, E
 /// itself is not valid.
 pub fn check(store: &dyn Store, path: &str) -> Result<Vec<Mismatch>, Error> {
     let path = NodePath::new(path)?;
-    let (format, root) = open_root(store, &path)?;
-    let real = if format == ZarrFormat::V3Draft2019Json {
-        v3_draft2019::consolidated_documents(store)?
-    } else {
-        real_entries(store, &path, format)?
-    };
-    let consolidated = match format {
-        ZarrFormat::V3Draft2019Json => {
-            let key = StoreKey::new(v3_draft2019::CONSOLIDATED_KEY)?;
-            match store.get(&key, None)? {
-                None => JsonMap::new(),
-                Some(bytes) => {
-                    v2_entries(&bytes).map_err(|source| Error::Metadata { key, source })?
-                }
-            }
-        }
-        ZarrFormat::V2 => {
-            let key = path.to_prefix().key(V2_KEY)?;
-            match store.get(&key, None)? {
-                None => JsonMap::new(),
-                Some(bytes) => {
-                    v2_entries(&bytes).map_err(|source| Error::Metadata { key, source })?
-                }
-            }
-        }
-        _ => {
-            let NodeMetadata::Group(group) = root else {
-                match unreachable_group(&path)? {}
-            };
-            match group.extra_fields.get(V3_FIELD) {
-                None => JsonMap::new(),
-                Some(field) => {
-                    let key = format::metadata_key(format, &path)?;
-                    v3_entries(field).map_err(|source| Error::Metadata { key, source })?
-                }
-            }
-        }
-    };
+    let (format, consolidation, root) = open_root(store, &path)?;
+    let real = consolidation.real_entries(store, &path, format)?;
+    let consolidated = consolidation.stored_entries(store, &path, format, &root)?;
     let mut mismatches = Vec::new();
     for (key, value) in &real {
         match consolidated.get(key) {
@@ -245,7 +177,12 @@ fn comparable(value: &Value) -> Value {
     value
 }
 
-fn open_root(store: &dyn Store, path: &NodePath) -> Result<(ZarrFormat, NodeMetadata), Error> {
+/// The group at `path`, its format and how that format keeps consolidated
+/// metadata.
+fn open_root(
+    store: &dyn Store,
+    path: &NodePath,
+) -> Result<(ZarrFormat, &'static dyn Consolidation, NodeMetadata), Error> {
     match format::read_node(store, path)? {
         None => Err(Error::NodeNotFound { path: path.clone() }),
         Some((_, NodeMetadata::Array(_))) => Err(Error::WrongNodeKind {
@@ -253,52 +190,19 @@ fn open_root(store: &dyn Store, path: &NodePath) -> Result<(ZarrFormat, NodeMeta
             expected: crate::NodeKind::Group,
             found: crate::NodeKind::Array,
         }),
-        Some((format @ (ZarrFormat::V2 | ZarrFormat::V3), group)) => Ok((format, group)),
-        // zarr-python 2.x consolidates the whole store, from the root.
-        Some((format @ ZarrFormat::V3Draft2019Json, group)) if path.is_root() => {
-            Ok((format, group))
-        }
-        Some((format, _)) => Err(Error::InvalidMetadata {
-            path: path.clone(),
-            source: MetadataError::NotRepresentable {
-                format: format.name(),
-                what: "consolidated metadata (only v2, v3 and zarr-python 2.x's v3 hierarchies \
-                       have it, the last only at the root)"
-                    .into(),
-            },
-        }),
+        Some((format, group)) => match format::version(format).consolidation() {
+            Some(consolidation) if consolidation.at(path) => Ok((format, consolidation, group)),
+            _ => Err(Error::InvalidMetadata {
+                path: path.clone(),
+                source: MetadataError::NotRepresentable {
+                    format: format.name(),
+                    what: "consolidated metadata (only v2, v3 and zarr-python 2.x's v3 \
+                           hierarchies have it, the last only at the root)"
+                        .into(),
+                },
+            }),
+        },
     }
-}
-
-/// Writes zarr-python 2.x's consolidated metadata of a json-suffixed v3
-/// hierarchy, creating the group `consolidated` first as zarr-python does
-/// (its document is then among the entries).
-fn consolidate_zarr_python_v3(store: &dyn Store) -> Result<ConsolidateReport, Error> {
-    let format = ZarrFormat::V3Draft2019Json;
-    let holder = NodePath::new(v3_draft2019::CONSOLIDATED_GROUP)?;
-    if format::read_node_as(store, &holder, format)?.is_none() {
-        format::write_node(
-            store,
-            &holder,
-            format,
-            &NodeMetadata::Group(crate::metadata::GroupMetadata::default()),
-        )?;
-    }
-    let entries = v3_draft2019::consolidated_documents(store)?;
-    let count = entries.len();
-    let mut doc = JsonMap::new();
-    doc.insert(
-        "metadata".into(),
-        Value::Object(entries.into_iter().collect()),
-    );
-    doc.insert("zarr_consolidated_format".into(), 1.into());
-    let key = StoreKey::new(v3_draft2019::CONSOLIDATED_KEY)?;
-    store.set(&key, &v2::to_bytes(&Value::Object(doc)))?;
-    Ok(ConsolidateReport {
-        format,
-        key,
-        entries: count,
-    })
 }
 
 /// Reads a document as JSON, accepting v2's bare `NaN`/`Infinity` tokens.
@@ -315,6 +219,30 @@ fn read_json(store: &dyn Store, key: &StoreKey) -> Result<Option<Value>, Error> 
         })
 }
 
+/// The name of a v2 node document in `.zmetadata`: its key relative to the
+/// consolidated group, `<dir><document>` where `dir` is the node's path
+/// relative to the group with a trailing `/` (empty for the group itself),
+/// as zarr-python 2.x names them (`a/.zarray`).
+fn v2_entry_name(dir: &str, document: &str) -> String {
+    format!("{dir}{document}")
+}
+
+/// The name, in a v3 group's `consolidated_metadata`, of the entry `entry`
+/// of its child group `group`'s own: the path relative to the group
+/// (`a` and `b` give `a/b`).
+fn v3_entry_name(group: &str, entry: &str) -> String {
+    format!("{group}/{entry}")
+}
+
+/// `key` relative to `prefix` (a v2 entry name when `prefix` is the
+/// consolidated group's).
+fn relative_key(prefix: &StorePrefix, key: &StoreKey) -> String {
+    key.as_str()
+        .strip_prefix(prefix.as_str())
+        .unwrap_or(key.as_str())
+        .to_string()
+}
+
 /// The key of `node` relative to `root`, without a leading `/` (empty for
 /// the root itself).
 fn relative(root: &NodePath, node: &NodePath) -> String {
@@ -326,59 +254,55 @@ fn relative(root: &NodePath, node: &NodePath) -> String {
         .to_string()
 }
 
-/// The real documents below (and, for v2, including) the group at `root`,
-/// keyed as consolidated metadata keys them.
-fn real_entries(
+/// Visits the group at `root` and every node below it in `format`, each
+/// with its path relative to `root`; `visit` says whether the node is a
+/// group whose children to visit too.
+fn walk(
     store: &dyn Store,
     root: &NodePath,
     format: ZarrFormat,
-) -> Result<BTreeMap<String, Value>, Error> {
-    let mut out = BTreeMap::new();
+    mut visit: impl FnMut(&NodePath, String) -> Result<bool, Error>,
+) -> Result<(), Error> {
     let mut pending = vec![root.clone()];
     while let Some(node) = pending.pop() {
-        let rel = relative(root, &node);
-        let mut is_group = false;
-        match format {
-            ZarrFormat::V2 => {
-                let prefix = if rel.is_empty() {
-                    String::new()
-                } else {
-                    format!("{rel}/")
-                };
-                for name in [v2::ARRAY_KEY, v2::GROUP_KEY, v2::ATTRIBUTES_KEY] {
-                    let key = node.to_prefix().key(name)?;
-                    if let Some(doc) = read_json(store, &key)? {
-                        is_group |= name == v2::GROUP_KEY;
-                        out.insert(format!("{prefix}{name}"), doc);
-                    }
-                }
-                // zarr-python 2: a node with both documents is the array.
-                if out.contains_key(&format!("{prefix}{}", v2::ARRAY_KEY)) {
-                    is_group = false;
-                }
-            }
-            _ => {
-                let key = format::metadata_key(format, &node)?;
-                if let Some(mut doc) = read_json(store, &key)? {
-                    is_group = doc.get("node_type").and_then(Value::as_str) == Some("group");
-                    if !rel.is_empty() {
-                        if let Some(fields) = doc.as_object_mut() {
-                            if is_group {
-                                fields.insert(V3_FIELD.into(), inline_field(JsonMap::new()));
-                            } else {
-                                fields.remove(V3_FIELD);
-                            }
-                        }
-                        out.insert(rel, doc);
-                    }
-                }
-            }
-        }
-        if is_group {
+        if visit(&node, relative(root, &node))? {
             pending.extend(format::list_children(store, &node, format)?);
         }
     }
-    Ok(out)
+    Ok(())
+}
+
+/// Writes `entries` as a v2-style `.zmetadata` document under `key`:
+/// `{"metadata": {…}, "zarr_consolidated_format": 1}`, as zarr-python 2.x
+/// writes it.
+fn write_v2_document(
+    store: &dyn Store,
+    key: StoreKey,
+    format: ZarrFormat,
+    entries: BTreeMap<String, Value>,
+) -> Result<ConsolidateReport, Error> {
+    let count = entries.len();
+    let mut doc = JsonMap::new();
+    doc.insert(
+        "metadata".into(),
+        Value::Object(entries.into_iter().collect()),
+    );
+    doc.insert("zarr_consolidated_format".into(), 1.into());
+    store.set(&key, &v2::to_bytes(&Value::Object(doc)))?;
+    Ok(ConsolidateReport {
+        format,
+        key,
+        entries: count,
+    })
+}
+
+/// The consolidated entries stored in a v2-style `.zmetadata` document under
+/// `key` (empty when there is none).
+fn stored_v2_entries(store: &dyn Store, key: StoreKey) -> Result<JsonMap, Error> {
+    Ok(match store.get(&key, None)? {
+        None => JsonMap::new(),
+        Some(bytes) => v2_entries(&bytes).map_err(|source| Error::Metadata { key, source })?,
+    })
 }
 
 /// The entries of a v2 `.zmetadata` document.
@@ -429,7 +353,7 @@ fn v3_entries(field: &Value) -> Result<JsonMap, MetadataError> {
     for (key, doc) in entries {
         if let Some(nested) = doc.get(V3_FIELD).filter(|v| !v.is_null()) {
             for (sub, subdoc) in v3_entries(nested)? {
-                out.entry(format!("{key}/{sub}")).or_insert(subdoc);
+                out.entry(v3_entry_name(key, &sub)).or_insert(subdoc);
             }
         }
         out.insert(key.clone(), doc.clone());
@@ -472,110 +396,366 @@ pub(crate) fn load_view(
     format: ZarrFormat,
     group: &NodeMetadata,
 ) -> Result<Option<View>, String> {
-    let mut view = View {
-        format: Some(format),
-        nodes: BTreeMap::new(),
+    let Some(consolidation) = format::version(format)
+        .consolidation()
+        .filter(|consolidation| consolidation.at(path))
+    else {
+        return Ok(None);
     };
-    let node_path = |rel: &str| {
-        NodePath::new(&format!("{}/{rel}", path.as_str().trim_end_matches('/')))
-            .map_err(|e| format!("consolidated metadata of `{path}` has an invalid key: {e}"))
-    };
-    match format {
-        ZarrFormat::V2 => {
-            let key = path
-                .to_prefix()
-                .key(V2_KEY)
-                .map_err(|e| format!("cannot form the key of `{path}`'s `{V2_KEY}`: {e}"))?;
-            let bytes = match store.get(&key, None) {
-                Ok(Some(bytes)) => bytes,
-                Ok(None) => return Ok(None),
-                Err(e) => return Err(format!("cannot read `{key}`: {e}")),
-            };
-            let entries = v2_entries(&bytes).map_err(|e| format!("`{key}` is invalid: {e}"))?;
-            for (entry, doc) in &entries {
-                let (rel, is_array) = if let Some(rel) = entry.strip_suffix(v2::ARRAY_KEY) {
-                    (rel, true)
-                } else if let Some(rel) = entry.strip_suffix(v2::GROUP_KEY) {
-                    if entries.contains_key(&format!("{rel}{}", v2::ARRAY_KEY)) {
-                        continue;
-                    }
-                    (rel, false)
-                } else {
-                    continue;
-                };
-                let attributes = match entries.get(&format!("{rel}{}", v2::ATTRIBUTES_KEY)) {
-                    None => None,
-                    Some(attrs) => Some(
-                        v2::parse_attributes(&serde_json::to_vec(attrs).unwrap_or_default())
-                            .map_err(|e| format!("`{key}` entry `{rel}.zattrs` is invalid: {e}"))?,
-                    ),
-                };
-                let doc_bytes = serde_json::to_vec(doc).unwrap_or_default();
-                let metadata = if is_array {
-                    v2::parse_array(&doc_bytes, attributes).map(NodeMetadata::Array)
-                } else {
-                    v2::parse_group(&doc_bytes, attributes).map(NodeMetadata::Group)
+    Ok(consolidation
+        .view_nodes(store, path, group)?
+        .map(|nodes| View {
+            format: Some(format),
+            nodes,
+        }))
+}
+
+/// The node at `rel` below `path`, for a view.
+fn view_path(path: &NodePath, rel: &str) -> Result<NodePath, String> {
+    NodePath::new(&format!("{}/{rel}", path.as_str().trim_end_matches('/')))
+        .map_err(|e| format!("consolidated metadata of `{path}` has an invalid key: {e}"))
+}
+
+/// How one format keeps consolidated metadata, which
+/// [`Version::consolidation`](super::Version::consolidation) gives for the
+/// formats that have it (v2, v3, zarr-python 2.x's experimental v3).
+pub(crate) trait Consolidation: Sync {
+    /// Whether the group at `path` can have consolidated metadata (every
+    /// group, unless the format says otherwise).
+    fn at(&self, _path: &NodePath) -> bool {
+        true
+    }
+
+    /// Gathers and writes the consolidated metadata of the group at `path`,
+    /// whose metadata is `root`.
+    fn write(
+        &self,
+        store: &dyn Store,
+        path: &NodePath,
+        format: ZarrFormat,
+        root: NodeMetadata,
+    ) -> Result<ConsolidateReport, Error>;
+
+    /// The real documents that consolidated metadata of the group at `path`
+    /// summarises, keyed as it keys them.
+    fn real_entries(
+        &self,
+        store: &dyn Store,
+        path: &NodePath,
+        format: ZarrFormat,
+    ) -> Result<BTreeMap<String, Value>, Error>;
+
+    /// The entries of the stored consolidated metadata of the group at
+    /// `path`, whose metadata is `root` (empty when there is none).
+    fn stored_entries(
+        &self,
+        store: &dyn Store,
+        path: &NodePath,
+        format: ZarrFormat,
+        root: &NodeMetadata,
+    ) -> Result<JsonMap, Error>;
+
+    /// The nodes of the consolidated view of the group at `path`, whose
+    /// metadata is `group`, by absolute path. `Ok(None)`: there is none.
+    /// `Err(warning)`: there is one, but it is invalid or disagrees with the
+    /// group's own document.
+    fn view_nodes(
+        &self,
+        store: &dyn Store,
+        path: &NodePath,
+        group: &NodeMetadata,
+    ) -> Result<Option<BTreeMap<NodePath, NodeMetadata>>, String>;
+}
+
+/// v2: `.zmetadata` beside the group's `.zgroup`.
+pub(crate) struct V2Consolidation;
+
+impl Consolidation for V2Consolidation {
+    fn write(
+        &self,
+        store: &dyn Store,
+        path: &NodePath,
+        format: ZarrFormat,
+        _root: NodeMetadata,
+    ) -> Result<ConsolidateReport, Error> {
+        let entries = self.real_entries(store, path, format)?;
+        write_v2_document(store, v2::node_key(path, V2_KEY)?, format, entries)
+    }
+
+    /// The documents of the group and of every node below it.
+    fn real_entries(
+        &self,
+        store: &dyn Store,
+        path: &NodePath,
+        format: ZarrFormat,
+    ) -> Result<BTreeMap<String, Value>, Error> {
+        let mut out = BTreeMap::new();
+        let root_prefix = format::node_prefix(format, path);
+        walk(store, path, format, |node, _| {
+            let (mut is_group, mut is_array) = (false, false);
+            for name in [v2::ARRAY_KEY, v2::GROUP_KEY, v2::ATTRIBUTES_KEY] {
+                let key = v2::node_key(node, name)?;
+                if let Some(doc) = read_json(store, &key)? {
+                    is_group |= name == v2::GROUP_KEY;
+                    is_array |= name == v2::ARRAY_KEY;
+                    out.insert(relative_key(&root_prefix, &key), doc);
                 }
-                .map_err(|e| format!("`{key}` entry `{entry}` is invalid: {e}"))?;
-                let rel = rel.trim_end_matches('/');
-                if rel.is_empty() {
-                    // The group's own document was just read: they must agree.
-                    if without_consolidated(&metadata) != without_consolidated(group) {
-                        return Err(format!(
-                            "`{key}` disagrees with the documents of `{path}` itself; \
-                             reading the real documents"
-                        ));
-                    }
+            }
+            // zarr-python 2: a node with both documents is the array.
+            Ok(is_group && !is_array)
+        })?;
+        Ok(out)
+    }
+
+    fn stored_entries(
+        &self,
+        store: &dyn Store,
+        path: &NodePath,
+        _format: ZarrFormat,
+        _root: &NodeMetadata,
+    ) -> Result<JsonMap, Error> {
+        stored_v2_entries(store, v2::node_key(path, V2_KEY)?)
+    }
+
+    fn view_nodes(
+        &self,
+        store: &dyn Store,
+        path: &NodePath,
+        group: &NodeMetadata,
+    ) -> Result<Option<BTreeMap<NodePath, NodeMetadata>>, String> {
+        let key = v2::node_key(path, V2_KEY)
+            .map_err(|e| format!("cannot form the key of `{path}`'s `{V2_KEY}`: {e}"))?;
+        let bytes = match store.get(&key, None) {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) => return Ok(None),
+            Err(e) => return Err(format!("cannot read `{key}`: {e}")),
+        };
+        let entries = v2_entries(&bytes).map_err(|e| format!("`{key}` is invalid: {e}"))?;
+        let mut nodes = BTreeMap::new();
+        for (entry, doc) in &entries {
+            let (rel, is_array) = if let Some(rel) = entry.strip_suffix(v2::ARRAY_KEY) {
+                (rel, true)
+            } else if let Some(rel) = entry.strip_suffix(v2::GROUP_KEY) {
+                if entries.contains_key(&v2_entry_name(rel, v2::ARRAY_KEY)) {
                     continue;
                 }
-                view.nodes.insert(node_path(rel)?, metadata);
-            }
-        }
-        ZarrFormat::V3 => {
-            let NodeMetadata::Group(group) = group else {
-                return Ok(None);
+                (rel, false)
+            } else {
+                continue;
             };
-            let Some(field) = group.extra_fields.get(V3_FIELD) else {
-                return Ok(None);
+            let attributes_entry = v2_entry_name(rel, v2::ATTRIBUTES_KEY);
+            let attributes = match entries.get(&attributes_entry) {
+                None => None,
+                Some(attrs) => Some(
+                    v2::parse_attributes(&serde_json::to_vec(attrs).unwrap_or_default()).map_err(
+                        |e| format!("`{key}` entry `{attributes_entry}` is invalid: {e}"),
+                    )?,
+                ),
             };
-            let entries = v3_entries(field)
-                .map_err(|e| format!("the consolidated metadata of `{path}` is invalid: {e}"))?;
-            if entries.is_empty() {
-                // zarr-python's empty marker on nested groups: no view.
-                return Ok(None);
+            let doc_bytes = serde_json::to_vec(doc).unwrap_or_default();
+            let metadata = if is_array {
+                v2::parse_array(&doc_bytes, attributes).map(NodeMetadata::Array)
+            } else {
+                v2::parse_group(&doc_bytes, attributes).map(NodeMetadata::Group)
             }
-            for (rel, doc) in &entries {
-                let metadata = v3::node_from_json(doc).map_err(|e| {
-                    format!("consolidated metadata of `{path}`, entry `{rel}`, is invalid: {e}")
-                })?;
-                view.nodes
-                    .insert(node_path(rel)?, without_consolidated(&metadata));
-            }
-        }
-        ZarrFormat::V3Draft2019Json if path.is_root() => {
-            let key = v3_draft2019::CONSOLIDATED_KEY;
-            let bytes = match StoreKey::new(key).map(|k| store.get(&k, None)) {
-                Ok(Ok(Some(bytes))) => bytes,
-                Ok(Ok(None)) => return Ok(None),
-                Ok(Err(e)) => return Err(format!("cannot read `{key}`: {e}")),
-                Err(e) => return Err(format!("cannot form the key `{key}`: {e}")),
-            };
-            let entries = v2_entries(&bytes).map_err(|e| format!("`{key}` is invalid: {e}"))?;
-            let mut nodes = v3_draft2019::nodes_from_consolidated(&entries)
-                .map_err(|e| format!("`{key}` is invalid: {e}"))?;
-            match nodes.remove(path) {
-                // The root's own document was just read: they must agree.
-                Some(root) if root != *group => {
+            .map_err(|e| format!("`{key}` entry `{entry}` is invalid: {e}"))?;
+            let rel = rel.trim_end_matches('/');
+            if rel.is_empty() {
+                // The group's own document was just read: they must agree.
+                if without_consolidated(&metadata) != without_consolidated(group) {
                     return Err(format!(
                         "`{key}` disagrees with the documents of `{path}` itself; \
                          reading the real documents"
                     ));
                 }
-                _ => {}
+                continue;
             }
-            view.nodes = nodes;
+            nodes.insert(view_path(path, rel)?, metadata);
         }
-        _ => return Ok(None),
+        Ok(Some(nodes))
     }
-    Ok(Some(view))
+}
+
+/// v3: the `consolidated_metadata` field of the group's `zarr.json`.
+pub(crate) struct V3Consolidation;
+
+impl Consolidation for V3Consolidation {
+    fn write(
+        &self,
+        store: &dyn Store,
+        path: &NodePath,
+        format: ZarrFormat,
+        root: NodeMetadata,
+    ) -> Result<ConsolidateReport, Error> {
+        let entries = self.real_entries(store, path, format)?;
+        let count = entries.len();
+        let NodeMetadata::Group(mut group) = root else {
+            match unreachable_group(path)? {}
+        };
+        group
+            .extra_fields
+            .insert(V3_FIELD.into(), inline_field(entries.into_iter().collect()));
+        format::write_node(store, path, format, &NodeMetadata::Group(group))?;
+        Ok(ConsolidateReport {
+            format,
+            key: format::metadata_key(format, path)?,
+            entries: count,
+        })
+    }
+
+    /// The documents of every node below the group, by relative path.
+    fn real_entries(
+        &self,
+        store: &dyn Store,
+        path: &NodePath,
+        format: ZarrFormat,
+    ) -> Result<BTreeMap<String, Value>, Error> {
+        let mut out = BTreeMap::new();
+        walk(store, path, format, |node, rel| {
+            let key = format::metadata_key(format, node)?;
+            let Some(mut doc) = read_json(store, &key)? else {
+                return Ok(false);
+            };
+            let is_group = doc.get("node_type").and_then(Value::as_str) == Some("group");
+            if !rel.is_empty() {
+                if let Some(fields) = doc.as_object_mut() {
+                    if is_group {
+                        fields.insert(V3_FIELD.into(), inline_field(JsonMap::new()));
+                    } else {
+                        fields.remove(V3_FIELD);
+                    }
+                }
+                out.insert(rel, doc);
+            }
+            Ok(is_group)
+        })?;
+        Ok(out)
+    }
+
+    fn stored_entries(
+        &self,
+        _store: &dyn Store,
+        path: &NodePath,
+        format: ZarrFormat,
+        root: &NodeMetadata,
+    ) -> Result<JsonMap, Error> {
+        let NodeMetadata::Group(group) = root else {
+            match unreachable_group(path)? {}
+        };
+        Ok(match group.extra_fields.get(V3_FIELD) {
+            None => JsonMap::new(),
+            Some(field) => {
+                let key = format::metadata_key(format, path)?;
+                v3_entries(field).map_err(|source| Error::Metadata { key, source })?
+            }
+        })
+    }
+
+    fn view_nodes(
+        &self,
+        _store: &dyn Store,
+        path: &NodePath,
+        group: &NodeMetadata,
+    ) -> Result<Option<BTreeMap<NodePath, NodeMetadata>>, String> {
+        let NodeMetadata::Group(group) = group else {
+            return Ok(None);
+        };
+        let Some(field) = group.extra_fields.get(V3_FIELD) else {
+            return Ok(None);
+        };
+        let entries = v3_entries(field)
+            .map_err(|e| format!("the consolidated metadata of `{path}` is invalid: {e}"))?;
+        if entries.is_empty() {
+            // zarr-python's empty marker on nested groups: no view.
+            return Ok(None);
+        }
+        let mut nodes = BTreeMap::new();
+        for (rel, doc) in &entries {
+            let metadata = v3::node_from_json(doc).map_err(|e| {
+                format!("consolidated metadata of `{path}`, entry `{rel}`, is invalid: {e}")
+            })?;
+            nodes.insert(view_path(path, rel)?, without_consolidated(&metadata));
+        }
+        Ok(Some(nodes))
+    }
+}
+
+/// zarr-python 2.x's experimental v3: `.zmetadata` in a group
+/// `consolidated` of its own, for the whole store, so only at the root.
+pub(crate) struct ZarrPythonConsolidation;
+
+impl Consolidation for ZarrPythonConsolidation {
+    fn at(&self, path: &NodePath) -> bool {
+        path.is_root()
+    }
+
+    /// Creates the group `consolidated` first as zarr-python does (its
+    /// document is then among the entries).
+    fn write(
+        &self,
+        store: &dyn Store,
+        path: &NodePath,
+        format: ZarrFormat,
+        _root: NodeMetadata,
+    ) -> Result<ConsolidateReport, Error> {
+        let holder = NodePath::new(v3_draft2019::CONSOLIDATED_GROUP)?;
+        if format::read_node_as(store, &holder, format)?.is_none() {
+            format::write_node(
+                store,
+                &holder,
+                format,
+                &NodeMetadata::Group(crate::metadata::GroupMetadata::default()),
+            )?;
+        }
+        let entries = self.real_entries(store, path, format)?;
+        write_v2_document(store, v3_draft2019::consolidated_key()?, format, entries)
+    }
+
+    fn real_entries(
+        &self,
+        store: &dyn Store,
+        _path: &NodePath,
+        _format: ZarrFormat,
+    ) -> Result<BTreeMap<String, Value>, Error> {
+        v3_draft2019::consolidated_documents(store)
+    }
+
+    fn stored_entries(
+        &self,
+        store: &dyn Store,
+        _path: &NodePath,
+        _format: ZarrFormat,
+        _root: &NodeMetadata,
+    ) -> Result<JsonMap, Error> {
+        stored_v2_entries(store, v3_draft2019::consolidated_key()?)
+    }
+
+    fn view_nodes(
+        &self,
+        store: &dyn Store,
+        path: &NodePath,
+        group: &NodeMetadata,
+    ) -> Result<Option<BTreeMap<NodePath, NodeMetadata>>, String> {
+        let key = v3_draft2019::CONSOLIDATED_KEY;
+        let bytes = match v3_draft2019::consolidated_key().map(|k| store.get(&k, None)) {
+            Ok(Ok(Some(bytes))) => bytes,
+            Ok(Ok(None)) => return Ok(None),
+            Ok(Err(e)) => return Err(format!("cannot read `{key}`: {e}")),
+            Err(e) => return Err(format!("cannot form the key `{key}`: {e}")),
+        };
+        let entries = v2_entries(&bytes).map_err(|e| format!("`{key}` is invalid: {e}"))?;
+        let mut nodes = v3_draft2019::nodes_from_consolidated(&entries)
+            .map_err(|e| format!("`{key}` is invalid: {e}"))?;
+        match nodes.remove(path) {
+            // The root's own document was just read: they must agree.
+            Some(root) if root != *group => {
+                return Err(format!(
+                    "`{key}` disagrees with the documents of `{path}` itself; \
+                     reading the real documents"
+                ));
+            }
+            _ => {}
+        }
+        Ok(Some(nodes))
+    }
 }

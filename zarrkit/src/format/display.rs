@@ -3,7 +3,7 @@
 //! the model, and its fill value as stored. The CLI asks these questions
 //! here rather than deciding per format itself.
 
-use super::{ZarrFormat, serialize_node, v1, v2, v3};
+use super::{ZarrFormat, v2, v3, version};
 use crate::metadata::{ArrayMetadata, MetadataError, NodeMetadata};
 use serde_json::Value;
 
@@ -17,24 +17,7 @@ use serde_json::Value;
 /// The [`MetadataError`] of writing the metadata in `format`, or
 /// [`MetadataError::Json`] if the written document is not JSON.
 pub fn node_document(format: ZarrFormat, metadata: &NodeMetadata) -> Result<Value, MetadataError> {
-    match (format, metadata) {
-        (ZarrFormat::V2, NodeMetadata::Array(array)) => Ok(serde_json::json!({
-            v2::ARRAY_KEY: v2::array_to_json(array)?,
-            v2::ATTRIBUTES_KEY: &array.attributes,
-        })),
-        (ZarrFormat::V2, NodeMetadata::Group(group)) => Ok(serde_json::json!({
-            v2::GROUP_KEY: v2::group_to_json(),
-            v2::ATTRIBUTES_KEY: &group.attributes,
-        })),
-        (ZarrFormat::V1, NodeMetadata::Array(array)) => Ok(serde_json::json!({
-            v1::META_KEY: v1::array_to_json(array)?,
-            v1::ATTRIBUTES_KEY: &array.attributes,
-        })),
-        _ => {
-            let bytes = serialize_node(format, metadata)?;
-            serde_json::from_slice(&bytes).map_err(MetadataError::Json)
-        }
-    }
+    version(format).node_document(metadata)
 }
 
 /// The array's v2 document (`.zarray`) when it is stored as v2, whose NumPy
@@ -53,27 +36,7 @@ pub fn v2_array_document(format: ZarrFormat, array: &ArrayMetadata) -> Option<Va
 /// `compression` with `compression_opts`. Empty for the other formats.
 #[must_use]
 pub fn array_display_facts(format: ZarrFormat, array: &ArrayMetadata) -> Vec<(String, String)> {
-    let mut facts = Vec::new();
-    if let Some(document) = v2_array_document(format, array) {
-        for field in ["dtype", "order", "filters", "compressor"] {
-            facts.push((format!("v2 {field}"), document[field].to_string()));
-        }
-    }
-    if format == ZarrFormat::V1
-        && let Ok(document) = v1::array_to_json(array)
-    {
-        for field in ["dtype", "order"] {
-            facts.push((format!("v1 {field}"), document[field].to_string()));
-        }
-        facts.push((
-            "v1 compression".to_string(),
-            format!(
-                "{}, compression_opts {}",
-                document["compression"], document["compression_opts"]
-            ),
-        ));
-    }
-    facts
+    version(format).display_facts(array)
 }
 
 /// The fill value as the array's own document spells it. v3 JSON has no
@@ -83,15 +46,10 @@ pub fn array_display_facts(format: ZarrFormat, array: &ArrayMetadata) -> Vec<(St
 #[must_use]
 pub fn fill_value_as_stored(format: ZarrFormat, array: &ArrayMetadata) -> Value {
     let v3_value = || v3::fill_value_to_json(&array.fill_value, &array.data_type);
-    if !array.data_type.is_variable_length() || format == ZarrFormat::V3 {
+    if !array.data_type.is_variable_length() || format.is_v3() {
         return v3_value();
     }
-    let document = match format {
-        ZarrFormat::V2 => v2::array_to_json(array).ok(),
-        _ => serialize_node(format, &NodeMetadata::Array(array.clone()))
-            .ok()
-            .and_then(|bytes| serde_json::from_slice::<Value>(&bytes).ok()),
-    };
+    let document = version(format).array_document(array);
     match document.as_ref().and_then(|d| d.get("fill_value")) {
         Some(fill) => fill.clone(),
         None => v3_value(),

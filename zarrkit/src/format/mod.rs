@@ -6,6 +6,36 @@
 //! for the key of a chunk ([`ChunkLayout`]) and to write metadata back;
 //! it never asks which format a node came from.
 //!
+//! # One shape, one dispatch
+//!
+//! Each version is a module with the same shape: reading, serialising and
+//! writing a node's documents, listing a group's children, erasing a node,
+//! the node's key prefix, its document's key, the chunk layout, and the
+//! defaults a new array gets (chunk key encoding, codecs), plus the facts
+//! [`ZarrFormat`] answers (groups, mixed byte order structures, where
+//! consolidated metadata lives) and what the CLI shows of a node.
+//!
+//! | format | module |
+//! |---|---|
+//! | v3 | [`v3`] (its configured data types in `v3/strings.rs`) |
+//! | v2 | [`v2`] |
+//! | v1 | [`v1`] |
+//! | v3 draft 2022 | `v3_draft/draft2022.rs`, public as [`v3_draft2022`] |
+//! | the 2019 drafts and zarr-python 2.x's layout | `v3_draft/draft2019.rs`, public as [`v3_draft2019`]; zarr-python 2.x's array documents in `v3_draft/zarr_python.rs` |
+//!
+//! The drafts' extension data types (`v3_draft/dtypes.rs`, public as
+//! [`draft_dtypes`]), sharding transformer (`v3_draft/sharding.rs`) and
+//! shared code (entry point, key layout, common fields: `v3_draft/mod.rs`)
+//! are in `v3_draft/` too. Each version implements one crate-private trait,
+//! and one function picks the implementation for a [`ZarrFormat`]: the
+//! only `match` over formats for these operations. The public functions
+//! here ([`read_node_as`], [`write_node`], [`chunk_layout`], …) delegate to
+//! it in one line. Names and descriptions of formats, a table, stay on
+//! [`ZarrFormat`]. Consolidated metadata is in [`consolidate`], where each
+//! format's way of keeping it (v2, v3, zarr-python 2.x's experimental v3) is
+//! reached through the same dispatch. Store keys of documents and chunks
+//! come only from the versions' key layouts.
+//!
 //! # Format detection
 //!
 //! Opening a node without naming its format probes the store in this order
@@ -42,28 +72,24 @@
 
 pub mod consolidate;
 mod display;
-pub mod draft_dtypes;
-mod draft_sharding;
 mod numpy_types;
 pub mod v1;
 pub mod v2;
 pub mod v3;
 mod v3_draft;
-pub mod v3_draft2019;
-pub mod v3_draft2022;
-mod v3_strings;
-mod zarr_python_v3;
+
+pub use v3_draft::{draft2019 as v3_draft2019, draft2022 as v3_draft2022, dtypes as draft_dtypes};
 
 use crate::Error;
 use crate::metadata::NodePath;
 use crate::metadata::{
-    ArrayMetadata, ChunkKeyEncoding, DataType, ExtensionObject, JsonMap, MetadataError,
-    NodeMetadata,
+    ArrayMetadata, ChunkKeyEncoding, DataType, ExtensionObject, MetadataError, NodeMetadata,
 };
-use crate::store::{Store, StoreKey, StorePrefix};
+use crate::store::{Store, StoreError, StoreKey, StorePrefix};
 pub use display::{
     array_display_facts, fill_value_as_stored, node_document, v2_array_document, v3_document,
 };
+use serde_json::Value;
 
 /// The names of the node documents that formats keep in the node's own
 /// directory, v3's first: v3 `zarr.json` (v3 core, "Storage keys"), v2
@@ -126,7 +152,7 @@ impl ZarrFormat {
     /// structure one byte order.
     #[must_use]
     pub fn holds_mixed_byte_order_structs(self) -> bool {
-        matches!(self, Self::V2 | Self::V1 | Self::V3Draft2019Json)
+        version(self).holds_mixed_byte_order_structs()
     }
 
     /// What the format is, in a few words, for help texts.
@@ -155,7 +181,7 @@ impl ZarrFormat {
     /// (v1 spec, "Storage").
     #[must_use]
     pub fn has_groups(self) -> bool {
-        self != Self::V1
+        version(self).has_groups()
     }
 
     /// Whether consolidated metadata lives with the root group itself, where
@@ -166,7 +192,7 @@ impl ZarrFormat {
     /// metadata; this follows zarr-python.
     #[must_use]
     pub fn keeps_consolidated_metadata_in_the_root(self) -> bool {
-        matches!(self, Self::V2 | Self::V3)
+        version(self).keeps_consolidated_metadata_in_the_root()
     }
 
     /// Every format, in probe order.
@@ -262,18 +288,149 @@ impl ChunkLayout {
     }
 }
 
+/// What every format version provides, in the same shape: its key layout
+/// (node prefix, document key, chunk layout), its defaults for new arrays,
+/// reading, serialising and writing a node's documents, listing a group's
+/// children and erasing a node, and the facts about it that code outside
+/// `format/` asks through [`ZarrFormat`]. Each version module has one
+/// implementation ([`v3::V3`], [`v2::V2`], [`v1::V1`],
+/// [`v3_draft::draft2022::Draft2022`], [`v3_draft::draft2019::Draft2019`]),
+/// and [`version`] is the one place that picks it for a [`ZarrFormat`].
+pub(crate) trait Version: Sync {
+    /// The key prefix of the node at `path` (empty for the root in v3, v2
+    /// and v1); in the v3 drafts, which keep documents and chunks apart,
+    /// the prefix of the array's chunks (`data/…/`).
+    fn node_prefix(&self, path: &NodePath) -> StorePrefix;
+
+    /// The key of the node's (array) document, with the format's default
+    /// metadata key suffix where the entry point may change it.
+    fn metadata_key(&self, path: &NodePath) -> Result<StoreKey, StoreError>;
+
+    /// The chunk key encoding a new array gets unless told otherwise: v3's
+    /// `default` with `/` unless the version says otherwise.
+    fn default_chunk_key_encoding(&self) -> ChunkKeyEncoding {
+        ChunkKeyEncoding::default()
+    }
+
+    /// Where the chunks of the array at `path` lie and how they are named:
+    /// the encoding's own keys under [`Version::node_prefix`] unless the
+    /// version says otherwise.
+    fn chunk_layout(&self, path: &NodePath, encoding: &ChunkKeyEncoding) -> ChunkLayout {
+        ChunkLayout {
+            prefix: self.node_prefix(path),
+            encoding: encoding.clone(),
+            glued: None,
+        }
+    }
+
+    /// The codecs a new array gets when none are given, or `None` for the
+    /// builder's own default (`bytes` + `zstd`).
+    fn default_codecs(&self, _data_type: &DataType) -> Option<Vec<ExtensionObject>> {
+        None
+    }
+
+    /// Reads and parses the node at `path`; `Ok(None)` when this format has
+    /// no node there.
+    fn read_node(&self, store: &dyn Store, path: &NodePath) -> Result<Option<NodeMetadata>, Error>;
+
+    /// The node's document as [`Version::write_node`] stores it (for the v3
+    /// drafts, without the entry point; for v2 and v1, without the
+    /// attributes' document).
+    fn serialize_node(&self, metadata: &NodeMetadata) -> Result<Vec<u8>, MetadataError>;
+
+    /// Checks that a node can be written at `path` (every path can, unless
+    /// the version says otherwise).
+    fn check_path(&self, _path: &NodePath) -> Result<(), MetadataError> {
+        Ok(())
+    }
+
+    /// Writes the node's documents at `path`.
+    fn write_node(
+        &self,
+        store: &dyn Store,
+        path: &NodePath,
+        metadata: &NodeMetadata,
+    ) -> Result<(), Error>;
+
+    /// The paths of the children of the group at `path`, sorted by name.
+    fn children(&self, store: &dyn Store, path: &NodePath) -> Result<Vec<NodePath>, Error>;
+
+    /// Erases the node at `path` and everything below it (see [`erase_node`]).
+    fn erase_node(&self, store: &dyn Store, path: &NodePath) -> Result<(), Error>;
+
+    /// The node whose document is stored under `key`, for the versions whose
+    /// nodes are directories holding documents of fixed names (v3, v2), so
+    /// that [`find_nodes`] can find them by listing; `None` for other keys.
+    fn node_of_document(&self, _key: &StoreKey) -> Option<NodePath> {
+        None
+    }
+
+    /// The node's documents for display (see [`node_document`]): the node
+    /// document as JSON unless the version keeps more than one document.
+    fn node_document(&self, metadata: &NodeMetadata) -> Result<Value, MetadataError> {
+        let bytes = self.serialize_node(metadata)?;
+        serde_json::from_slice(&bytes).map_err(MetadataError::Json)
+    }
+
+    /// The array's own document as JSON (v2 `.zarray`, v1 `meta`, the
+    /// others' node document), or `None` if it cannot be written.
+    fn array_document(&self, array: &ArrayMetadata) -> Option<Value> {
+        let bytes = self
+            .serialize_node(&NodeMetadata::Array(array.clone()))
+            .ok()?;
+        serde_json::from_slice(&bytes).ok()
+    }
+
+    /// The fields of the array's document that the model spells differently,
+    /// for display (see [`array_display_facts`]); none unless the version
+    /// says otherwise.
+    fn display_facts(&self, _array: &ArrayMetadata) -> Vec<(String, String)> {
+        Vec::new()
+    }
+
+    /// See [`ZarrFormat::has_groups`].
+    fn has_groups(&self) -> bool {
+        true
+    }
+
+    /// See [`ZarrFormat::holds_mixed_byte_order_structs`].
+    fn holds_mixed_byte_order_structs(&self) -> bool {
+        false
+    }
+
+    /// See [`ZarrFormat::keeps_consolidated_metadata_in_the_root`].
+    fn keeps_consolidated_metadata_in_the_root(&self) -> bool {
+        false
+    }
+
+    /// How the format keeps consolidated metadata ([`consolidate`]), or
+    /// `None` if it has none.
+    fn consolidation(&self) -> Option<&'static dyn consolidate::Consolidation> {
+        None
+    }
+}
+
+/// The implementation of `format`: the one `match` over formats for what
+/// differs between them (names and descriptions, a table, stay on
+/// [`ZarrFormat`]).
+pub(crate) fn version(format: ZarrFormat) -> &'static dyn Version {
+    match format {
+        ZarrFormat::V3 => &v3::V3,
+        ZarrFormat::V2 => &v2::V2,
+        ZarrFormat::V1 => &v1::V1,
+        ZarrFormat::V3Draft2022 => &v3_draft::draft2022::Draft2022,
+        ZarrFormat::V3Draft2019Json => &v3_draft::draft2019::Draft2019::ZARR_PYTHON,
+        ZarrFormat::V3Draft2019 => &v3_draft::draft2019::Draft2019::JUNE,
+        ZarrFormat::V3Draft2019a => &v3_draft::draft2019::Draft2019::EARLY,
+    }
+}
+
 /// The key prefix of the node at `path` in `format` (empty for the v3
 /// root). In the v3 drafts, which keep metadata and chunks apart, it is the
 /// prefix of the array's chunks (`data/…/`).
 #[must_use]
 pub fn node_prefix(format: ZarrFormat, path: &NodePath) -> StorePrefix {
-    match format {
-        ZarrFormat::V3 | ZarrFormat::V2 | ZarrFormat::V1 => path.to_prefix(),
-        ZarrFormat::V3Draft2022 => v3_draft2022::data_prefix(path),
-        ZarrFormat::V3Draft2019Json | ZarrFormat::V3Draft2019 | ZarrFormat::V3Draft2019a => {
-            v3_draft2019::data_prefix(path, format)
-        }
-    }
+    version(format).node_prefix(path)
 }
 
 /// The key of the node document at `path` in `format`; for v2, the array
@@ -285,19 +442,7 @@ pub fn node_prefix(format: ZarrFormat, path: &NodePath) -> StorePrefix {
 /// # Errors
 /// [`crate::store::StoreError::InvalidKey`] if the path cannot form a key.
 pub fn metadata_key(format: ZarrFormat, path: &NodePath) -> Result<StoreKey, Error> {
-    let array = v3_draft::DocKind::Array;
-    match format {
-        ZarrFormat::V3 => Ok(path.to_prefix().key(v3::METADATA_KEY)?),
-        ZarrFormat::V2 => Ok(path.to_prefix().key(v2::ARRAY_KEY)?),
-        ZarrFormat::V1 => Ok(path.to_prefix().key(v1::META_KEY)?),
-        ZarrFormat::V3Draft2022 => Ok(v3_draft::DraftKeys::draft2022(
-            v3_draft::DEFAULT_SUFFIX.to_string(),
-        )
-        .doc_key(path, array)?),
-        ZarrFormat::V3Draft2019Json | ZarrFormat::V3Draft2019 | ZarrFormat::V3Draft2019a => {
-            Ok(v3_draft2019::default_array_doc_key(path, format)?)
-        }
-    }
+    Ok(version(format).metadata_key(path)?)
 }
 
 /// The chunk key encoding a new array gets in `format` unless told
@@ -307,12 +452,7 @@ pub fn metadata_key(format: ZarrFormat, path: &NodePath) -> Result<StoreKey, Err
 /// default.
 #[must_use]
 pub fn default_chunk_key_encoding(format: ZarrFormat) -> ChunkKeyEncoding {
-    match format {
-        ZarrFormat::V2 | ZarrFormat::V1 => ChunkKeyEncoding::V2 {
-            separator: crate::metadata::Separator::Dot,
-        },
-        _ => ChunkKeyEncoding::default(),
-    }
+    version(format).default_chunk_key_encoding()
 }
 
 /// The chunk layout of an array at `path` in `format`.
@@ -322,36 +462,7 @@ pub fn chunk_layout(
     path: &NodePath,
     encoding: &ChunkKeyEncoding,
 ) -> ChunkLayout {
-    let prefix = node_prefix(format, path);
-    match format {
-        ZarrFormat::V3 | ZarrFormat::V2 | ZarrFormat::V1 => ChunkLayout {
-            prefix,
-            encoding: encoding.clone(),
-            glued: None,
-        },
-        ZarrFormat::V3Draft2022 => ChunkLayout {
-            prefix,
-            encoding: encoding.clone(),
-            // 2022 draft, "Regular grids": a 0-d array's chunk key is `c`.
-            glued: Some("c"),
-        },
-        ZarrFormat::V3Draft2019Json => ChunkLayout {
-            prefix,
-            encoding: encoding.clone(),
-            // zarr-python 2.18 gives a 0-d array's chunk the coordinates
-            // (0,), so its key is `c0`.
-            glued: Some("c0"),
-        },
-        // June 2019 draft, "Regular grids": the indices joined by the
-        // separator, `1.23.45`; a 0-d array's one chunk is `0`, as in v2.
-        ZarrFormat::V3Draft2019 | ZarrFormat::V3Draft2019a => ChunkLayout {
-            prefix,
-            encoding: ChunkKeyEncoding::V2 {
-                separator: encoding.separator(),
-            },
-            glued: None,
-        },
-    }
+    version(format).chunk_layout(path, encoding)
 }
 
 /// Reads and parses the node at `path`, probing formats in the documented
@@ -381,15 +492,7 @@ pub fn read_node_as(
     path: &NodePath,
     format: ZarrFormat,
 ) -> Result<Option<NodeMetadata>, Error> {
-    match format {
-        ZarrFormat::V3 => v3::read_node(store, path),
-        ZarrFormat::V2 => v2::read_node(store, path),
-        ZarrFormat::V1 => v1::read_node(store, path),
-        ZarrFormat::V3Draft2022 => v3_draft2022::read_node(store, path),
-        ZarrFormat::V3Draft2019Json | ZarrFormat::V3Draft2019 | ZarrFormat::V3Draft2019a => {
-            v3_draft2019::read_node(store, path, format)
-        }
-    }
+    version(format).read_node(store, path)
 }
 
 /// The document of a node in `format`, as [`write_node`] would store it
@@ -402,18 +505,7 @@ pub fn serialize_node(
     format: ZarrFormat,
     metadata: &NodeMetadata,
 ) -> Result<Vec<u8>, MetadataError> {
-    match format {
-        ZarrFormat::V3 => v3::serialize_node_checked(metadata),
-        ZarrFormat::V2 => Ok(v2::to_bytes(&match metadata {
-            NodeMetadata::Array(array) => v2::array_to_json(array)?,
-            NodeMetadata::Group(_) => v2::group_to_json(),
-        })),
-        ZarrFormat::V1 => v1::serialize_node(metadata),
-        ZarrFormat::V3Draft2022 => v3_draft2022::serialize_node(metadata),
-        ZarrFormat::V3Draft2019Json | ZarrFormat::V3Draft2019 | ZarrFormat::V3Draft2019a => {
-            v3_draft2019::serialize_node(metadata, format)
-        }
-    }
+    version(format).serialize_node(metadata)
 }
 
 /// The codecs a new array in `format` gets when none are given, or `None`
@@ -422,44 +514,7 @@ pub fn serialize_node(
 /// arrays get zarr 1.x's default, `blosc` (`lz4`, level 5, byte shuffle).
 #[must_use]
 pub fn default_codecs(format: ZarrFormat, data_type: &DataType) -> Option<Vec<ExtensionObject>> {
-    match format {
-        ZarrFormat::V3Draft2022 => {
-            let mut codecs = vec![v3_draft::bytes_codec(data_type, false)];
-            if cfg!(feature = "gzip") {
-                let mut gzip = JsonMap::new();
-                gzip.insert("level".into(), 5.into());
-                codecs.push(ExtensionObject::with_configuration("gzip", gzip));
-            }
-            Some(codecs)
-        }
-        // zarr 1.x's default compression: blosc, lz4 level 5, byte shuffle.
-        ZarrFormat::V1 if cfg!(feature = "blosc") => {
-            let mut bytes = JsonMap::new();
-            if data_type.endian_unit() > 1 {
-                bytes.insert("endian".into(), "little".into());
-            }
-            let mut blosc = JsonMap::new();
-            blosc.insert("cname".into(), "lz4".into());
-            blosc.insert("clevel".into(), 5.into());
-            blosc.insert("shuffle".into(), "shuffle".into());
-            blosc.insert("typesize".into(), data_type.size().into());
-            blosc.insert("blocksize".into(), 0.into());
-            Some(vec![
-                ExtensionObject::with_configuration("bytes", bytes),
-                ExtensionObject::with_configuration("blosc", blosc),
-            ])
-        }
-        // Without blosc, v1 arrays are uncompressed unless told otherwise
-        // (v1 has no zstd, the builder's default).
-        ZarrFormat::V1 => {
-            let mut bytes = JsonMap::new();
-            if data_type.endian_unit() > 1 {
-                bytes.insert("endian".into(), "little".into());
-            }
-            Some(vec![ExtensionObject::with_configuration("bytes", bytes)])
-        }
-        _ => None,
-    }
+    version(format).default_codecs(data_type)
 }
 
 /// Writes the document of the node at `path` in `format`.
@@ -472,15 +527,7 @@ pub fn write_node(
     format: ZarrFormat,
     metadata: &NodeMetadata,
 ) -> Result<(), Error> {
-    match format {
-        ZarrFormat::V3 => v3::write_node(store, path, metadata),
-        ZarrFormat::V2 => v2::write_node(store, path, metadata),
-        ZarrFormat::V1 => v1::write_node(store, path, metadata),
-        ZarrFormat::V3Draft2022 => v3_draft2022::write_node(store, path, metadata),
-        ZarrFormat::V3Draft2019Json | ZarrFormat::V3Draft2019 | ZarrFormat::V3Draft2019a => {
-            v3_draft2019::write_node(store, path, format, metadata)
-        }
-    }
+    version(format).write_node(store, path, metadata)
 }
 
 /// Checks that `metadata` can be written in `format`, before anything is
@@ -499,19 +546,13 @@ pub fn check_representable(
     // Serialising is the check: each format refuses what it cannot say
     // (v2 a codec beyond transpose/bytes/one compressor, the drafts a codec
     // they cannot name).
-    if format == ZarrFormat::V1 {
-        // v1 has no hierarchy: only the root exists.
-        v1::check_path(path).map_err(|source| Error::InvalidMetadata {
-            path: path.clone(),
-            source,
-        })?;
-    }
-    serialize_node(format, metadata)
-        .map(drop)
-        .map_err(|source| Error::InvalidMetadata {
-            path: path.clone(),
-            source,
-        })
+    let version = version(format);
+    let invalid = |source| Error::InvalidMetadata {
+        path: path.clone(),
+        source,
+    };
+    version.check_path(path).map_err(invalid)?;
+    version.serialize_node(metadata).map(drop).map_err(invalid)
 }
 
 /// The paths of the children of the group at `path` (arrays and groups) in
@@ -524,15 +565,32 @@ pub fn list_children(
     path: &NodePath,
     format: ZarrFormat,
 ) -> Result<Vec<NodePath>, Error> {
-    match format {
-        ZarrFormat::V3 => v3::children(store, path),
-        ZarrFormat::V2 => v2::children(store, path),
-        ZarrFormat::V1 => Ok(v1::children()),
-        ZarrFormat::V3Draft2022 => v3_draft2022::children(store, path),
-        ZarrFormat::V3Draft2019Json | ZarrFormat::V3Draft2019 | ZarrFormat::V3Draft2019a => {
-            v3_draft2019::children(store, path, format)
-        }
+    version(format).children(store, path)
+}
+
+/// The node whose document is `key` in a format whose nodes are
+/// directories holding documents named `names` (v3, v2): the directory's
+/// node (the inverse of [`NodePath::to_prefix`]). `None` for a key of
+/// another name or whose directory is not a valid node path.
+fn node_of_document_named(key: &StoreKey, names: &[&str]) -> Option<NodePath> {
+    if !names.contains(&key.name()) {
+        return None;
     }
+    NodePath::new(key.parent().as_str()).ok()
+}
+
+/// Erases the node at `path` in a format whose nodes are directories (v3,
+/// v2): every key under its prefix, if `exists`.
+///
+/// # Errors
+/// [`Error::NodeNotFound`] if not `exists`, or a store error (including a
+/// store that cannot erase by prefix).
+fn erase_directory_node(store: &dyn Store, path: &NodePath, exists: bool) -> Result<(), Error> {
+    if !exists {
+        return Err(Error::NodeNotFound { path: path.clone() });
+    }
+    store.erase_prefix(&path.to_prefix())?;
+    Ok(())
 }
 
 /// The children of the node at `path` in a format whose nodes are
@@ -634,15 +692,7 @@ pub fn erase_node_in_any_format(store: &dyn Store, path: &NodePath) -> Result<Za
 /// the drafts, neither a document nor anything below it), or a store error
 /// (including a store that cannot erase by prefix).
 pub fn erase_node(store: &dyn Store, path: &NodePath, format: ZarrFormat) -> Result<(), Error> {
-    match format {
-        ZarrFormat::V3 => v3::erase_node(store, path),
-        ZarrFormat::V2 => v2::erase_node(store, path),
-        ZarrFormat::V1 => v1::erase_node(store, path),
-        ZarrFormat::V3Draft2022 => v3_draft2022::erase_node(store, path),
-        ZarrFormat::V3Draft2019Json | ZarrFormat::V3Draft2019 | ZarrFormat::V3Draft2019a => {
-            v3_draft2019::erase_node(store, path, format)
-        }
-    }
+    version(format).erase_node(store, path)
 }
 
 /// Every node in the store, from the root down: depth first, parents before
@@ -678,17 +728,14 @@ pub fn list_nodes(
 /// # Errors
 /// A store error (including a store that cannot list).
 pub fn find_nodes(store: &dyn Store) -> Result<Vec<NodePath>, Error> {
+    let directories = [version(ZarrFormat::V3), version(ZarrFormat::V2)];
     let mut found = Vec::new();
     for key in store.list_prefix(&StorePrefix::root())? {
-        let name = key.name();
-        if name != v3::METADATA_KEY && name != v2::ARRAY_KEY && name != v2::GROUP_KEY {
-            continue;
-        }
-        let parent = key.parent();
-        let path = format!("/{}", parent.as_str().trim_end_matches('/'));
-        if let Ok(path) = NodePath::new(&path) {
-            found.push(path);
-        }
+        found.extend(
+            directories
+                .iter()
+                .find_map(|version| version.node_of_document(&key)),
+        );
     }
     found.sort();
     found.dedup();

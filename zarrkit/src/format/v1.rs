@@ -101,9 +101,10 @@ use super::{numpy_types, v2};
 use crate::Error;
 use crate::metadata::NodePath;
 use crate::metadata::{
-    ArrayMetadata, ChunkKeyEncoding, DataType, JsonMap, MetadataError, NodeMetadata, Separator,
+    ArrayMetadata, ChunkKeyEncoding, DataType, ExtensionObject, JsonMap, MetadataError,
+    NodeMetadata, Separator,
 };
-use crate::store::{Store, StoreKey};
+use crate::store::{Store, StoreError, StoreKey, StorePrefix};
 use serde_json::Value;
 
 /// The key of the array's metadata document.
@@ -425,7 +426,7 @@ pub fn array_to_json(array: &ArrayMetadata) -> Result<Value, MetadataError> {
     Ok(Value::Object(fields.into_iter().collect()))
 }
 
-/// The `meta` document of a node, as [`write_node`] stores it.
+/// The `meta` document of a node, as [`crate::format::write_node`] stores it.
 ///
 /// # Errors
 /// [`MetadataError::NotRepresentable`] for a group (v1 has none) or for
@@ -495,89 +496,181 @@ fn root_key(name: &str) -> Result<StoreKey, Error> {
     Ok(StoreKey::new(name)?)
 }
 
-/// Reads the v1 array of the store: `Ok(None)` at any path but the root,
-/// or when there is no `meta`.
-///
-/// # Errors
-/// [`Error::Metadata`] naming `meta` for an invalid document, or naming
-/// `attrs` when it is missing or invalid (spec "Attributes": "the 'attrs'
-/// key MUST be present"); a store error.
-pub fn read_node(store: &dyn Store, path: &NodePath) -> Result<Option<NodeMetadata>, Error> {
-    if !path.is_root() {
-        return Ok(None);
+/// Zarr v1 in the dispatch of [`super::version`]: one array at the root,
+/// `meta` and `attrs`.
+pub(crate) struct V1;
+
+impl super::Version for V1 {
+    fn node_prefix(&self, path: &NodePath) -> StorePrefix {
+        path.to_prefix()
     }
-    let meta_key = root_key(META_KEY)?;
-    let Some(meta) = store.get(&meta_key, None)? else {
-        return Ok(None);
-    };
-    let attributes_key = root_key(ATTRIBUTES_KEY)?;
-    let attributes = match store.get(&attributes_key, None)? {
-        None => {
-            return Err(Error::Metadata {
-                key: attributes_key,
-                source: MetadataError::Inconsistent(format!(
-                    "a v1 array store must have an `{ATTRIBUTES_KEY}` key beside `{META_KEY}`, even if its attributes are `{{}}`"
-                )),
-            });
+
+    fn metadata_key(&self, path: &NodePath) -> Result<StoreKey, StoreError> {
+        path.to_prefix().key(META_KEY)
+    }
+
+    /// v1 "Chunks": the indices joined by `.`.
+    fn default_chunk_key_encoding(&self) -> ChunkKeyEncoding {
+        ChunkKeyEncoding::V2 {
+            separator: Separator::Dot,
         }
-        Some(bytes) => parse_attributes(&bytes).map_err(|source| Error::Metadata {
-            key: attributes_key,
-            source,
-        })?,
-    };
-    let array = parse_array(&meta, attributes).map_err(|source| Error::Metadata {
-        key: meta_key,
-        source,
-    })?;
-    Ok(Some(NodeMetadata::Array(array)))
-}
-
-/// Writes `attrs` and `meta` for the array at the root.
-///
-/// # Errors
-/// [`Error::InvalidMetadata`] for a non-root path, a group, or what v1
-/// cannot represent (nothing is written then); a store error.
-pub fn write_node(
-    store: &dyn Store,
-    path: &NodePath,
-    metadata: &NodeMetadata,
-) -> Result<(), Error> {
-    let invalid = |source| Error::InvalidMetadata {
-        path: path.clone(),
-        source,
-    };
-    check_path(path).map_err(invalid)?;
-    let meta = serialize_node(metadata).map_err(invalid)?;
-    let NodeMetadata::Array(array) = metadata else {
-        return Err(invalid(no_groups()));
-    };
-    // Attributes first: a reader that finds `meta` finds `attrs` too.
-    store.set(
-        &root_key(ATTRIBUTES_KEY)?,
-        &to_bytes(&v2::attributes_to_json(&array.attributes), false),
-    )?;
-    store.set(&root_key(META_KEY)?, &meta)?;
-    Ok(())
-}
-
-/// The children of a node: none, v1 has no hierarchy (a v1 array is the
-/// only node).
-#[must_use]
-pub fn children() -> Vec<NodePath> {
-    Vec::new()
-}
-
-/// Erases the v1 array, which is the whole store.
-///
-/// # Errors
-/// [`Error::NodeNotFound`] unless `path` is the root and `meta` exists, or
-/// a store error.
-pub fn erase_node(store: &dyn Store, path: &NodePath) -> Result<(), Error> {
-    if !path.is_root() || store.size(&StoreKey::new(META_KEY)?)?.is_none() {
-        return Err(Error::NodeNotFound { path: path.clone() });
     }
-    store.erase_prefix(&crate::store::StorePrefix::root())?;
-    Ok(())
+
+    /// zarr 1.x's default compression, `blosc` (`lz4`, level 5, byte
+    /// shuffle); without the `blosc` feature, uncompressed (v1 has no
+    /// `zstd`, the builder's default).
+    fn default_codecs(&self, data_type: &DataType) -> Option<Vec<ExtensionObject>> {
+        let mut bytes = JsonMap::new();
+        if data_type.endian_unit() > 1 {
+            bytes.insert("endian".into(), "little".into());
+        }
+        let mut codecs = vec![ExtensionObject::with_configuration("bytes", bytes)];
+        if cfg!(feature = "blosc") {
+            let mut blosc = JsonMap::new();
+            blosc.insert("cname".into(), "lz4".into());
+            blosc.insert("clevel".into(), 5.into());
+            blosc.insert("shuffle".into(), "shuffle".into());
+            blosc.insert("typesize".into(), data_type.size().into());
+            blosc.insert("blocksize".into(), 0.into());
+            codecs.push(ExtensionObject::with_configuration("blosc", blosc));
+        }
+        Some(codecs)
+    }
+
+    /// Reads the v1 array of the store: `Ok(None)` at any path but the root,
+    /// or when there is no `meta`.
+    ///
+    /// # Errors
+    /// [`Error::Metadata`] naming `meta` for an invalid document, or naming
+    /// `attrs` when it is missing or invalid (spec "Attributes": "the 'attrs'
+    /// key MUST be present"); a store error.
+    fn read_node(&self, store: &dyn Store, path: &NodePath) -> Result<Option<NodeMetadata>, Error> {
+        if !path.is_root() {
+            return Ok(None);
+        }
+        let meta_key = root_key(META_KEY)?;
+        let Some(meta) = store.get(&meta_key, None)? else {
+            return Ok(None);
+        };
+        let attributes_key = root_key(ATTRIBUTES_KEY)?;
+        let attributes = match store.get(&attributes_key, None)? {
+            None => {
+                return Err(Error::Metadata {
+                    key: attributes_key,
+                    source: MetadataError::Inconsistent(format!(
+                        "a v1 array store must have an `{ATTRIBUTES_KEY}` key beside `{META_KEY}`, even if its attributes are `{{}}`"
+                    )),
+                });
+            }
+            Some(bytes) => parse_attributes(&bytes).map_err(|source| Error::Metadata {
+                key: attributes_key,
+                source,
+            })?,
+        };
+        let array = parse_array(&meta, attributes).map_err(|source| Error::Metadata {
+            key: meta_key,
+            source,
+        })?;
+        Ok(Some(NodeMetadata::Array(array)))
+    }
+
+    fn serialize_node(&self, metadata: &NodeMetadata) -> Result<Vec<u8>, MetadataError> {
+        serialize_node(metadata)
+    }
+
+    /// v1 has no hierarchy: only the root exists.
+    fn check_path(&self, path: &NodePath) -> Result<(), MetadataError> {
+        check_path(path)
+    }
+
+    /// Writes `attrs` and `meta` for the array at the root.
+    ///
+    /// # Errors
+    /// [`Error::InvalidMetadata`] for a non-root path, a group, or what v1
+    /// cannot represent (nothing is written then); a store error.
+    fn write_node(
+        &self,
+        store: &dyn Store,
+        path: &NodePath,
+        metadata: &NodeMetadata,
+    ) -> Result<(), Error> {
+        let invalid = |source| Error::InvalidMetadata {
+            path: path.clone(),
+            source,
+        };
+        check_path(path).map_err(invalid)?;
+        let meta = serialize_node(metadata).map_err(invalid)?;
+        let NodeMetadata::Array(array) = metadata else {
+            return Err(invalid(no_groups()));
+        };
+        // Attributes first: a reader that finds `meta` finds `attrs` too.
+        store.set(
+            &root_key(ATTRIBUTES_KEY)?,
+            &to_bytes(&v2::attributes_to_json(&array.attributes), false),
+        )?;
+        store.set(&root_key(META_KEY)?, &meta)?;
+        Ok(())
+    }
+
+    /// None: v1 has no hierarchy (a v1 array is the only node).
+    fn children(&self, _store: &dyn Store, _path: &NodePath) -> Result<Vec<NodePath>, Error> {
+        Ok(Vec::new())
+    }
+
+    /// Erases the v1 array, which is the whole store.
+    ///
+    /// # Errors
+    /// [`Error::NodeNotFound`] unless `path` is the root and `meta` exists, or
+    /// a store error.
+    fn erase_node(&self, store: &dyn Store, path: &NodePath) -> Result<(), Error> {
+        if !path.is_root() || store.size(&StoreKey::new(META_KEY)?)?.is_none() {
+            return Err(Error::NodeNotFound { path: path.clone() });
+        }
+        store.erase_prefix(&crate::store::StorePrefix::root())?;
+        Ok(())
+    }
+
+    /// Each document under its key: `meta` and `attrs` (a group, which v1
+    /// does not have, gives its node document's error).
+    fn node_document(&self, metadata: &NodeMetadata) -> Result<Value, MetadataError> {
+        match metadata {
+            NodeMetadata::Array(array) => Ok(serde_json::json!({
+                META_KEY: array_to_json(array)?,
+                ATTRIBUTES_KEY: &array.attributes,
+            })),
+            NodeMetadata::Group(_) => {
+                let bytes = serialize_node(metadata)?;
+                serde_json::from_slice(&bytes).map_err(MetadataError::Json)
+            }
+        }
+    }
+
+    /// `dtype`, `order`, and `compression` with `compression_opts`.
+    fn display_facts(&self, array: &ArrayMetadata) -> Vec<(String, String)> {
+        let Ok(document) = array_to_json(array) else {
+            return Vec::new();
+        };
+        let mut facts: Vec<(String, String)> = ["dtype", "order"]
+            .into_iter()
+            .map(|field| (format!("v1 {field}"), document[field].to_string()))
+            .collect();
+        facts.push((
+            "v1 compression".to_string(),
+            format!(
+                "{}, compression_opts {}",
+                document["compression"], document["compression_opts"]
+            ),
+        ));
+        facts
+    }
+
+    fn has_groups(&self) -> bool {
+        false
+    }
+
+    fn holds_mixed_byte_order_structs(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]
@@ -900,7 +993,13 @@ mod tests {
         attributes.insert("empty".into(), json!({"a": [], "b": {}}));
         let mut array = parse(json!({})).unwrap();
         array.attributes = attributes;
-        write_node(&store, &NodePath::root(), &NodeMetadata::Array(array)).unwrap();
+        crate::format::Version::write_node(
+            &V1,
+            &store,
+            &NodePath::root(),
+            &NodeMetadata::Array(array),
+        )
+        .unwrap();
         let attrs = store
             .get(&StoreKey::new(ATTRIBUTES_KEY).unwrap(), None)
             .unwrap()

@@ -85,7 +85,7 @@ use crate::metadata::{
     GroupMetadata, JsonMap, MetadataError, NodeMetadata, NodePath, Separator, StructField,
     TimeUnit,
 };
-use crate::store::{Store, StoreKey};
+use crate::store::{Store, StoreError, StoreKey, StorePrefix};
 use serde_json::Value;
 
 /// The key of an array's document.
@@ -1652,90 +1652,8 @@ fn compact(value: &Value) -> String {
 
 /// The key of the document `name` (`.zarray`, `.zgroup`, `.zattrs`) of the
 /// node at `path` (v2 spec, "Hierarchies").
-pub(crate) fn node_key(path: &NodePath, name: &str) -> Result<StoreKey, Error> {
-    Ok(path.to_prefix().key(name)?)
-}
-
-/// Reads the node at `path`, or `None` when there is none. v2
-/// "Hierarchies": a node's document is `.zarray` or `.zgroup` (a node with
-/// both is read as the array, as zarr-python 2 does), its attributes
-/// `.zattrs`.
-///
-/// # Errors
-/// [`Error::Metadata`] naming the key of an invalid document, or a store
-/// error.
-pub fn read_node(store: &dyn Store, path: &NodePath) -> Result<Option<NodeMetadata>, Error> {
-    let array_key = node_key(path, ARRAY_KEY)?;
-    let array = store.get(&array_key, None)?;
-    let group_key = node_key(path, GROUP_KEY)?;
-    let (key, bytes) = match array {
-        Some(bytes) => (array_key, bytes),
-        None => match store.get(&group_key, None)? {
-            Some(bytes) => (group_key, bytes),
-            None => return Ok(None),
-        },
-    };
-    let attributes_key = node_key(path, ATTRIBUTES_KEY)?;
-    let attributes = match store.get(&attributes_key, None)? {
-        None => None,
-        Some(bytes) => Some(parse_attributes(&bytes).map_err(|source| Error::Metadata {
-            key: attributes_key,
-            source,
-        })?),
-    };
-    let metadata = if key.as_str().ends_with(ARRAY_KEY) {
-        parse_array(&bytes, attributes).map(NodeMetadata::Array)
-    } else {
-        parse_group(&bytes, attributes).map(NodeMetadata::Group)
-    }
-    .map_err(|source| Error::Metadata { key, source })?;
-    Ok(Some(metadata))
-}
-
-/// Writes the node's `.zarray` or `.zgroup` and its `.zattrs`, creating
-/// `.zgroup`s at ancestors that are not nodes yet.
-///
-/// # Errors
-/// [`Error::InvalidMetadata`] if the array cannot be written as v2, or a
-/// store error.
-pub fn write_node(
-    store: &dyn Store,
-    path: &NodePath,
-    metadata: &NodeMetadata,
-) -> Result<(), Error> {
-    let (name, document, attributes) = match metadata {
-        NodeMetadata::Array(array) => (
-            ARRAY_KEY,
-            array_to_json(array).map_err(|source| Error::InvalidMetadata {
-                path: path.clone(),
-                source,
-            })?,
-            &array.attributes,
-        ),
-        NodeMetadata::Group(group) => (GROUP_KEY, group_to_json(), &group.attributes),
-    };
-    // v2 "Groups": creating a node creates groups at all its ancestors.
-    let mut ancestor = path.parent();
-    while let Some(parent) = ancestor {
-        if store.size(&node_key(&parent, GROUP_KEY)?)?.is_none()
-            && store.size(&node_key(&parent, ARRAY_KEY)?)?.is_none()
-            && store
-                .size(&parent.to_prefix().key(v3::METADATA_KEY)?)?
-                .is_none()
-        {
-            store.set(&node_key(&parent, GROUP_KEY)?, &to_bytes(&group_to_json()))?;
-        }
-        ancestor = parent.parent();
-    }
-    // Attributes first: a reader that finds the document finds them too.
-    // zarr-python writes `.zattrs` even when empty; so does this, which
-    // also replaces any stale one.
-    store.set(
-        &node_key(path, ATTRIBUTES_KEY)?,
-        &to_bytes(&attributes_to_json(attributes)),
-    )?;
-    store.set(&node_key(path, name)?, &to_bytes(&document))?;
-    Ok(())
+pub(crate) fn node_key(path: &NodePath, name: &str) -> Result<StoreKey, StoreError> {
+    path.to_prefix().key(name)
 }
 
 /// Whether the node at `path` exists (v2 "Groups": a node is a path with
@@ -1745,25 +1663,175 @@ fn is_node(store: &dyn Store, path: &NodePath) -> Result<bool, Error> {
         || store.size(&node_key(path, GROUP_KEY)?)?.is_some())
 }
 
-/// The paths of the children of the group at `path`, sorted by name: the
-/// directories below it that are nodes.
-///
-/// # Errors
-/// A store error (including a store that cannot list).
-pub fn children(store: &dyn Store, path: &NodePath) -> Result<Vec<NodePath>, Error> {
-    super::directory_children(store, path, |child| is_node(store, child))
-}
+/// Zarr v2 in the dispatch of [`super::version`]: a node is a directory
+/// holding its `.zarray` or `.zgroup` and its `.zattrs`.
+pub(crate) struct V2;
 
-/// Erases the node at `path` and everything below it.
-///
-/// # Errors
-/// [`Error::NodeNotFound`] if there is no v2 node there, or a store error.
-pub fn erase_node(store: &dyn Store, path: &NodePath) -> Result<(), Error> {
-    if !is_node(store, path)? {
-        return Err(Error::NodeNotFound { path: path.clone() });
+impl super::Version for V2 {
+    fn node_prefix(&self, path: &NodePath) -> StorePrefix {
+        path.to_prefix()
     }
-    store.erase_prefix(&path.to_prefix())?;
-    Ok(())
+
+    fn metadata_key(&self, path: &NodePath) -> Result<StoreKey, StoreError> {
+        node_key(path, ARRAY_KEY)
+    }
+
+    /// v2 "Chunks": the indices joined by `.`.
+    fn default_chunk_key_encoding(&self) -> ChunkKeyEncoding {
+        ChunkKeyEncoding::V2 {
+            separator: Separator::Dot,
+        }
+    }
+
+    /// Reads the node at `path`, or `None` when there is none. v2
+    /// "Hierarchies": a node's document is `.zarray` or `.zgroup` (a node with
+    /// both is read as the array, as zarr-python 2 does), its attributes
+    /// `.zattrs`.
+    ///
+    /// # Errors
+    /// [`Error::Metadata`] naming the key of an invalid document, or a store
+    /// error.
+    fn read_node(&self, store: &dyn Store, path: &NodePath) -> Result<Option<NodeMetadata>, Error> {
+        let array_key = node_key(path, ARRAY_KEY)?;
+        let array = store.get(&array_key, None)?;
+        let group_key = node_key(path, GROUP_KEY)?;
+        let (key, bytes) = match array {
+            Some(bytes) => (array_key, bytes),
+            None => match store.get(&group_key, None)? {
+                Some(bytes) => (group_key, bytes),
+                None => return Ok(None),
+            },
+        };
+        let attributes_key = node_key(path, ATTRIBUTES_KEY)?;
+        let attributes = match store.get(&attributes_key, None)? {
+            None => None,
+            Some(bytes) => Some(parse_attributes(&bytes).map_err(|source| Error::Metadata {
+                key: attributes_key,
+                source,
+            })?),
+        };
+        let metadata = if key.as_str().ends_with(ARRAY_KEY) {
+            parse_array(&bytes, attributes).map(NodeMetadata::Array)
+        } else {
+            parse_group(&bytes, attributes).map(NodeMetadata::Group)
+        }
+        .map_err(|source| Error::Metadata { key, source })?;
+        Ok(Some(metadata))
+    }
+
+    fn serialize_node(&self, metadata: &NodeMetadata) -> Result<Vec<u8>, MetadataError> {
+        Ok(to_bytes(&match metadata {
+            NodeMetadata::Array(array) => array_to_json(array)?,
+            NodeMetadata::Group(_) => group_to_json(),
+        }))
+    }
+
+    /// Writes the node's `.zarray` or `.zgroup` and its `.zattrs`, creating
+    /// `.zgroup`s at ancestors that are not nodes yet.
+    ///
+    /// # Errors
+    /// [`Error::InvalidMetadata`] if the array cannot be written as v2, or a
+    /// store error.
+    fn write_node(
+        &self,
+        store: &dyn Store,
+        path: &NodePath,
+        metadata: &NodeMetadata,
+    ) -> Result<(), Error> {
+        let (name, document, attributes) = match metadata {
+            NodeMetadata::Array(array) => (
+                ARRAY_KEY,
+                array_to_json(array).map_err(|source| Error::InvalidMetadata {
+                    path: path.clone(),
+                    source,
+                })?,
+                &array.attributes,
+            ),
+            NodeMetadata::Group(group) => (GROUP_KEY, group_to_json(), &group.attributes),
+        };
+        // v2 "Groups": creating a node creates groups at all its ancestors.
+        let mut ancestor = path.parent();
+        while let Some(parent) = ancestor {
+            if store.size(&node_key(&parent, GROUP_KEY)?)?.is_none()
+                && store.size(&node_key(&parent, ARRAY_KEY)?)?.is_none()
+                && store.size(&v3::document_key(&parent)?)?.is_none()
+            {
+                store.set(&node_key(&parent, GROUP_KEY)?, &to_bytes(&group_to_json()))?;
+            }
+            ancestor = parent.parent();
+        }
+        // Attributes first: a reader that finds the document finds them too.
+        // zarr-python writes `.zattrs` even when empty; so does this, which
+        // also replaces any stale one.
+        store.set(
+            &node_key(path, ATTRIBUTES_KEY)?,
+            &to_bytes(&attributes_to_json(attributes)),
+        )?;
+        store.set(&node_key(path, name)?, &to_bytes(&document))?;
+        Ok(())
+    }
+
+    /// The paths of the children of the group at `path`, sorted by name: the
+    /// directories below it that are nodes.
+    ///
+    /// # Errors
+    /// A store error (including a store that cannot list).
+    fn children(&self, store: &dyn Store, path: &NodePath) -> Result<Vec<NodePath>, Error> {
+        super::directory_children(store, path, |child| is_node(store, child))
+    }
+
+    /// Erases the node at `path` and everything below it.
+    ///
+    /// # Errors
+    /// [`Error::NodeNotFound`] if there is no v2 node there, or a store error.
+    fn erase_node(&self, store: &dyn Store, path: &NodePath) -> Result<(), Error> {
+        super::erase_directory_node(store, path, is_node(store, path)?)
+    }
+
+    fn node_of_document(&self, key: &StoreKey) -> Option<NodePath> {
+        super::node_of_document_named(key, &[ARRAY_KEY, GROUP_KEY])
+    }
+
+    /// Each document under its key: `.zarray` or `.zgroup`, and `.zattrs`.
+    fn node_document(&self, metadata: &NodeMetadata) -> Result<Value, MetadataError> {
+        Ok(match metadata {
+            NodeMetadata::Array(array) => serde_json::json!({
+                ARRAY_KEY: array_to_json(array)?,
+                ATTRIBUTES_KEY: &array.attributes,
+            }),
+            NodeMetadata::Group(group) => serde_json::json!({
+                GROUP_KEY: group_to_json(),
+                ATTRIBUTES_KEY: &group.attributes,
+            }),
+        })
+    }
+
+    fn array_document(&self, array: &ArrayMetadata) -> Option<Value> {
+        array_to_json(array).ok()
+    }
+
+    /// `dtype`, `order`, `filters` and `compressor`.
+    fn display_facts(&self, array: &ArrayMetadata) -> Vec<(String, String)> {
+        let Some(document) = self.array_document(array) else {
+            return Vec::new();
+        };
+        ["dtype", "order", "filters", "compressor"]
+            .into_iter()
+            .map(|field| (format!("v2 {field}"), document[field].to_string()))
+            .collect()
+    }
+
+    fn holds_mixed_byte_order_structs(&self) -> bool {
+        true
+    }
+
+    fn keeps_consolidated_metadata_in_the_root(&self) -> bool {
+        true
+    }
+
+    fn consolidation(&self) -> Option<&'static dyn super::consolidate::Consolidation> {
+        Some(&super::consolidate::V2Consolidation)
+    }
 }
 
 #[cfg(test)]

@@ -42,9 +42,12 @@ use crate::metadata::json::compact;
 pub use crate::metadata::json::{
     extension_from_json, extension_to_json, fill_value_from_json, fill_value_to_json,
 };
-use crate::store::Store;
+use crate::store::{Store, StoreError, StoreKey, StorePrefix};
 use serde_json::Value;
 use std::num::NonZeroU64;
+
+// The data types with a configuration of their own (strings, structs, …).
+mod strings;
 
 /// The name of the metadata document in every node.
 pub const METADATA_KEY: &str = "zarr.json";
@@ -383,7 +386,7 @@ pub fn data_type_from_json(value: &Value) -> Result<DataType, MetadataError> {
         return numpy_time_from_json(&extension.name, extension.configuration);
     }
     if let Some(data_type) =
-        super::v3_strings::data_type_from_parts(&extension.name, extension.configuration.as_ref())?
+        strings::data_type_from_parts(&extension.name, extension.configuration.as_ref())?
     {
         return Ok(data_type);
     }
@@ -466,7 +469,7 @@ pub fn data_type_to_json(data_type: &DataType) -> Value {
             "name": data_type.name(),
             "configuration": {"unit": unit.name(), "scale_factor": scale_factor},
         }),
-        other => match super::v3_strings::data_type_configuration(other) {
+        other => match strings::data_type_configuration(other) {
             Some(configuration) => serde_json::json!({
                 "name": other.name(),
                 "configuration": configuration,
@@ -719,44 +722,6 @@ fn reject_other_members(
     }
 }
 
-/// Reads the node at `path` (its `zarr.json`, v3 core "Storage keys"), or
-/// `None` when there is none. A root `zarr.json` whose `zarr_format` is a
-/// string is a v3 draft's entry point, not a v3 node: `None` too.
-///
-/// # Errors
-/// [`Error::Metadata`] naming the key of an invalid document, or a store
-/// error.
-pub fn read_node(store: &dyn Store, path: &NodePath) -> Result<Option<NodeMetadata>, Error> {
-    let key = path.to_prefix().key(METADATA_KEY)?;
-    let Some(bytes) = store.get(&key, None)? else {
-        return Ok(None);
-    };
-    if path.is_root() && is_draft_entry_point(&bytes) {
-        return Ok(None);
-    }
-    let metadata = parse_node(&bytes).map_err(|source| Error::Metadata { key, source })?;
-    Ok(Some(metadata))
-}
-
-/// Writes the node's `zarr.json`.
-///
-/// # Errors
-/// [`Error::InvalidMetadata`] for what v3 cannot say (see
-/// [`serialize_node_checked`]), or a store error.
-pub fn write_node(
-    store: &dyn Store,
-    path: &NodePath,
-    metadata: &NodeMetadata,
-) -> Result<(), Error> {
-    let key = path.to_prefix().key(METADATA_KEY)?;
-    let bytes = serialize_node_checked(metadata).map_err(|source| Error::InvalidMetadata {
-        path: path.clone(),
-        source,
-    })?;
-    store.set(&key, &bytes)?;
-    Ok(())
-}
-
 /// [`serialize_node`], refusing first what v3 cannot say.
 ///
 /// # Errors
@@ -801,34 +766,105 @@ fn check_v3_struct_fields(data_type: &DataType) -> Result<(), MetadataError> {
 /// where its `zarr.json` does (implicit groups were removed), and a root
 /// `zarr.json` that is a draft's entry point is not a v3 node.
 fn is_node(store: &dyn Store, path: &NodePath) -> Result<bool, Error> {
-    let key = path.to_prefix().key(METADATA_KEY)?;
+    let key = document_key(path)?;
     Ok(match store.get(&key, None)? {
         None => false,
         Some(bytes) => !(path.is_root() && is_draft_entry_point(&bytes)),
     })
 }
 
-/// The paths of the children of the group at `path`, sorted by name: the
-/// directories below it that hold a `zarr.json`.
-///
-/// # Errors
-/// A store error (including a store that cannot list).
-pub fn children(store: &dyn Store, path: &NodePath) -> Result<Vec<NodePath>, Error> {
-    super::directory_children(store, path, |child| {
-        Ok(store.size(&child.to_prefix().key(METADATA_KEY)?)?.is_some())
-    })
+/// The key of the document (`zarr.json`) of the node at `path` (v3 core,
+/// "Storage keys"): the one place v3 forms it.
+pub(crate) fn document_key(path: &NodePath) -> Result<StoreKey, StoreError> {
+    path.to_prefix().key(METADATA_KEY)
 }
 
-/// Erases the node at `path` and everything below it.
-///
-/// # Errors
-/// [`Error::NodeNotFound`] if there is no v3 node there, or a store error.
-pub fn erase_node(store: &dyn Store, path: &NodePath) -> Result<(), Error> {
-    if !is_node(store, path)? {
-        return Err(Error::NodeNotFound { path: path.clone() });
+/// Zarr v3 in the dispatch of [`super::version`]: a node is a directory
+/// holding its `zarr.json`.
+pub(crate) struct V3;
+
+impl super::Version for V3 {
+    fn node_prefix(&self, path: &NodePath) -> StorePrefix {
+        path.to_prefix()
     }
-    store.erase_prefix(&path.to_prefix())?;
-    Ok(())
+
+    fn metadata_key(&self, path: &NodePath) -> Result<StoreKey, StoreError> {
+        document_key(path)
+    }
+
+    /// Reads the node at `path` (its `zarr.json`, v3 core "Storage keys"), or
+    /// `None` when there is none. A root `zarr.json` whose `zarr_format` is a
+    /// string is a v3 draft's entry point, not a v3 node: `None` too.
+    ///
+    /// # Errors
+    /// [`Error::Metadata`] naming the key of an invalid document, or a store
+    /// error.
+    fn read_node(&self, store: &dyn Store, path: &NodePath) -> Result<Option<NodeMetadata>, Error> {
+        let key = document_key(path)?;
+        let Some(bytes) = store.get(&key, None)? else {
+            return Ok(None);
+        };
+        if path.is_root() && is_draft_entry_point(&bytes) {
+            return Ok(None);
+        }
+        let metadata = parse_node(&bytes).map_err(|source| Error::Metadata { key, source })?;
+        Ok(Some(metadata))
+    }
+
+    fn serialize_node(&self, metadata: &NodeMetadata) -> Result<Vec<u8>, MetadataError> {
+        serialize_node_checked(metadata)
+    }
+
+    /// Writes the node's `zarr.json`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidMetadata`] for what v3 cannot say (see
+    /// [`serialize_node_checked`]), or a store error.
+    fn write_node(
+        &self,
+        store: &dyn Store,
+        path: &NodePath,
+        metadata: &NodeMetadata,
+    ) -> Result<(), Error> {
+        let key = document_key(path)?;
+        let bytes = serialize_node_checked(metadata).map_err(|source| Error::InvalidMetadata {
+            path: path.clone(),
+            source,
+        })?;
+        store.set(&key, &bytes)?;
+        Ok(())
+    }
+
+    /// The paths of the children of the group at `path`, sorted by name: the
+    /// directories below it that hold a `zarr.json`.
+    ///
+    /// # Errors
+    /// A store error (including a store that cannot list).
+    fn children(&self, store: &dyn Store, path: &NodePath) -> Result<Vec<NodePath>, Error> {
+        super::directory_children(store, path, |child| {
+            Ok(store.size(&document_key(child)?)?.is_some())
+        })
+    }
+
+    /// Erases the node at `path` and everything below it.
+    ///
+    /// # Errors
+    /// [`Error::NodeNotFound`] if there is no v3 node there, or a store error.
+    fn erase_node(&self, store: &dyn Store, path: &NodePath) -> Result<(), Error> {
+        super::erase_directory_node(store, path, is_node(store, path)?)
+    }
+
+    fn node_of_document(&self, key: &StoreKey) -> Option<NodePath> {
+        super::node_of_document_named(key, &[METADATA_KEY])
+    }
+
+    fn keeps_consolidated_metadata_in_the_root(&self) -> bool {
+        true
+    }
+
+    fn consolidation(&self) -> Option<&'static dyn super::consolidate::Consolidation> {
+        Some(&super::consolidate::V3Consolidation)
+    }
 }
 
 #[cfg(test)]

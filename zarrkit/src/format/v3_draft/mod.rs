@@ -3,10 +3,19 @@
 //! `data/…`), finding, listing and erasing nodes, node names, and the
 //! document fields the drafts spell alike (shape, chunk grid, memory
 //! layout, codecs and compressors, attributes, extensions). Used by
-//! [`super::v3_draft2022`] (the 25 May 2022 draft) and
-//! [`super::v3_draft2019`] (the June 2019 draft, its early version and
-//! zarr-python 2.x's layout); each cites its draft's text where it follows
-//! one.
+//! [`draft2022`] (the 25 May 2022 draft) and [`draft2019`] (the June 2019
+//! draft, its early version and zarr-python 2.x's layout); each cites its
+//! draft's text where it follows one.
+//!
+//! The drafts' modules, all here:
+//!
+//! - [`draft2022`]: the 25 May 2022 draft (public as `format::v3_draft2022`);
+//! - [`draft2019`]: the June 2019 draft, the early 2019 draft and
+//!   zarr-python 2.x's `meta/root` layout (public as `format::v3_draft2019`);
+//! - `zarr_python`: zarr-python 2.x's array documents, through the v2 mapping;
+//! - [`dtypes`]: the drafts' extension data types and their `fallback`
+//!   (public as `format::draft_dtypes`);
+//! - `sharding`: the drafts' sharding storage transformer.
 
 use crate::Error;
 use crate::metadata::{
@@ -15,6 +24,12 @@ use crate::metadata::{
 use crate::metadata::{NodePath, NodePathError};
 use crate::store::{Store, StoreError, StoreKey, StorePrefix};
 use serde_json::Value;
+
+pub mod draft2019;
+pub mod draft2022;
+pub mod dtypes;
+mod sharding;
+mod zarr_python;
 
 /// The `zarr_format` of the 2022 draft's entry point.
 pub const ZARR_FORMAT: &str = "https://purl.org/zarr/spec/core/3.0";
@@ -273,20 +288,36 @@ impl DraftKeys {
         }
     }
 
+    /// How the key of a document of `kind` ends: `.array` or `.group`,
+    /// then the metadata key suffix (`.array.json`).
+    pub fn doc_ending(&self, kind: DocKind) -> String {
+        format!(".{}{}", kind.word(), self.suffix)
+    }
+
     /// The key of the document of `kind` for the node at `path`.
     pub fn doc_key(&self, path: &NodePath, kind: DocKind) -> Result<StoreKey, StoreError> {
-        let (meta, word, suffix) = (self.meta, kind.word(), &self.suffix);
+        let (meta, ending) = (self.meta, self.doc_ending(kind));
         StoreKey::new(if path.is_root() {
             if self.root_in_meta {
                 // 2022 draft, "Storage keys": `meta/group.json`, `meta/array.json`.
-                format!("{meta}/{word}{suffix}")
+                format!("{meta}/{}{}", kind.word(), self.suffix)
             } else {
                 // June 2019 draft, "Storage keys": `meta/root.group`.
-                format!("{meta}.{word}{suffix}")
+                format!("{meta}{ending}")
             }
         } else {
-            format!("{meta}{path}.{word}{suffix}")
+            format!("{meta}{path}{ending}")
         })
+    }
+
+    /// The prefix under which every node document lies, `meta/` (2022 draft
+    /// and 2019 drafts, "Storage keys").
+    pub fn documents_prefix(&self) -> StorePrefix {
+        let top = self.meta.split('/').next().unwrap_or(self.meta);
+        // `meta` is one of this module's constants, a valid prefix.
+        StorePrefix::root()
+            .child(top)
+            .unwrap_or_else(|_| StorePrefix::root())
     }
 
     /// The prefix under which the documents of the node's descendants lie.
@@ -367,8 +398,7 @@ pub(crate) fn list_children(
     for key in &listing.keys {
         let rest = &key.as_str()[prefix.as_str().len()..];
         for kind in [DocKind::Array, DocKind::Group] {
-            let ending = format!(".{}{}", kind.word(), keys.suffix);
-            if let Some(name) = rest.strip_suffix(&ending) {
+            if let Some(name) = rest.strip_suffix(&keys.doc_ending(kind)) {
                 names.insert(name.to_string());
             }
         }
@@ -586,6 +616,36 @@ pub(crate) fn attributes_from_json(doc: &JsonMap) -> Result<JsonMap, MetadataErr
 }
 
 /// The first field of `doc` not in `known`, as an error.
+/// Refuses a member of a 2019 draft's `compressor` object other than `codec`
+/// and `configuration` (June 2019 draft, "Array metadata"; zarr-python 2.x
+/// writes the same), naming it.
+///
+/// # Errors
+/// [`MetadataError::InvalidField`] naming `compressor.<member>`.
+pub(crate) fn check_compressor_members(object: &JsonMap) -> Result<(), MetadataError> {
+    if let Some((key, other)) = object
+        .iter()
+        .find(|(k, _)| !["codec", "configuration"].contains(&k.as_str()))
+    {
+        return Err(MetadataError::invalid(
+            format!("compressor.{key}"),
+            "no member other than `codec` and `configuration`",
+            other,
+        ));
+    }
+    Ok(())
+}
+
+/// The `extensions` of a draft array document: the ones read with it (kept
+/// in the model's extra fields), else none.
+pub(crate) fn extensions_to_json(array: &ArrayMetadata) -> Value {
+    array
+        .extra_fields
+        .get("extensions")
+        .cloned()
+        .unwrap_or_else(|| Value::Array(Vec::new()))
+}
+
 pub(crate) fn reject_unknown_fields(doc: &JsonMap, known: &[&str]) -> Result<(), MetadataError> {
     match doc.keys().find(|k| !known.contains(&k.as_str())) {
         Some(field) => Err(MetadataError::UnknownField {

@@ -14,7 +14,7 @@
 //! Their fill values' JSON forms live with the other v3 fill values in
 //! [`crate::metadata::json`].
 
-use super::v3::{data_type_from_json, data_type_to_json};
+use super::{data_type_from_json, data_type_to_json};
 use crate::metadata::{DataType, JsonMap, MetadataError, StructField};
 use serde_json::Value;
 
@@ -158,8 +158,8 @@ pub(super) fn data_type_configuration(data_type: &DataType) -> Option<Value> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::v3::{data_type_from_json, fill_value_from_json, fill_value_to_json};
     use super::*;
+    use crate::format::v3::{data_type_from_json, fill_value_from_json, fill_value_to_json};
     use serde_json::json;
 
     #[test]

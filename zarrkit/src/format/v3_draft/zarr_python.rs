@@ -1,12 +1,12 @@
 //! zarr-python 2.x's experimental v3 array documents
-//! ([`ZarrFormat::V3Draft2019Json`](super::ZarrFormat::V3Draft2019Json)) ↔
+//! ([`ZarrFormat::V3Draft2019Json`](crate::format::ZarrFormat::V3Draft2019Json)) ↔
 //! the internal model, through the v2 mapping.
 //!
 //! zarr-python 2.18 writes these documents from the same array description
 //! as its v2 `.zarray` (`zarr/meta.py`, `Metadata3`): a NumPy `dtype`, one
 //! numcodecs compressor, numcodecs `filters` (kept in `attributes.filters`),
 //! C or F order and a fill value encoded as v2 encodes it. So a document is
-//! turned into the `.zarray` it stands for and read by [`super::v2`], which
+//! turned into the `.zarray` it stands for and read by [`crate::format::v2`], which
 //! gives every filter, compressor and data type v2 supports the same meaning
 //! here, and written the other way round:
 //!
@@ -28,9 +28,10 @@
 //! encoding is `default` with the grid's separator; the sharding storage
 //! transformer is handled by the caller.
 
-use super::v3_draft as shared;
-use super::v3_draft2019::{CODECS, COMPLEX_EXTENSION, codec_short_name, numpy_name, numpy_type};
-use super::{draft_dtypes, numpy_types, v2};
+use super as shared;
+use super::draft2019::{CODECS, COMPLEX_EXTENSION, codec_short_name, numpy_name, numpy_type};
+use super::dtypes;
+use crate::format::{numpy_types, v2};
 use crate::metadata::{
     ArrayMetadata, ChunkKeyEncoding, DataType, JsonMap, MetadataError, Separator,
 };
@@ -94,8 +95,8 @@ fn dtype_from_json(value: &Value) -> Result<Value, MetadataError> {
                 // `<U5`/`>U5`; the v2 spelling is NumPy's `dtype.str`.
                 BYTES_EXTENSION
                 | UNICODE_EXTENSION
-                | draft_dtypes::STRING_URI
-                | draft_dtypes::STRING_URI_2022_03 => {
+                | dtypes::STRING_URI
+                | dtypes::STRING_URI_2022_03 => {
                     let type_value = type_value()?;
                     let bytes_only = uri == BYTES_EXTENSION;
                     let unicode_only = uri == UNICODE_EXTENSION;
@@ -114,7 +115,7 @@ fn dtype_from_json(value: &Value) -> Result<Value, MetadataError> {
                 // order, as zarr-python 2.18 writes `[["x", "<i4"], ["y",
                 // ">f8"]]` (issue #9); v2 reads them through
                 // `zarrkit.struct_bytes`.
-                STRUCTURED_EXTENSION | draft_dtypes::STRUCT_URI => {
+                STRUCTURED_EXTENSION | dtypes::STRUCT_URI => {
                     let type_value = type_value()?;
                     if !type_value.is_array() {
                         return Err(of_kind(type_value));
@@ -140,9 +141,7 @@ fn dtype_from_json(value: &Value) -> Result<Value, MetadataError> {
             }
             let kind_ok: fn(&DataType) -> bool = match uri.as_str() {
                 COMPLEX_EXTENSION => |d| matches!(d, DataType::Complex64 | DataType::Complex128),
-                DATETIME_EXTENSION
-                | draft_dtypes::DATETIME_URI
-                | draft_dtypes::DATETIME_URI_2019 => |d| {
+                DATETIME_EXTENSION | dtypes::DATETIME_URI | dtypes::DATETIME_URI_2019 => |d| {
                     matches!(
                         d,
                         DataType::NumpyDateTime64 { .. } | DataType::NumpyTimeDelta64 { .. }
@@ -187,16 +186,7 @@ fn compressor_from_json(value: Option<&Value>) -> Result<Value, MetadataError> {
             ));
         }
     };
-    if let Some((key, other)) = object
-        .iter()
-        .find(|(k, _)| !["codec", "configuration"].contains(&k.as_str()))
-    {
-        return Err(MetadataError::invalid(
-            format!("compressor.{key}"),
-            "no member other than `codec` and `configuration`",
-            other,
-        ));
-    }
+    shared::check_compressor_members(object)?;
     let uri = match object.get("codec") {
         Some(Value::String(uri)) => uri,
         Some(other) => {

@@ -25,10 +25,10 @@
 //!   which are the model's names. Extension data types: the string
 //!   (`S12`, `<U4`, `>U4`), datetime and struct extensions of that era, and
 //!   any other through its `fallback` when the caller allows it (see
-//!   [`super::draft_dtypes`]); written with a raw (`r<bits>`) or `int64`
+//!   [`super::dtypes`]); written with a raw (`r<bits>`) or `int64`
 //!   fallback.
 //! - The sharding storage transformer becomes a `sharding_indexed` codec
-//!   (see `draft_sharding`).
+//!   (see `sharding`).
 //! - `chunk_memory_layout` `"F"` becomes a leading `transpose` codec that
 //!   reverses the dimensions; on writing, such a leading `transpose` becomes
 //!   `"F"` again.
@@ -42,7 +42,7 @@
 //!   URI is an error naming it, and so is writing a codec the draft cannot
 //!   name (such as `zstd` or `crc32c`).
 //! - The grid's `separator` is kept as a `default` chunk key encoding; the
-//!   key of a chunk comes from [`super::chunk_layout`], which glues `c` to
+//!   key of a chunk comes from [`crate::format::chunk_layout`], which glues `c` to
 //!   the first index as this draft does (`c0/0`, not `c/0/0`).
 //! - `fill_value` is required and may be a number, `"NaN"`, `"+Infinity"`,
 //!   `"-Infinity"`, `"0x…"` (hex) or `"0b…"` (binary) with every digit of the
@@ -52,7 +52,7 @@
 //!   others are ignored (those of an array are kept and written back).
 //!
 //! This module also holds what the draft layouts share with
-//! [`super::v3_draft2019`]: reading the entry point, the key layout,
+//! [`super::draft2019`]: reading the entry point, the key layout,
 //! implicit groups and listing children.
 //!
 //! ```
@@ -74,22 +74,24 @@
 //! # Ok::<(), zarrkit::metadata::MetadataError>(())
 //! ```
 
-use super::draft_dtypes::{self, DraftReadOptions};
-use super::{draft_sharding, v3};
+use super::dtypes::{self, DraftReadOptions};
+use super::sharding;
 use crate::Error;
+use crate::format::ChunkLayout;
+use crate::format::v3;
 use crate::metadata::NodePath;
 use crate::metadata::{
     ArrayMetadata, ChunkKeyEncoding, DataType, ExtensionObject, FillValue, GroupMetadata, JsonMap,
     MetadataError, NodeMetadata,
 };
-use crate::store::{Store, StoreKey, StorePrefix};
+use crate::store::{Store, StoreError, StoreKey, StorePrefix};
 use serde_json::Value;
 
 // What the drafts share (entry point, key layout, common fields) is in
 // `format/v3_draft/`; the public constants stay reachable here.
 #[allow(clippy::wildcard_imports)]
-use super::v3_draft::*;
-pub use super::v3_draft::{DEFAULT_SUFFIX, ENTRY_POINT_KEY, ZARR_FORMAT};
+use super::*;
+pub use super::{DEFAULT_SUFFIX, ENTRY_POINT_KEY, ZARR_FORMAT};
 
 /// The URI prefix of this draft's codecs (`…/codecs/gzip/1.0`).
 const CODEC_URI_PREFIX: &str = "https://purl.org/zarr/spec/codecs/";
@@ -133,7 +135,7 @@ pub fn parse_array(bytes: &[u8]) -> Result<NodeMetadata, MetadataError> {
 }
 
 /// Parses an array document with `options` (see
-/// [`super::draft_dtypes`] for data type fallbacks).
+/// [`super::dtypes`] for data type fallbacks).
 ///
 /// # Errors
 /// As [`parse_array`].
@@ -176,7 +178,7 @@ fn array_from_json(
     let f_order = memory_layout_from_json(required(doc, "chunk_memory_layout")?)?;
     let fill_value = fill_value_from_json(required(doc, "fill_value")?, &data_type)?;
     let extensions = check_extensions(doc.get("extensions"), "extensions")?;
-    let chunks_per_shard = draft_sharding::from_json(doc.get("storage_transformers"), shape.len())?;
+    let chunks_per_shard = sharding::from_json(doc.get("storage_transformers"), shape.len())?;
     let mut codecs = codecs_from_json(doc.get("codecs"), &data_type, f_order, shape.len())?;
     if let Some(big) = type_big {
         apply_type_byte_order(&mut codecs, big, doc.get("codecs"))?;
@@ -199,7 +201,7 @@ fn array_from_json(
     };
     metadata.validate()?;
     match chunks_per_shard {
-        Some(counts) => draft_sharding::shard(metadata, &counts),
+        Some(counts) => sharding::shard(metadata, &counts),
         None => Ok(metadata),
     }
 }
@@ -212,11 +214,11 @@ fn core_data_type(name: &str) -> Option<DataType> {
 }
 
 /// Parses `data_type`: a name of the draft's core types, or an extension
-/// data type object ([`draft_dtypes`]) with the byte order its `type` gives.
+/// data type object ([`dtypes`]) with the byte order its `type` gives.
 fn data_type_from_json(
     value: &Value,
     options: DraftReadOptions,
-) -> Result<draft_dtypes::Parsed, MetadataError> {
+) -> Result<dtypes::Parsed, MetadataError> {
     match value {
         Value::String(name) => core_data_type(name)
             .map(|data_type| (data_type, None))
@@ -226,7 +228,7 @@ fn data_type_from_json(
             }),
         Value::Object(object) if object.contains_key("extension") => {
             let core = |v: &Value| v.as_str().and_then(core_data_type).map(|d| (d, None));
-            draft_dtypes::extension_from_json(object, &core, options)
+            dtypes::extension_from_json(object, &core, options)
         }
         other => Err(MetadataError::invalid(
             "data_type",
@@ -547,12 +549,12 @@ pub fn serialize_node(metadata: &NodeMetadata) -> Result<Vec<u8>, MetadataError>
 }
 
 fn array_to_json(array: &ArrayMetadata) -> Result<Value, MetadataError> {
-    if let Some((inner, chunks_per_shard)) = draft_sharding::unshard(array)? {
+    if let Some((inner, chunks_per_shard)) = sharding::unshard(array)? {
         let mut doc = array_to_json(&inner)?;
         if let Value::Object(doc) = &mut doc {
             doc.insert(
                 "storage_transformers".into(),
-                draft_sharding::to_json(draft_sharding::SPEC_URI, &chunks_per_shard),
+                sharding::to_json(sharding::SPEC_URI, &chunks_per_shard),
             );
         }
         return Ok(doc);
@@ -569,11 +571,11 @@ fn array_to_json(array: &ArrayMetadata) -> Result<Value, MetadataError> {
             }
             _ => format!("r{}", array.data_type.size() * 8),
         };
-        draft_dtypes::extension_to_json(
+        dtypes::extension_to_json(
             &array.data_type,
             big,
-            draft_dtypes::STRING_URI,
-            draft_dtypes::DATETIME_URI,
+            dtypes::STRING_URI,
+            dtypes::DATETIME_URI,
             Some(Value::String(fallback)),
         )
         .ok_or_else(|| MetadataError::UnsupportedExtension {
@@ -625,14 +627,7 @@ fn array_to_json(array: &ArrayMetadata) -> Result<Value, MetadataError> {
         "fill_value".into(),
         fill_value_to_json(&array.fill_value, &array.data_type),
     );
-    doc.insert(
-        "extensions".into(),
-        array
-            .extra_fields
-            .get("extensions")
-            .cloned()
-            .unwrap_or_else(|| Value::Array(Vec::new())),
-    );
+    doc.insert("extensions".into(), extensions_to_json(array));
     doc.insert("attributes".into(), Value::Object(array.attributes.clone()));
     Ok(Value::Object(doc))
 }
@@ -646,21 +641,13 @@ fn keys(store: &dyn Store) -> Result<Option<DraftKeys>, Error> {
     })
 }
 
-/// Reads the node at `path`, `Ok(None)` when the store is not a 2022 draft
-/// hierarchy or holds nothing there. An implicit group reads as a group
-/// without attributes.
+/// Reads the node at `path` with `options` (see [`super::dtypes`]),
+/// `Ok(None)` when the store is not a 2022 draft hierarchy or holds nothing
+/// there. An implicit group reads as a group without attributes.
 ///
 /// # Errors
 /// [`Error::Metadata`] naming the document's key for an invalid document; a
 /// store error.
-pub fn read_node(store: &dyn Store, path: &NodePath) -> Result<Option<NodeMetadata>, Error> {
-    read_node_with(store, path, DraftReadOptions::default())
-}
-
-/// [`read_node`] with `options` (see [`super::draft_dtypes`]).
-///
-/// # Errors
-/// As [`read_node`].
 pub fn read_node_with(
     store: &dyn Store,
     path: &NodePath,
@@ -684,67 +671,112 @@ pub fn read_node_with(
     }
 }
 
-/// Writes the node's document, and the entry point first when the store has none.
-///
-/// # Errors
-/// [`Error::InvalidMetadata`] for what the draft cannot say,
-/// [`Error::NodePath`] for a name the draft does not allow,
-/// [`Error::Metadata`] when the store's entry point is of another format, or
-/// a store error.
-pub fn write_node(
-    store: &dyn Store,
-    path: &NodePath,
-    metadata: &NodeMetadata,
-) -> Result<(), Error> {
-    check_names(path, None)?;
-    let bytes = serialize_node(metadata).map_err(|source| Error::InvalidMetadata {
-        path: path.clone(),
-        source,
-    })?;
-    let keys = match read_entry_point(store)? {
-        EntryPoint::Draft2022 { suffix } => DraftKeys::draft2022(suffix),
-        EntryPoint::Absent => {
-            store.set(&StoreKey::new(ENTRY_POINT_KEY)?, &entry_point_document())?;
-            DraftKeys::draft2022(DEFAULT_SUFFIX.to_string())
+/// The 2022 draft in the dispatch of [`crate::format::version`].
+pub(crate) struct Draft2022;
+
+impl crate::format::Version for Draft2022 {
+    /// The prefix under which the chunks of the array at `path` lie (`data/…/`).
+    fn node_prefix(&self, path: &NodePath) -> StorePrefix {
+        DraftKeys::draft2022(DEFAULT_SUFFIX.to_string()).data_prefix(path)
+    }
+
+    fn metadata_key(&self, path: &NodePath) -> Result<StoreKey, StoreError> {
+        DraftKeys::draft2022(DEFAULT_SUFFIX.to_string()).doc_key(path, DocKind::Array)
+    }
+
+    fn chunk_layout(&self, path: &NodePath, encoding: &ChunkKeyEncoding) -> ChunkLayout {
+        ChunkLayout {
+            prefix: self.node_prefix(path),
+            encoding: encoding.clone(),
+            // "Regular grids": a 0-d array's chunk key is `c`.
+            glued: Some("c"),
         }
-        other => return Err(wrong_entry_point(ZARR_FORMAT, &other)?),
-    };
-    let kind = match metadata {
-        NodeMetadata::Array(_) => DocKind::Array,
-        NodeMetadata::Group(_) => DocKind::Group,
-    };
-    put_document(store, &keys, path, kind, &bytes)
-}
-
-/// The children of the group at `path`.
-///
-/// # Errors
-/// A store error, including a store that cannot list.
-pub fn children(store: &dyn Store, path: &NodePath) -> Result<Vec<NodePath>, Error> {
-    match keys(store)? {
-        Some(keys) => list_children(store, &keys, path),
-        None => Ok(Vec::new()),
     }
-}
 
-/// Erases the node at `path` (array, explicit or implicit group) and
-/// everything below it: `meta/<path>.array.json` or `.group.json`,
-/// `meta/<path>/` and `data/<path>/` (the entry point's suffix honoured).
-///
-/// # Errors
-/// [`Error::NodeNotFound`] when the store is not a 2022 draft hierarchy or
-/// has no node at `path`; a store error.
-pub fn erase_node(store: &dyn Store, path: &NodePath) -> Result<(), Error> {
-    match keys(store)? {
-        Some(keys) => erase_found(store, &keys, path),
-        None => Err(Error::NodeNotFound { path: path.clone() }),
+    /// This draft names no `zstd` codec, so its arrays get `gzip` (level 5)
+    /// when that feature is on.
+    fn default_codecs(&self, data_type: &DataType) -> Option<Vec<ExtensionObject>> {
+        let mut codecs = vec![bytes_codec(data_type, false)];
+        if cfg!(feature = "gzip") {
+            let mut gzip = JsonMap::new();
+            gzip.insert("level".into(), 5.into());
+            codecs.push(ExtensionObject::with_configuration("gzip", gzip));
+        }
+        Some(codecs)
     }
-}
 
-/// The prefix under which the chunks of the array at `path` lie (`data/…/`).
-#[must_use]
-pub fn data_prefix(path: &NodePath) -> StorePrefix {
-    DraftKeys::draft2022(DEFAULT_SUFFIX.to_string()).data_prefix(path)
+    /// Reads the node at `path`, `Ok(None)` when the store is not a 2022 draft
+    /// hierarchy or holds nothing there. An implicit group reads as a group
+    /// without attributes.
+    ///
+    /// # Errors
+    /// [`Error::Metadata`] naming the document's key for an invalid document; a
+    /// store error.
+    fn read_node(&self, store: &dyn Store, path: &NodePath) -> Result<Option<NodeMetadata>, Error> {
+        read_node_with(store, path, DraftReadOptions::default())
+    }
+
+    fn serialize_node(&self, metadata: &NodeMetadata) -> Result<Vec<u8>, MetadataError> {
+        serialize_node(metadata)
+    }
+
+    /// Writes the node's document, and the entry point first when the store has none.
+    ///
+    /// # Errors
+    /// [`Error::InvalidMetadata`] for what the draft cannot say,
+    /// [`Error::NodePath`] for a name the draft does not allow,
+    /// [`Error::Metadata`] when the store's entry point is of another format, or
+    /// a store error.
+    fn write_node(
+        &self,
+        store: &dyn Store,
+        path: &NodePath,
+        metadata: &NodeMetadata,
+    ) -> Result<(), Error> {
+        check_names(path, None)?;
+        let bytes = serialize_node(metadata).map_err(|source| Error::InvalidMetadata {
+            path: path.clone(),
+            source,
+        })?;
+        let keys = match read_entry_point(store)? {
+            EntryPoint::Draft2022 { suffix } => DraftKeys::draft2022(suffix),
+            EntryPoint::Absent => {
+                store.set(&StoreKey::new(ENTRY_POINT_KEY)?, &entry_point_document())?;
+                DraftKeys::draft2022(DEFAULT_SUFFIX.to_string())
+            }
+            other => return Err(wrong_entry_point(ZARR_FORMAT, &other)?),
+        };
+        let kind = match metadata {
+            NodeMetadata::Array(_) => DocKind::Array,
+            NodeMetadata::Group(_) => DocKind::Group,
+        };
+        put_document(store, &keys, path, kind, &bytes)
+    }
+
+    /// The children of the group at `path`.
+    ///
+    /// # Errors
+    /// A store error, including a store that cannot list.
+    fn children(&self, store: &dyn Store, path: &NodePath) -> Result<Vec<NodePath>, Error> {
+        match keys(store)? {
+            Some(keys) => list_children(store, &keys, path),
+            None => Ok(Vec::new()),
+        }
+    }
+
+    /// Erases the node at `path` (array, explicit or implicit group) and
+    /// everything below it: `meta/<path>.array.json` or `.group.json`,
+    /// `meta/<path>/` and `data/<path>/` (the entry point's suffix honoured).
+    ///
+    /// # Errors
+    /// [`Error::NodeNotFound`] when the store is not a 2022 draft hierarchy or
+    /// has no node at `path`; a store error.
+    fn erase_node(&self, store: &dyn Store, path: &NodePath) -> Result<(), Error> {
+        match keys(store)? {
+            Some(keys) => erase_found(store, &keys, path),
+            None => Err(Error::NodeNotFound { path: path.clone() }),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -31,7 +31,7 @@
 //!   its complex-dtypes extension object, which is read (and written) too.
 //!   Extension data types (the string, datetime and struct extensions, and
 //!   others through their `fallback` when allowed) as in
-//!   [`super::draft_dtypes`].
+//!   [`super::dtypes`].
 //! - `chunk_memory_layout` `"F"` becomes a leading `transpose` codec.
 //! - `compressor` (`{"codec": URI, "configuration": {...}}` or `null`) and
 //!   `chunk_codecs` (`[{"codec": URI, ...configuration inline}]`) become
@@ -41,28 +41,28 @@
 //!   zarr-python's `https://purl.org/zarr/spec/codec/<name>/1.0`.
 //! - `fill_value` `null` ("undefined") reads as zero.
 //! - zarr-python 2.x's documents are read and written through the v2
-//!   mapping (see `zarr_python_v3`): its `filters` (kept in
+//!   mapping (see `zarr_python`): its `filters` (kept in
 //!   `attributes.filters`), its complex and datetime extension data types
 //!   and every numcodecs compressor and filter v2 supports mean what they
 //!   mean in v2. Its sharding storage transformer becomes a
-//!   `sharding_indexed` codec (see `draft_sharding`).
+//!   `sharding_indexed` codec (see `sharding`).
 //! - Must-understand `extensions` stop the node opening, naming the URI.
 //!
 //! Node names: only `a-z`, `A-Z`, `0-9`, `-`, `_`, `.`, at most 255
 //! characters, and siblings unique ignoring case (checked when writing).
 
-use super::ZarrFormat;
-use super::draft_dtypes::{self, DraftReadOptions};
-use super::v3;
-use super::v3_draft::{self as shared, DocKind, DraftKeys, EntryPoint, Found, ZARR_FORMAT_2019};
-use super::{draft_sharding, zarr_python_v3};
+use super::dtypes::{self, DraftReadOptions};
+use super::{self as shared, DocKind, DraftKeys, EntryPoint, Found, ZARR_FORMAT_2019};
+use super::{sharding, zarr_python};
 use crate::Error;
+use crate::format::ChunkLayout;
+use crate::format::{ZarrFormat, v3};
 use crate::metadata::{
     ArrayMetadata, ChunkKeyEncoding, DataType, ExtensionObject, FillValue, GroupMetadata, JsonMap,
     MetadataError, NodeMetadata, Separator,
 };
 use crate::metadata::{NodePath, NodePathError};
-use crate::store::{Store, StoreKey, StorePrefix};
+use crate::store::{Store, StoreError, StoreKey, StorePrefix};
 use serde_json::Value;
 
 /// The `zarr_format` written into the entry point (June 2019 draft,
@@ -107,7 +107,7 @@ fn keys_for(format: ZarrFormat, suffix: String) -> DraftKeys {
 pub(crate) fn default_array_doc_key(
     path: &NodePath,
     format: ZarrFormat,
-) -> Result<StoreKey, crate::store::StoreError> {
+) -> Result<StoreKey, StoreError> {
     let suffix = if is_json(format) { ".json" } else { "" };
     keys_for(format, suffix.to_string()).doc_key(path, DocKind::Array)
 }
@@ -128,25 +128,14 @@ fn keys(store: &dyn Store, format: ZarrFormat) -> Result<Option<(DraftKeys, bool
     })
 }
 
-/// Reads the node at `path` in `format`, `Ok(None)` when the store is not of
-/// that format or holds nothing there. A document with `zarr_format` is of
-/// the early draft, one without of the June draft.
+/// Reads the node at `path` in `format` with `options` (see
+/// [`super::dtypes`]), `Ok(None)` when the store is not of that format or
+/// holds nothing there. A document with `zarr_format` is of the early
+/// draft, one without of the June draft.
 ///
 /// # Errors
 /// [`Error::Metadata`] naming the document's key for an invalid document; a
 /// store error.
-pub fn read_node(
-    store: &dyn Store,
-    path: &NodePath,
-    format: ZarrFormat,
-) -> Result<Option<NodeMetadata>, Error> {
-    read_node_with(store, path, format, DraftReadOptions::default())
-}
-
-/// [`read_node`] with `options` (see [`super::draft_dtypes`]).
-///
-/// # Errors
-/// As [`read_node`].
 pub fn read_node_with(
     store: &dyn Store,
     path: &NodePath,
@@ -311,16 +300,7 @@ fn array_from_json(
         match doc.get("compressor") {
             None | Some(Value::Null) => {}
             Some(Value::Object(object)) => {
-                if let Some((key, other)) = object
-                    .iter()
-                    .find(|(k, _)| !["codec", "configuration"].contains(&k.as_str()))
-                {
-                    return Err(MetadataError::invalid(
-                        format!("compressor.{key}"),
-                        "no member other than `codec` and `configuration`",
-                        other,
-                    ));
-                }
+                shared::check_compressor_members(object)?;
                 let configuration = match object.get("configuration") {
                     None => JsonMap::new(),
                     Some(Value::Object(c)) => c.clone(),
@@ -376,13 +356,13 @@ fn array_from_json(
 }
 
 /// A zarr-python 2.x array document (fields already checked): read through
-/// the v2 mapping ([`zarr_python_v3`]), with its `extensions` and the
-/// sharding storage transformer ([`draft_sharding`]).
+/// the v2 mapping ([`zarr_python`]), with its `extensions` and the
+/// sharding storage transformer ([`sharding`]).
 fn zarr_python_array_from_json(doc: &JsonMap) -> Result<ArrayMetadata, MetadataError> {
     let extensions = shared::check_extensions(doc.get("extensions"), "extensions")?;
     let ndim = shared::shape_from_json(shared::required(doc, "shape")?)?.len();
-    let chunks_per_shard = draft_sharding::from_json(doc.get("storage_transformers"), ndim)?;
-    let mut array = zarr_python_v3::array_from_json(doc)?;
+    let chunks_per_shard = sharding::from_json(doc.get("storage_transformers"), ndim)?;
+    let mut array = zarr_python::array_from_json(doc)?;
     if !extensions.is_empty() {
         array
             .extra_fields
@@ -390,7 +370,7 @@ fn zarr_python_array_from_json(doc: &JsonMap) -> Result<ArrayMetadata, MetadataE
     }
     array.validate()?;
     match chunks_per_shard {
-        Some(counts) => draft_sharding::shard(array, &counts),
+        Some(counts) => sharding::shard(array, &counts),
         None => Ok(array),
     }
 }
@@ -468,7 +448,7 @@ fn data_type_from_json(
                     .and_then(numpy_type)
                     .map(|(data_type, big)| (data_type, Some(big)))
             };
-            let (data_type, big) = draft_dtypes::extension_from_json(object, &core, options)?;
+            let (data_type, big) = dtypes::extension_from_json(object, &core, options)?;
             Ok((data_type, big.unwrap_or(false)))
         }
         other => Err(MetadataError::invalid(
@@ -571,24 +551,17 @@ fn array_to_json(
     doc: &mut JsonMap,
 ) -> Result<(), MetadataError> {
     if is_json(format) {
-        let (inner, chunks_per_shard) = match draft_sharding::unshard(array)? {
+        let (inner, chunks_per_shard) = match sharding::unshard(array)? {
             Some((inner, counts)) => (std::borrow::Cow::Owned(inner), Some(counts)),
             None => (std::borrow::Cow::Borrowed(array), None),
         };
         shared::check_representable(&inner)?;
-        doc.extend(zarr_python_v3::array_to_json(&inner)?);
-        doc.insert(
-            "extensions".into(),
-            array
-                .extra_fields
-                .get("extensions")
-                .cloned()
-                .unwrap_or_else(|| Value::Array(Vec::new())),
-        );
+        doc.extend(zarr_python::array_to_json(&inner)?);
+        doc.insert("extensions".into(), shared::extensions_to_json(array));
         if let Some(counts) = chunks_per_shard {
             doc.insert(
                 "storage_transformers".into(),
-                draft_sharding::to_json(draft_sharding::ZARR_PYTHON_URI, &counts),
+                sharding::to_json(sharding::ZARR_PYTHON_URI, &counts),
             );
         }
         return Ok(());
@@ -612,11 +585,11 @@ fn array_to_json(
                 DataType::NumpyDateTime64 { .. } | DataType::NumpyTimeDelta64 { .. }
             )
             .then(|| Value::from(if big { ">i8" } else { "<i8" }));
-            draft_dtypes::extension_to_json(
+            dtypes::extension_to_json(
                 &array.data_type,
                 big,
-                draft_dtypes::STRING_URI_2022_03,
-                draft_dtypes::DATETIME_URI_2019,
+                dtypes::STRING_URI_2022_03,
+                dtypes::DATETIME_URI_2019,
                 fallback,
             )
             .ok_or_else(|| MetadataError::UnsupportedExtension {
@@ -674,14 +647,7 @@ fn array_to_json(
         "fill_value".into(),
         fill_value_to_json(&array.fill_value, &array.data_type),
     );
-    doc.insert(
-        "extensions".into(),
-        array
-            .extra_fields
-            .get("extensions")
-            .cloned()
-            .unwrap_or_else(|| Value::Array(Vec::new())),
-    );
+    doc.insert("extensions".into(), shared::extensions_to_json(array));
     doc.insert("attributes".into(), Value::Object(array.attributes.clone()));
     Ok(())
 }
@@ -732,113 +698,6 @@ pub fn entry_point_document(format: ZarrFormat) -> Vec<u8> {
     format!("{doc:#}").into_bytes()
 }
 
-/// Writes the node's document in `format`, and the entry point first when
-/// the store has none.
-///
-/// # Errors
-/// [`Error::InvalidMetadata`] for what the draft cannot say,
-/// [`Error::NodePath`] for a name the draft does not allow (including one
-/// that differs from a sibling's only in case), [`Error::Metadata`] when the
-/// store's entry point is of another format, or a store error.
-pub fn write_node(
-    store: &dyn Store,
-    path: &NodePath,
-    format: ZarrFormat,
-    metadata: &NodeMetadata,
-) -> Result<(), Error> {
-    shared::check_names(path, Some(MAX_NAME_LEN))?;
-    let bytes = serialize_node(metadata, format).map_err(|source| Error::InvalidMetadata {
-        path: path.clone(),
-        source,
-    })?;
-    let keys = match shared::read_entry_point(store)? {
-        EntryPoint::Draft2019 { suffix, .. } if is_json(format) != suffix.is_empty() => {
-            keys_for(format, suffix)
-        }
-        EntryPoint::Absent => {
-            store.set(
-                &StoreKey::new(shared::ENTRY_POINT_KEY)?,
-                &entry_point_document(format),
-            )?;
-            keys_for(
-                format,
-                if is_json(format) {
-                    ".json".into()
-                } else {
-                    String::new()
-                },
-            )
-        }
-        other => {
-            return Err(shared::wrong_entry_point(
-                if is_json(format) {
-                    "a 2019 draft entry point with `metadata_key_suffix`"
-                } else {
-                    "a 2019 draft entry point without `metadata_key_suffix`"
-                },
-                &other,
-            )?);
-        }
-    };
-    // 2019 drafts, "Node names": sibling names must be unique under
-    // case-insensitive comparison.
-    if let Some(parent) = path.parent() {
-        let siblings = shared::list_children(store, &keys, &parent).unwrap_or_default();
-        let name = path.name();
-        if siblings
-            .iter()
-            .any(|s| s.name() != name && s.name().eq_ignore_ascii_case(name))
-        {
-            return Err(NodePathError {
-                path: path.to_string(),
-                reason: "a sibling's name differs only in case, which the 2019 v3 drafts forbid",
-            }
-            .into());
-        }
-    }
-    let kind = match metadata {
-        NodeMetadata::Array(_) => DocKind::Array,
-        NodeMetadata::Group(_) => DocKind::Group,
-    };
-    shared::put_document(store, &keys, path, kind, &bytes)
-}
-
-/// The children of the group at `path` in `format`.
-///
-/// # Errors
-/// A store error, including a store that cannot list.
-pub fn children(
-    store: &dyn Store,
-    path: &NodePath,
-    format: ZarrFormat,
-) -> Result<Vec<NodePath>, Error> {
-    match keys(store, format)? {
-        Some((keys, _)) => shared::list_children(store, &keys, path),
-        None => Ok(Vec::new()),
-    }
-}
-
-/// Erases the node at `path` in `format` (array, explicit or implicit
-/// group) and everything below it: `meta/root/<path>.array` or `.group`
-/// (with the entry point's suffix), `meta/root/<path>/` and the chunks under
-/// `data/<path>/` (`data/root/<path>/` in zarr-python 2.x's layout).
-///
-/// # Errors
-/// [`Error::NodeNotFound`] when the store is not a hierarchy of `format` or
-/// has no node at `path`; a store error.
-pub fn erase_node(store: &dyn Store, path: &NodePath, format: ZarrFormat) -> Result<(), Error> {
-    match keys(store, format)? {
-        Some((keys, _)) => shared::erase_found(store, &keys, path),
-        None => Err(Error::NodeNotFound { path: path.clone() }),
-    }
-}
-
-/// The prefix under which the chunks of the array at `path` lie in `format`.
-#[must_use]
-pub fn data_prefix(path: &NodePath, format: ZarrFormat) -> StorePrefix {
-    keys_for(format, String::new()).data_prefix(path)
-}
-
 /// The key under which zarr-python 2.x's `consolidate_metadata` stores the
 /// consolidated metadata of a json-suffixed hierarchy (`zarr/convenience.py`:
 /// `.zmetadata` inside a group `consolidated` it creates for the purpose),
@@ -847,6 +706,32 @@ pub const CONSOLIDATED_KEY: &str = "meta/root/consolidated/.zmetadata";
 
 /// The path of the group zarr-python 2.x creates to hold [`CONSOLIDATED_KEY`].
 pub const CONSOLIDATED_GROUP: &str = "/consolidated";
+
+/// The name of the consolidated document inside [`CONSOLIDATED_GROUP`]:
+/// v2's, as zarr-python 2.x reuses it.
+const CONSOLIDATED_NAME: &str = ".zmetadata";
+
+/// The key layout of zarr-python 2.x's json-suffixed hierarchies as
+/// zarr-python writes them (`.json`), which consolidated metadata assumes.
+fn zarr_python_keys() -> DraftKeys {
+    keys_for(
+        ZarrFormat::V3Draft2019Json,
+        shared::DEFAULT_SUFFIX.to_string(),
+    )
+}
+
+/// [`CONSOLIDATED_KEY`], formed from the key layout: the document
+/// `.zmetadata` among the children of [`CONSOLIDATED_GROUP`].
+///
+/// # Errors
+/// [`StoreError::InvalidKey`](crate::store::StoreError::InvalidKey), never
+/// for these constants.
+pub(crate) fn consolidated_key() -> Result<StoreKey, Error> {
+    let group = NodePath::new(CONSOLIDATED_GROUP)?;
+    Ok(zarr_python_keys()
+        .children_prefix(&group)?
+        .key(CONSOLIDATED_NAME)?)
+}
 
 /// The documents zarr-python 2.x's `consolidate_metadata` gathers from a
 /// json-suffixed hierarchy: `zarr.json` and every key under `meta/` ending
@@ -863,14 +748,11 @@ pub(crate) fn consolidated_documents(
     let Some((keys, _)) = keys(store, ZarrFormat::V3Draft2019Json)? else {
         return Ok(out);
     };
-    let endings = [
-        format!(".array{}", keys.suffix),
-        format!(".group{}", keys.suffix),
-    ];
+    let endings = [DocKind::Array, DocKind::Group].map(|kind| keys.doc_ending(kind));
     let mut found = vec![StoreKey::new(shared::ENTRY_POINT_KEY)?];
     found.extend(
         store
-            .list_prefix(&StorePrefix::new("meta/")?)?
+            .list_prefix(&keys.documents_prefix())?
             .into_iter()
             .filter(|k| endings.iter().any(|e| k.as_str().ends_with(e.as_str()))),
     );
@@ -895,14 +777,12 @@ pub(crate) fn consolidated_documents(
 pub(crate) fn nodes_from_consolidated(
     entries: &JsonMap,
 ) -> Result<std::collections::BTreeMap<NodePath, NodeMetadata>, String> {
+    let keys = zarr_python_keys();
     let mut nodes = std::collections::BTreeMap::new();
     for (key, doc) in entries {
-        let Some(rest) = key.strip_prefix("meta/root") else {
-            continue;
-        };
-        let (rest, is_array) = if let Some(rest) = rest.strip_suffix(".array.json") {
+        let (rest, is_array) = if let Some(rest) = doc_key_rest(&keys, key, DocKind::Array) {
             (rest, true)
-        } else if let Some(rest) = rest.strip_suffix(".group.json") {
+        } else if let Some(rest) = doc_key_rest(&keys, key, DocKind::Group) {
             (rest, false)
         } else {
             continue;
@@ -926,6 +806,188 @@ pub(crate) fn nodes_from_consolidated(
         }
     }
     Ok(nodes)
+}
+
+/// The node path part of `key` if it is the key of a document of `kind` in
+/// the layout `keys` (`meta/root/a/b.array.json` gives `/a/b`, the root's
+/// `meta/root.array.json` the empty string).
+fn doc_key_rest<'a>(keys: &DraftKeys, key: &'a str, kind: DocKind) -> Option<&'a str> {
+    key.strip_prefix(keys.meta)?
+        .strip_suffix(&keys.doc_ending(kind))
+}
+
+/// A 2019 draft in the dispatch of [`crate::format::version`]: which one is
+/// its format ([`Draft2019::JUNE`], [`Draft2019::EARLY`],
+/// [`Draft2019::ZARR_PYTHON`]); the three share this module's code and
+/// differ where it asks [`is_early`] and [`is_json`].
+pub(crate) struct Draft2019(ZarrFormat);
+
+impl Draft2019 {
+    /// The June 2019 draft.
+    pub(crate) const JUNE: Self = Self(ZarrFormat::V3Draft2019);
+    /// The early 2019 draft.
+    pub(crate) const EARLY: Self = Self(ZarrFormat::V3Draft2019a);
+    /// zarr-python 2.x's experimental v3.
+    pub(crate) const ZARR_PYTHON: Self = Self(ZarrFormat::V3Draft2019Json);
+}
+
+impl crate::format::Version for Draft2019 {
+    /// The prefix under which the chunks of the array at `path` lie.
+    fn node_prefix(&self, path: &NodePath) -> StorePrefix {
+        keys_for(self.0, String::new()).data_prefix(path)
+    }
+
+    fn metadata_key(&self, path: &NodePath) -> Result<StoreKey, StoreError> {
+        default_array_doc_key(path, self.0)
+    }
+
+    fn chunk_layout(&self, path: &NodePath, encoding: &ChunkKeyEncoding) -> ChunkLayout {
+        let prefix = self.node_prefix(path);
+        if is_json(self.0) {
+            ChunkLayout {
+                prefix,
+                encoding: encoding.clone(),
+                // zarr-python 2.18 gives a 0-d array's chunk the
+                // coordinates (0,), so its key is `c0`.
+                glued: Some("c0"),
+            }
+        } else {
+            // June 2019 draft, "Regular grids": the indices joined by the
+            // separator, `1.23.45`; a 0-d array's one chunk is `0`, as in v2.
+            ChunkLayout {
+                prefix,
+                encoding: ChunkKeyEncoding::V2 {
+                    separator: encoding.separator(),
+                },
+                glued: None,
+            }
+        }
+    }
+
+    /// Reads the node at `path` in `format`, `Ok(None)` when the store is not of
+    /// that format or holds nothing there. A document with `zarr_format` is of
+    /// the early draft, one without of the June draft.
+    ///
+    /// # Errors
+    /// [`Error::Metadata`] naming the document's key for an invalid document; a
+    /// store error.
+    fn read_node(&self, store: &dyn Store, path: &NodePath) -> Result<Option<NodeMetadata>, Error> {
+        read_node_with(store, path, self.0, DraftReadOptions::default())
+    }
+
+    fn serialize_node(&self, metadata: &NodeMetadata) -> Result<Vec<u8>, MetadataError> {
+        serialize_node(metadata, self.0)
+    }
+
+    /// Writes the node's document in `format`, and the entry point first when
+    /// the store has none.
+    ///
+    /// # Errors
+    /// [`Error::InvalidMetadata`] for what the draft cannot say,
+    /// [`Error::NodePath`] for a name the draft does not allow (including one
+    /// that differs from a sibling's only in case), [`Error::Metadata`] when the
+    /// store's entry point is of another format, or a store error.
+    fn write_node(
+        &self,
+        store: &dyn Store,
+        path: &NodePath,
+        metadata: &NodeMetadata,
+    ) -> Result<(), Error> {
+        let format = self.0;
+        shared::check_names(path, Some(MAX_NAME_LEN))?;
+        let bytes = serialize_node(metadata, format).map_err(|source| Error::InvalidMetadata {
+            path: path.clone(),
+            source,
+        })?;
+        let keys = match shared::read_entry_point(store)? {
+            EntryPoint::Draft2019 { suffix, .. } if is_json(format) != suffix.is_empty() => {
+                keys_for(format, suffix)
+            }
+            EntryPoint::Absent => {
+                store.set(
+                    &StoreKey::new(shared::ENTRY_POINT_KEY)?,
+                    &entry_point_document(format),
+                )?;
+                keys_for(
+                    format,
+                    if is_json(format) {
+                        ".json".into()
+                    } else {
+                        String::new()
+                    },
+                )
+            }
+            other => {
+                return Err(shared::wrong_entry_point(
+                    if is_json(format) {
+                        "a 2019 draft entry point with `metadata_key_suffix`"
+                    } else {
+                        "a 2019 draft entry point without `metadata_key_suffix`"
+                    },
+                    &other,
+                )?);
+            }
+        };
+        // 2019 drafts, "Node names": sibling names must be unique under
+        // case-insensitive comparison.
+        if let Some(parent) = path.parent() {
+            let siblings = shared::list_children(store, &keys, &parent).unwrap_or_default();
+            let name = path.name();
+            if siblings
+                .iter()
+                .any(|s| s.name() != name && s.name().eq_ignore_ascii_case(name))
+            {
+                return Err(NodePathError {
+                    path: path.to_string(),
+                    reason: "a sibling's name differs only in case, which the 2019 v3 drafts forbid",
+                }
+                .into());
+            }
+        }
+        let kind = match metadata {
+            NodeMetadata::Array(_) => DocKind::Array,
+            NodeMetadata::Group(_) => DocKind::Group,
+        };
+        shared::put_document(store, &keys, path, kind, &bytes)
+    }
+
+    /// The children of the group at `path` in `format`.
+    ///
+    /// # Errors
+    /// A store error, including a store that cannot list.
+    fn children(&self, store: &dyn Store, path: &NodePath) -> Result<Vec<NodePath>, Error> {
+        let format = self.0;
+        match keys(store, format)? {
+            Some((keys, _)) => shared::list_children(store, &keys, path),
+            None => Ok(Vec::new()),
+        }
+    }
+
+    /// Erases the node at `path` in `format` (array, explicit or implicit
+    /// group) and everything below it: `meta/root/<path>.array` or `.group`
+    /// (with the entry point's suffix), `meta/root/<path>/` and the chunks under
+    /// `data/<path>/` (`data/root/<path>/` in zarr-python 2.x's layout).
+    ///
+    /// # Errors
+    /// [`Error::NodeNotFound`] when the store is not a hierarchy of `format` or
+    /// has no node at `path`; a store error.
+    fn erase_node(&self, store: &dyn Store, path: &NodePath) -> Result<(), Error> {
+        let format = self.0;
+        match keys(store, format)? {
+            Some((keys, _)) => shared::erase_found(store, &keys, path),
+            None => Err(Error::NodeNotFound { path: path.clone() }),
+        }
+    }
+
+    /// zarr-python 2.x writes NumPy's `descr`, as its v2 does.
+    fn holds_mixed_byte_order_structs(&self) -> bool {
+        is_json(self.0)
+    }
+
+    /// zarr-python 2.x's consolidated metadata, in a group of its own.
+    fn consolidation(&self) -> Option<&'static dyn crate::format::consolidate::Consolidation> {
+        is_json(self.0).then_some(&crate::format::consolidate::ZarrPythonConsolidation as _)
+    }
 }
 
 #[cfg(test)]
@@ -1072,5 +1134,10 @@ mod tests {
         doc["attributes"] = json!({"filters": [{"id": "delta", "dtype": "<i4"}]});
         let err = array(&doc, ZarrFormat::V3Draft2019Json).unwrap_err();
         assert!(err.to_string().contains("`delta`"), "{err}");
+    }
+
+    #[test]
+    fn the_consolidated_key_comes_from_the_key_layout() {
+        assert_eq!(consolidated_key().unwrap().as_str(), CONSOLIDATED_KEY);
     }
 }

@@ -26,8 +26,9 @@
 //! [`Array::open_draft`](crate::Array::open_draft)); otherwise it is an error naming the fallback on offer.
 //! An array read through a fallback is written back with the fallback type.
 
-use super::{ZarrFormat, numpy_types, v2, v3_draft2019, v3_draft2022};
+use super::{draft2019, draft2022};
 use crate::error::Error;
+use crate::format::{ZarrFormat, numpy_types, v2};
 use crate::metadata::NodePath;
 use crate::metadata::{DataType, JsonMap, MetadataError, NodeMetadata};
 use crate::store::Store;
@@ -222,7 +223,7 @@ pub fn read_node(
     path: &NodePath,
     options: DraftReadOptions,
 ) -> Result<Option<(ZarrFormat, NodeMetadata)>, Error> {
-    if let Some(node) = v3_draft2022::read_node_with(store, path, options)? {
+    if let Some(node) = draft2022::read_node_with(store, path, options)? {
         return Ok(Some((ZarrFormat::V3Draft2022, node)));
     }
     for format in [
@@ -230,7 +231,7 @@ pub fn read_node(
         ZarrFormat::V3Draft2019,
         ZarrFormat::V3Draft2019a,
     ] {
-        if let Some(node) = v3_draft2019::read_node_with(store, path, format, options)? {
+        if let Some(node) = draft2019::read_node_with(store, path, format, options)? {
             return Ok(Some((format, node)));
         }
     }
