@@ -10,7 +10,7 @@
 
 use super::{Array, Element, Region, grid};
 use crate::codec::copy::BoxCopy;
-use crate::codec::{BytesRangeReader, ChunkBox, ChunkRepr, CodecError};
+use crate::codec::{BytesRangeReader, ChunkBox, ChunkData, ChunkRepr, CodecError};
 use crate::error::Error;
 use crate::store::{ByteRange, ReadRequest, Store, StoreKey, ValueSnapshot, ValueVersion};
 use rayon::prelude::*;
@@ -176,7 +176,10 @@ impl Array {
     /// one snapshot of the chunk, so the index and the inner chunks come
     /// from the same shard. A store that cannot pin a version gets a retry
     /// instead when a write in this process lands meanwhile.
-    fn decode_piece_partial(&self, piece: &ChunkPiece) -> Result<Option<Vec<u8>>, Error> {
+    pub(super) fn decode_piece_partial(
+        &self,
+        piece: &ChunkPiece,
+    ) -> Result<Option<ChunkData<'static>>, Error> {
         let b = ChunkBox::new(piece.in_chunk.clone(), piece.shape.clone());
         loop {
             let seen = self.generation(&piece.key);
@@ -366,28 +369,63 @@ impl Array {
     }
 
     /// Decodes a fetched chunk, or `None` when it is not stored.
-    fn decode_chunk(
+    pub(super) fn decode_chunk(
+        &self,
+        key: &StoreKey,
+        repr: &ChunkRepr,
+        encoded: Option<Vec<u8>>,
+    ) -> Result<Option<ChunkData<'static>>, Error> {
+        encoded
+            .map(|bytes| self.decode_stored(key, repr, bytes))
+            .transpose()
+    }
+
+    /// Decodes the stored bytes of the chunk at `key`, after checking its
+    /// declared size against the memory budget.
+    pub(super) fn decode_stored(
+        &self,
+        key: &StoreKey,
+        repr: &ChunkRepr,
+        bytes: Vec<u8>,
+    ) -> Result<ChunkData<'static>, Error> {
+        // The decoded chunk has its declared size, whatever is stored;
+        // each variable-length element holds at least its offsets.
+        let needed = if repr.data_type.is_variable_length() {
+            let per_element = std::mem::size_of::<Vec<u8>>() as u64;
+            Some(
+                repr.num_elements()
+                    .unwrap_or(u64::MAX)
+                    .saturating_mul(per_element),
+            )
+        } else {
+            repr.size_bytes().ok().map(|n| n as u64)
+        };
+        if let Some(needed) = needed {
+            self.check_budget(needed, || {
+                format!("decoding chunk `{key}` of shape {:?}", repr.shape)
+            })?;
+        }
+        self.codecs
+            .decode(bytes, repr)
+            .map_err(|source| Error::Decode {
+                key: key.clone(),
+                source,
+            })
+    }
+
+    /// Decodes a fetched chunk of fixed-size elements to its bytes.
+    fn decode_fixed_chunk(
         &self,
         key: &StoreKey,
         repr: &ChunkRepr,
         encoded: Option<Vec<u8>>,
     ) -> Result<Option<Vec<u8>>, Error> {
-        if encoded.is_some() {
-            // The decoded chunk has its declared size, whatever is stored.
-            if let Ok(bytes) = repr.size_bytes() {
-                self.check_budget(bytes as u64, || {
-                    format!("decoding chunk `{key}` of shape {:?}", repr.shape)
-                })?;
-            }
-        }
-        encoded
-            .map(|bytes| {
-                self.codecs
-                    .decode(bytes, repr)
-                    .map_err(|source| Error::Decode {
-                        key: key.clone(),
-                        source,
-                    })
+        self.decode_chunk(key, repr, encoded)?
+            .map(|chunk| {
+                chunk.into_fixed("array").map_err(|source| Error::Decode {
+                    key: key.clone(),
+                    source,
+                })
             })
             .transpose()
     }
@@ -415,7 +453,7 @@ impl Array {
         // partial decoder when it has one (a shard's index and the inner
         // chunks needed, or the element runs of an uncompressed chunk).
         let (partial, pieces): (Vec<ChunkPiece>, Vec<ChunkPiece>) =
-            if self.codecs.supports_partial_decode() {
+            if self.codecs.capabilities().partial_decode {
                 // So are chunks that reach past the array's edge: decoding
                 // one whole would allocate its declared shape, which an
                 // edited document can make 10^11 elements for an array of 10.
@@ -440,7 +478,13 @@ impl Array {
                     elem,
                 };
                 match part {
-                    Some(part) => copy.run(&part, out),
+                    Some(part) => {
+                        let part = part.as_fixed("array").map_err(|source| Error::Decode {
+                            key: piece.key.clone(),
+                            source,
+                        })?;
+                        copy.run(part, out);
+                    }
                     None => {
                         copy.for_each_run(|_, d, len| self.fill_value().fill(&mut out[d..d + len]))
                     }
@@ -464,7 +508,7 @@ impl Array {
                     .into_par_iter()
                     .map(|(piece, bytes)| {
                         let repr = self.piece_repr(piece);
-                        Ok((piece, self.decode_chunk(&piece.key, repr, bytes)?))
+                        Ok((piece, self.decode_fixed_chunk(&piece.key, repr, bytes)?))
                     })
                     .collect::<Result<_, Error>>()?;
                 self.scatter(region, &decoded, out, elem);
@@ -735,10 +779,10 @@ impl Array {
         })?;
         // Chunks covered in part go through the chain's partial encoder
         // when it has one (a shard rewrites only the inner chunks it must).
-        if self.codecs.supports_partial_encode() {
+        if self.codecs.capabilities().partial_encode {
             return partial
                 .par_iter()
-                .try_for_each(|piece| self.write_piece_partial(region, data, piece, elem));
+                .try_for_each(|piece| self.write_fixed_piece_partial(region, data, piece, elem));
         }
         // Otherwise each is read whole through one snapshot, updated, and
         // stored unless it changed meanwhile (then read again).
@@ -768,10 +812,9 @@ impl Array {
         })
     }
 
-    /// Updates the part of one chunk that `piece` covers through the codec
-    /// chain's partial encoder, retrying if another write to the chunk's
-    /// stripe lands between the read and the store.
-    fn write_piece_partial(
+    /// Updates the part of one chunk that `piece` covers with the region's
+    /// fixed-size `data`; see [`Self::write_piece_partial`].
+    fn write_fixed_piece_partial(
         &self,
         region: &Region,
         data: &[u8],
@@ -790,11 +833,29 @@ impl Array {
             elem,
         }
         .run(data, &mut update);
+        self.write_piece_partial(piece, ChunkData::from(update.as_slice()))
+    }
+
+    /// Updates the part of one chunk that `piece` covers, with `update`
+    /// (the piece's elements in C order), through the codec chain's
+    /// partial encoder (a sharded array: the index, the inner chunks the
+    /// piece does not cover, and only the touched ones re-encoded),
+    /// retrying if another write to the chunk's stripe lands between the
+    /// read and the store.
+    pub(super) fn write_piece_partial(
+        &self,
+        piece: &ChunkPiece,
+        update: ChunkData<'_>,
+    ) -> Result<(), Error> {
         let updates = [(
             ChunkBox::new(piece.in_chunk.clone(), piece.shape.clone()),
-            update.as_slice(),
+            update,
         )];
         let repr = self.piece_repr(piece);
+        let encode_error = |source| Error::Encode {
+            key: piece.key.clone(),
+            source,
+        };
         loop {
             let seen = self.generation(&piece.key);
             let snapshot = self.store.snapshot(&piece.key)?;
@@ -811,24 +872,8 @@ impl Array {
             };
             let value = match value {
                 None if self.write_empty_chunks => {
-                    let mut chunk = vec![
-                        0u8;
-                        repr.size_bytes().map_err(|source| {
-                            Error::Encode {
-                                key: piece.key.clone(),
-                                source,
-                            }
-                        })?
-                    ];
-                    self.fill_value().fill(&mut chunk);
-                    Some(
-                        self.codecs
-                            .encode(chunk, repr)
-                            .map_err(|source| Error::Encode {
-                                key: piece.key.clone(),
-                                source,
-                            })?,
-                    )
+                    let fill = ChunkData::fill(repr, &repr.shape).map_err(encode_error)?;
+                    Some(self.codecs.encode(fill, repr).map_err(encode_error)?)
                 }
                 value => value,
             };
@@ -868,7 +913,7 @@ impl Array {
             shape: &piece.shape,
             elem,
         };
-        if old.is_none() && piece.shape == repr.shape && self.codecs.supports_partial_encode() {
+        if old.is_none() && piece.shape == repr.shape && self.codecs.capabilities().partial_encode {
             // A whole shard from `data`: the sharding codec encodes each
             // inner chunk straight from it, so the shard is never gathered
             // (a write of 32 MiB shards holds no 32 MiB buffer per thread).
@@ -891,7 +936,7 @@ impl Array {
                     source,
                 });
         }
-        let chunk = match self.decode_chunk(&piece.key, repr, old)? {
+        let chunk = match self.decode_fixed_chunk(&piece.key, repr, old)? {
             Some(mut chunk) => {
                 copy.run(data, &mut chunk);
                 chunk
@@ -935,7 +980,7 @@ impl Array {
         self.check_chunk_coords(chunk_coords)?;
         let key = self.chunk_key(chunk_coords)?;
         let bytes = self.store.get(&key, None)?;
-        self.decode_chunk(&key, &self.chunk_repr_at(chunk_coords), bytes)
+        self.decode_fixed_chunk(&key, &self.chunk_repr_at(chunk_coords), bytes)
     }
 
     /// The shape of the inner chunks when the array is sharded (its codecs
@@ -943,12 +988,7 @@ impl Array {
     /// natural unit for reading sharded data piece by piece.
     #[must_use]
     pub fn inner_chunk_shape(&self) -> Option<Vec<u64>> {
-        let first = self.codecs.metadata().into_iter().next()?;
-        if first.name != "sharding_indexed" {
-            return None;
-        }
-        let shape = first.configuration?.get("chunk_shape")?.as_array()?.clone();
-        shape.iter().map(serde_json::Value::as_u64).collect()
+        self.codecs.inner_chunk_shape().map(<[u64]>::to_vec)
     }
 
     /// The number of inner chunks along each dimension of the whole array

@@ -9,9 +9,8 @@
 //! Fixed-length strings (`fixed_length_utf32`, NumPy `S`) go through the
 //! fixed-size path and are converted at the edge.
 
-use super::io::{ChunkPiece, SnapshotReader};
+use super::io::ChunkPiece;
 use super::{Array, Element, Region};
-use crate::codec::ChunkBox;
 use crate::codec::ChunkRepr;
 use crate::codec::copy::BoxCopy;
 use crate::codec::vlen::VlenChunk;
@@ -77,14 +76,8 @@ impl Array {
         repr: &ChunkRepr,
         bytes: Vec<u8>,
     ) -> Result<VlenChunk, Error> {
-        // Each decoded element holds at least its offsets, whatever is stored.
-        let elements = repr.num_elements().unwrap_or(u64::MAX);
-        let per_element = std::mem::size_of::<Vec<u8>>() as u64;
-        self.check_budget(elements.saturating_mul(per_element), || {
-            format!("decoding chunk `{key}` of shape {:?}", repr.shape)
-        })?;
-        self.codecs
-            .decode_vlen(bytes, repr)
+        self.decode_stored(key, repr, bytes)?
+            .into_vlen("array")
             .map_err(|source| Error::Decode {
                 key: key.clone(),
                 source,
@@ -110,7 +103,7 @@ impl Array {
         for repr in pieces.iter().filter_map(|p| p.repr.as_ref()) {
             self.chunk_len(repr)?;
         }
-        if self.codecs.supports_partial_decode() {
+        if self.codecs.capabilities().partial_decode {
             return self.read_vlen_partial(region, &pieces, n);
         }
         let mut sources = vec![Source::default(); n];
@@ -221,28 +214,17 @@ impl Array {
         Ok(out)
     }
 
-    /// Decodes the part of a chunk that `piece` covers, reading only the
-    /// bytes it needs, all from one snapshot of the chunk, so the index and
-    /// the inner chunks come from one shard (a store that cannot pin a
-    /// version gets a retry when a write in this process lands meanwhile).
+    /// Decodes the part of a chunk that `piece` covers to its elements;
+    /// see [`Array::decode_piece_partial`].
     fn decode_vlen_piece_partial(&self, piece: &ChunkPiece) -> Result<Option<VlenChunk>, Error> {
-        let key = &piece.key;
-        let b = ChunkBox::new(piece.in_chunk.clone(), piece.shape.clone());
-        loop {
-            let seen = self.generation(key);
-            let snapshot = self.store.snapshot(key)?;
-            let result = self.codecs.decode_partial_vlen(
-                &SnapshotReader(&*snapshot),
-                self.piece_repr(piece),
-                std::slice::from_ref(&b),
-            );
-            if snapshot.version().is_none() && self.generation(key) != seen {
-                continue;
-            }
-            return result
-                .map(|boxes| boxes.and_then(|b| b.into_iter().next()))
-                .map_err(|source| super::io::partial_error(key, source, false));
-        }
+        self.decode_piece_partial(piece)?
+            .map(|chunk| {
+                chunk.into_vlen("array").map_err(|source| Error::Decode {
+                    key: piece.key.clone(),
+                    source,
+                })
+            })
+            .transpose()
     }
 
     /// Writes `data` (C order, one element per region element) into
@@ -306,8 +288,8 @@ impl Array {
             None => chunk_len,
             Some(repr) => self.chunk_len(repr)?,
         };
-        if !piece.covers_chunk && self.codecs.supports_partial_encode() {
-            return self.write_vlen_piece_partial(region, data, piece, chunk_len);
+        if !piece.covers_chunk && self.codecs.capabilities().partial_encode {
+            return self.write_vlen_piece_partial(region, data, piece);
         }
         // For each chunk element: the region element it takes, or
         // `usize::MAX` to keep the old element.
@@ -352,7 +334,7 @@ impl Array {
             } else {
                 Some(
                     self.codecs
-                        .encode_vlen(&chunk, repr)
+                        .encode(&chunk, repr)
                         .map_err(|source| Error::Encode {
                             key: piece.key.clone(),
                             source,
@@ -370,18 +352,14 @@ impl Array {
         }
     }
 
-    /// Updates part of a chunk through the chain's partial encoder (a
-    /// sharded array: the index, the inner chunks the piece does not
-    /// cover, and only the touched ones re-encoded), committed unless
-    /// another write to the chunk's stripe landed meanwhile.
+    /// Updates part of a chunk with the region's elements; see
+    /// [`Array::write_piece_partial`].
     fn write_vlen_piece_partial(
         &self,
         region: &Region,
         data: &VlenChunk,
         piece: &ChunkPiece,
-        chunk_len: usize,
     ) -> Result<(), Error> {
-        let key = &piece.key;
         let mut indices = Vec::new();
         let zeros = vec![0; piece.shape.len()];
         BoxCopy {
@@ -396,47 +374,10 @@ impl Array {
         let update = data
             .gather(&indices, "array")
             .map_err(|source| Error::Encode {
-                key: key.clone(),
+                key: piece.key.clone(),
                 source,
             })?;
-        let updates = [(
-            ChunkBox::new(piece.in_chunk.clone(), piece.shape.clone()),
-            &update,
-        )];
-        loop {
-            let seen = self.generation(key);
-            let snapshot = self.store.snapshot(key)?;
-            let result = self.codecs.encode_partial_vlen(
-                &SnapshotReader(&*snapshot),
-                self.piece_repr(piece),
-                &updates,
-            );
-            let version = snapshot.version();
-            drop(snapshot);
-            let value = match result {
-                Ok(value) => value,
-                // Read unpinned while another thread replaced it: read again.
-                Err(_) if version.is_none() && self.generation(key) != seen => continue,
-                Err(source) => return Err(super::io::partial_error(key, source, true)),
-            };
-            let value = match value {
-                None if self.write_empty_chunks => {
-                    let fill = VlenChunk::filled(chunk_len, self.fill_value().as_bytes());
-                    Some(
-                        self.codecs
-                            .encode_vlen(&fill, self.piece_repr(piece))
-                            .map_err(|source| Error::Encode {
-                                key: key.clone(),
-                                source,
-                            })?,
-                    )
-                }
-                value => value,
-            };
-            if self.commit_if_unchanged(key, value.as_deref(), seen, version.as_ref())? {
-                return Ok(());
-            }
-        }
+        self.write_piece_partial(piece, update.into())
     }
 
     /// Reads `region` as strings, for `string` (variable-length UTF-8),

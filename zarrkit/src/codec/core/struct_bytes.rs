@@ -16,6 +16,8 @@
 //! assert_eq!(codec.name, struct_bytes::NAME);
 //! ```
 
+use crate::codec::ChunkData;
+use crate::codec::CodecCapabilities;
 use crate::codec::{
     ArrayToBytesCodec, ChunkRepr, Codec, CodecError, registry::parse_configuration,
 };
@@ -152,18 +154,34 @@ impl ArrayToBytesCodec for StructBytesCodec {
         Ok(())
     }
 
-    fn encode(&self, mut decoded: Vec<u8>, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
+    fn encode(&self, decoded: ChunkData<'_>, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
+        self.encode_bytes(decoded.into_fixed(NAME)?, repr)
+    }
+
+    fn decode(&self, encoded: Vec<u8>, repr: &ChunkRepr) -> Result<ChunkData<'static>, CodecError> {
+        self.decode_bytes(encoded, repr).map(Into::into)
+    }
+
+    fn capabilities(&self) -> CodecCapabilities {
+        CodecCapabilities {
+            decodes_in_place: true,
+            ..CodecCapabilities::default()
+        }
+    }
+
+    fn decode_in_place(&self, data: &mut [u8], repr: &ChunkRepr) -> Result<(), CodecError> {
+        self.swap(data, repr)
+    }
+}
+
+impl StructBytesCodec {
+    fn encode_bytes(&self, mut decoded: Vec<u8>, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
         self.swap(&mut decoded, repr)?;
         Ok(decoded)
     }
-
-    fn decode(&self, mut encoded: Vec<u8>, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
+    fn decode_bytes(&self, mut encoded: Vec<u8>, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
         self.swap(&mut encoded, repr)?;
         Ok(encoded)
-    }
-
-    fn decode_in_place(&self, data: &mut [u8], repr: &ChunkRepr) -> Option<Result<(), CodecError>> {
-        Some(self.swap(data, repr))
     }
 }
 
@@ -196,7 +214,7 @@ mod tests {
             decoded.push(s);
             decoded.extend(b.to_ne_bytes());
         }
-        let encoded = codec.encode(decoded.clone(), &repr()).unwrap();
+        let encoded = codec.encode(decoded.clone().into(), &repr()).unwrap();
         assert_eq!(&encoded[..7], [1, 0, b'x', 1, 2, 3, 4]);
         assert_eq!(&encoded[7..], [0xfe, 0xff, b'y', 0, 0, 0, 5]);
         assert_eq!(codec.decode(encoded, &repr()).unwrap(), decoded);

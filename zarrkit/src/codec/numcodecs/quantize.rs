@@ -14,6 +14,7 @@
 //! # Ok::<(), serde_json::Error>(())
 //! ```
 
+use crate::codec::ChunkData;
 use crate::codec::numpy_dtype::{
     Direction, Num, NumpyDtype, check_type, convert_chunk, is_float, repr_as, round_to,
 };
@@ -117,7 +118,31 @@ impl ArrayToArrayCodec for QuantizeCodec {
         Ok(repr_as(decoded, self.astype.data_type.clone()))
     }
 
-    fn encode(&self, decoded: Vec<u8>, decoded_repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
+    fn encode(
+        &self,
+        decoded: ChunkData<'_>,
+        decoded_repr: &ChunkRepr,
+    ) -> Result<ChunkData<'static>, CodecError> {
+        self.encode_bytes(decoded.into_fixed(NAME)?, decoded_repr)
+            .map(Into::into)
+    }
+
+    fn decode(
+        &self,
+        encoded: ChunkData<'_>,
+        decoded_repr: &ChunkRepr,
+    ) -> Result<ChunkData<'static>, CodecError> {
+        self.decode_bytes(encoded.into_fixed(NAME)?, decoded_repr)
+            .map(Into::into)
+    }
+}
+
+impl QuantizeCodec {
+    fn encode_bytes(
+        &self,
+        decoded: Vec<u8>,
+        decoded_repr: &ChunkRepr,
+    ) -> Result<Vec<u8>, CodecError> {
         let from = &self.dtype.data_type;
         let scale = round_to(from, self.scale);
         convert_chunk(
@@ -132,8 +157,11 @@ impl ArrayToArrayCodec for QuantizeCodec {
             },
         )
     }
-
-    fn decode(&self, encoded: Vec<u8>, decoded_repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
+    fn decode_bytes(
+        &self,
+        encoded: Vec<u8>,
+        decoded_repr: &ChunkRepr,
+    ) -> Result<Vec<u8>, CodecError> {
         convert_chunk(
             NAME,
             &encoded,
@@ -172,8 +200,10 @@ mod tests {
             .iter()
             .flat_map(|v| v.to_ne_bytes())
             .collect();
-        let encoded = c.encode(data, &repr(DataType::Float64, 3)).unwrap();
+        let encoded = c.encode(data.into(), &repr(DataType::Float64, 3)).unwrap();
         let values: Vec<f64> = encoded
+            .as_fixed("test")
+            .unwrap()
             .chunks_exact(8)
             .map(|b| f64::from_ne_bytes(b.try_into().unwrap()))
             .collect();
@@ -187,7 +217,7 @@ mod tests {
         assert!(QuantizeCodec::new(1, i.clone(), i).is_err());
         assert!(
             codec(2, "<f4")
-                .decode(vec![0; 5], &repr(DataType::Float32, 1))
+                .decode(vec![0; 5].into(), &repr(DataType::Float32, 1))
                 .is_err()
         );
     }
@@ -198,9 +228,9 @@ mod tests {
             let c = codec(3, "<f8");
             let data: Vec<u8> = values.iter().flat_map(|v| v.to_ne_bytes()).collect();
             let r = repr(DataType::Float64, values.len() as u64);
-            let once = c.encode(data, &r)?;
+            let once = c.encode(data.into(), &r)?;
             prop_assert_eq!(c.encode(once.clone(), &r)?, once.clone());
-            for (v, b) in values.iter().zip(once.chunks_exact(8)) {
+            for (v, b) in values.iter().zip(once.as_fixed("test").unwrap().chunks_exact(8)) {
                 let q = f64::from_ne_bytes(b.try_into().unwrap());
                 prop_assert!((v - q).abs() <= 1.0 / 1024.0 / 2.0 + 1e-9);
             }
