@@ -381,22 +381,21 @@ impl<'a> ChunkData<'a> {
         if let Some(old) = &old {
             old.check_shape(repr, shape)?;
         }
-        let mut out = match &old {
-            Some(ChunkData::Fixed(_)) => {
-                let Some(ChunkData::Fixed(bytes)) = old else {
-                    unreachable!("matched as fixed above")
-                };
-                Assembler::Fixed {
-                    out: bytes.into_owned(),
-                    elem: repr.data_type.size(),
+        let old_elements;
+        let mut out = match old {
+            Some(ChunkData::Fixed(bytes)) => Assembler::Fixed {
+                out: bytes.into_owned(),
+                elem: repr.data_type.size(),
+            },
+            Some(ChunkData::Vlen(chunk)) => {
+                old_elements = chunk;
+                Assembler::Vlen {
+                    sources: vec![None; old_elements.len()],
+                    chunks: Vec::new(),
+                    base: Some(&old_elements),
+                    fill: repr.fill_value.as_bytes(),
                 }
             }
-            Some(ChunkData::Vlen(chunk)) => Assembler::Vlen {
-                sources: vec![None; chunk.len()],
-                chunks: Vec::new(),
-                base: Some(chunk),
-                fill: repr.fill_value.as_bytes(),
-            },
             None => Assembler::new(repr, shape, true)?,
         };
         for (b, data) in updates {
@@ -423,6 +422,60 @@ impl<'a> ChunkData<'a> {
             );
         }
         out.finish("partial encode")
+    }
+}
+
+impl ChunkData<'_> {
+    /// A chunk of `repr` after copying the elements `copy` describes (its
+    /// `elem` is ignored) from `src` into `old` (the chunk's old data,
+    /// `None` for all fill value): the array engine's write of one chunk.
+    /// Owned fixed-size old data is updated in place; a chunk `copy`
+    /// covers entirely is built from `src` alone, without filling first.
+    ///
+    /// # Errors
+    /// [`CodecError::TooLarge`], or [`CodecError::WrongSize`] if the old
+    /// data is not one chunk of `repr`.
+    pub(crate) fn merge_from(
+        old: Option<ChunkData<'_>>,
+        repr: &ChunkRepr,
+        src: &ChunkData<'_>,
+        copy: &BoxCopy<'_>,
+    ) -> Result<ChunkData<'static>, CodecError> {
+        if let Some(old) = &old {
+            old.check(repr)?;
+        }
+        let covers = copy.shape == repr.shape.as_slice();
+        if let (None, true, ChunkData::Fixed(bytes)) = (&old, covers, src) {
+            // Every element comes from `src`, and the runs arrive in the
+            // chunk's C order: append them rather than zero-filling a
+            // buffer only to overwrite it.
+            let elem = repr.data_type.size();
+            let mut chunk = Vec::with_capacity(shape_len(&repr.shape, elem)?);
+            BoxCopy { elem, ..*copy }.for_each_run(|s, d, len| {
+                debug_assert_eq!(d, chunk.len());
+                chunk.extend_from_slice(&bytes[s..s + len]);
+            });
+            return Ok(chunk.into());
+        }
+        let old_elements;
+        let mut out = match old {
+            Some(ChunkData::Fixed(bytes)) => Assembler::Fixed {
+                out: bytes.into_owned(),
+                elem: repr.data_type.size(),
+            },
+            Some(ChunkData::Vlen(chunk)) => {
+                old_elements = chunk;
+                Assembler::Vlen {
+                    sources: vec![None; old_elements.len()],
+                    chunks: Vec::new(),
+                    base: Some(&old_elements),
+                    fill: repr.fill_value.as_bytes(),
+                }
+            }
+            None => Assembler::new(repr, &repr.shape, !covers)?,
+        };
+        out.copy(src, copy);
+        out.finish("array")
     }
 }
 
