@@ -30,7 +30,8 @@
 //!   values ([`metadata::json`]), which codecs and formats share.
 //! - [`codec`]: array→array, array→bytes and bytes→bytes codecs by family
 //!   ([`codec::core`], [`codec::ext`], [`codec::numcodecs`],
-//!   [`codec::object`]) and the chain.
+//!   [`codec::object`]) and the chain, all over one chunk-data type
+//!   ([`codec::ChunkData`]: fixed-size bytes or variable-length elements).
 //! - [`Error`]: the library's error, wrapping the store, model and codec
 //!   errors.
 //! - [`format`](mod@format): each Zarr format's documents and key layouts ↔
@@ -39,8 +40,8 @@
 //!   format a node is in.
 //! - [`node`]: opening, listing and erasing any node.
 //! - [`array`](mod@array), [`group`], [`migrate`]: regions, planned
-//!   parallel reads and writes, the hierarchy, and migration between
-//!   formats.
+//!   parallel reads and writes (one engine for every data type), the
+//!   hierarchy, and migration between formats.
 
 #![deny(unsafe_code)]
 #![warn(missing_docs)]

@@ -371,33 +371,17 @@ impl<'a> ChunkData<'a> {
     /// # Errors
     /// [`CodecError::TooLarge`], or [`CodecError::WrongSize`] if the old
     /// data is not one box of `shape`.
-    pub fn merge(
-        old: Option<ChunkData<'_>>,
-        repr: &ChunkRepr,
+    pub fn merge<'s>(
+        old: Option<ChunkData<'s>>,
+        repr: &'s ChunkRepr,
         shape: &[u64],
         start: &[u64],
-        updates: &[(ChunkBox, ChunkData<'_>)],
+        updates: &'s [(ChunkBox, ChunkData<'s>)],
     ) -> Result<ChunkData<'static>, CodecError> {
         if let Some(old) = &old {
             old.check_shape(repr, shape)?;
         }
-        let old_elements;
-        let mut out = match old {
-            Some(ChunkData::Fixed(bytes)) => Assembler::Fixed {
-                out: bytes.into_owned(),
-                elem: repr.data_type.size(),
-            },
-            Some(ChunkData::Vlen(chunk)) => {
-                old_elements = chunk;
-                Assembler::Vlen {
-                    sources: vec![None; old_elements.len()],
-                    chunks: Vec::new(),
-                    base: Some(&old_elements),
-                    fill: repr.fill_value.as_bytes(),
-                }
-            }
-            None => Assembler::new(repr, shape, true)?,
-        };
+        let mut out = Assembler::from_old(old, repr, shape, true)?;
         for (b, data) in updates {
             let Some(common) = b.intersect(start, shape) else {
                 continue;
@@ -435,10 +419,10 @@ impl ChunkData<'_> {
     /// # Errors
     /// [`CodecError::TooLarge`], or [`CodecError::WrongSize`] if the old
     /// data is not one chunk of `repr`.
-    pub(crate) fn merge_from(
-        old: Option<ChunkData<'_>>,
-        repr: &ChunkRepr,
-        src: &ChunkData<'_>,
+    pub(crate) fn merge_from<'s>(
+        old: Option<ChunkData<'s>>,
+        repr: &'s ChunkRepr,
+        src: &'s ChunkData<'s>,
         copy: &BoxCopy<'_>,
     ) -> Result<ChunkData<'static>, CodecError> {
         if let Some(old) = &old {
@@ -457,23 +441,7 @@ impl ChunkData<'_> {
             });
             return Ok(chunk.into());
         }
-        let old_elements;
-        let mut out = match old {
-            Some(ChunkData::Fixed(bytes)) => Assembler::Fixed {
-                out: bytes.into_owned(),
-                elem: repr.data_type.size(),
-            },
-            Some(ChunkData::Vlen(chunk)) => {
-                old_elements = chunk;
-                Assembler::Vlen {
-                    sources: vec![None; old_elements.len()],
-                    chunks: Vec::new(),
-                    base: Some(&old_elements),
-                    fill: repr.fill_value.as_bytes(),
-                }
-            }
-            None => Assembler::new(repr, &repr.shape, !covers)?,
-        };
+        let mut out = Assembler::from_old(old, repr, &repr.shape, !covers)?;
         out.copy(src, copy);
         out.finish("array")
     }
@@ -491,7 +459,7 @@ pub(crate) enum Assembler<'s> {
         sources: Vec<Option<(usize, usize)>>,
         chunks: Vec<&'s VlenChunk>,
         /// Where elements without a source come from, before the fill value.
-        base: Option<&'s VlenChunk>,
+        base: Option<Cow<'s, VlenChunk>>,
         fill: &'s [u8],
     },
 }
@@ -520,6 +488,30 @@ impl<'s> Assembler<'s> {
             }
             Ok(Self::Fixed { out, elem })
         }
+    }
+
+    /// A box of `shape` elements of `repr` holding `old` (`None`: see
+    /// [`Self::new`]), to copy more elements over. Owned fixed-size old
+    /// data is updated in place.
+    pub(crate) fn from_old(
+        old: Option<ChunkData<'s>>,
+        repr: &'s ChunkRepr,
+        shape: &[u64],
+        filled: bool,
+    ) -> Result<Self, CodecError> {
+        Ok(match old {
+            Some(ChunkData::Fixed(bytes)) => Self::Fixed {
+                out: bytes.into_owned(),
+                elem: repr.data_type.size(),
+            },
+            Some(ChunkData::Vlen(chunk)) => Self::Vlen {
+                sources: vec![None; chunk.len()],
+                chunks: Vec::new(),
+                base: Some(chunk),
+                fill: repr.fill_value.as_bytes(),
+            },
+            None => Self::new(repr, shape, filled)?,
+        })
     }
 
     /// Copies the elements `copy` describes (its `elem` is ignored) from
@@ -573,7 +565,7 @@ impl<'s> Assembler<'s> {
                             codec,
                             reason: format!("element index {e} out of range"),
                         })?,
-                        None => base.and_then(|base| base.get(i)).unwrap_or(fill),
+                        None => base.as_ref().and_then(|base| base.get(i)).unwrap_or(fill),
                     };
                     out.push(value);
                 }

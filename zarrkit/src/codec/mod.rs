@@ -3,8 +3,13 @@
 //!
 //! Spec: v3 core, "Codecs". A chain is any number of array→array codecs,
 //! exactly one array→bytes codec, then any number of bytes→bytes codecs.
-//! Decoded chunks are the C-order bytes of their elements in native byte
-//! order ([`ChunkRepr`] says their shape and type).
+//! A decoded chunk is one [`ChunkData`]: the C-order bytes of its
+//! fixed-size elements in native byte order, or its variable-length
+//! elements ([`ChunkRepr`] says their shape and type). Every codec trait,
+//! the chain and sharding take and return it; a codec that serves one kind
+//! says so with [`ChunkData::into_fixed`] or [`ChunkData::as_vlen`]. What a
+//! codec can do beyond whole chunks (decode in place, partial decode and
+//! encode, nest chunks) it says in [`CodecCapabilities`].
 //!
 //! Codecs are grouped by family: [`core`] (the v3 core codecs),
 //! [`ext`] (registered v3 extensions), [`numcodecs`] (numcodecs' compressors
@@ -125,10 +130,85 @@ impl ChunkRepr {
     }
 }
 
+/// The `encode` and `decode` of an array→array codec that takes
+/// fixed-size data only: inside its `impl ArrayToArrayCodec`, over its own
+/// `encode_bytes(Vec<u8>, &ChunkRepr)` and `decode_bytes(..)`, refusing
+/// variable-length data with the error [`ChunkData::into_fixed`] builds
+/// for the codec `$name`.
+macro_rules! fixed_array_to_array {
+    ($name:expr) => {
+        fn encode(
+            &self,
+            decoded: $crate::codec::ChunkData<'_>,
+            decoded_repr: &$crate::codec::ChunkRepr,
+        ) -> Result<$crate::codec::ChunkData<'static>, $crate::codec::CodecError> {
+            self.encode_bytes(decoded.into_fixed($name)?, decoded_repr)
+                .map(Into::into)
+        }
+
+        fn decode(
+            &self,
+            encoded: $crate::codec::ChunkData<'_>,
+            decoded_repr: &$crate::codec::ChunkRepr,
+        ) -> Result<$crate::codec::ChunkData<'static>, $crate::codec::CodecError> {
+            self.decode_bytes(encoded.into_fixed($name)?, decoded_repr)
+                .map(Into::into)
+        }
+    };
+}
+pub(crate) use fixed_array_to_array;
+
+/// The `encode` and `decode` of an array→bytes codec for fixed-size data
+/// only, as [`fixed_array_to_array`] for array→array codecs.
+macro_rules! fixed_array_to_bytes {
+    ($name:expr) => {
+        fn encode(
+            &self,
+            decoded: $crate::codec::ChunkData<'_>,
+            repr: &$crate::codec::ChunkRepr,
+        ) -> Result<Vec<u8>, $crate::codec::CodecError> {
+            self.encode_bytes(decoded.into_fixed($name)?, repr)
+        }
+
+        fn decode(
+            &self,
+            encoded: Vec<u8>,
+            repr: &$crate::codec::ChunkRepr,
+        ) -> Result<$crate::codec::ChunkData<'static>, $crate::codec::CodecError> {
+            self.decode_bytes(encoded, repr).map(Into::into)
+        }
+    };
+}
+pub(crate) use fixed_array_to_bytes;
+
+/// The `encode` and `decode` of an array→bytes codec for variable-length
+/// elements only (`vlen-utf8`, `json2`, …), over its own
+/// `encode_elements(&VlenChunk, &ChunkRepr)` and `decode_elements(..)`,
+/// refusing fixed-size data with the error [`ChunkData::as_vlen`] builds.
+macro_rules! vlen_array_to_bytes {
+    ($name:expr) => {
+        fn encode(
+            &self,
+            decoded: $crate::codec::ChunkData<'_>,
+            repr: &$crate::codec::ChunkRepr,
+        ) -> Result<Vec<u8>, $crate::codec::CodecError> {
+            self.encode_elements(decoded.as_vlen($name)?, repr)
+        }
+
+        fn decode(
+            &self,
+            encoded: Vec<u8>,
+            repr: &$crate::codec::ChunkRepr,
+        ) -> Result<$crate::codec::ChunkData<'static>, $crate::codec::CodecError> {
+            self.decode_elements(encoded, repr).map(Into::into)
+        }
+    };
+}
+pub(crate) use vlen_array_to_bytes;
+
 /// What a codec can do beyond encoding and decoding whole chunks, asked
 /// once instead of probed for.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[non_exhaustive]
 pub struct CodecCapabilities {
     /// [`ArrayToBytesCodec::decode_in_place`] works: the encoded bytes have
     /// the decoded size (`bytes`, `struct_bytes`).

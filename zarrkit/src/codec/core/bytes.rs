@@ -184,9 +184,7 @@ impl ArrayToBytesCodec for BytesCodec {
         self.endian_for(repr).map(drop)
     }
 
-    fn encode(&self, decoded: ChunkData<'_>, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
-        self.encode_bytes(decoded.into_fixed("bytes")?, repr)
-    }
+    crate::codec::fixed_array_to_bytes!("bytes");
 
     fn capabilities(&self) -> CodecCapabilities {
         CodecCapabilities {
@@ -273,10 +271,6 @@ impl ArrayToBytesCodec for BytesCodec {
             }
         }
         Ok(Some(outs.into_iter().map(ChunkData::from).collect()))
-    }
-
-    fn decode(&self, encoded: Vec<u8>, repr: &ChunkRepr) -> Result<ChunkData<'static>, CodecError> {
-        self.decode_bytes(encoded, repr).map(Into::into)
     }
 }
 

@@ -16,7 +16,6 @@
 //! assert_eq!(codec.name, struct_bytes::NAME);
 //! ```
 
-use crate::codec::ChunkData;
 use crate::codec::CodecCapabilities;
 use crate::codec::{
     ArrayToBytesCodec, ChunkRepr, Codec, CodecError, registry::parse_configuration,
@@ -154,13 +153,7 @@ impl ArrayToBytesCodec for StructBytesCodec {
         Ok(())
     }
 
-    fn encode(&self, decoded: ChunkData<'_>, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
-        self.encode_bytes(decoded.into_fixed(NAME)?, repr)
-    }
-
-    fn decode(&self, encoded: Vec<u8>, repr: &ChunkRepr) -> Result<ChunkData<'static>, CodecError> {
-        self.decode_bytes(encoded, repr).map(Into::into)
-    }
+    crate::codec::fixed_array_to_bytes!(NAME);
 
     fn capabilities(&self) -> CodecCapabilities {
         CodecCapabilities {

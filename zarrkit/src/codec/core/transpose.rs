@@ -10,7 +10,6 @@
 //! # Ok::<(), serde_json::Error>(())
 //! ```
 
-use crate::codec::ChunkData;
 use crate::codec::{
     ArrayToArrayCodec, ChunkRepr, Codec, CodecError, registry::parse_configuration,
 };
@@ -202,23 +201,7 @@ impl ArrayToArrayCodec for TransposeCodec {
         })
     }
 
-    fn encode(
-        &self,
-        decoded: ChunkData<'_>,
-        decoded_repr: &ChunkRepr,
-    ) -> Result<ChunkData<'static>, CodecError> {
-        self.encode_bytes(decoded.into_fixed("transpose")?, decoded_repr)
-            .map(Into::into)
-    }
-
-    fn decode(
-        &self,
-        encoded: ChunkData<'_>,
-        decoded_repr: &ChunkRepr,
-    ) -> Result<ChunkData<'static>, CodecError> {
-        self.decode_bytes(encoded.into_fixed("transpose")?, decoded_repr)
-            .map(Into::into)
-    }
+    crate::codec::fixed_array_to_array!("transpose");
 }
 
 impl TransposeCodec {

@@ -21,7 +21,6 @@
 //! # Ok::<(), serde_json::Error>(())
 //! ```
 
-use crate::codec::ChunkData;
 use crate::codec::numpy_dtype::{Num, check_len, is_float, is_integer, load, store, wrap};
 use crate::codec::{
     ArrayToArrayCodec, ChunkRepr, Codec, CodecError, registry::parse_configuration,
@@ -468,23 +467,7 @@ impl ArrayToArrayCodec for CastValueCodec {
         })
     }
 
-    fn encode(
-        &self,
-        decoded: ChunkData<'_>,
-        decoded_repr: &ChunkRepr,
-    ) -> Result<ChunkData<'static>, CodecError> {
-        self.encode_bytes(decoded.into_fixed(NAME)?, decoded_repr)
-            .map(Into::into)
-    }
-
-    fn decode(
-        &self,
-        encoded: ChunkData<'_>,
-        decoded_repr: &ChunkRepr,
-    ) -> Result<ChunkData<'static>, CodecError> {
-        self.decode_bytes(encoded.into_fixed(NAME)?, decoded_repr)
-            .map(Into::into)
-    }
+    crate::codec::fixed_array_to_array!(NAME);
 }
 
 impl CastValueCodec {

@@ -32,7 +32,6 @@
 //! # Ok::<(), serde_json::Error>(())
 //! ```
 
-use crate::codec::ChunkData;
 use crate::codec::copy::BoxCopy;
 use crate::codec::{
     ArrayToBytesCodec, ChunkRepr, Codec, CodecChain, CodecError, codec_from_metadata,
@@ -307,15 +306,10 @@ impl ArrayToBytesCodec for N5DefaultCodec {
             .checked_add(4 + 4 * repr.shape.len())
     }
 
-    fn encode(&self, decoded: ChunkData<'_>, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
-        self.encode_bytes(decoded.into_fixed(NAME)?, repr)
-    }
+    crate::codec::fixed_array_to_bytes!(NAME);
 
     // Spec, "Procedure", "Decoding": parse the header, decode the rest as a
     // block of the header's shape, then pad or truncate it to the chunk.
-    fn decode(&self, encoded: Vec<u8>, repr: &ChunkRepr) -> Result<ChunkData<'static>, CodecError> {
-        self.decode_bytes(encoded, repr).map(Into::into)
-    }
 }
 
 impl N5DefaultCodec {

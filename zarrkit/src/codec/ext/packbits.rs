@@ -21,7 +21,6 @@
 //! # Ok::<(), serde_json::Error>(())
 //! ```
 
-use crate::codec::ChunkData;
 use crate::codec::{
     ArrayToBytesCodec, ChunkRepr, Codec, CodecError, registry::parse_configuration,
 };
@@ -223,13 +222,7 @@ impl ArrayToBytesCodec for PackBitsCodec {
         self.layout(&repr.data_type).map(|_| ())
     }
 
-    fn encode(&self, decoded: ChunkData<'_>, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
-        self.encode_bytes(decoded.into_fixed(NAME)?, repr)
-    }
-
-    fn decode(&self, encoded: Vec<u8>, repr: &ChunkRepr) -> Result<ChunkData<'static>, CodecError> {
-        self.decode_bytes(encoded, repr).map(Into::into)
-    }
+    crate::codec::fixed_array_to_bytes!(NAME);
 }
 
 impl PackBitsCodec {

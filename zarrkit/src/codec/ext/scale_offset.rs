@@ -20,7 +20,6 @@
 //! # Ok::<(), serde_json::Error>(())
 //! ```
 
-use crate::codec::ChunkData;
 use crate::codec::numpy_dtype::{
     Num, check_len, is_float, is_integer, load, round_to, store, wrap,
 };
@@ -211,23 +210,7 @@ impl ArrayToArrayCodec for ScaleOffsetCodec {
         })
     }
 
-    fn encode(
-        &self,
-        decoded: ChunkData<'_>,
-        decoded_repr: &ChunkRepr,
-    ) -> Result<ChunkData<'static>, CodecError> {
-        self.encode_bytes(decoded.into_fixed(NAME)?, decoded_repr)
-            .map(Into::into)
-    }
-
-    fn decode(
-        &self,
-        encoded: ChunkData<'_>,
-        decoded_repr: &ChunkRepr,
-    ) -> Result<ChunkData<'static>, CodecError> {
-        self.decode_bytes(encoded.into_fixed(NAME)?, decoded_repr)
-            .map(Into::into)
-    }
+    crate::codec::fixed_array_to_array!(NAME);
 }
 
 impl ScaleOffsetCodec {

@@ -43,7 +43,6 @@
 //! # Ok::<(), serde_json::Error>(())
 //! ```
 
-use crate::codec::ChunkData;
 use crate::codec::{
     ArrayToBytesCodec, ChunkRepr, Codec, CodecError, registry::parse_configuration,
 };
@@ -505,13 +504,7 @@ impl ArrayToBytesCodec for ZfpCodec {
         field_sizes(&repr.shape).map(|_| ())
     }
 
-    fn encode(&self, decoded: ChunkData<'_>, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
-        self.encode_bytes(decoded.into_fixed(NAME)?, repr)
-    }
-
-    fn decode(&self, encoded: Vec<u8>, repr: &ChunkRepr) -> Result<ChunkData<'static>, CodecError> {
-        self.decode_bytes(encoded, repr).map(Into::into)
-    }
+    crate::codec::fixed_array_to_bytes!(NAME);
 }
 
 impl ZfpCodec {

@@ -15,7 +15,6 @@
 //! # Ok::<(), serde_json::Error>(())
 //! ```
 
-use crate::codec::ChunkData;
 use crate::codec::numpy_dtype::{Direction, NumpyDtype, check_type, convert_chunk, repr_as};
 use crate::codec::{
     ArrayToArrayCodec, ChunkRepr, Codec, CodecError, registry::parse_configuration,
@@ -92,23 +91,7 @@ impl ArrayToArrayCodec for AsTypeCodec {
         Ok(repr_as(decoded, self.encode_dtype.data_type.clone()))
     }
 
-    fn encode(
-        &self,
-        decoded: ChunkData<'_>,
-        decoded_repr: &ChunkRepr,
-    ) -> Result<ChunkData<'static>, CodecError> {
-        self.encode_bytes(decoded.into_fixed(NAME)?, decoded_repr)
-            .map(Into::into)
-    }
-
-    fn decode(
-        &self,
-        encoded: ChunkData<'_>,
-        decoded_repr: &ChunkRepr,
-    ) -> Result<ChunkData<'static>, CodecError> {
-        self.decode_bytes(encoded.into_fixed(NAME)?, decoded_repr)
-            .map(Into::into)
-    }
+    crate::codec::fixed_array_to_array!(NAME);
 }
 
 impl AsTypeCodec {

@@ -15,7 +15,6 @@
 //! # Ok::<(), serde_json::Error>(())
 //! ```
 
-use crate::codec::ChunkData;
 use crate::codec::numpy_dtype::{
     Num, NumpyDtype, check_len, check_type, is_float, is_integer, load, repr_as, round_to, store,
     wrap,
@@ -111,23 +110,7 @@ impl ArrayToArrayCodec for DeltaCodec {
         Ok(repr_as(decoded, self.astype.data_type.clone()))
     }
 
-    fn encode(
-        &self,
-        decoded: ChunkData<'_>,
-        decoded_repr: &ChunkRepr,
-    ) -> Result<ChunkData<'static>, CodecError> {
-        self.encode_bytes(decoded.into_fixed(NAME)?, decoded_repr)
-            .map(Into::into)
-    }
-
-    fn decode(
-        &self,
-        encoded: ChunkData<'_>,
-        decoded_repr: &ChunkRepr,
-    ) -> Result<ChunkData<'static>, CodecError> {
-        self.decode_bytes(encoded.into_fixed(NAME)?, decoded_repr)
-            .map(Into::into)
-    }
+    crate::codec::fixed_array_to_array!(NAME);
 }
 
 impl DeltaCodec {

@@ -8,7 +8,6 @@
 //! number of padding bits in the last byte, then the bits, most significant
 //! first (`numpy.packbits`).
 
-use crate::codec::ChunkData;
 use crate::codec::{
     ArrayToArrayCodec, ChunkRepr, Codec, CodecError, registry::parse_configuration,
 };
@@ -61,23 +60,7 @@ impl ArrayToArrayCodec for PackBitsCodec {
         })
     }
 
-    fn encode(
-        &self,
-        decoded: ChunkData<'_>,
-        decoded_repr: &ChunkRepr,
-    ) -> Result<ChunkData<'static>, CodecError> {
-        self.encode_bytes(decoded.into_fixed(NAME)?, decoded_repr)
-            .map(Into::into)
-    }
-
-    fn decode(
-        &self,
-        encoded: ChunkData<'_>,
-        decoded_repr: &ChunkRepr,
-    ) -> Result<ChunkData<'static>, CodecError> {
-        self.decode_bytes(encoded.into_fixed(NAME)?, decoded_repr)
-            .map(Into::into)
-    }
+    crate::codec::fixed_array_to_array!(NAME);
 }
 
 impl PackBitsCodec {

@@ -29,7 +29,6 @@
 //! # Ok::<(), serde_json::Error>(())
 //! ```
 
-use crate::codec::ChunkData;
 use crate::codec::vlen::VlenChunk;
 use crate::codec::{
     ArrayToBytesCodec, ChunkRepr, Codec, CodecError, registry::parse_configuration,
@@ -397,13 +396,7 @@ impl ArrayToBytesCodec for Json2Codec {
         validate_object(NAME, repr)
     }
 
-    fn encode(&self, decoded: ChunkData<'_>, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
-        self.encode_elements(decoded.as_vlen(NAME)?, repr)
-    }
-
-    fn decode(&self, encoded: Vec<u8>, repr: &ChunkRepr) -> Result<ChunkData<'static>, CodecError> {
-        self.decode_elements(encoded, repr).map(Into::into)
-    }
+    crate::codec::vlen_array_to_bytes!(NAME);
 }
 
 impl Json2Codec {

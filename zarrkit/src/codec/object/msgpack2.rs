@@ -38,7 +38,6 @@
 //! # Ok::<(), serde_json::Error>(())
 //! ```
 
-use crate::codec::ChunkData;
 use crate::codec::json2::{document_elements, document_items, validate_object};
 use crate::codec::vlen::VlenChunk;
 use crate::codec::{
@@ -299,13 +298,7 @@ impl ArrayToBytesCodec for MsgPack2Codec {
         validate_object(NAME, repr)
     }
 
-    fn encode(&self, decoded: ChunkData<'_>, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
-        self.encode_elements(decoded.as_vlen(NAME)?, repr)
-    }
-
-    fn decode(&self, encoded: Vec<u8>, repr: &ChunkRepr) -> Result<ChunkData<'static>, CodecError> {
-        self.decode_elements(encoded, repr).map(Into::into)
-    }
+    crate::codec::vlen_array_to_bytes!(NAME);
 }
 
 impl MsgPack2Codec {

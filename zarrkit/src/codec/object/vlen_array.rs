@@ -21,7 +21,6 @@
 //! # Ok::<(), serde_json::Error>(())
 //! ```
 
-use crate::codec::ChunkData;
 use crate::codec::numpy_dtype::NumpyDtype;
 use crate::codec::vlen::VlenChunk;
 use crate::codec::{
@@ -153,13 +152,7 @@ impl ArrayToBytesCodec for VlenArrayCodec {
         }
     }
 
-    fn encode(&self, decoded: ChunkData<'_>, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
-        self.encode_elements(decoded.as_vlen(NAME)?, repr)
-    }
-
-    fn decode(&self, encoded: Vec<u8>, repr: &ChunkRepr) -> Result<ChunkData<'static>, CodecError> {
-        self.decode_elements(encoded, repr).map(Into::into)
-    }
+    crate::codec::vlen_array_to_bytes!(NAME);
 }
 
 impl VlenArrayCodec {

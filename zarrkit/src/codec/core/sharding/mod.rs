@@ -15,8 +15,8 @@
 //! writes these with inner `vlen-utf8` + `zstd`) take the same paths: the
 //! chunk data ([`ChunkData`]) says which kind it holds.
 //!
-//! The module is split by job: [`index`] (the shard layout and its
-//! index), [`read`] (decoding, whole and in part) and [`write`]
+//! The module is split by job: `index.rs` (the shard layout and its
+//! index), `read.rs` (decoding, whole and in part) and `write.rs`
 //! (encoding, whole and in part).
 //!
 //! ```
