@@ -169,7 +169,7 @@ mod transpose {
         bencher
             .counter(BytesCount::new(len))
             .with_inputs(|| data.clone())
-            .bench_values(|data| codec.encode(black_box(data), &repr).unwrap());
+            .bench_values(|data| codec.encode(black_box(data).into(), &repr).unwrap());
     }
 
     #[divan::bench(args = SHAPES_2D)]
@@ -201,7 +201,7 @@ mod bytes {
             .counter(BytesCount::new(len))
             .with_inputs(|| data.clone())
             .bench_values(|data| {
-                ArrayToBytesCodec::encode(&codec, black_box(data), &repr).unwrap()
+                ArrayToBytesCodec::encode(&codec, black_box(data).into(), &repr).unwrap()
             });
     }
 }

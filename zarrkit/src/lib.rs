@@ -30,7 +30,8 @@
 //!   values ([`metadata::json`]), which codecs and formats share.
 //! - [`codec`]: array→array, array→bytes and bytes→bytes codecs by family
 //!   ([`codec::core`], [`codec::ext`], [`codec::numcodecs`],
-//!   [`codec::object`]) and the chain.
+//!   [`codec::object`]) and the chain, all over one chunk-data type
+//!   ([`codec::ChunkData`]: fixed-size bytes or variable-length elements).
 //! - [`Error`]: the library's error, wrapping the store, model and codec
 //!   errors.
 //! - [`format`](mod@format): each Zarr format's documents and key layouts ↔
@@ -43,12 +44,13 @@
 //!   format a node is in.
 //! - [`node`]: opening, listing and erasing any node.
 //! - [`array`](mod@array), [`group`], [`migrate`]: regions, planned
-//!   parallel reads and writes, the hierarchy, and migration between
-//!   formats. Every read and write is planned by one pure function of the
-//!   chunk grid (`array/plan.rs`: the chunks a region touches and the box
-//!   of each), whose grid walk `resize`, listing and migration share; an
-//!   array's chunks in the store are [`Array::stored_chunks`], found with
-//!   its key layout, [`Array::key_layout`].
+//!   parallel reads and writes (one engine for every data type), the
+//!   hierarchy, and migration between formats. Every read and write is
+//!   planned by one pure function of the chunk grid (`array/plan.rs`: the
+//!   chunks a region touches and the box of each), whose grid walk
+//!   `resize`, listing and migration share; an array's chunks in the store
+//!   are [`Array::stored_chunks`], found with its key layout,
+//!   [`Array::key_layout`].
 
 #![deny(unsafe_code)]
 #![warn(missing_docs)]

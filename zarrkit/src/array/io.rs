@@ -12,7 +12,8 @@ pub(super) use super::plan::ChunkPiece;
 use super::plan::GridWalk;
 use super::{Array, Element, Region};
 use crate::codec::copy::BoxCopy;
-use crate::codec::{BytesRangeReader, ChunkBox, ChunkRepr, CodecError};
+use crate::codec::vlen::VlenChunk;
+use crate::codec::{BytesRangeReader, ChunkBox, ChunkData, ChunkRepr, CodecError};
 use crate::error::Error;
 use crate::store::{ByteRange, ReadRequest, Store, StoreKey, ValueSnapshot, ValueVersion};
 use rayon::prelude::*;
@@ -92,6 +93,144 @@ impl BytesRangeReader for SnapshotReader<'_> {
 /// stored bytes (`None` when missing).
 type DirectChunk<'a> = (std::ops::Range<usize>, &'a ChunkPiece, Option<Vec<u8>>);
 
+/// Where one element of a variable-length read comes from: the decoded
+/// piece it is in and its index there.
+#[derive(Clone, Copy, Default)]
+pub(super) struct Source {
+    piece: u32,
+    element: u32,
+}
+
+/// Where the read engine puts decoded elements.
+pub(super) enum ReadOut<'o> {
+    /// Fixed-size element bytes: the caller's buffer, written in place.
+    Fixed(&'o mut [u8]),
+    /// Variable-length elements, which have no layout to copy boxes of
+    /// bytes into: each region element's source, and the decoded pieces,
+    /// gathered by [`ReadOut::into_vlen`].
+    Vlen {
+        sources: Vec<Source>,
+        pieces: Vec<Option<ChunkData<'static>>>,
+    },
+}
+
+impl ReadOut<'_> {
+    /// A variable-length read of `n` elements.
+    pub(super) fn vlen(n: usize) -> Self {
+        ReadOut::Vlen {
+            sources: vec![Source::default(); n],
+            pieces: Vec::new(),
+        }
+    }
+
+    /// Puts decoded chunks (`None` when not stored: the fill value) into
+    /// the output: each the piece's box when `boxes` (a partial decode),
+    /// else its whole chunk.
+    fn put(
+        &mut self,
+        array: &Array,
+        region: &Region,
+        decoded: Vec<(&ChunkPiece, Option<ChunkData<'static>>)>,
+        boxes: bool,
+    ) -> Result<(), Error> {
+        let kind_error = |piece: &ChunkPiece, source| Error::Decode {
+            key: piece.key.clone(),
+            source,
+        };
+        match self {
+            ReadOut::Fixed(out) => {
+                let decoded = decoded
+                    .into_iter()
+                    .map(|(piece, data)| {
+                        let data = data
+                            .map(|d| d.into_fixed("array"))
+                            .transpose()
+                            .map_err(|source| kind_error(piece, source))?;
+                        Ok((piece, data))
+                    })
+                    .collect::<Result<Vec<_>, Error>>()?;
+                let elem = array.data_type().size();
+                if !boxes {
+                    array.scatter(region, &decoded, out, elem);
+                    return Ok(());
+                }
+                for (piece, part) in decoded {
+                    let zeros = vec![0; piece.shape.len()];
+                    let copy = BoxCopy {
+                        src_shape: &piece.shape,
+                        src_start: &zeros,
+                        dst_shape: region.shape(),
+                        dst_start: &piece.in_region,
+                        shape: &piece.shape,
+                        elem,
+                    };
+                    match part {
+                        Some(part) => copy.run(&part, out),
+                        None => copy.for_each_run(|_, d, len| {
+                            array.fill_value().fill(&mut out[d..d + len]);
+                        }),
+                    }
+                }
+                Ok(())
+            }
+            ReadOut::Vlen { sources, pieces } => {
+                for (piece, data) in decoded {
+                    if let Some(data) = &data {
+                        data.as_vlen("array")
+                            .map_err(|source| kind_error(piece, source))?;
+                    }
+                    let index = u32::try_from(pieces.len()).map_err(|_| Error::TooLarge {
+                        path: array.path.clone(),
+                        shape: region.shape().to_vec(),
+                    })?;
+                    let zeros = vec![0; piece.shape.len()];
+                    let (src_shape, src_start) = if boxes {
+                        (&piece.shape, &zeros)
+                    } else {
+                        (&array.piece_repr(piece).shape, &piece.in_chunk)
+                    };
+                    BoxCopy {
+                        src_shape,
+                        src_start,
+                        dst_shape: region.shape(),
+                        dst_start: &piece.in_region,
+                        shape: &piece.shape,
+                        elem: 1,
+                    }
+                    .for_each_run(|s, d, len| {
+                        for j in 0..len {
+                            // The reader checked that chunk indices fit in u32.
+                            sources[d + j] = Source {
+                                piece: index,
+                                element: (s + j) as u32,
+                            };
+                        }
+                    });
+                    pieces.push(data);
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// The elements of a variable-length read, in C order; elements of
+    /// chunks not stored are `fill`.
+    pub(super) fn into_vlen(self, fill: &[u8]) -> VlenChunk {
+        let ReadOut::Vlen { sources, pieces } = self else {
+            return VlenChunk::default();
+        };
+        let mut out = VlenChunk::with_capacity(sources.len());
+        for source in sources {
+            let value = match pieces.get(source.piece as usize) {
+                Some(Some(ChunkData::Vlen(chunk))) => chunk.get(source.element as usize),
+                _ => None,
+            };
+            out.push(value.unwrap_or(fill));
+        }
+        out
+    }
+}
+
 impl Array {
     /// The number of chunks handled per batch: enough to keep every thread
     /// busy, few enough that memory in flight stays a few chunks per thread
@@ -160,7 +299,10 @@ impl Array {
     /// one snapshot of the chunk, so the index and the inner chunks come
     /// from the same shard. A store that cannot pin a version gets a retry
     /// instead when a write in this process lands meanwhile.
-    fn decode_piece_partial(&self, piece: &ChunkPiece) -> Result<Option<Vec<u8>>, Error> {
+    fn decode_piece_partial(
+        &self,
+        piece: &ChunkPiece,
+    ) -> Result<Option<ChunkData<'static>>, Error> {
         let b = ChunkBox::new(piece.in_chunk.clone(), piece.shape.clone());
         loop {
             let seen = self.generation(&piece.key);
@@ -254,28 +396,63 @@ impl Array {
     }
 
     /// Decodes a fetched chunk, or `None` when it is not stored.
-    fn decode_chunk(
+    pub(super) fn decode_chunk(
+        &self,
+        key: &StoreKey,
+        repr: &ChunkRepr,
+        encoded: Option<Vec<u8>>,
+    ) -> Result<Option<ChunkData<'static>>, Error> {
+        encoded
+            .map(|bytes| self.decode_stored(key, repr, bytes))
+            .transpose()
+    }
+
+    /// Decodes the stored bytes of the chunk at `key`, after checking its
+    /// declared size against the memory budget.
+    pub(super) fn decode_stored(
+        &self,
+        key: &StoreKey,
+        repr: &ChunkRepr,
+        bytes: Vec<u8>,
+    ) -> Result<ChunkData<'static>, Error> {
+        // The decoded chunk has its declared size, whatever is stored;
+        // each variable-length element holds at least its offsets.
+        let needed = if repr.data_type.is_variable_length() {
+            let per_element = std::mem::size_of::<Vec<u8>>() as u64;
+            Some(
+                repr.num_elements()
+                    .unwrap_or(u64::MAX)
+                    .saturating_mul(per_element),
+            )
+        } else {
+            repr.size_bytes().ok().map(|n| n as u64)
+        };
+        if let Some(needed) = needed {
+            self.check_budget(needed, || {
+                format!("decoding chunk `{key}` of shape {:?}", repr.shape)
+            })?;
+        }
+        self.codecs
+            .decode(bytes, repr)
+            .map_err(|source| Error::Decode {
+                key: key.clone(),
+                source,
+            })
+    }
+
+    /// Decodes a fetched chunk of fixed-size elements to its bytes.
+    fn decode_fixed_chunk(
         &self,
         key: &StoreKey,
         repr: &ChunkRepr,
         encoded: Option<Vec<u8>>,
     ) -> Result<Option<Vec<u8>>, Error> {
-        if encoded.is_some() {
-            // The decoded chunk has its declared size, whatever is stored.
-            if let Ok(bytes) = repr.size_bytes() {
-                self.check_budget(bytes as u64, || {
-                    format!("decoding chunk `{key}` of shape {:?}", repr.shape)
-                })?;
-            }
-        }
-        encoded
-            .map(|bytes| {
-                self.codecs
-                    .decode(bytes, repr)
-                    .map_err(|source| Error::Decode {
-                        key: key.clone(),
-                        source,
-                    })
+        self.decode_chunk(key, repr, encoded)?
+            .map(|chunk| {
+                chunk.into_fixed("array").map_err(|source| Error::Decode {
+                    key: key.clone(),
+                    source,
+                })
             })
             .transpose()
     }
@@ -297,13 +474,22 @@ impl Array {
         if region.is_empty() {
             return Ok(());
         }
-        let elem = self.data_type().size();
+        self.read_planned(region, &mut ReadOut::Fixed(out))
+    }
+
+    /// The read engine, for every data type: plans `region`, reads chunks
+    /// the region covers in part through the chain's partial decoder when
+    /// it has one, and fetches the rest in batches (one batched store read
+    /// each), decoded in parallel and put into `out`. Fixed-size chunks
+    /// that fill a contiguous range of the caller's buffer decode straight
+    /// into it. `region` is non-empty and checked.
+    pub(super) fn read_planned(&self, region: &Region, out: &mut ReadOut<'_>) -> Result<(), Error> {
         let pieces = self.plan(region)?;
         // Chunks the region covers in part are read through the chain's
         // partial decoder when it has one (a shard's index and the inner
         // chunks needed, or the element runs of an uncompressed chunk).
         let (partial, pieces): (Vec<ChunkPiece>, Vec<ChunkPiece>) =
-            if self.codecs.supports_partial_decode() {
+            if self.codecs.capabilities().partial_decode {
                 // So are chunks that reach past the array's edge: decoding
                 // one whole would allocate its declared shape, which an
                 // edited document can make 10^11 elements for an array of 10.
@@ -318,44 +504,36 @@ impl Array {
                 .par_iter()
                 .map(|piece| Ok((piece, self.decode_piece_partial(piece)?)))
                 .collect::<Result<Vec<_>, Error>>()?;
-            for (piece, part) in decoded {
-                let copy = BoxCopy {
-                    src_shape: &piece.shape,
-                    src_start: &vec![0; piece.shape.len()],
-                    dst_shape: region.shape(),
-                    dst_start: &piece.in_region,
-                    shape: &piece.shape,
-                    elem,
-                };
-                match part {
-                    Some(part) => copy.run(&part, out),
-                    None => {
-                        copy.for_each_run(|_, d, len| self.fill_value().fill(&mut out[d..d + len]))
-                    }
-                }
-            }
+            out.put(self, region, decoded, true)?;
         }
         for batch in pieces.chunks(self.batch_size()) {
             let requests: Vec<ReadRequest> = batch.iter().map(|p| (p.key.clone(), None)).collect();
             let fetched = self.store.get_partial_values(&requests)?;
-            let mut direct = Vec::new();
-            let mut staged = Vec::new();
-            for (piece, bytes) in batch.iter().zip(fetched) {
-                match self.contiguous_range(region, piece, elem) {
-                    Some(range) => direct.push((range, piece, bytes)),
-                    None => staged.push((piece, bytes)),
+            let staged: Vec<(&ChunkPiece, Option<Vec<u8>>)> = match out {
+                ReadOut::Fixed(buf) => {
+                    let elem = self.data_type().size();
+                    let mut direct = Vec::new();
+                    let mut staged = Vec::new();
+                    for (piece, bytes) in batch.iter().zip(fetched) {
+                        match self.contiguous_range(region, piece, elem) {
+                            Some(range) => direct.push((range, piece, bytes)),
+                            None => staged.push((piece, bytes)),
+                        }
+                    }
+                    self.decode_direct(direct, buf)?;
+                    staged
                 }
-            }
-            self.decode_direct(direct, out)?;
+                ReadOut::Vlen { .. } => batch.iter().zip(fetched).collect(),
+            };
             if !staged.is_empty() {
-                let decoded: Vec<(&ChunkPiece, Option<Vec<u8>>)> = staged
+                let decoded = staged
                     .into_par_iter()
                     .map(|(piece, bytes)| {
                         let repr = self.piece_repr(piece);
                         Ok((piece, self.decode_chunk(&piece.key, repr, bytes)?))
                     })
-                    .collect::<Result<_, Error>>()?;
-                self.scatter(region, &decoded, out, elem);
+                    .collect::<Result<Vec<_>, Error>>()?;
+                out.put(self, region, decoded, false)?;
             }
         }
         Ok(())
@@ -606,30 +784,41 @@ impl Array {
         if region.is_empty() {
             return Ok(());
         }
-        let elem = self.data_type().size();
-        let chunk_bytes = self.chunk_repr.size_bytes().map_err(|_| Error::TooLarge {
+        self.chunk_repr.size_bytes().map_err(|_| Error::TooLarge {
             path: self.path.clone(),
             shape: self.chunk_shape().to_vec(),
         })?;
+        self.write_planned(region, &ChunkData::from(data))
+    }
+
+    /// The write engine, for every data type: `data` holds the elements
+    /// of `region` (non-empty and checked) in C order. Chunks the region
+    /// covers entirely are encoded without being read: each task builds,
+    /// encodes and stores one, so memory in flight is one chunk and its
+    /// encoding per thread. Chunks covered in part go through the chain's
+    /// partial encoder when it has one (a shard rewrites only the inner
+    /// chunks it must); otherwise each is read whole through one snapshot,
+    /// updated, and stored unless it changed meanwhile (then read again).
+    pub(super) fn write_planned(&self, region: &Region, data: &ChunkData<'_>) -> Result<(), Error> {
         let pieces = self.plan(region)?;
         let (whole, partial): (Vec<&ChunkPiece>, Vec<&ChunkPiece>) =
             pieces.iter().partition(|piece| piece.covers_chunk);
-        // Chunks the region covers entirely are never read: each task
-        // builds, encodes and stores one, so memory in flight is one chunk
-        // and its encoding per thread.
         whole.par_iter().try_for_each(|piece| {
-            let value = self.build_piece(region, data, piece, None, chunk_bytes, elem)?;
+            let value = self.build_piece(region, data, piece, None)?;
             self.commit(&piece.key, value.as_deref(), None).map(|_| ())
         })?;
-        // Chunks covered in part go through the chain's partial encoder
-        // when it has one (a shard rewrites only the inner chunks it must).
-        if self.codecs.supports_partial_encode() {
-            return partial
-                .par_iter()
-                .try_for_each(|piece| self.write_piece_partial(region, data, piece, elem));
+        if self.codecs.capabilities().partial_encode {
+            return partial.par_iter().try_for_each(|piece| {
+                let b = ChunkBox::new(piece.in_region.clone(), piece.shape.clone());
+                let update = data
+                    .extract_box(&self.chunk_repr, region.shape(), &b)
+                    .map_err(|source| Error::Encode {
+                        key: piece.key.clone(),
+                        source,
+                    })?;
+                self.write_piece_partial(piece, update)
+            });
         }
-        // Otherwise each is read whole through one snapshot, updated, and
-        // stored unless it changed meanwhile (then read again).
         partial.par_iter().try_for_each(|piece| {
             loop {
                 let seen = self.generation(&piece.key);
@@ -637,7 +826,7 @@ impl Array {
                 let old = snapshot.read(&[None])?.and_then(|mut v| v.pop());
                 let version = snapshot.version();
                 drop(snapshot);
-                match self.build_piece(region, data, piece, old, chunk_bytes, elem) {
+                match self.build_piece(region, data, piece, old) {
                     Ok(value) => {
                         if self.commit_if_unchanged(
                             &piece.key,
@@ -656,33 +845,22 @@ impl Array {
         })
     }
 
-    /// Updates the part of one chunk that `piece` covers through the codec
-    /// chain's partial encoder, retrying if another write to the chunk's
-    /// stripe lands between the read and the store.
-    fn write_piece_partial(
-        &self,
-        region: &Region,
-        data: &[u8],
-        piece: &ChunkPiece,
-        elem: usize,
-    ) -> Result<(), Error> {
-        let zeros = vec![0; piece.shape.len()];
-        let n = piece.shape.iter().product::<u64>() as usize * elem;
-        let mut update = vec![0u8; n];
-        BoxCopy {
-            src_shape: region.shape(),
-            src_start: &piece.in_region,
-            dst_shape: &piece.shape,
-            dst_start: &zeros,
-            shape: &piece.shape,
-            elem,
-        }
-        .run(data, &mut update);
+    /// Updates the part of one chunk that `piece` covers, with `update`
+    /// (the piece's elements in C order), through the codec chain's
+    /// partial encoder (a sharded array: the index, the inner chunks the
+    /// piece does not cover, and only the touched ones re-encoded),
+    /// retrying if another write to the chunk's stripe lands between the
+    /// read and the store.
+    fn write_piece_partial(&self, piece: &ChunkPiece, update: ChunkData<'_>) -> Result<(), Error> {
         let updates = [(
             ChunkBox::new(piece.in_chunk.clone(), piece.shape.clone()),
-            update.as_slice(),
+            update,
         )];
         let repr = self.piece_repr(piece);
+        let encode_error = |source| Error::Encode {
+            key: piece.key.clone(),
+            source,
+        };
         loop {
             let seen = self.generation(&piece.key);
             let snapshot = self.store.snapshot(&piece.key)?;
@@ -699,24 +877,8 @@ impl Array {
             };
             let value = match value {
                 None if self.write_empty_chunks => {
-                    let mut chunk = vec![
-                        0u8;
-                        repr.size_bytes().map_err(|source| {
-                            Error::Encode {
-                                key: piece.key.clone(),
-                                source,
-                            }
-                        })?
-                    ];
-                    self.fill_value().fill(&mut chunk);
-                    Some(
-                        self.codecs
-                            .encode(chunk, repr)
-                            .map_err(|source| Error::Encode {
-                                key: piece.key.clone(),
-                                source,
-                            })?,
-                    )
+                    let fill = ChunkData::fill(repr, &repr.shape).map_err(encode_error)?;
+                    Some(self.codecs.encode(fill, repr).map_err(encode_error)?)
                 }
                 value => value,
             };
@@ -727,26 +889,19 @@ impl Array {
     }
 
     /// Builds one chunk from its stored bytes (`old`, `None` if missing or
-    /// not read) and the region's data, and encodes it; `None` when it
+    /// not read) and the region's `data`, and encodes it; `None` when it
     /// equals the fill value everywhere and is to be erased.
     fn build_piece(
         &self,
         region: &Region,
-        data: &[u8],
+        data: &ChunkData<'_>,
         piece: &ChunkPiece,
         old: Option<Vec<u8>>,
-        chunk_bytes: usize,
-        elem: usize,
     ) -> Result<Option<Vec<u8>>, Error> {
         let repr = self.piece_repr(piece);
-        // `chunk_bytes` is the size of `chunk_repr`; a chunk of another
-        // shape (rectilinear) has its own.
-        let chunk_bytes = match &piece.repr {
-            None => chunk_bytes,
-            Some(repr) => repr.size_bytes().map_err(|_| Error::TooLarge {
-                path: self.path.clone(),
-                shape: repr.shape.clone(),
-            })?,
+        let encode_error = |source| Error::Encode {
+            key: piece.key.clone(),
+            source,
         };
         let copy = BoxCopy {
             src_shape: region.shape(),
@@ -754,64 +909,43 @@ impl Array {
             dst_shape: &repr.shape,
             dst_start: &piece.in_chunk,
             shape: &piece.shape,
-            elem,
+            elem: self.data_type().size(),
         };
-        if old.is_none() && piece.shape == repr.shape && self.codecs.supports_partial_encode() {
-            // A whole shard from `data`: the sharding codec encodes each
-            // inner chunk straight from it, so the shard is never gathered
-            // (a write of 32 MiB shards holds no 32 MiB buffer per thread).
-            if !self.write_empty_chunks {
-                let fill = self.fill_value();
-                let mut all_fill = true;
-                copy.for_each_run(|s, _, len| {
-                    all_fill = all_fill && fill.equals_all(&data[s..s + len]);
-                });
-                if all_fill {
-                    return Ok(None);
+        if let ChunkData::Fixed(bytes) = data {
+            if old.is_none()
+                && piece.shape == repr.shape
+                && self.codecs.capabilities().partial_encode
+            {
+                // A whole shard from `data`: the sharding codec encodes each
+                // inner chunk straight from it, so the shard is never
+                // gathered (a write of 32 MiB shards holds no 32 MiB buffer
+                // per thread).
+                if !self.write_empty_chunks {
+                    let fill = self.fill_value();
+                    let mut all_fill = true;
+                    copy.for_each_run(|s, _, len| {
+                        all_fill = all_fill && fill.equals_all(&bytes[s..s + len]);
+                    });
+                    if all_fill {
+                        return Ok(None);
+                    }
                 }
+                return self
+                    .codecs
+                    .encode_from(bytes, region.shape(), &piece.in_region, repr)
+                    .map(Some)
+                    .map_err(encode_error);
             }
-            return self
-                .codecs
-                .encode_from(data, region.shape(), &piece.in_region, repr)
-                .map(Some)
-                .map_err(|source| Error::Encode {
-                    key: piece.key.clone(),
-                    source,
-                });
         }
-        let chunk = match self.decode_chunk(&piece.key, repr, old)? {
-            Some(mut chunk) => {
-                copy.run(data, &mut chunk);
-                chunk
-            }
-            None if piece.shape == repr.shape => {
-                // Every element comes from `data`, and the runs arrive in
-                // the chunk's C order: append them rather than zero-filling
-                // a buffer only to overwrite it.
-                let mut chunk = Vec::with_capacity(chunk_bytes);
-                copy.for_each_run(|s, d, len| {
-                    debug_assert_eq!(d, chunk.len());
-                    chunk.extend_from_slice(&data[s..s + len]);
-                });
-                chunk
-            }
-            None => {
-                let mut chunk = vec![0u8; chunk_bytes];
-                self.fill_value().fill(&mut chunk);
-                copy.run(data, &mut chunk);
-                chunk
-            }
-        };
-        if !self.write_empty_chunks && self.fill_value().equals_all(&chunk) {
+        let old = self.decode_chunk(&piece.key, repr, old)?;
+        let chunk = ChunkData::merge_from(old, repr, data, &copy).map_err(encode_error)?;
+        if !self.write_empty_chunks && chunk.is_fill(repr) {
             return Ok(None);
         }
         self.codecs
             .encode(chunk, repr)
             .map(Some)
-            .map_err(|source| Error::Encode {
-                key: piece.key.clone(),
-                source,
-            })
+            .map_err(encode_error)
     }
 
     /// Reads the decoded chunk at `chunk_coords` (the whole chunk, including
@@ -823,7 +957,7 @@ impl Array {
         self.check_chunk_coords(chunk_coords)?;
         let key = self.chunk_key(chunk_coords)?;
         let bytes = self.store.get(&key, None)?;
-        self.decode_chunk(&key, &self.chunk_repr_at(chunk_coords), bytes)
+        self.decode_fixed_chunk(&key, &self.chunk_repr_at(chunk_coords), bytes)
     }
 
     /// The shape of the inner chunks when the array is sharded (its codecs
@@ -831,12 +965,7 @@ impl Array {
     /// natural unit for reading sharded data piece by piece.
     #[must_use]
     pub fn inner_chunk_shape(&self) -> Option<Vec<u64>> {
-        let first = self.codecs.metadata().into_iter().next()?;
-        if first.name != "sharding_indexed" {
-            return None;
-        }
-        let shape = first.configuration?.get("chunk_shape")?.as_array()?.clone();
-        shape.iter().map(serde_json::Value::as_u64).collect()
+        self.codecs.inner_chunk_shape().map(<[u64]>::to_vec)
     }
 
     /// The number of inner chunks along each dimension of the whole array

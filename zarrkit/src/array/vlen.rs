@@ -1,32 +1,19 @@
 //! Strings, byte strings and struct fields: the element API for the data
 //! types that are not plain numbers.
 //!
-//! Variable-length arrays (`string`, `bytes`) are read and written through
-//! their own planned path: the same plan of chunk pieces as fixed-size
-//! arrays, chunks fetched with one batched store read per batch and decoded
-//! or encoded in parallel, but elements are moved by index (a chunk of
-//! variable-length elements has no fixed layout to copy boxes of bytes in).
+//! Variable-length arrays (`string`, `bytes`) are read and written by the
+//! same planned, batched engine as fixed-size arrays
+//! ([`Array::read_vlen`] and [`Array::write_vlen`] hand it
+//! [`ChunkData::Vlen`]); this module holds the typed wrappers over it.
 //! Fixed-length strings (`fixed_length_utf32`, NumPy `S`) go through the
 //! fixed-size path and are converted at the edge.
 
-use super::io::{ChunkPiece, SnapshotReader};
+use super::io::ReadOut;
 use super::{Array, Element, Region};
-use crate::codec::ChunkBox;
-use crate::codec::ChunkRepr;
-use crate::codec::copy::BoxCopy;
 use crate::codec::vlen::VlenChunk;
+use crate::codec::{ChunkData, ChunkRepr};
 use crate::error::Error;
 use crate::metadata::{DataType, strings};
-use crate::store::{ReadRequest, StoreKey};
-use rayon::prelude::*;
-
-/// Where one element of a region comes from: the piece it is in and its
-/// index in that piece's chunk.
-#[derive(Clone, Copy, Default)]
-struct Source {
-    piece: u32,
-    element: u32,
-}
 
 impl Array {
     fn vlen_only(&self, requested: &'static str) -> Result<(), Error> {
@@ -71,26 +58,6 @@ impl Array {
             })
     }
 
-    fn decode_vlen_chunk(
-        &self,
-        key: &StoreKey,
-        repr: &ChunkRepr,
-        bytes: Vec<u8>,
-    ) -> Result<VlenChunk, Error> {
-        // Each decoded element holds at least its offsets, whatever is stored.
-        let elements = repr.num_elements().unwrap_or(u64::MAX);
-        let per_element = std::mem::size_of::<Vec<u8>>() as u64;
-        self.check_budget(elements.saturating_mul(per_element), || {
-            format!("decoding chunk `{key}` of shape {:?}", repr.shape)
-        })?;
-        self.codecs
-            .decode_vlen(bytes, repr)
-            .map_err(|source| Error::Decode {
-                key: key.clone(),
-                source,
-            })
-    }
-
     /// Reads `region` of a variable-length array (`string`, `bytes`): the
     /// elements' bytes in C order. Missing chunks read as the fill value.
     ///
@@ -105,144 +72,13 @@ impl Array {
             return Ok(VlenChunk::default());
         }
         self.chunk_len(&self.chunk_repr)?;
-        let pieces = self.plan(region)?;
         // Chunks of other shapes (a rectilinear grid) are checked too.
-        for repr in pieces.iter().filter_map(|p| p.repr.as_ref()) {
+        for repr in self.plan(region)?.iter().filter_map(|p| p.repr.as_ref()) {
             self.chunk_len(repr)?;
         }
-        if self.codecs.supports_partial_decode() {
-            return self.read_vlen_partial(region, &pieces, n);
-        }
-        let mut sources = vec![Source::default(); n];
-        let mut chunks: Vec<Option<VlenChunk>> = Vec::with_capacity(pieces.len());
-        for (b, batch) in pieces.chunks(self.batch_size()).enumerate() {
-            let requests: Vec<ReadRequest> = batch.iter().map(|p| (p.key.clone(), None)).collect();
-            let values = self.store.get_partial_values(&requests)?;
-            let decoded = batch
-                .par_iter()
-                .zip(values)
-                .map(|(piece, value)| {
-                    value
-                        .map(|bytes| {
-                            self.decode_vlen_chunk(&piece.key, self.piece_repr(piece), bytes)
-                        })
-                        .transpose()
-                })
-                .collect::<Result<Vec<_>, _>>()?;
-            for (i, piece) in batch.iter().enumerate() {
-                let index =
-                    u32::try_from(b * self.batch_size() + i).map_err(|_| Error::TooLarge {
-                        path: self.path.clone(),
-                        shape: region.shape().to_vec(),
-                    })?;
-                BoxCopy {
-                    src_shape: &self.piece_repr(piece).shape,
-                    src_start: &piece.in_chunk,
-                    dst_shape: region.shape(),
-                    dst_start: &piece.in_region,
-                    shape: &piece.shape,
-                    elem: 1,
-                }
-                .for_each_run(|s, d, len| {
-                    for j in 0..len {
-                        // `chunk_len` checked that chunk indices fit in u32.
-                        sources[d + j] = Source {
-                            piece: index,
-                            element: (s + j) as u32,
-                        };
-                    }
-                });
-            }
-            chunks.extend(decoded);
-        }
-        let fill = self.fill_value().as_bytes();
-        let mut out = VlenChunk::with_capacity(n);
-        for source in sources {
-            match &chunks[source.piece as usize] {
-                Some(chunk) => out.push(chunk.get(source.element as usize).unwrap_or(fill)),
-                None => out.push(fill),
-            }
-        }
-        Ok(out)
-    }
-
-    /// Reads a region of a sharded variable-length array through the
-    /// chain's partial decoder: for each shard, its index and the inner
-    /// chunks the region touches, shards in parallel.
-    fn read_vlen_partial(
-        &self,
-        region: &Region,
-        pieces: &[ChunkPiece],
-        n: usize,
-    ) -> Result<VlenChunk, Error> {
-        let too_large = || Error::TooLarge {
-            path: self.path.clone(),
-            shape: region.shape().to_vec(),
-        };
-        let mut decoded: Vec<Option<VlenChunk>> = Vec::with_capacity(pieces.len());
-        for batch in pieces.chunks(self.batch_size()) {
-            let values = batch
-                .par_iter()
-                .map(|piece| self.decode_vlen_piece_partial(piece))
-                .collect::<Result<Vec<_>, _>>()?;
-            decoded.extend(values);
-        }
-        let mut sources = vec![Source::default(); n];
-        for (index, piece) in pieces.iter().enumerate() {
-            let index = u32::try_from(index).map_err(|_| too_large())?;
-            let zeros = vec![0; piece.shape.len()];
-            BoxCopy {
-                src_shape: &piece.shape,
-                src_start: &zeros,
-                dst_shape: region.shape(),
-                dst_start: &piece.in_region,
-                shape: &piece.shape,
-                elem: 1,
-            }
-            .for_each_run(|s, d, len| {
-                for j in 0..len {
-                    // A piece lies within one chunk, whose indices fit in
-                    // u32 (`chunk_len`).
-                    sources[d + j] = Source {
-                        piece: index,
-                        element: (s + j) as u32,
-                    };
-                }
-            });
-        }
-        let fill = self.fill_value().as_bytes();
-        let mut out = VlenChunk::with_capacity(n);
-        for source in sources {
-            let value = decoded[source.piece as usize]
-                .as_ref()
-                .and_then(|piece| piece.get(source.element as usize));
-            out.push(value.unwrap_or(fill));
-        }
-        Ok(out)
-    }
-
-    /// Decodes the part of a chunk that `piece` covers, reading only the
-    /// bytes it needs, all from one snapshot of the chunk, so the index and
-    /// the inner chunks come from one shard (a store that cannot pin a
-    /// version gets a retry when a write in this process lands meanwhile).
-    fn decode_vlen_piece_partial(&self, piece: &ChunkPiece) -> Result<Option<VlenChunk>, Error> {
-        let key = &piece.key;
-        let b = ChunkBox::new(piece.in_chunk.clone(), piece.shape.clone());
-        loop {
-            let seen = self.generation(key);
-            let snapshot = self.store.snapshot(key)?;
-            let result = self.codecs.decode_partial_vlen(
-                &SnapshotReader(&*snapshot),
-                self.piece_repr(piece),
-                std::slice::from_ref(&b),
-            );
-            if snapshot.version().is_none() && self.generation(key) != seen {
-                continue;
-            }
-            return result
-                .map(|boxes| boxes.and_then(|b| b.into_iter().next()))
-                .map_err(|source| super::io::partial_error(key, source, false));
-        }
+        let mut out = ReadOut::vlen(n);
+        self.read_planned(region, &mut out)?;
+        Ok(out.into_vlen(self.fill_value().as_bytes()))
     }
 
     /// Writes `data` (C order, one element per region element) into
@@ -279,164 +115,8 @@ impl Array {
         if n == 0 {
             return Ok(());
         }
-        let chunk_len = self.chunk_len(&self.chunk_repr)?;
-        let pieces = self.plan(region)?;
-        for batch in pieces.chunks(self.batch_size()) {
-            batch
-                .par_iter()
-                .try_for_each(|piece| self.write_vlen_piece(region, data, piece, chunk_len))?;
-        }
-        Ok(())
-    }
-
-    /// Updates one chunk: reads it unless the region covers it, merges,
-    /// and commits unless another write to its stripe landed meanwhile (in
-    /// which case it starts again from a fresh read).
-    fn write_vlen_piece(
-        &self,
-        region: &Region,
-        data: &VlenChunk,
-        piece: &ChunkPiece,
-        chunk_len: usize,
-    ) -> Result<(), Error> {
-        let repr = self.piece_repr(piece);
-        // `chunk_len` is that of `chunk_repr`; a chunk of another shape
-        // (rectilinear) has its own.
-        let chunk_len = match &piece.repr {
-            None => chunk_len,
-            Some(repr) => self.chunk_len(repr)?,
-        };
-        if !piece.covers_chunk && self.codecs.supports_partial_encode() {
-            return self.write_vlen_piece_partial(region, data, piece, chunk_len);
-        }
-        // For each chunk element: the region element it takes, or
-        // `usize::MAX` to keep the old element.
-        let mut from_region: Vec<usize> = vec![usize::MAX; chunk_len];
-        BoxCopy {
-            src_shape: region.shape(),
-            src_start: &piece.in_region,
-            dst_shape: &repr.shape,
-            dst_start: &piece.in_chunk,
-            shape: &piece.shape,
-            elem: 1,
-        }
-        .for_each_run(|s, d, len| {
-            for j in 0..len {
-                from_region[d + j] = s + j;
-            }
-        });
-        let fill = self.fill_value().as_bytes();
-        loop {
-            let seen = self.generation(&piece.key);
-            let (old, version) = if piece.covers_chunk {
-                (None, None)
-            } else {
-                let snapshot = self.store.snapshot(&piece.key)?;
-                let old = snapshot
-                    .read(&[None])?
-                    .and_then(|mut v| v.pop())
-                    .map(|bytes| self.decode_vlen_chunk(&piece.key, repr, bytes))
-                    .transpose()?;
-                (old, snapshot.version())
-            };
-            let mut chunk = VlenChunk::with_capacity(chunk_len);
-            for (i, source) in from_region.iter().enumerate() {
-                let value = match *source {
-                    usize::MAX => old.as_ref().and_then(|old| old.get(i)),
-                    r => data.get(r),
-                };
-                chunk.push(value.unwrap_or(fill));
-            }
-            let value = if !self.write_empty_chunks && chunk.iter().all(|e| e == fill) {
-                None
-            } else {
-                Some(
-                    self.codecs
-                        .encode_vlen(&chunk, repr)
-                        .map_err(|source| Error::Encode {
-                            key: piece.key.clone(),
-                            source,
-                        })?,
-                )
-            };
-            let stored = if piece.covers_chunk {
-                self.commit(&piece.key, value.as_deref(), None)?
-            } else {
-                self.commit_if_unchanged(&piece.key, value.as_deref(), seen, version.as_ref())?
-            };
-            if stored {
-                return Ok(());
-            }
-        }
-    }
-
-    /// Updates part of a chunk through the chain's partial encoder (a
-    /// sharded array: the index, the inner chunks the piece does not
-    /// cover, and only the touched ones re-encoded), committed unless
-    /// another write to the chunk's stripe landed meanwhile.
-    fn write_vlen_piece_partial(
-        &self,
-        region: &Region,
-        data: &VlenChunk,
-        piece: &ChunkPiece,
-        chunk_len: usize,
-    ) -> Result<(), Error> {
-        let key = &piece.key;
-        let mut indices = Vec::new();
-        let zeros = vec![0; piece.shape.len()];
-        BoxCopy {
-            src_shape: region.shape(),
-            src_start: &piece.in_region,
-            dst_shape: &piece.shape,
-            dst_start: &zeros,
-            shape: &piece.shape,
-            elem: 1,
-        }
-        .for_each_run(|s, _, len| indices.extend((s..s + len).map(|e| e as u64)));
-        let update = data
-            .gather(&indices, "array")
-            .map_err(|source| Error::Encode {
-                key: key.clone(),
-                source,
-            })?;
-        let updates = [(
-            ChunkBox::new(piece.in_chunk.clone(), piece.shape.clone()),
-            &update,
-        )];
-        loop {
-            let seen = self.generation(key);
-            let snapshot = self.store.snapshot(key)?;
-            let result = self.codecs.encode_partial_vlen(
-                &SnapshotReader(&*snapshot),
-                self.piece_repr(piece),
-                &updates,
-            );
-            let version = snapshot.version();
-            drop(snapshot);
-            let value = match result {
-                Ok(value) => value,
-                // Read unpinned while another thread replaced it: read again.
-                Err(_) if version.is_none() && self.generation(key) != seen => continue,
-                Err(source) => return Err(super::io::partial_error(key, source, true)),
-            };
-            let value = match value {
-                None if self.write_empty_chunks => {
-                    let fill = VlenChunk::filled(chunk_len, self.fill_value().as_bytes());
-                    Some(
-                        self.codecs
-                            .encode_vlen(&fill, self.piece_repr(piece))
-                            .map_err(|source| Error::Encode {
-                                key: key.clone(),
-                                source,
-                            })?,
-                    )
-                }
-                value => value,
-            };
-            if self.commit_if_unchanged(key, value.as_deref(), seen, version.as_ref())? {
-                return Ok(());
-            }
-        }
+        self.chunk_len(&self.chunk_repr)?;
+        self.write_planned(region, &ChunkData::from(data))
     }
 
     /// Reads `region` as strings, for `string` (variable-length UTF-8),

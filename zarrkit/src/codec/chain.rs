@@ -1,10 +1,11 @@
 //! The codec chain: resolved and validated once, then applied to every chunk.
 
 use super::{
-    ArrayToArrayCodec, ArrayToBytesCodec, BytesRangeReader, BytesToBytesCodec, ChunkBox, ChunkRepr,
-    Codec, CodecError, codec_from_metadata, partial, vlen::VlenChunk,
+    ArrayToArrayCodec, ArrayToBytesCodec, BytesRangeReader, BytesToBytesCodec, ChunkBox, ChunkData,
+    ChunkRepr, Codec, CodecCapabilities, CodecError, codec_from_metadata, partial,
 };
 use crate::metadata::ExtensionObject;
+use std::borrow::Cow;
 use std::sync::Arc;
 
 /// A validated chain: array→array codecs, one array→bytes codec, and
@@ -16,6 +17,13 @@ pub struct CodecChain {
     bytes_to_bytes: Vec<Arc<dyn BytesToBytesCodec>>,
     /// The representation the chain was validated against.
     decoded_repr: ChunkRepr,
+    /// The representations each array→array codec receives for chunks of
+    /// `decoded_repr`, then the one the array→bytes codec receives:
+    /// prepared once, so the common chunk shape clones none per chunk.
+    prepared: Vec<ChunkRepr>,
+    /// What the chain can do, from its array→bytes codec when that codec
+    /// is the whole chain.
+    capabilities: CodecCapabilities,
 }
 
 impl CodecChain {
@@ -122,23 +130,31 @@ impl CodecChain {
             position: codecs.len().saturating_sub(1),
             reason: "ends a chain that has no array-to-bytes codec".to_string(),
         })?;
+        let prepared = reprs(&array_to_array, repr)?;
+        let bare = array_to_array.is_empty() && bytes_to_bytes.is_empty();
+        let inner = array_to_bytes.capabilities();
+        let capabilities = CodecCapabilities {
+            decodes_in_place: array_to_array.is_empty() && inner.decodes_in_place,
+            partial_decode: bare && inner.partial_decode,
+            partial_encode: bare && inner.partial_encode,
+            nests_chunks: array_to_array.is_empty() && inner.nests_chunks,
+        };
         Ok(Self {
             array_to_array,
             array_to_bytes,
             bytes_to_bytes,
             decoded_repr: repr.clone(),
+            prepared,
+            capabilities,
         })
     }
 
     /// The chain as metadata, each codec in its canonical form.
     #[must_use]
     pub fn metadata(&self) -> Vec<ExtensionObject> {
-        let reprs = self
-            .reprs(&self.decoded_repr)
-            .unwrap_or_else(|_| vec![self.decoded_repr.clone(); self.array_to_array.len()]);
         self.array_to_array
             .iter()
-            .zip(&reprs)
+            .zip(&self.prepared)
             .map(|(c, r)| c.metadata_for(r))
             .chain(std::iter::once(self.array_to_bytes.metadata()))
             .chain(self.bytes_to_bytes.iter().map(|c| c.metadata()))
@@ -162,48 +178,125 @@ impl CodecChain {
             .collect()
     }
 
-    /// The representations each array→array codec receives, then the one
-    /// the array→bytes codec receives.
-    fn reprs(&self, repr: &ChunkRepr) -> Result<Vec<ChunkRepr>, CodecError> {
-        let mut reprs = Vec::with_capacity(self.array_to_array.len() + 1);
-        reprs.push(repr.clone());
-        for codec in &self.array_to_array {
-            let next = codec.encoded_repr(reprs.last().unwrap_or(repr))?;
-            reprs.push(next);
-        }
-        Ok(reprs)
+    /// What the chain can do: partial decoding and encoding when its
+    /// array→bytes codec is the whole chain and can (`sharding_indexed`,
+    /// or `bytes` with no compression after it), decoding in place when
+    /// no array→array codec comes first and the array→bytes codec can,
+    /// and whether it nests chunks (a sharded array).
+    #[must_use]
+    pub fn capabilities(&self) -> CodecCapabilities {
+        self.capabilities
     }
 
-    /// Encodes one decoded chunk of representation `repr`.
+    /// The shape of the inner chunks when the chain nests chunks (its
+    /// first codec is `sharding_indexed`), else `None`.
+    #[must_use]
+    pub fn inner_chunk_shape(&self) -> Option<&[u64]> {
+        if self.capabilities.nests_chunks {
+            self.array_to_bytes.inner_chunk_shape()
+        } else {
+            None
+        }
+    }
+
+    /// The representations each array→array codec receives, then the one
+    /// the array→bytes codec receives, for chunks of `repr`: the prepared
+    /// ones for the chain's own chunk representation, computed for others
+    /// (a rectilinear grid's chunks).
+    fn reprs<'a>(&'a self, repr: &ChunkRepr) -> Result<Cow<'a, [ChunkRepr]>, CodecError> {
+        if *repr == self.decoded_repr {
+            Ok(Cow::Borrowed(&self.prepared))
+        } else {
+            reprs(&self.array_to_array, repr).map(Cow::Owned)
+        }
+    }
+
+    /// Encodes one decoded chunk of representation `repr`: fixed-size
+    /// bytes, or variable-length elements for `string` and its kin.
     ///
     /// # Errors
     /// [`CodecError::WrongSize`] if `decoded` is not one chunk of `repr`, or
     /// the error of a codec.
-    pub fn encode(&self, decoded: Vec<u8>, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
-        let expected = repr.size_bytes()?;
-        if decoded.len() != expected {
-            return Err(CodecError::WrongSize {
-                expected,
-                actual: decoded.len(),
-            });
-        }
+    pub fn encode<'a>(
+        &self,
+        decoded: impl Into<ChunkData<'a>>,
+        repr: &ChunkRepr,
+    ) -> Result<Vec<u8>, CodecError> {
+        let decoded = decoded.into();
+        decoded.check(repr)?;
         let reprs = self.reprs(repr)?;
         let mut data = decoded;
-        for (codec, r) in self.array_to_array.iter().zip(&reprs) {
-            data = codec.encode(data, r)?;
+        for (codec, r) in self.array_to_array.iter().zip(reprs.iter()) {
+            data = match data {
+                ChunkData::Vlen(chunk) if codec.permutes_elements() => {
+                    let indices = codec.encode(identity_indices(chunk.len()), &index_repr(r))?;
+                    gather(&chunk, indices)?
+                }
+                data => codec.encode(data, r)?,
+            };
         }
         let last = reprs.last().unwrap_or(repr);
-        data = self.array_to_bytes.encode(data, last)?;
+        let mut bytes = self.array_to_bytes.encode(data, last)?;
         for codec in &self.bytes_to_bytes {
-            data = codec.encode(data)?;
+            bytes = codec.encode(bytes)?;
         }
+        Ok(bytes)
+    }
+
+    /// Decodes one stored chunk to a chunk of representation `repr`.
+    ///
+    /// # Errors
+    /// The error of a codec, or [`CodecError::WrongSize`] if the result is not
+    /// one chunk of `repr`.
+    pub fn decode(
+        &self,
+        encoded: Vec<u8>,
+        repr: &ChunkRepr,
+    ) -> Result<ChunkData<'static>, CodecError> {
+        let reprs = self.reprs(repr)?;
+        let last = reprs.last().unwrap_or(repr);
+        let mut bytes = encoded;
+        // Only the innermost bytes→bytes step knows a bound on its output:
+        // what the array→bytes codec can produce (the decoded size for
+        // `bytes`, more for codecs that add headers). Earlier steps get none.
+        let innermost_bound = self.array_to_bytes.encoded_size_bound(last);
+        for (i, codec) in self.bytes_to_bytes.iter().enumerate().rev() {
+            let hint = if i == 0 { innermost_bound } else { None };
+            bytes = codec.decode(bytes, hint)?;
+        }
+        let mut data = self.array_to_bytes.decode(bytes, last)?;
+        for (codec, r) in self.array_to_array.iter().zip(reprs.iter()).rev() {
+            data = match data {
+                ChunkData::Vlen(chunk) if codec.permutes_elements() => {
+                    let indices = codec.decode(identity_indices(chunk.len()), &index_repr(r))?;
+                    gather(&chunk, indices)?
+                }
+                data => codec.decode(data, r)?,
+            };
+        }
+        if data.is_vlen() != repr.data_type.is_variable_length() {
+            return Err(CodecError::Incompatible {
+                codec: "chain",
+                what: format!(
+                    "`{}` data: the chain decodes to {} data",
+                    repr.data_type,
+                    if data.is_vlen() {
+                        "variable-length"
+                    } else {
+                        "fixed-size"
+                    }
+                ),
+            });
+        }
+        data.check(repr)?;
         Ok(data)
     }
 
-    /// Decodes one stored chunk into `out`, which must be exactly one chunk
-    /// of `repr`. When the chain has no array→array codecs and its
-    /// array→bytes codec works in place (`bytes`), the innermost
-    /// bytes→bytes codec writes straight into `out`: no intermediate buffer.
+    /// Decodes one stored chunk of fixed-size elements into `out`, which
+    /// must be exactly one chunk of `repr`. When the chain has no
+    /// array→array codecs and its array→bytes codec works in place
+    /// (`bytes`), the innermost bytes→bytes codec writes straight into
+    /// `out`: no intermediate buffer.
     ///
     /// # Errors
     /// As [`Self::decode`].
@@ -220,18 +313,15 @@ impl CodecChain {
                 actual: out.len(),
             });
         }
-        // Probing with an empty slice asks whether the codec works in place
-        // without touching any data.
-        let direct = self.array_to_array.is_empty()
-            && self.array_to_bytes.decode_in_place(&mut [], repr).is_some();
-        if !direct && self.array_to_array.is_empty() && self.bytes_to_bytes.is_empty() {
-            // The array→bytes codec is the whole chain (as `sharding_indexed`
-            // usually is): it may decode straight into `out`.
-            return self.array_to_bytes.decode_into(encoded, repr, out);
-        }
-        if !direct {
+        if !self.capabilities.decodes_in_place {
+            if self.is_bare() {
+                // The array→bytes codec is the whole chain (as
+                // `sharding_indexed` usually is): it may decode straight
+                // into `out`.
+                return self.array_to_bytes.decode_into(encoded, repr, out);
+            }
             let decoded = self.decode(encoded, repr)?;
-            out.copy_from_slice(&decoded);
+            out.copy_from_slice(decoded.as_fixed("chain")?);
             return Ok(());
         }
         let mut data = encoded;
@@ -252,15 +342,13 @@ impl CodecChain {
                 out.copy_from_slice(&data);
             }
         }
-        self.array_to_bytes
-            .decode_in_place(out, repr)
-            .unwrap_or(Ok(()))
+        self.array_to_bytes.decode_in_place(out, repr)
     }
 
-    /// Encodes the chunk of `repr` at `src_start` in `src`, a C-order
-    /// buffer of `src_shape` elements, without first gathering it into a
-    /// chunk buffer when the chain is its array→bytes codec alone and that
-    /// codec can ([`ArrayToBytesCodec::encode_from`]).
+    /// Encodes the fixed-size chunk of `repr` at `src_start` in `src`, a
+    /// C-order buffer of `src_shape` elements, without first gathering it
+    /// into a chunk buffer when the chain is its array→bytes codec alone
+    /// and that codec can ([`ArrayToBytesCodec::encode_from`]).
     ///
     /// # Errors
     /// As [`Self::encode`].
@@ -295,25 +383,12 @@ impl CodecChain {
         self.array_to_array.is_empty() && self.bytes_to_bytes.is_empty()
     }
 
-    /// Whether [`Self::decode_partial`] reads less than the whole chunk:
-    /// the chain is its array→bytes codec alone, and that codec reads
-    /// ranges (`sharding_indexed`, or `bytes` with no compression after it).
-    #[must_use]
-    pub fn supports_partial_decode(&self) -> bool {
-        self.is_bare() && self.array_to_bytes.supports_partial_decode()
-    }
-
-    /// Whether [`Self::encode_partial`] rewrites less than the whole chunk
-    /// (`sharding_indexed` alone: it re-encodes only the inner chunks it must).
-    #[must_use]
-    pub fn supports_partial_encode(&self) -> bool {
-        self.is_bare() && self.array_to_bytes.supports_partial_encode()
-    }
-
     /// Decodes `boxes` of one stored chunk of `repr`, reading it through
-    /// `reader`: one buffer per box (C order, native byte order), or
-    /// `Ok(None)` when the chunk is not stored. When
-    /// [`Self::supports_partial_decode`] is false the whole chunk is read.
+    /// `reader`: the elements of each box in C order, or `Ok(None)` when
+    /// the chunk is not stored. Reads only what it needs when the chain's
+    /// [`CodecCapabilities::partial_decode`] says so (a sharded array reads
+    /// the index and the inner chunks the boxes touch); otherwise the
+    /// whole chunk is read.
     ///
     /// # Errors
     /// [`CodecError::OutsideChunk`] for a box outside the chunk, a read
@@ -323,7 +398,7 @@ impl CodecChain {
         reader: &dyn BytesRangeReader,
         repr: &ChunkRepr,
         boxes: &[ChunkBox],
-    ) -> Result<Option<Vec<Vec<u8>>>, CodecError> {
+    ) -> Result<Option<Vec<ChunkData<'static>>>, CodecError> {
         partial::check_boxes(repr, boxes)?;
         if self.is_bare() {
             return self.array_to_bytes.decode_partial(reader, repr, boxes);
@@ -331,64 +406,11 @@ impl CodecChain {
         partial::decode_partial_whole(reader, repr, boxes, |encoded| self.decode(encoded, repr))
     }
 
-    /// Decodes `boxes` of one stored chunk of variable-length elements of
-    /// `repr`, reading it through `reader`: one chunk of elements per box
-    /// (C order), or `Ok(None)` when the chunk is not stored. Reads only
-    /// what it needs when [`Self::supports_partial_decode`] (a sharded
-    /// string array reads the index and the inner chunks the boxes touch).
-    ///
-    /// # Errors
-    /// [`CodecError::OutsideChunk`] for a box outside the chunk, a read
-    /// error, or the error of a codec.
-    pub fn decode_partial_vlen(
-        &self,
-        reader: &dyn BytesRangeReader,
-        repr: &ChunkRepr,
-        boxes: &[ChunkBox],
-    ) -> Result<Option<Vec<VlenChunk>>, CodecError> {
-        partial::check_boxes(repr, boxes)?;
-        if self.is_bare() {
-            return self.array_to_bytes.decode_partial_vlen(reader, repr, boxes);
-        }
-        partial::decode_partial_vlen_whole(reader, repr, boxes, |encoded| {
-            self.decode_vlen(encoded, repr)
-        })
-    }
-
-    /// Re-encodes one stored chunk of variable-length elements of `repr`
-    /// with `updates` (boxes and their elements in C order) applied,
-    /// reading what it needs through `reader`: the new encoded chunk, or
-    /// `None` when every element is now the fill value. Rewrites only the
-    /// inner chunks it must when [`Self::supports_partial_encode`].
-    ///
-    /// # Errors
-    /// [`CodecError::OutsideChunk`], [`CodecError::WrongSize`] for an
-    /// update of the wrong length, a read error, or the error of a codec.
-    pub fn encode_partial_vlen(
-        &self,
-        reader: &dyn BytesRangeReader,
-        repr: &ChunkRepr,
-        updates: &[(ChunkBox, &VlenChunk)],
-    ) -> Result<Option<Vec<u8>>, CodecError> {
-        partial::check_boxes(repr, updates.iter().map(|(b, _)| b))?;
-        if self.is_bare() {
-            return self
-                .array_to_bytes
-                .encode_partial_vlen(reader, repr, updates);
-        }
-        partial::encode_partial_vlen_whole(
-            reader,
-            repr,
-            updates,
-            |encoded| self.decode_vlen(encoded, repr),
-            |decoded| self.encode_vlen(decoded, repr),
-        )
-    }
-
     /// Re-encodes one stored chunk of `repr` with `updates` (boxes and their
     /// elements in C order) applied, reading what it needs through `reader`.
     /// Returns the new encoded chunk, or `None` when every element is now
-    /// the fill value. When [`Self::supports_partial_encode`] is false the
+    /// the fill value. Rewrites only the inner chunks it must when the
+    /// chain's [`CodecCapabilities::partial_encode`] says so; otherwise the
     /// whole chunk is read, decoded and re-encoded.
     ///
     /// # Errors
@@ -398,9 +420,9 @@ impl CodecChain {
         &self,
         reader: &dyn BytesRangeReader,
         repr: &ChunkRepr,
-        updates: &[(ChunkBox, &[u8])],
+        updates: &[(ChunkBox, ChunkData<'_>)],
     ) -> Result<Option<Vec<u8>>, CodecError> {
-        partial::check_boxes(repr, updates.iter().map(|(b, _)| b))?;
+        partial::check_updates(repr, updates)?;
         if self.is_bare() {
             return self.array_to_bytes.encode_partial(reader, repr, updates);
         }
@@ -412,143 +434,42 @@ impl CodecChain {
             |decoded| self.encode(decoded, repr),
         )
     }
-
-    /// Decodes one stored chunk to the bytes of a chunk of representation `repr`.
-    ///
-    /// # Errors
-    /// The error of a codec, or [`CodecError::WrongSize`] if the result is not
-    /// one chunk of `repr`.
-    pub fn decode(&self, encoded: Vec<u8>, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
-        let expected = repr.size_bytes()?;
-        let reprs = self.reprs(repr)?;
-        let last = reprs.last().unwrap_or(repr);
-        let mut data = encoded;
-        // Only the innermost bytes→bytes step knows a bound on its output:
-        // what the array→bytes codec can produce (the decoded size for
-        // `bytes`, more for codecs that add headers). Earlier steps get none.
-        let innermost_bound = self.array_to_bytes.encoded_size_bound(last);
-        for (i, codec) in self.bytes_to_bytes.iter().enumerate().rev() {
-            let hint = if i == 0 { innermost_bound } else { None };
-            data = codec.decode(data, hint)?;
-        }
-        data = self.array_to_bytes.decode(data, last)?;
-        for (codec, r) in self.array_to_array.iter().zip(&reprs).rev() {
-            data = codec.decode(data, r)?;
-        }
-        if data.len() != expected {
-            return Err(CodecError::WrongSize {
-                expected,
-                actual: data.len(),
-            });
-        }
-        Ok(data)
-    }
-
-    /// Encodes one chunk of variable-length elements (C order) of `repr`.
-    ///
-    /// # Errors
-    /// [`CodecError::WrongSize`] if `decoded` is not one chunk of `repr`,
-    /// or the error of a codec.
-    pub fn encode_vlen(
-        &self,
-        decoded: &VlenChunk,
-        repr: &ChunkRepr,
-    ) -> Result<Vec<u8>, CodecError> {
-        let expected = repr.element_count()?;
-        if decoded.len() != expected {
-            return Err(CodecError::WrongSize {
-                expected,
-                actual: decoded.len(),
-            });
-        }
-        let reprs = self.reprs(repr)?;
-        let mut data = Data::Vlen(std::borrow::Cow::Borrowed(decoded));
-        for (codec, r) in self.array_to_array.iter().zip(&reprs) {
-            data = match data {
-                Data::Vlen(chunk) if codec.permutes_elements() => {
-                    let indices = codec.encode(identity_indices(chunk.len()), &index_repr(r))?;
-                    Data::Vlen(std::borrow::Cow::Owned(
-                        chunk.gather(bytemuck::cast_slice(&indices), "chain")?,
-                    ))
-                }
-                Data::Vlen(chunk) => Data::Fixed(codec.encode_from_vlen(&chunk, r)?),
-                Data::Fixed(bytes) => Data::Fixed(codec.encode(bytes, r)?),
-            };
-        }
-        let last = reprs.last().unwrap_or(repr);
-        let mut data = match data {
-            Data::Vlen(chunk) => self.array_to_bytes.encode_vlen(&chunk, last)?,
-            Data::Fixed(bytes) => self.array_to_bytes.encode(bytes, last)?,
-        };
-        for codec in &self.bytes_to_bytes {
-            data = codec.encode(data)?;
-        }
-        Ok(data)
-    }
-
-    /// Decodes one stored chunk of variable-length elements of `repr`.
-    ///
-    /// # Errors
-    /// The error of a codec, or [`CodecError::WrongSize`] if the result is
-    /// not one chunk of `repr`.
-    pub fn decode_vlen(&self, encoded: Vec<u8>, repr: &ChunkRepr) -> Result<VlenChunk, CodecError> {
-        let reprs = self.reprs(repr)?;
-        let mut bytes = encoded;
-        for codec in self.bytes_to_bytes.iter().rev() {
-            bytes = codec.decode(bytes, None)?;
-        }
-        let last = reprs.last().unwrap_or(repr);
-        let mut data = if last.data_type.is_variable_length() {
-            Data::Vlen(std::borrow::Cow::Owned(
-                self.array_to_bytes.decode_vlen(bytes, last)?,
-            ))
-        } else {
-            Data::Fixed(self.array_to_bytes.decode(bytes, last)?)
-        };
-        for (codec, r) in self.array_to_array.iter().zip(&reprs).rev() {
-            data = match data {
-                Data::Vlen(chunk) => {
-                    let indices = codec.decode(identity_indices(chunk.len()), &index_repr(r))?;
-                    Data::Vlen(std::borrow::Cow::Owned(
-                        chunk.gather(bytemuck::cast_slice(&indices), "chain")?,
-                    ))
-                }
-                Data::Fixed(bytes) if r.data_type.is_variable_length() => {
-                    Data::Vlen(std::borrow::Cow::Owned(codec.decode_to_vlen(bytes, r)?))
-                }
-                Data::Fixed(bytes) => Data::Fixed(codec.decode(bytes, r)?),
-            };
-        }
-        let Data::Vlen(chunk) = data else {
-            return Err(CodecError::Incompatible {
-                codec: "chain",
-                what: format!(
-                    "`{}` data: the chain decodes to fixed-size data",
-                    repr.data_type
-                ),
-            });
-        };
-        let expected = repr.element_count()?;
-        if chunk.len() != expected {
-            return Err(CodecError::WrongSize {
-                expected,
-                actual: chunk.len(),
-            });
-        }
-        Ok(chunk.into_owned())
-    }
 }
 
-/// Data between two codecs of a chain over variable-length elements.
-enum Data<'a> {
-    Vlen(std::borrow::Cow<'a, VlenChunk>),
-    Fixed(Vec<u8>),
+/// The representations each of `array_to_array` receives for chunks of
+/// `repr`, then the one the array→bytes codec after them receives.
+fn reprs(
+    array_to_array: &[Arc<dyn ArrayToArrayCodec>],
+    repr: &ChunkRepr,
+) -> Result<Vec<ChunkRepr>, CodecError> {
+    let mut reprs = Vec::with_capacity(array_to_array.len() + 1);
+    reprs.push(repr.clone());
+    for codec in array_to_array {
+        let next = codec.encoded_repr(reprs.last().unwrap_or(repr))?;
+        reprs.push(next);
+    }
+    Ok(reprs)
 }
 
 /// The native bytes of the `u64` indices `0..n`.
-fn identity_indices(n: usize) -> Vec<u8> {
+fn identity_indices(n: usize) -> ChunkData<'static> {
     let indices: Vec<u64> = (0..n as u64).collect();
-    bytemuck::cast_slice(&indices).to_vec()
+    bytemuck::cast_slice::<u64, u8>(&indices).to_vec().into()
+}
+
+/// The elements of `chunk` at the `u64` indices an element-moving codec
+/// produced from [`identity_indices`]: the one place such a codec applies
+/// to variable-length data.
+fn gather(
+    chunk: &super::vlen::VlenChunk,
+    indices: ChunkData<'_>,
+) -> Result<ChunkData<'static>, CodecError> {
+    let bytes = indices.as_fixed("chain")?;
+    let indices: Vec<u64> = bytes
+        .chunks_exact(8)
+        .map(|b| u64::from_ne_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]))
+        .collect();
+    Ok(chunk.gather(&indices, "chain")?.into())
 }
 
 /// `repr` with `uint64` elements: an element-moving codec applied to the

@@ -3,8 +3,13 @@
 //!
 //! Spec: v3 core, "Codecs". A chain is any number of array→array codecs,
 //! exactly one array→bytes codec, then any number of bytes→bytes codecs.
-//! Decoded chunks are the C-order bytes of their elements in native byte
-//! order ([`ChunkRepr`] says their shape and type).
+//! A decoded chunk is one [`ChunkData`]: the C-order bytes of its
+//! fixed-size elements in native byte order, or its variable-length
+//! elements ([`ChunkRepr`] says their shape and type). Every codec trait,
+//! the chain and sharding take and return it; a codec that serves one kind
+//! says so with [`ChunkData::into_fixed`] or [`ChunkData::as_vlen`]. What a
+//! codec can do beyond whole chunks (decode in place, partial decode and
+//! encode, nest chunks) it says in [`CodecCapabilities`].
 //!
 //! Codecs are grouped by family: [`core`] (the v3 core codecs),
 //! [`ext`] (registered v3 extensions), [`numcodecs`] (numcodecs' compressors
@@ -24,6 +29,7 @@ pub mod object;
 mod bounded;
 mod chain;
 pub(crate) mod copy;
+pub mod data;
 pub mod numpy_dtype;
 pub mod partial;
 pub mod registry;
@@ -60,6 +66,7 @@ pub use object::msgpack2;
 pub use object::{json2, pickle, vlen_array};
 
 pub use chain::CodecChain;
+pub use data::ChunkData;
 pub use partial::{BytesRangeReader, ChunkBox};
 pub use registry::{Codec, codec_from_metadata};
 
@@ -123,6 +130,100 @@ impl ChunkRepr {
     }
 }
 
+/// The `encode` and `decode` of an array→array codec that takes
+/// fixed-size data only: inside its `impl ArrayToArrayCodec`, over its own
+/// `encode_bytes(Vec<u8>, &ChunkRepr)` and `decode_bytes(..)`, refusing
+/// variable-length data with the error [`ChunkData::into_fixed`] builds
+/// for the codec `$name`.
+macro_rules! fixed_array_to_array {
+    ($name:expr) => {
+        fn encode(
+            &self,
+            decoded: $crate::codec::ChunkData<'_>,
+            decoded_repr: &$crate::codec::ChunkRepr,
+        ) -> Result<$crate::codec::ChunkData<'static>, $crate::codec::CodecError> {
+            self.encode_bytes(decoded.into_fixed($name)?, decoded_repr)
+                .map(Into::into)
+        }
+
+        fn decode(
+            &self,
+            encoded: $crate::codec::ChunkData<'_>,
+            decoded_repr: &$crate::codec::ChunkRepr,
+        ) -> Result<$crate::codec::ChunkData<'static>, $crate::codec::CodecError> {
+            self.decode_bytes(encoded.into_fixed($name)?, decoded_repr)
+                .map(Into::into)
+        }
+    };
+}
+pub(crate) use fixed_array_to_array;
+
+/// The `encode` and `decode` of an array→bytes codec for fixed-size data
+/// only, as [`fixed_array_to_array`] for array→array codecs.
+macro_rules! fixed_array_to_bytes {
+    ($name:expr) => {
+        fn encode(
+            &self,
+            decoded: $crate::codec::ChunkData<'_>,
+            repr: &$crate::codec::ChunkRepr,
+        ) -> Result<Vec<u8>, $crate::codec::CodecError> {
+            self.encode_bytes(decoded.into_fixed($name)?, repr)
+        }
+
+        fn decode(
+            &self,
+            encoded: Vec<u8>,
+            repr: &$crate::codec::ChunkRepr,
+        ) -> Result<$crate::codec::ChunkData<'static>, $crate::codec::CodecError> {
+            self.decode_bytes(encoded, repr).map(Into::into)
+        }
+    };
+}
+pub(crate) use fixed_array_to_bytes;
+
+/// The `encode` and `decode` of an array→bytes codec for variable-length
+/// elements only (`vlen-utf8`, `json2`, …), over its own
+/// `encode_elements(&VlenChunk, &ChunkRepr)` and `decode_elements(..)`,
+/// refusing fixed-size data with the error [`ChunkData::as_vlen`] builds.
+macro_rules! vlen_array_to_bytes {
+    ($name:expr) => {
+        fn encode(
+            &self,
+            decoded: $crate::codec::ChunkData<'_>,
+            repr: &$crate::codec::ChunkRepr,
+        ) -> Result<Vec<u8>, $crate::codec::CodecError> {
+            self.encode_elements(decoded.as_vlen($name)?, repr)
+        }
+
+        fn decode(
+            &self,
+            encoded: Vec<u8>,
+            repr: &$crate::codec::ChunkRepr,
+        ) -> Result<$crate::codec::ChunkData<'static>, $crate::codec::CodecError> {
+            self.decode_elements(encoded, repr).map(Into::into)
+        }
+    };
+}
+pub(crate) use vlen_array_to_bytes;
+
+/// What a codec can do beyond encoding and decoding whole chunks, asked
+/// once instead of probed for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CodecCapabilities {
+    /// [`ArrayToBytesCodec::decode_in_place`] works: the encoded bytes have
+    /// the decoded size (`bytes`, `struct_bytes`).
+    pub decodes_in_place: bool,
+    /// [`ArrayToBytesCodec::decode_partial`] reads less than the whole value.
+    pub partial_decode: bool,
+    /// [`ArrayToBytesCodec::encode_partial`] reads and rewrites less than
+    /// the whole value.
+    pub partial_encode: bool,
+    /// The codec stores a chunk as inner chunks of their own
+    /// (`sharding_indexed`); [`ArrayToBytesCodec::inner_chunk_shape`] says
+    /// their shape.
+    pub nests_chunks: bool,
+}
+
 /// A codec that maps an array to another array (such as `transpose`).
 pub trait ArrayToArrayCodec: Debug + Send + Sync {
     /// The codec's metadata, as written to the array's `codecs` (canonical form).
@@ -142,53 +243,34 @@ pub trait ArrayToArrayCodec: Debug + Send + Sync {
     /// [`CodecError::Incompatible`] if the codec cannot apply to `decoded`.
     fn encoded_repr(&self, decoded: &ChunkRepr) -> Result<ChunkRepr, CodecError>;
 
-    /// Encodes an array of representation `decoded_repr`.
+    /// Encodes an array of representation `decoded_repr`. Most codecs
+    /// take fixed-size data only ([`ChunkData::into_fixed`]);
+    /// `categorize` turns variable-length data into fixed-size data.
     ///
     /// # Errors
     /// A [`CodecError`] describing why the data cannot be encoded.
-    fn encode(&self, decoded: Vec<u8>, decoded_repr: &ChunkRepr) -> Result<Vec<u8>, CodecError>;
+    fn encode(
+        &self,
+        decoded: ChunkData<'_>,
+        decoded_repr: &ChunkRepr,
+    ) -> Result<ChunkData<'static>, CodecError>;
 
     /// Decodes an array back to `decoded_repr`.
     ///
     /// # Errors
     /// A [`CodecError`] describing why the data cannot be decoded.
-    fn decode(&self, encoded: Vec<u8>, decoded_repr: &ChunkRepr) -> Result<Vec<u8>, CodecError>;
+    fn decode(
+        &self,
+        encoded: ChunkData<'_>,
+        decoded_repr: &ChunkRepr,
+    ) -> Result<ChunkData<'static>, CodecError>;
 
     /// Whether the codec only moves elements (`transpose`, `reshape`),
     /// never looks at or changes them. Such a codec also applies to
     /// variable-length data: the chain runs it on element indices and
-    /// gathers the elements.
+    /// gathers the elements, so the codec itself sees fixed-size data only.
     fn permutes_elements(&self) -> bool {
         false
-    }
-
-    /// Encodes variable-length decoded data to a fixed-size encoded array
-    /// (numcodecs' `categorize` over strings). Only such codecs implement
-    /// it; the default is an error.
-    ///
-    /// # Errors
-    /// [`CodecError::Incompatible`], or the codec's own error.
-    fn encode_from_vlen(
-        &self,
-        decoded: &vlen::VlenChunk,
-        decoded_repr: &ChunkRepr,
-    ) -> Result<Vec<u8>, CodecError> {
-        let _ = decoded;
-        Err(vlen_unsupported("array-to-array", decoded_repr))
-    }
-
-    /// Decodes a fixed-size encoded array to variable-length data; see
-    /// [`Self::encode_from_vlen`].
-    ///
-    /// # Errors
-    /// [`CodecError::Incompatible`], or the codec's own error.
-    fn decode_to_vlen(
-        &self,
-        encoded: Vec<u8>,
-        decoded_repr: &ChunkRepr,
-    ) -> Result<vlen::VlenChunk, CodecError> {
-        let _ = encoded;
-        Err(vlen_unsupported("array-to-array", decoded_repr))
     }
 }
 
@@ -196,6 +278,12 @@ pub trait ArrayToArrayCodec: Debug + Send + Sync {
 pub trait ArrayToBytesCodec: Debug + Send + Sync {
     /// The codec's metadata, as written to the array's `codecs` (canonical form).
     fn metadata(&self) -> ExtensionObject;
+
+    /// What the codec can do beyond whole-chunk encoding and decoding.
+    /// The default is nothing.
+    fn capabilities(&self) -> CodecCapabilities {
+        CodecCapabilities::default()
+    }
 
     /// Checks that the codec can serialise arrays of `repr`.
     ///
@@ -206,17 +294,18 @@ pub trait ArrayToBytesCodec: Debug + Send + Sync {
         Ok(())
     }
 
-    /// Serialises an array of representation `repr`.
+    /// Serialises an array of representation `repr`: fixed-size bytes for
+    /// most codecs, variable-length elements for `vlen-utf8` and its kin.
     ///
     /// # Errors
     /// A [`CodecError`] describing why the data cannot be encoded.
-    fn encode(&self, decoded: Vec<u8>, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError>;
+    fn encode(&self, decoded: ChunkData<'_>, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError>;
 
     /// Deserialises bytes to an array of representation `repr`.
     ///
     /// # Errors
     /// A [`CodecError`] if the bytes are not a valid encoding of such an array.
-    fn decode(&self, encoded: Vec<u8>, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError>;
+    fn decode(&self, encoded: Vec<u8>, repr: &ChunkRepr) -> Result<ChunkData<'static>, CodecError>;
 
     /// The most bytes the codec's encoding of a chunk of `repr` can take,
     /// or `None` when it has no bound. The chain tells the innermost
@@ -228,17 +317,24 @@ pub trait ArrayToBytesCodec: Debug + Send + Sync {
         repr.size_bytes().ok()
     }
 
-    /// Deserialises in place, when the encoded bytes have the decoded size
-    /// (as for `bytes`, which at most swaps byte order). `None` when the
-    /// codec cannot; the chain then decodes through [`Self::decode`].
-    fn decode_in_place(&self, data: &mut [u8], repr: &ChunkRepr) -> Option<Result<(), CodecError>> {
-        let _ = (data, repr);
-        None
+    /// Deserialises fixed-size data in place, when the encoded bytes have
+    /// the decoded size (as for `bytes`, which at most swaps byte order).
+    /// Codecs that can say so in [`CodecCapabilities::decodes_in_place`];
+    /// for others the default is an error.
+    ///
+    /// # Errors
+    /// As [`Self::decode`].
+    fn decode_in_place(&self, data: &mut [u8], repr: &ChunkRepr) -> Result<(), CodecError> {
+        let _ = data;
+        Err(CodecError::Incompatible {
+            codec: "array-to-bytes",
+            what: format!("`{}` in place", repr.data_type),
+        })
     }
 
-    /// Deserialises into `out`, exactly one chunk of `repr`. The default
-    /// decodes to a new buffer and copies; a codec that can write into the
-    /// caller's buffer (`sharding_indexed`) overrides it.
+    /// Deserialises fixed-size data into `out`, exactly one chunk of
+    /// `repr`. The default decodes to a new buffer and copies; a codec that
+    /// can write into the caller's buffer (`sharding_indexed`) overrides it.
     ///
     /// # Errors
     /// As [`Self::decode`], and [`CodecError::WrongSize`] if the result
@@ -250,21 +346,23 @@ pub trait ArrayToBytesCodec: Debug + Send + Sync {
         out: &mut [u8],
     ) -> Result<(), CodecError> {
         let decoded = self.decode(encoded, repr)?;
+        let decoded = decoded.as_fixed("array-to-bytes")?;
         if decoded.len() != out.len() {
             return Err(CodecError::WrongSize {
                 expected: out.len(),
                 actual: decoded.len(),
             });
         }
-        out.copy_from_slice(&decoded);
+        out.copy_from_slice(decoded);
         Ok(())
     }
 
-    /// Serialises the chunk of `repr` that lies at `src_start` in `src`, a
-    /// C-order buffer of `src_shape` elements (the chunk's elements are not
-    /// contiguous there). The default copies them into a chunk and calls
-    /// [`Self::encode`]; `sharding_indexed` copies each inner chunk
-    /// straight from `src`, so writing a whole shard never holds it decoded.
+    /// Serialises the fixed-size chunk of `repr` that lies at `src_start`
+    /// in `src`, a C-order buffer of `src_shape` elements (the chunk's
+    /// elements are not contiguous there). The default copies them into a
+    /// chunk and calls [`Self::encode`]; `sharding_indexed` copies each
+    /// inner chunk straight from `src`, so writing a whole shard never
+    /// holds it decoded.
     ///
     /// # Errors
     /// As [`Self::encode`].
@@ -285,94 +383,20 @@ pub trait ArrayToBytesCodec: Debug + Send + Sync {
             elem: repr.data_type.size(),
         }
         .run(src, &mut chunk);
-        self.encode(chunk, repr)
+        self.encode(chunk.into(), repr)
     }
 
-    /// Serialises a chunk of variable-length elements (`string`, `bytes`).
-    /// Only the codecs for such data (`vlen-utf8`, `vlen-bytes`) do; the
-    /// default is an error.
-    ///
-    /// # Errors
-    /// [`CodecError::Incompatible`].
-    fn encode_vlen(
-        &self,
-        decoded: &vlen::VlenChunk,
-        repr: &ChunkRepr,
-    ) -> Result<Vec<u8>, CodecError> {
-        let _ = decoded;
-        Err(vlen_unsupported(&self.metadata().name, repr))
-    }
-
-    /// Deserialises a chunk of variable-length elements; see
-    /// [`Self::encode_vlen`].
-    ///
-    /// # Errors
-    /// [`CodecError::Incompatible`], or [`CodecError::Corrupt`] for bytes
-    /// that are not a valid encoding.
-    fn decode_vlen(
-        &self,
-        encoded: Vec<u8>,
-        repr: &ChunkRepr,
-    ) -> Result<vlen::VlenChunk, CodecError> {
-        let _ = encoded;
-        Err(vlen_unsupported(&self.metadata().name, repr))
-    }
-
-    /// Decodes `boxes` of a stored chunk of variable-length elements of
-    /// `repr`, reading through `reader`: one chunk of elements per box (C
-    /// order); `Ok(None)` when the chunk is not stored. The default reads
-    /// and decodes the whole value; `sharding_indexed` reads only the inner
-    /// chunks the boxes touch.
-    ///
-    /// # Errors
-    /// A read error, or the error of [`Self::decode_vlen`].
-    fn decode_partial_vlen(
-        &self,
-        reader: &dyn BytesRangeReader,
-        repr: &ChunkRepr,
-        boxes: &[ChunkBox],
-    ) -> Result<Option<Vec<vlen::VlenChunk>>, CodecError> {
-        partial::decode_partial_vlen_whole(reader, repr, boxes, |encoded| {
-            self.decode_vlen(encoded, repr)
-        })
-    }
-
-    /// Re-encodes a stored chunk of variable-length elements of `repr`
-    /// with `updates` applied (each a box and its elements in C order),
-    /// reading what it needs through `reader` (a missing chunk is all fill
-    /// value). Returns the new encoded chunk, or `None` when every element
-    /// is now the fill value. The default decodes and re-encodes the whole
-    /// chunk; `sharding_indexed` re-encodes only the inner chunks the
-    /// updates touch.
-    ///
-    /// # Errors
-    /// [`CodecError::WrongSize`] for an update with the wrong number of
-    /// elements, a read error, or the error of decoding or encoding.
-    fn encode_partial_vlen(
-        &self,
-        reader: &dyn BytesRangeReader,
-        repr: &ChunkRepr,
-        updates: &[(ChunkBox, &vlen::VlenChunk)],
-    ) -> Result<Option<Vec<u8>>, CodecError> {
-        partial::encode_partial_vlen_whole(
-            reader,
-            repr,
-            updates,
-            |encoded| self.decode_vlen(encoded, repr),
-            |decoded| self.encode_vlen(decoded, repr),
-        )
-    }
-
-    /// Whether [`Self::decode_partial`] reads less than the whole value.
-    fn supports_partial_decode(&self) -> bool {
-        false
+    /// The shape of the inner chunks when the codec nests chunks
+    /// ([`CodecCapabilities::nests_chunks`]), else `None`.
+    fn inner_chunk_shape(&self) -> Option<&[u64]> {
+        None
     }
 
     /// Decodes `boxes` of a stored chunk of `repr`, reading through
-    /// `reader`: one buffer per box, its elements in C order and native
-    /// byte order; `Ok(None)` when the chunk is not stored. The default
-    /// reads the whole value; codecs that can do better override it and
-    /// [`Self::supports_partial_decode`].
+    /// `reader`: the elements of each box in C order (native byte order
+    /// for fixed-size data); `Ok(None)` when the chunk is not stored. The
+    /// default reads and decodes the whole value; codecs that can do
+    /// better override it and say so in [`CodecCapabilities::partial_decode`].
     ///
     /// # Errors
     /// A read error, or the error of decoding.
@@ -381,28 +405,25 @@ pub trait ArrayToBytesCodec: Debug + Send + Sync {
         reader: &dyn BytesRangeReader,
         repr: &ChunkRepr,
         boxes: &[ChunkBox],
-    ) -> Result<Option<Vec<Vec<u8>>>, CodecError> {
+    ) -> Result<Option<Vec<ChunkData<'static>>>, CodecError> {
         partial::decode_partial_whole(reader, repr, boxes, |encoded| self.decode(encoded, repr))
-    }
-
-    /// Whether [`Self::encode_partial`] reads and rewrites less than the whole chunk.
-    fn supports_partial_encode(&self) -> bool {
-        false
     }
 
     /// Re-encodes a stored chunk of `repr` with `updates` applied (each a
     /// box and its elements in C order), reading what it needs through
     /// `reader` (a missing chunk is all fill value). Returns the new encoded
     /// chunk, or `None` when every element is now the fill value. The
-    /// default decodes and re-encodes the whole chunk.
+    /// default decodes and re-encodes the whole chunk; codecs that can do
+    /// better override it and say so in [`CodecCapabilities::partial_encode`].
     ///
     /// # Errors
-    /// A read error, or the error of decoding or encoding.
+    /// [`CodecError::WrongSize`] for an update with the wrong number of
+    /// elements, a read error, or the error of decoding or encoding.
     fn encode_partial(
         &self,
         reader: &dyn BytesRangeReader,
         repr: &ChunkRepr,
-        updates: &[(ChunkBox, &[u8])],
+        updates: &[(ChunkBox, ChunkData<'_>)],
     ) -> Result<Option<Vec<u8>>, CodecError> {
         partial::encode_partial_whole(
             reader,
@@ -411,16 +432,6 @@ pub trait ArrayToBytesCodec: Debug + Send + Sync {
             |encoded| self.decode(encoded, repr),
             |decoded| self.encode(decoded, repr),
         )
-    }
-}
-
-fn vlen_unsupported(name: &str, repr: &ChunkRepr) -> CodecError {
-    CodecError::Incompatible {
-        codec: "array-to-bytes",
-        what: format!(
-            "variable-length `{}` data with codec `{name}` (use `vlen-utf8` or `vlen-bytes`)",
-            repr.data_type
-        ),
     }
 }
 

@@ -8,8 +8,9 @@
 //! for the chunk's key, so one call to [`BytesRangeReader::read_ranges`] is
 //! one batched store request.
 
+#[cfg(test)]
 use super::copy::BoxCopy;
-use super::{ChunkRepr, CodecError};
+use super::{ChunkData, ChunkRepr, CodecError};
 use crate::store::ByteRange;
 
 /// Ranges separated by fewer bytes than this are read as one range: one
@@ -201,50 +202,19 @@ pub(crate) fn check_boxes<'a>(
     Ok(())
 }
 
-/// Copies `b` out of a decoded chunk of `repr`.
-pub(crate) fn extract_box(
-    chunk: &[u8],
+/// Checks that every update's box lies within a chunk of `repr` and its
+/// data is one box of elements of `repr`'s kind.
+///
+/// # Errors
+/// [`CodecError::OutsideChunk`], or the error of [`ChunkData::check_shape`].
+pub(crate) fn check_updates(
     repr: &ChunkRepr,
-    b: &ChunkBox,
-) -> Result<Vec<u8>, CodecError> {
-    let elem = repr.data_type.size();
-    let mut out = vec![0u8; b.size_bytes(elem)?];
-    BoxCopy {
-        src_shape: &repr.shape,
-        src_start: &b.start,
-        dst_shape: &b.shape,
-        dst_start: &vec![0; b.shape.len()],
-        shape: &b.shape,
-        elem,
-    }
-    .run(chunk, &mut out);
-    Ok(out)
-}
-
-/// Copies `data`, the elements of `b`, into a decoded chunk of `repr`.
-pub(crate) fn apply_box(
-    chunk: &mut [u8],
-    repr: &ChunkRepr,
-    b: &ChunkBox,
-    data: &[u8],
+    updates: &[(ChunkBox, ChunkData<'_>)],
 ) -> Result<(), CodecError> {
-    let elem = repr.data_type.size();
-    let expected = b.size_bytes(elem)?;
-    if data.len() != expected {
-        return Err(CodecError::WrongSize {
-            expected,
-            actual: data.len(),
-        });
+    check_boxes(repr, updates.iter().map(|(b, _)| b))?;
+    for (b, data) in updates {
+        data.check_shape(repr, &b.shape)?;
     }
-    BoxCopy {
-        src_shape: &b.shape,
-        src_start: &vec![0; b.shape.len()],
-        dst_shape: &repr.shape,
-        dst_start: &b.start,
-        shape: &b.shape,
-        elem,
-    }
-    .run(data, chunk);
     Ok(())
 }
 
@@ -265,187 +235,41 @@ pub(crate) fn decode_partial_whole(
     reader: &dyn BytesRangeReader,
     repr: &ChunkRepr,
     boxes: &[ChunkBox],
-    decode: impl FnOnce(Vec<u8>) -> Result<Vec<u8>, CodecError>,
-) -> Result<Option<Vec<Vec<u8>>>, CodecError> {
+    decode: impl FnOnce(Vec<u8>) -> Result<ChunkData<'static>, CodecError>,
+) -> Result<Option<Vec<ChunkData<'static>>>, CodecError> {
     check_boxes(repr, boxes)?;
     let Some(encoded) = read_whole(reader)? else {
         return Ok(None);
     };
     let chunk = decode(encoded)?;
-    let expected = repr.size_bytes()?;
-    if chunk.len() != expected {
-        return Err(CodecError::WrongSize {
-            expected,
-            actual: chunk.len(),
-        });
+    chunk.check(repr)?;
+    if let [b] = boxes {
+        if b.shape == repr.shape {
+            // The whole chunk: hand it over without a copy.
+            return Ok(Some(vec![chunk]));
+        }
     }
     boxes
         .iter()
-        .map(|b| extract_box(&chunk, repr, b))
+        .map(|b| chunk.extract_box(repr, &repr.shape, b))
         .collect::<Result<Vec<_>, _>>()
         .map(Some)
 }
 
-/// The elements of box `b` of a decoded chunk of variable-length
-/// elements of `repr`, in C order.
-///
-/// # Errors
-/// [`CodecError::Corrupt`] if `chunk` has fewer elements than `repr`.
-pub(crate) fn extract_vlen_box(
-    chunk: &super::vlen::VlenChunk,
-    repr: &ChunkRepr,
-    b: &ChunkBox,
-) -> Result<super::vlen::VlenChunk, CodecError> {
-    let mut indices = Vec::new();
-    BoxCopy {
-        src_shape: &repr.shape,
-        src_start: &b.start,
-        dst_shape: &b.shape,
-        dst_start: &vec![0; b.shape.len()],
-        shape: &b.shape,
-        elem: 1,
-    }
-    .for_each_run(|s, _, len| indices.extend((s..s + len).map(|e| e as u64)));
-    chunk.gather(&indices, "partial decode")
-}
-
-/// A partial decode of variable-length elements that reads and decodes
-/// the whole value, for codecs and chains that cannot do better.
-pub(crate) fn decode_partial_vlen_whole(
-    reader: &dyn BytesRangeReader,
-    repr: &ChunkRepr,
-    boxes: &[ChunkBox],
-    decode: impl FnOnce(Vec<u8>) -> Result<super::vlen::VlenChunk, CodecError>,
-) -> Result<Option<Vec<super::vlen::VlenChunk>>, CodecError> {
-    check_boxes(repr, boxes)?;
-    let Some(encoded) = read_whole(reader)? else {
-        return Ok(None);
-    };
-    let chunk = decode(encoded)?;
-    boxes
-        .iter()
-        .map(|b| extract_vlen_box(&chunk, repr, b))
-        .collect::<Result<Vec<_>, _>>()
-        .map(Some)
-}
-
-/// Checks that each update's elements are one per element of its box.
-///
-/// # Errors
-/// [`CodecError::WrongSize`] for the first update of the wrong length.
-pub(crate) fn check_vlen_updates(
-    updates: &[(ChunkBox, &super::vlen::VlenChunk)],
-) -> Result<(), CodecError> {
-    for (b, data) in updates {
-        let expected = b.size_bytes(1)?;
-        if data.len() != expected {
-            return Err(CodecError::WrongSize {
-                expected,
-                actual: data.len(),
-            });
-        }
-    }
-    Ok(())
-}
-
-/// The elements of the chunk of `shape` at `start` (within the boxes'
-/// coordinate space) after `updates`: each element from the last update
-/// whose box covers it, else from `old`, else `fill`.
-pub(crate) fn merge_vlen(
-    shape: &[u64],
-    start: &[u64],
-    old: Option<&super::vlen::VlenChunk>,
-    updates: &[(ChunkBox, &super::vlen::VlenChunk)],
-    fill: &[u8],
-) -> Result<super::vlen::VlenChunk, CodecError> {
-    let len = ChunkBox::new(start.to_vec(), shape.to_vec()).size_bytes(1)?;
-    let mut from: Vec<Option<(usize, usize)>> = vec![None; len];
-    for (k, (b, _)) in updates.iter().enumerate() {
-        let Some(common) = b.intersect(start, shape) else {
-            continue;
-        };
-        let src_start: Vec<u64> = common
-            .start
-            .iter()
-            .zip(&b.start)
-            .map(|(c, s)| c - s)
-            .collect();
-        let dst_start: Vec<u64> = common.start.iter().zip(start).map(|(c, s)| c - s).collect();
-        BoxCopy {
-            src_shape: &b.shape,
-            src_start: &src_start,
-            dst_shape: shape,
-            dst_start: &dst_start,
-            shape: &common.shape,
-            elem: 1,
-        }
-        .for_each_run(|s, d, n| {
-            for j in 0..n {
-                from[d + j] = Some((k, s + j));
-            }
-        });
-    }
-    let mut out = super::vlen::VlenChunk::with_capacity(len);
-    for (i, source) in from.into_iter().enumerate() {
-        let value = match source {
-            Some((k, e)) => updates[k].1.get(e),
-            None => old.and_then(|old| old.get(i)),
-        };
-        out.push(value.unwrap_or(fill));
-    }
-    Ok(out)
-}
-
-/// A partial encode of variable-length elements that reads, decodes and
-/// re-encodes the whole value; `None` when every element is then the fill
-/// value.
-pub(crate) fn encode_partial_vlen_whole(
-    reader: &dyn BytesRangeReader,
-    repr: &ChunkRepr,
-    updates: &[(ChunkBox, &super::vlen::VlenChunk)],
-    decode: impl FnOnce(Vec<u8>) -> Result<super::vlen::VlenChunk, CodecError>,
-    encode: impl FnOnce(&super::vlen::VlenChunk) -> Result<Vec<u8>, CodecError>,
-) -> Result<Option<Vec<u8>>, CodecError> {
-    check_boxes(repr, updates.iter().map(|(b, _)| b))?;
-    check_vlen_updates(updates)?;
-    let old = read_whole(reader)?.map(decode).transpose()?;
-    let fill = repr.fill_value.as_bytes();
-    let zeros = vec![0; repr.shape.len()];
-    let chunk = merge_vlen(&repr.shape, &zeros, old.as_ref(), updates, fill)?;
-    if chunk.iter().all(|e| e == fill) {
-        return Ok(None);
-    }
-    encode(&chunk).map(Some)
-}
-
-/// A partial encode that reads, decodes and re-encodes the whole value.
+/// A partial encode that reads, decodes and re-encodes the whole value;
+/// `None` when every element is then the fill value.
 pub(crate) fn encode_partial_whole(
     reader: &dyn BytesRangeReader,
     repr: &ChunkRepr,
-    updates: &[(ChunkBox, &[u8])],
-    decode: impl FnOnce(Vec<u8>) -> Result<Vec<u8>, CodecError>,
-    encode: impl FnOnce(Vec<u8>) -> Result<Vec<u8>, CodecError>,
+    updates: &[(ChunkBox, ChunkData<'_>)],
+    decode: impl FnOnce(Vec<u8>) -> Result<ChunkData<'static>, CodecError>,
+    encode: impl FnOnce(ChunkData<'_>) -> Result<Vec<u8>, CodecError>,
 ) -> Result<Option<Vec<u8>>, CodecError> {
-    check_boxes(repr, updates.iter().map(|(b, _)| b))?;
-    let size = repr.size_bytes()?;
-    let mut chunk = match read_whole(reader)? {
-        Some(encoded) => decode(encoded)?,
-        None => {
-            let mut chunk = vec![0u8; size];
-            repr.fill_value.fill(&mut chunk);
-            chunk
-        }
-    };
-    if chunk.len() != size {
-        return Err(CodecError::WrongSize {
-            expected: size,
-            actual: chunk.len(),
-        });
-    }
-    for (b, data) in updates {
-        apply_box(&mut chunk, repr, b, data)?;
-    }
-    if repr.fill_value.equals_all(&chunk) {
+    check_updates(repr, updates)?;
+    let old = read_whole(reader)?.map(decode).transpose()?;
+    let zeros = vec![0; repr.shape.len()];
+    let chunk = ChunkData::merge(old, repr, &repr.shape, &zeros, updates)?;
+    if chunk.is_fill(repr) {
         return Ok(None);
     }
     encode(chunk).map(Some)

@@ -9,6 +9,8 @@
 //! # Ok::<(), serde_json::Error>(())
 //! ```
 
+use crate::codec::ChunkData;
+use crate::codec::CodecCapabilities;
 use crate::codec::copy::BoxCopy;
 use crate::codec::partial;
 use crate::codec::{
@@ -182,20 +184,22 @@ impl ArrayToBytesCodec for BytesCodec {
         self.endian_for(repr).map(drop)
     }
 
-    fn encode(&self, decoded: Vec<u8>, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
-        self.convert(decoded, repr)
+    crate::codec::fixed_array_to_bytes!("bytes");
+
+    fn capabilities(&self) -> CodecCapabilities {
+        CodecCapabilities {
+            decodes_in_place: true,
+            partial_decode: true,
+            ..CodecCapabilities::default()
+        }
     }
 
-    fn decode_in_place(&self, data: &mut [u8], repr: &ChunkRepr) -> Option<Result<(), CodecError>> {
-        Some(self.endian_for(repr).map(|endian| {
+    fn decode_in_place(&self, data: &mut [u8], repr: &ChunkRepr) -> Result<(), CodecError> {
+        self.endian_for(repr).map(|endian| {
             if endian.is_some_and(|e| e != Endian::native()) {
                 swap_element_bytes(data, &repr.data_type);
             }
-        }))
-    }
-
-    fn supports_partial_decode(&self) -> bool {
-        true
+        })
     }
 
     /// Reads only the element runs of each box (runs closer than
@@ -206,7 +210,7 @@ impl ArrayToBytesCodec for BytesCodec {
         reader: &dyn BytesRangeReader,
         repr: &ChunkRepr,
         boxes: &[ChunkBox],
-    ) -> Result<Option<Vec<Vec<u8>>>, CodecError> {
+    ) -> Result<Option<Vec<ChunkData<'static>>>, CodecError> {
         partial::check_boxes(repr, boxes)?;
         self.validate(repr)?;
         let elem = repr.data_type.size();
@@ -266,10 +270,15 @@ impl ArrayToBytesCodec for BytesCodec {
                 swap_element_bytes(out, &repr.data_type);
             }
         }
-        Ok(Some(outs))
+        Ok(Some(outs.into_iter().map(ChunkData::from).collect()))
     }
+}
 
-    fn decode(&self, encoded: Vec<u8>, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
+impl BytesCodec {
+    fn encode_bytes(&self, decoded: Vec<u8>, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
+        self.convert(decoded, repr)
+    }
+    fn decode_bytes(&self, encoded: Vec<u8>, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
         let expected = repr.size_bytes()?;
         if encoded.len() != expected {
             return Err(CodecError::WrongSize {
@@ -302,7 +311,7 @@ mod tests {
             .iter()
             .flat_map(|v| v.to_ne_bytes())
             .collect();
-        let encoded = codec.encode(data.clone(), &r).unwrap();
+        let encoded = codec.encode(data.clone().into(), &r).unwrap();
         assert_eq!(encoded, vec![0, 0, 0, 1, 1, 2, 3, 4]);
         assert_eq!(codec.decode(encoded, &r).unwrap(), data);
 
@@ -311,7 +320,7 @@ mod tests {
             .iter()
             .flat_map(|v| v.to_ne_bytes())
             .collect();
-        let encoded = codec.encode(data, &r).unwrap();
+        let encoded = codec.encode(data.into(), &r).unwrap();
         let mut expected = 1.0f32.to_be_bytes().to_vec();
         expected.extend((-2.0f32).to_be_bytes());
         assert_eq!(encoded, expected);
@@ -343,7 +352,7 @@ mod tests {
         let r = repr(DataType::UInt16, &[4, 8]);
         let values: Vec<u16> = (0..32).map(|v| v * 100).collect();
         let decoded: Vec<u8> = values.iter().flat_map(|v| v.to_ne_bytes()).collect();
-        let encoded = codec.encode(decoded, &r).unwrap();
+        let encoded = codec.encode(decoded.into(), &r).unwrap();
         let requested = Mutex::new(Vec::new());
         let reader = |ranges: &[ByteRange]| {
             requested.lock().unwrap().extend_from_slice(ranges);
@@ -352,6 +361,8 @@ mod tests {
         let b = ChunkBox::new(vec![1, 2], vec![2, 3]);
         let out = codec.decode_partial(&reader, &r, &[b]).unwrap().unwrap();
         let got: Vec<u16> = out[0]
+            .as_fixed("test")
+            .unwrap()
             .chunks_exact(2)
             .map(|c| u16::from_ne_bytes([c[0], c[1]]))
             .collect();

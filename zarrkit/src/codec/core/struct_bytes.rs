@@ -16,6 +16,7 @@
 //! assert_eq!(codec.name, struct_bytes::NAME);
 //! ```
 
+use crate::codec::CodecCapabilities;
 use crate::codec::{
     ArrayToBytesCodec, ChunkRepr, Codec, CodecError, registry::parse_configuration,
 };
@@ -152,18 +153,28 @@ impl ArrayToBytesCodec for StructBytesCodec {
         Ok(())
     }
 
-    fn encode(&self, mut decoded: Vec<u8>, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
+    crate::codec::fixed_array_to_bytes!(NAME);
+
+    fn capabilities(&self) -> CodecCapabilities {
+        CodecCapabilities {
+            decodes_in_place: true,
+            ..CodecCapabilities::default()
+        }
+    }
+
+    fn decode_in_place(&self, data: &mut [u8], repr: &ChunkRepr) -> Result<(), CodecError> {
+        self.swap(data, repr)
+    }
+}
+
+impl StructBytesCodec {
+    fn encode_bytes(&self, mut decoded: Vec<u8>, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
         self.swap(&mut decoded, repr)?;
         Ok(decoded)
     }
-
-    fn decode(&self, mut encoded: Vec<u8>, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
+    fn decode_bytes(&self, mut encoded: Vec<u8>, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
         self.swap(&mut encoded, repr)?;
         Ok(encoded)
-    }
-
-    fn decode_in_place(&self, data: &mut [u8], repr: &ChunkRepr) -> Option<Result<(), CodecError>> {
-        Some(self.swap(data, repr))
     }
 }
 
@@ -196,7 +207,7 @@ mod tests {
             decoded.push(s);
             decoded.extend(b.to_ne_bytes());
         }
-        let encoded = codec.encode(decoded.clone(), &repr()).unwrap();
+        let encoded = codec.encode(decoded.clone().into(), &repr()).unwrap();
         assert_eq!(&encoded[..7], [1, 0, b'x', 1, 2, 3, 4]);
         assert_eq!(&encoded[7..], [0xfe, 0xff, b'y', 0, 0, 0, 5]);
         assert_eq!(codec.decode(encoded, &repr()).unwrap(), decoded);

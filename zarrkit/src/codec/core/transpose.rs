@@ -201,12 +201,23 @@ impl ArrayToArrayCodec for TransposeCodec {
         })
     }
 
-    fn encode(&self, decoded: Vec<u8>, decoded_repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
+    crate::codec::fixed_array_to_array!("transpose");
+}
+
+impl TransposeCodec {
+    fn encode_bytes(
+        &self,
+        decoded: Vec<u8>,
+        decoded_repr: &ChunkRepr,
+    ) -> Result<Vec<u8>, CodecError> {
         let order = self.permutation(decoded_repr.shape.len())?;
         permute(decoded, decoded_repr, &order)
     }
-
-    fn decode(&self, encoded: Vec<u8>, decoded_repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
+    fn decode_bytes(
+        &self,
+        encoded: Vec<u8>,
+        decoded_repr: &ChunkRepr,
+    ) -> Result<Vec<u8>, CodecError> {
         let order = self.permutation(decoded_repr.shape.len())?;
         let encoded_repr = self.encoded_repr(decoded_repr)?;
         let mut inverse = vec![0; order.len()];
@@ -453,7 +464,7 @@ mod tests {
         let codec = TransposeCodec::new(vec![1, 0]).unwrap();
         let r = repr(DataType::UInt8, &[2, 3]);
         assert_eq!(codec.encoded_repr(&r).unwrap().shape, [3, 2]);
-        let encoded = codec.encode(vec![0, 1, 2, 3, 4, 5], &r).unwrap();
+        let encoded = codec.encode(vec![0, 1, 2, 3, 4, 5].into(), &r).unwrap();
         assert_eq!(encoded, [0, 3, 1, 4, 2, 5]);
         assert_eq!(codec.decode(encoded, &r).unwrap(), [0, 1, 2, 3, 4, 5]);
     }
@@ -468,8 +479,10 @@ mod tests {
             .flat_map(|i| (0..3).flat_map(move |j| (0..4).map(move |k| 100 * i + 10 * j + k)))
             .collect();
         let bytes: Vec<u8> = a.iter().flat_map(|v| v.to_ne_bytes()).collect();
-        let encoded = codec.encode(bytes.clone(), &r).unwrap();
+        let encoded = codec.encode(bytes.clone().into(), &r).unwrap();
         let b: Vec<u16> = encoded
+            .as_fixed("test")
+            .unwrap()
             .chunks_exact(2)
             .map(|c| u16::from_ne_bytes([c[0], c[1]]))
             .collect();
@@ -488,17 +501,23 @@ mod tests {
         let codec = TransposeCodec::new(vec![]).unwrap();
         let r = repr(DataType::Float64, &[]);
         assert_eq!(codec.encoded_repr(&r).unwrap().shape, Vec::<u64>::new());
-        assert_eq!(codec.encode(vec![7; 8], &r).unwrap(), [7; 8]);
+        assert_eq!(codec.encode(vec![7; 8].into(), &r).unwrap(), [7; 8]);
 
         let codec = TransposeCodec::new(vec![0]).unwrap();
         let r = repr(DataType::UInt8, &[3]);
-        assert_eq!(codec.decode(vec![1, 2, 3], &r).unwrap(), [1, 2, 3]);
+        assert_eq!(codec.decode(vec![1, 2, 3].into(), &r).unwrap(), [1, 2, 3]);
 
         let codec = TransposeCodec::new(vec![1, 2, 0]).unwrap();
         let r = repr(DataType::Int32, &[2, 0, 5]);
         assert_eq!(codec.encoded_repr(&r).unwrap().shape, [0, 5, 2]);
-        assert_eq!(codec.encode(Vec::new(), &r).unwrap(), Vec::<u8>::new());
-        assert_eq!(codec.decode(Vec::new(), &r).unwrap(), Vec::<u8>::new());
+        assert_eq!(
+            codec.encode(Vec::new().into(), &r).unwrap(),
+            Vec::<u8>::new()
+        );
+        assert_eq!(
+            codec.decode(Vec::new().into(), &r).unwrap(),
+            Vec::<u8>::new()
+        );
     }
 
     #[test]
@@ -515,10 +534,13 @@ mod tests {
         assert_eq!(parse(r#""F""#).encoded_repr(&r).unwrap().shape, [4, 3, 2]);
         let data: Vec<u8> = (0..24).collect();
         assert_eq!(
-            parse(r#""F""#).encode(data.clone(), &r).unwrap(),
+            parse(r#""F""#).encode(data.clone().into(), &r).unwrap(),
             reference(&data, &[2, 3, 4], &[2, 1, 0], 1)
         );
-        assert_eq!(parse(r#""C""#).encode(data.clone(), &r).unwrap(), data);
+        assert_eq!(
+            parse(r#""C""#).encode(data.clone().into(), &r).unwrap(),
+            data
+        );
         assert_eq!(
             serde_json::Value::Object(parse(r#""F""#).metadata().configuration_or_empty()),
             serde_json::json!({ "order": "F" })
@@ -568,20 +590,20 @@ mod tests {
             err.to_string(),
             "codec `transpose` cannot encode a 3-dimensional chunk with `order` [1, 0] of 2 dimensions"
         );
-        assert!(codec.encode(vec![0; 24], &r).is_err());
-        assert!(codec.decode(vec![0; 24], &r).is_err());
+        assert!(codec.encode(vec![0; 24].into(), &r).is_err());
+        assert!(codec.decode(vec![0; 24].into(), &r).is_err());
     }
 
     #[test]
     fn data_of_the_wrong_size_is_an_error() {
         let codec = TransposeCodec::new(vec![1, 0]).unwrap();
         let err = codec
-            .encode(vec![0; 5], &repr(DataType::UInt8, &[2, 3]))
+            .encode(vec![0; 5].into(), &repr(DataType::UInt8, &[2, 3]))
             .unwrap_err();
         assert_eq!(err.to_string(), "decoded to 5 bytes, expected 6");
         assert!(
             codec
-                .decode(vec![0; 7], &repr(DataType::UInt8, &[2, 3]))
+                .decode(vec![0; 7].into(), &repr(DataType::UInt8, &[2, 3]))
                 .is_err()
         );
     }
@@ -596,7 +618,7 @@ mod tests {
                 .collect();
             let codec = TransposeCodec::new(vec![1, 0]).unwrap();
             let r = repr(data_type_of_size(elem), &[37, 53]);
-            let encoded = codec.encode(data.clone(), &r).unwrap();
+            let encoded = codec.encode(data.clone().into(), &r).unwrap();
             assert_eq!(encoded, reference(&data, &shape, &[1, 0], elem), "{elem}");
             assert_eq!(codec.decode(encoded, &r).unwrap(), data);
         }
@@ -621,7 +643,7 @@ mod tests {
             let codec = TransposeCodec::new(order.clone())?;
             let shape_u64: Vec<u64> = shape.iter().map(|&n| n as u64).collect();
             let r = repr(data_type_of_size(elem), &shape_u64);
-            let encoded = codec.encode(data.clone(), &r)?;
+            let encoded = codec.encode(data.clone().into(), &r)?;
             prop_assert_eq!(&encoded, &reference(&data, &shape, &order, elem));
             prop_assert_eq!(codec.decode(encoded, &r)?, data);
         }

@@ -171,7 +171,11 @@ impl ArrayToArrayCodec for BitRoundCodec {
         Ok(decoded.clone())
     }
 
-    fn encode(
+    crate::codec::fixed_array_to_array!(NAME);
+}
+
+impl BitRoundCodec {
+    fn encode_bytes(
         &self,
         mut decoded: Vec<u8>,
         decoded_repr: &ChunkRepr,
@@ -191,8 +195,11 @@ impl ArrayToArrayCodec for BitRoundCodec {
         }
         Ok(decoded)
     }
-
-    fn decode(&self, encoded: Vec<u8>, decoded_repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
+    fn decode_bytes(
+        &self,
+        encoded: Vec<u8>,
+        decoded_repr: &ChunkRepr,
+    ) -> Result<Vec<u8>, CodecError> {
         Self::kind(&decoded_repr.data_type)?;
         let size = decoded_repr.data_type.size();
         check_len(&encoded, decoded_repr.size_bytes()? / size, size)?;
@@ -260,6 +267,7 @@ pub mod numcodecs_bitround {
         Arc, ArrayToArrayCodec, ChunkRepr, Codec, CodecError, DataType, ExtensionObject, JsonMap,
         check_len, parse_configuration,
     };
+    use crate::codec::ChunkData;
 
     /// The configuration: the same `keepbits` as the v3 extension's, here
     /// at most 10, 23 or 52 for `float16`, `float32`, `float64` (and 0
@@ -335,25 +343,27 @@ pub mod numcodecs_bitround {
 
         fn encode(
             &self,
-            mut decoded: Vec<u8>,
+            decoded: ChunkData<'_>,
             decoded_repr: &ChunkRepr,
-        ) -> Result<Vec<u8>, CodecError> {
+        ) -> Result<ChunkData<'static>, CodecError> {
+            let mut decoded = decoded.into_fixed(NAME)?;
             let bits = self.mantissa_bits(&decoded_repr.data_type)?;
             let size = decoded_repr.data_type.size();
             check_len(&decoded, decoded_repr.size_bytes()? / size, size)?;
             super::round_floats(&mut decoded, size, bits, self.keepbits);
-            Ok(decoded)
+            Ok(decoded.into())
         }
 
         fn decode(
             &self,
-            encoded: Vec<u8>,
+            encoded: ChunkData<'_>,
             decoded_repr: &ChunkRepr,
-        ) -> Result<Vec<u8>, CodecError> {
+        ) -> Result<ChunkData<'static>, CodecError> {
+            let encoded = encoded.into_fixed(NAME)?;
             self.mantissa_bits(&decoded_repr.data_type)?;
             let size = decoded_repr.data_type.size();
             check_len(&encoded, decoded_repr.size_bytes()? / size, size)?;
-            Ok(encoded)
+            Ok(encoded.into())
         }
     }
 
@@ -379,8 +389,10 @@ pub mod numcodecs_bitround {
                 .iter()
                 .flat_map(|v| v.to_ne_bytes())
                 .collect();
-            let out = c.encode(data, &repr(DataType::Float32, 4)).unwrap();
+            let out = c.encode(data.into(), &repr(DataType::Float32, 4)).unwrap();
             let values: Vec<f32> = out
+                .as_fixed("test")
+                .unwrap()
                 .chunks_exact(4)
                 .map(|b| f32::from_ne_bytes(b.try_into().unwrap()))
                 .collect();
@@ -401,7 +413,7 @@ pub mod numcodecs_bitround {
             );
             assert!(
                 BitRoundCodec::new(3)
-                    .decode(vec![0; 3], &repr(DataType::Float32, 1))
+                    .decode(vec![0; 3].into(), &repr(DataType::Float32, 1))
                     .is_err()
             );
         }
@@ -412,7 +424,7 @@ pub mod numcodecs_bitround {
                 let c = BitRoundCodec::new(keep);
                 let data: Vec<u8> = values.iter().flat_map(|v| v.to_ne_bytes()).collect();
                 let r = repr(DataType::Float64, values.len() as u64);
-                let once = c.encode(data, &r)?;
+                let once = c.encode(data.into(), &r)?;
                 prop_assert_eq!(c.encode(once.clone(), &r)?, once);
             }
         }
@@ -443,8 +455,12 @@ mod tests {
             .iter()
             .flat_map(|v| v.to_ne_bytes())
             .collect();
-        let out = codec(1).encode(data, &repr(DataType::Float32, 4)).unwrap();
+        let out = codec(1)
+            .encode(data.into(), &repr(DataType::Float32, 4))
+            .unwrap();
         let values: Vec<f32> = out
+            .as_fixed("test")
+            .unwrap()
             .chunks_exact(4)
             .map(|b| f32::from_ne_bytes(b.try_into().unwrap()))
             .collect();
@@ -457,11 +473,17 @@ mod tests {
         let c = codec(1);
         let out = c
             .encode(
-                0x3FA6u16.to_ne_bytes().to_vec(),
+                0x3FA6u16.to_ne_bytes().to_vec().into(),
                 &repr(DataType::BFloat16, 1),
             )
             .unwrap();
-        assert_eq!(u16::from_ne_bytes([out[0], out[1]]), 0x3FC0);
+        assert_eq!(
+            u16::from_ne_bytes([
+                out.as_fixed("test").unwrap()[0],
+                out.as_fixed("test").unwrap()[1]
+            ]),
+            0x3FC0
+        );
     }
 
     #[test]
@@ -471,9 +493,11 @@ mod tests {
             .flat_map(|v| v.to_ne_bytes())
             .collect();
         let out = codec(1)
-            .encode(data, &repr(DataType::Complex128, 1))
+            .encode(data.into(), &repr(DataType::Complex128, 1))
             .unwrap();
         let values: Vec<f64> = out
+            .as_fixed("test")
+            .unwrap()
             .chunks_exact(8)
             .map(|b| f64::from_ne_bytes(b.try_into().unwrap()))
             .collect();
@@ -487,15 +511,17 @@ mod tests {
         // half to even -> 0b1100 (12). 255 would round to 256: rounds down to 224.
         let c = codec(3);
         let out = c
-            .encode(vec![182, 5, 13, 255, 0], &repr(DataType::UInt8, 5))
+            .encode(vec![182, 5, 13, 255, 0].into(), &repr(DataType::UInt8, 5))
             .unwrap();
         assert_eq!(out, [192, 5, 12, 224, 0]);
         let data: Vec<u8> = [-182i16, 182, 1000, -32768]
             .iter()
             .flat_map(|v| v.to_ne_bytes())
             .collect();
-        let out = c.encode(data, &repr(DataType::Int16, 4)).unwrap();
+        let out = c.encode(data.into(), &repr(DataType::Int16, 4)).unwrap();
         let values: Vec<i16> = out
+            .as_fixed("test")
+            .unwrap()
             .chunks_exact(2)
             .map(|b| i16::from_ne_bytes(b.try_into().unwrap()))
             .collect();
@@ -510,7 +536,7 @@ mod tests {
         assert!(codec(3).encoded_repr(&repr(DataType::Bool, 1)).is_err());
         assert!(
             codec(3)
-                .decode(vec![0; 3], &repr(DataType::Float32, 1))
+                .decode(vec![0; 3].into(), &repr(DataType::Float32, 1))
                 .is_err()
         );
         let bad = ExtensionObject::with_configuration(NAME, JsonMap::new());
@@ -529,9 +555,9 @@ mod tests {
             let c = codec(keep);
             let data: Vec<u8> = values.iter().flat_map(|v| v.to_ne_bytes()).collect();
             let r = repr(DataType::Int32, values.len() as u64);
-            let once = c.encode(data, &r)?;
+            let once = c.encode(data.into(), &r)?;
             prop_assert_eq!(c.encode(once.clone(), &r)?, once.clone());
-            for (v, b) in values.iter().zip(once.chunks_exact(4)) {
+            for (v, b) in values.iter().zip(once.as_fixed("test").unwrap().chunks_exact(4)) {
                 let rounded = i32::from_ne_bytes(b.try_into().unwrap());
                 let significant = 32 - v.unsigned_abs().leading_zeros();
                 let quantum = 1i64 << significant.saturating_sub(keep);

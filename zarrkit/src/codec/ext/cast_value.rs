@@ -467,14 +467,25 @@ impl ArrayToArrayCodec for CastValueCodec {
         })
     }
 
-    fn encode(&self, decoded: Vec<u8>, decoded_repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
+    crate::codec::fixed_array_to_array!(NAME);
+}
+
+impl CastValueCodec {
+    fn encode_bytes(
+        &self,
+        decoded: Vec<u8>,
+        decoded_repr: &ChunkRepr,
+    ) -> Result<Vec<u8>, CodecError> {
         let cast = self.cast(&decoded_repr.data_type, true)?;
         check_len(&decoded, decoded_repr.size_bytes()?, 1)?;
         cast.apply(&decoded)
             .map_err(|what| CodecError::Incompatible { codec: NAME, what })
     }
-
-    fn decode(&self, encoded: Vec<u8>, decoded_repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
+    fn decode_bytes(
+        &self,
+        encoded: Vec<u8>,
+        decoded_repr: &ChunkRepr,
+    ) -> Result<Vec<u8>, CodecError> {
         let cast = self.cast(&decoded_repr.data_type, false)?;
         let count = decoded_repr
             .num_elements()
@@ -519,7 +530,9 @@ mod tests {
 
     fn encode_one(config: Value, from: DataType, x: &[u8]) -> Result<Vec<u8>, CodecError> {
         let n = (x.len() / from.size()) as u64;
-        codec(config)?.encode(x.to_vec(), &repr(from, n))
+        codec(config)?
+            .encode(x.to_vec().into(), &repr(from, n))
+            .and_then(|d| d.into_fixed("test"))
     }
 
     #[test]
@@ -650,11 +663,16 @@ mod tests {
         let encoded_repr = c.encoded_repr(&r).unwrap();
         assert_eq!(encoded_repr.data_type, DataType::UInt8);
         assert_eq!(encoded_repr.fill_value.as_bytes(), [0]);
-        let encoded = c.encode(x, &r).unwrap();
+        let encoded = c.encode(x.into(), &r).unwrap();
         assert_eq!(encoded, [0, 3]);
         let decoded = c.decode(encoded, &r).unwrap();
-        assert!(f64::from_ne_bytes(decoded[..8].try_into().unwrap()).is_nan());
-        assert_eq!(f64::from_ne_bytes(decoded[8..].try_into().unwrap()), 3.0);
+        assert!(
+            f64::from_ne_bytes(decoded.as_fixed("test").unwrap()[..8].try_into().unwrap()).is_nan()
+        );
+        assert_eq!(
+            f64::from_ne_bytes(decoded.as_fixed("test").unwrap()[8..].try_into().unwrap()),
+            3.0
+        );
         // Floats keep NaN and signed zero without a map.
         let out = encode_one(
             json!({"data_type": "float16"}),
@@ -696,7 +714,10 @@ mod tests {
         assert!(c.encoded_repr(&repr(DataType::Int32, 1)).is_err());
         let c = codec(json!({"data_type": "int8"})).unwrap();
         assert!(c.encoded_repr(&repr(DataType::Bool, 1)).is_err());
-        assert!(c.decode(vec![0; 3], &repr(DataType::Int32, 2)).is_err());
+        assert!(
+            c.decode(vec![0; 3].into(), &repr(DataType::Int32, 2))
+                .is_err()
+        );
     }
 
     #[test]
@@ -712,7 +733,7 @@ mod tests {
             let c = codec(json!({"data_type": "int8"})).unwrap();
             let r = repr(DataType::Int64, values.len() as u64);
             let data: Vec<u8> = values.iter().flat_map(|v| v.to_ne_bytes()).collect();
-            let encoded = c.encode(data.clone(), &r)?;
+            let encoded = c.encode(data.clone().into(), &r)?;
             prop_assert_eq!(encoded.len(), values.len());
             prop_assert_eq!(c.decode(encoded, &r)?, data);
         }
@@ -722,8 +743,8 @@ mod tests {
             let c = codec(json!({"data_type": "float64"})).unwrap();
             let r = repr(DataType::Float32, values.len() as u64);
             let data: Vec<u8> = values.iter().flat_map(|v| v.to_ne_bytes()).collect();
-            let decoded = c.decode(c.encode(data.clone(), &r)?, &r)?;
-            for (a, b) in data.chunks_exact(4).zip(decoded.chunks_exact(4)) {
+            let decoded = c.decode(c.encode(data.clone().into(), &r)?, &r)?;
+            for (a, b) in data.chunks_exact(4).zip(decoded.as_fixed("test").unwrap().chunks_exact(4)) {
                 let (a, b) = (f32::from_ne_bytes(a.try_into().unwrap()), f32::from_ne_bytes(b.try_into().unwrap()));
                 prop_assert!(a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan()));
             }

@@ -306,15 +306,19 @@ impl ArrayToBytesCodec for N5DefaultCodec {
             .checked_add(4 + 4 * repr.shape.len())
     }
 
-    fn encode(&self, decoded: Vec<u8>, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
+    crate::codec::fixed_array_to_bytes!(NAME);
+
+    // Spec, "Procedure", "Decoding": parse the header, decode the rest as a
+    // block of the header's shape, then pad or truncate it to the chunk.
+}
+
+impl N5DefaultCodec {
+    fn encode_bytes(&self, decoded: Vec<u8>, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
         let mut out = header(&repr.shape)?;
         out.extend_from_slice(&self.chain(repr)?.encode(decoded, repr)?);
         Ok(out)
     }
-
-    // Spec, "Procedure", "Decoding": parse the header, decode the rest as a
-    // block of the header's shape, then pad or truncate it to the chunk.
-    fn decode(&self, encoded: Vec<u8>, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
+    fn decode_bytes(&self, encoded: Vec<u8>, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
         let (block_shape, header_len) = parse_header(&encoded, repr.shape.len())?;
         let chunk_size = repr.size_bytes()?;
         let block_repr = ChunkRepr {
@@ -329,7 +333,10 @@ impl ArrayToBytesCodec for N5DefaultCodec {
             )));
         }
         let data = encoded[header_len..].to_vec();
-        let block = self.chain(&block_repr)?.decode(data, &block_repr)?;
+        let block = self
+            .chain(&block_repr)?
+            .decode(data, &block_repr)?
+            .into_fixed(NAME)?;
         if block_repr.shape == repr.shape {
             return Ok(block);
         }
@@ -400,7 +407,7 @@ mod tests {
         let r = repr(DataType::UInt16, &[2, 3], vec![0, 0]);
         let c = raw_n5(2);
         c.validate(&r).unwrap();
-        let encoded = c.encode(u16s(&[1, 2, 3, 4, 5, 6]), &r).unwrap();
+        let encoded = c.encode(u16s(&[1, 2, 3, 4, 5, 6]).into(), &r).unwrap();
         let expected: Vec<u8> = [
             vec![0, 0, 0, 2, 0, 0, 0, 2, 0, 0, 0, 3],
             // Column-major: 1, 4, 2, 5, 3, 6, each big endian.
@@ -516,7 +523,7 @@ mod tests {
             let c = raw_n5(shape.len());
             let n: u64 = shape.iter().product();
             let data: Vec<u8> = (0..n * 2).map(|i| (i as u8).wrapping_mul(seed)).collect();
-            let encoded = c.encode(data.clone(), &r).unwrap();
+            let encoded = c.encode(data.clone().into(), &r).unwrap();
             proptest::prop_assert_eq!(c.decode(encoded, &r).unwrap(), data);
             // A block of another shape (as another writer may store at the
             // edge) decodes to the chunk's shape: its overlap, then fill.
@@ -524,12 +531,12 @@ mod tests {
             let br = repr(DataType::UInt16, block_shape, vec![0, 0]);
             let bn: u64 = block_shape.iter().product();
             let block_data: Vec<u8> = (0..bn).flat_map(|i| (i as u16).to_ne_bytes()).collect();
-            let stored = c.encode(block_data, &br).unwrap();
+            let stored = c.encode(block_data.into(), &br).unwrap();
             let decoded = c.decode(stored, &r).unwrap();
             proptest::prop_assert_eq!(decoded.len() as u64, n * 2);
             // The chunk's first element is the block's first, or the fill
             // value when the block is empty.
-            let first = u16::from_ne_bytes([decoded[0], decoded[1]]);
+            let first = u16::from_ne_bytes([decoded.as_fixed("test").unwrap()[0], decoded.as_fixed("test").unwrap()[1]]);
             proptest::prop_assert_eq!(first, if bn == 0 { 9 } else { 0 });
         }
     }

@@ -222,7 +222,11 @@ impl ArrayToBytesCodec for PackBitsCodec {
         self.layout(&repr.data_type).map(|_| ())
     }
 
-    fn encode(&self, decoded: Vec<u8>, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
+    crate::codec::fixed_array_to_bytes!(NAME);
+}
+
+impl PackBitsCodec {
+    fn encode_bytes(&self, decoded: Vec<u8>, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
         let (layout, components, total_bits) = self.sizes(repr)?;
         if decoded.len() != components * layout.size {
             return Err(CodecError::WrongSize {
@@ -257,8 +261,7 @@ impl ArrayToBytesCodec for PackBitsCodec {
         }
         Ok(out)
     }
-
-    fn decode(&self, encoded: Vec<u8>, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
+    fn decode_bytes(&self, encoded: Vec<u8>, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
         let (layout, components, total_bits) = self.sizes(repr)?;
         let padding = (8 - total_bits % 8) % 8;
         let packed = match self.config.padding_encoding {
@@ -343,7 +346,9 @@ mod tests {
     fn bools_pack_least_significant_bit_first() {
         let c = codec(serde_json::json!({})).unwrap();
         let data = vec![1, 0, 1, 1, 0, 0, 0, 0, 1, 1];
-        let packed = c.encode(data.clone(), &repr(DataType::Bool, 10)).unwrap();
+        let packed = c
+            .encode(data.clone().into(), &repr(DataType::Bool, 10))
+            .unwrap();
         assert_eq!(packed, [0b0000_1101, 0b0000_0011]);
         assert_eq!(c.decode(packed, &repr(DataType::Bool, 10)).unwrap(), data);
     }
@@ -354,12 +359,14 @@ mod tests {
         let first = codec(serde_json::json!({"padding_encoding": "first_byte"})).unwrap();
         assert_eq!(
             first
-                .encode(data.clone(), &repr(DataType::Bool, 3))
+                .encode(data.clone().into(), &repr(DataType::Bool, 3))
                 .unwrap(),
             [5, 0b101]
         );
         let last = codec(serde_json::json!({"padding_encoding": "end_byte"})).unwrap();
-        let packed = last.encode(data.clone(), &repr(DataType::Bool, 3)).unwrap();
+        let packed = last
+            .encode(data.clone().into(), &repr(DataType::Bool, 3))
+            .unwrap();
         assert_eq!(packed, [0b101, 5]);
         assert_eq!(last.decode(packed, &repr(DataType::Bool, 3)).unwrap(), data);
         // A wrong padding count or length is corrupt data, not a panic.
@@ -376,11 +383,13 @@ mod tests {
         // Bits 1..=3 of each int8: 6 = 0b0110 -> 0b011; -4 = 0b1111_1100 -> 0b110.
         let c = codec(serde_json::json!({"first_bit": 1, "last_bit": 3})).unwrap();
         let data: Vec<u8> = [6i8, -4, 7].iter().map(|v| *v as u8).collect();
-        let packed = c.encode(data, &repr(DataType::Int8, 3)).unwrap();
+        let packed = c.encode(data.into(), &repr(DataType::Int8, 3)).unwrap();
         // 0b011, 0b110, 0b011 -> bits 011 011 110 (reading the stream from bit 0).
         assert_eq!(packed, [0b11_110_011, 0b0]);
         let decoded: Vec<i8> = c
             .decode(packed, &repr(DataType::Int8, 3))
+            .unwrap()
+            .into_fixed("test")
             .unwrap()
             .into_iter()
             .map(|b| b as i8)
@@ -396,10 +405,12 @@ mod tests {
             .iter()
             .flat_map(|v| v.to_ne_bytes())
             .collect();
-        let packed = c.encode(data, &repr(DataType::UInt16, 3)).unwrap();
+        let packed = c.encode(data.into(), &repr(DataType::UInt16, 3)).unwrap();
         assert_eq!(packed, [0xF1, 0x0A]);
         let decoded = c.decode(packed, &repr(DataType::UInt16, 3)).unwrap();
         let values: Vec<u16> = decoded
+            .as_fixed("test")
+            .unwrap()
             .chunks_exact(2)
             .map(|b| u16::from_ne_bytes([b[0], b[1]]))
             .collect();
@@ -439,12 +450,12 @@ mod tests {
             let c = codec(serde_json::json!({"padding_encoding": "last_byte"})).unwrap();
             let data: Vec<u8> = values.iter().flat_map(|v| v.to_ne_bytes()).collect();
             let r = repr(DataType::Int64, values.len() as u64);
-            let packed = c.encode(data.clone(), &r)?;
+            let packed = c.encode(data.clone().into(), &r)?;
             prop_assert_eq!(c.decode(packed, &r)?, data);
             let data: Vec<u8> = floats.iter().flat_map(|v| v.to_ne_bytes()).collect();
             let r = repr(DataType::Complex64, (floats.len() / 2) as u64);
             let data = data[..floats.len() / 2 * 8].to_vec();
-            let packed = c.encode(data.clone(), &r)?;
+            let packed = c.encode(data.clone().into(), &r)?;
             prop_assert_eq!(c.decode(packed, &r)?, data);
         }
 
@@ -453,7 +464,7 @@ mod tests {
             let c = codec(serde_json::json!({"last_bit": 3})).unwrap();
             let data: Vec<u8> = values.iter().flat_map(|v| v.to_ne_bytes()).collect();
             let r = repr(DataType::Int32, values.len() as u64);
-            let packed = c.encode(data.clone(), &r)?;
+            let packed = c.encode(data.clone().into(), &r)?;
             prop_assert_eq!(packed.len(), (values.len() * 4).div_ceil(8));
             prop_assert_eq!(c.decode(packed, &r)?, data);
         }

@@ -197,13 +197,24 @@ impl ArrayToArrayCodec for ReshapeCodec {
         })
     }
 
-    fn encode(&self, decoded: Vec<u8>, decoded_repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
+    crate::codec::fixed_array_to_array!(NAME);
+}
+
+impl ReshapeCodec {
+    fn encode_bytes(
+        &self,
+        decoded: Vec<u8>,
+        decoded_repr: &ChunkRepr,
+    ) -> Result<Vec<u8>, CodecError> {
         self.output_shape(&decoded_repr.shape)?;
         check_len(&decoded, decoded_repr.size_bytes()?, 1)?;
         Ok(decoded)
     }
-
-    fn decode(&self, encoded: Vec<u8>, decoded_repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
+    fn decode_bytes(
+        &self,
+        encoded: Vec<u8>,
+        decoded_repr: &ChunkRepr,
+    ) -> Result<Vec<u8>, CodecError> {
         self.output_shape(&decoded_repr.shape)?;
         check_len(&encoded, decoded_repr.size_bytes()?, 1)?;
         Ok(encoded)
@@ -285,9 +296,9 @@ mod tests {
         let c = codec(json!([-1])).unwrap();
         let r = repr(&[2, 3]);
         let data = vec![1, 2, 3, 4, 5, 6];
-        assert_eq!(c.encode(data.clone(), &r).unwrap(), data);
-        assert_eq!(c.decode(data.clone(), &r).unwrap(), data);
-        assert!(c.decode(vec![1, 2], &r).is_err());
+        assert_eq!(c.encode(data.clone().into(), &r).unwrap(), data);
+        assert_eq!(c.decode(data.clone().into(), &r).unwrap(), data);
+        assert!(c.decode(vec![1, 2].into(), &r).is_err());
     }
 
     #[test]

@@ -210,7 +210,11 @@ impl ArrayToArrayCodec for ScaleOffsetCodec {
         })
     }
 
-    fn encode(
+    crate::codec::fixed_array_to_array!(NAME);
+}
+
+impl ScaleOffsetCodec {
+    fn encode_bytes(
         &self,
         mut decoded: Vec<u8>,
         decoded_repr: &ChunkRepr,
@@ -221,8 +225,7 @@ impl ArrayToArrayCodec for ScaleOffsetCodec {
         map(&mut decoded, data_type, |x| encode_one(data_type, p, x))?;
         Ok(decoded)
     }
-
-    fn decode(
+    fn decode_bytes(
         &self,
         mut encoded: Vec<u8>,
         decoded_repr: &ChunkRepr,
@@ -272,13 +275,13 @@ mod tests {
             c.encoded_repr(&r).unwrap().fill_value.as_bytes(),
             0u16.to_ne_bytes()
         );
-        let encoded = c.encode(u16s(&[1000, 1001, 1255]), &r).unwrap();
+        let encoded = c.encode(u16s(&[1000, 1001, 1255]).into(), &r).unwrap();
         assert_eq!(encoded, u16s(&[0, 1, 255]));
         assert_eq!(c.decode(encoded, &r).unwrap(), u16s(&[1000, 1001, 1255]));
         // 999 - 1000 is not a uint16: an error, not a wrap.
         let err = c
             .encode(
-                u16s(&[999]),
+                u16s(&[999]).into(),
                 &repr(DataType::UInt16, 1, FillValue::zero(&DataType::UInt16)),
             )
             .unwrap_err();
@@ -302,8 +305,10 @@ mod tests {
             .iter()
             .flat_map(|v| v.to_ne_bytes())
             .collect();
-        let encoded = c.encode(data, &r).unwrap();
+        let encoded = c.encode(data.into(), &r).unwrap();
         let e: Vec<f32> = encoded
+            .as_fixed("test")
+            .unwrap()
             .chunks_exact(4)
             .map(|b| f32::from_ne_bytes(b.try_into().unwrap()))
             .collect();
@@ -313,20 +318,23 @@ mod tests {
         let fill = c.encoded_repr(&r).unwrap().fill_value;
         assert_eq!(fill.as_bytes(), (-5.0f32 * 0.1f32).to_ne_bytes());
         let decoded = c.decode(encoded, &r).unwrap();
-        assert_eq!(f32::from_ne_bytes(decoded[..4].try_into().unwrap()), 15.0);
+        assert_eq!(
+            f32::from_ne_bytes(decoded.as_fixed("test").unwrap()[..4].try_into().unwrap()),
+            15.0
+        );
     }
 
     #[test]
     fn integer_scales_multiply_and_divide_exactly() {
         let c = codec(json!({"offset": -3, "scale": 4})).unwrap();
         let r = repr(DataType::Int8, 3, FillValue::zero(&DataType::Int8));
-        let encoded = c.encode(vec![0, 5, (-10i8) as u8], &r).unwrap();
+        let encoded = c.encode(vec![0, 5, (-10i8) as u8].into(), &r).unwrap();
         assert_eq!(encoded, [12, 32, (-28i8) as u8]);
         assert_eq!(c.decode(encoded, &r).unwrap(), [0, 5, (-10i8) as u8]);
         // 30 + 3 = 33, times 4 = 132 > 127.
         assert!(
             c.encode(
-                vec![30],
+                vec![30].into(),
                 &repr(DataType::Int8, 1, FillValue::zero(&DataType::Int8))
             )
             .is_err()
@@ -349,7 +357,12 @@ mod tests {
         }
         let b = repr(DataType::Bool, 1, FillValue::zero(&DataType::Bool));
         assert!(codec(json!({})).unwrap().encoded_repr(&b).is_err());
-        assert!(codec(json!({})).unwrap().decode(vec![0; 3], &r).is_err());
+        assert!(
+            codec(json!({}))
+                .unwrap()
+                .decode(vec![0; 3].into(), &r)
+                .is_err()
+        );
     }
 
     #[test]
@@ -367,8 +380,8 @@ mod tests {
             let c = codec(json!({"offset": offset, "scale": scale})).unwrap();
             let r = repr(DataType::Int32, values.len() as u64, FillValue::zero(&DataType::Int32));
             let data: Vec<u8> = values.iter().flat_map(|v| v.to_ne_bytes()).collect();
-            let encoded = c.encode(data.clone(), &r)?;
-            for (v, e) in values.iter().zip(encoded.chunks_exact(4)) {
+            let encoded = c.encode(data.clone().into(), &r)?;
+            for (v, e) in values.iter().zip(encoded.as_fixed("test").unwrap().chunks_exact(4)) {
                 prop_assert_eq!(i32::from_ne_bytes(e.try_into().unwrap()), (v - offset) * scale);
             }
             prop_assert_eq!(c.decode(encoded, &r)?, data);

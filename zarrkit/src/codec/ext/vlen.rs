@@ -14,6 +14,7 @@
 //! assert_eq!(chunk.len(), 3);
 //! ```
 
+use crate::codec::ChunkData;
 use crate::codec::{
     ArrayToBytesCodec, ChunkRepr, Codec, CodecError, registry::parse_configuration,
 };
@@ -21,107 +22,7 @@ use crate::metadata::{DataType, ExtensionObject, JsonMap};
 use serde::Deserialize;
 use std::sync::Arc;
 
-/// The decoded form of a chunk of variable-length elements: the elements'
-/// bytes back to back, and where each starts and ends.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct VlenChunk {
-    /// `offsets[i]..offsets[i + 1]` is element `i`; `offsets[0] == 0`.
-    offsets: Vec<usize>,
-    data: Vec<u8>,
-}
-
-impl VlenChunk {
-    /// An empty chunk with room for `n` elements.
-    #[must_use]
-    pub fn with_capacity(n: usize) -> Self {
-        let mut offsets = Vec::with_capacity(n + 1);
-        offsets.push(0);
-        Self {
-            offsets,
-            data: Vec::new(),
-        }
-    }
-
-    /// A chunk of `n` copies of `value`.
-    #[must_use]
-    pub fn filled(n: usize, value: &[u8]) -> Self {
-        let mut chunk = Self::with_capacity(n);
-        chunk.data.reserve(n.saturating_mul(value.len()));
-        for _ in 0..n {
-            chunk.push(value);
-        }
-        chunk
-    }
-
-    /// A chunk of `items`, in order.
-    pub fn from_items<I, T>(items: I) -> Self
-    where
-        I: IntoIterator<Item = T>,
-        T: AsRef<[u8]>,
-    {
-        let mut chunk = Self::with_capacity(0);
-        for item in items {
-            chunk.push(item.as_ref());
-        }
-        chunk
-    }
-
-    /// Appends an element.
-    pub fn push(&mut self, value: &[u8]) {
-        self.data.extend_from_slice(value);
-        self.offsets.push(self.data.len());
-    }
-
-    /// The number of elements.
-    #[must_use]
-    pub fn len(&self) -> usize {
-        self.offsets.len().saturating_sub(1)
-    }
-
-    /// Whether there are no elements.
-    #[must_use]
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// Element `i`, or `None` past the end.
-    #[must_use]
-    pub fn get(&self, i: usize) -> Option<&[u8]> {
-        let start = *self.offsets.get(i)?;
-        let end = *self.offsets.get(i + 1)?;
-        self.data.get(start..end)
-    }
-
-    /// The elements in order.
-    pub fn iter(&self) -> impl ExactSizeIterator<Item = &[u8]> + '_ {
-        self.offsets.windows(2).map(|w| &self.data[w[0]..w[1]])
-    }
-
-    /// The total length of the elements' bytes.
-    #[must_use]
-    pub fn data_len(&self) -> usize {
-        self.data.len()
-    }
-
-    /// A chunk of the elements of `self` at `indices`, in that order.
-    ///
-    /// # Errors
-    /// [`CodecError::Corrupt`] naming `codec` if an index is out of range.
-    pub fn gather(&self, indices: &[u64], codec: &'static str) -> Result<Self, CodecError> {
-        let mut out = Self::with_capacity(indices.len());
-        for &i in indices {
-            let value = usize::try_from(i)
-                .ok()
-                .and_then(|i| self.get(i))
-                .ok_or_else(|| CodecError::Corrupt {
-                    codec,
-                    reason: format!("element index {i} out of range"),
-                })?;
-            out.push(value);
-        }
-        Ok(out)
-    }
-}
+pub use crate::codec::data::VlenChunk;
 
 /// `vlen-utf8` (elements must be UTF-8) or `vlen-bytes`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -218,21 +119,21 @@ impl ArrayToBytesCodec for VlenCodec {
         }
     }
 
-    fn encode(&self, _: Vec<u8>, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
-        Err(CodecError::Incompatible {
-            codec: self.name(),
-            what: format!("fixed-size `{}` elements", repr.data_type),
-        })
+    fn encode(&self, decoded: ChunkData<'_>, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
+        self.encode_elements(decoded.as_vlen(self.name())?, repr)
     }
 
-    fn decode(&self, _: Vec<u8>, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
-        Err(CodecError::Incompatible {
-            codec: self.name(),
-            what: format!("fixed-size `{}` elements", repr.data_type),
-        })
+    fn decode(&self, encoded: Vec<u8>, repr: &ChunkRepr) -> Result<ChunkData<'static>, CodecError> {
+        self.decode_elements(encoded, repr).map(Into::into)
     }
+}
 
-    fn encode_vlen(&self, decoded: &VlenChunk, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
+impl VlenCodec {
+    pub(crate) fn encode_elements(
+        &self,
+        decoded: &VlenChunk,
+        repr: &ChunkRepr,
+    ) -> Result<Vec<u8>, CodecError> {
         let n = repr.element_count()?;
         if decoded.len() != n {
             return Err(CodecError::WrongSize {
@@ -253,8 +154,11 @@ impl ArrayToBytesCodec for VlenCodec {
         }
         Ok(out)
     }
-
-    fn decode_vlen(&self, encoded: Vec<u8>, repr: &ChunkRepr) -> Result<VlenChunk, CodecError> {
+    pub(crate) fn decode_elements(
+        &self,
+        encoded: Vec<u8>,
+        repr: &ChunkRepr,
+    ) -> Result<VlenChunk, CodecError> {
         let n = repr.element_count()?;
         let count = read_u32(&encoded, 0).ok_or_else(|| {
             self.corrupt(format!(
@@ -273,7 +177,7 @@ impl ArrayToBytesCodec for VlenCodec {
             return Err(self.corrupt(format!("{n} items cannot fit in {} bytes", encoded.len())));
         }
         let mut chunk = VlenChunk::with_capacity(n);
-        chunk.data.reserve(encoded.len() - 4 - 4 * n);
+        chunk.reserve_data(encoded.len() - 4 - 4 * n);
         let mut at = 4;
         for i in 0..n {
             let len = read_u32(&encoded, at)
@@ -318,14 +222,14 @@ mod tests {
         let codec = VlenCodec::utf8();
         let r = repr(DataType::String, &[3]);
         let chunk = VlenChunk::from_items(["ab", "", "é"]);
-        let encoded = codec.encode_vlen(&chunk, &r).unwrap();
+        let encoded = codec.encode_elements(&chunk, &r).unwrap();
         assert_eq!(
             encoded,
             [
                 3, 0, 0, 0, 2, 0, 0, 0, b'a', b'b', 0, 0, 0, 0, 2, 0, 0, 0, 0xc3, 0xa9
             ]
         );
-        assert_eq!(codec.decode_vlen(encoded, &r).unwrap(), chunk);
+        assert_eq!(codec.decode_elements(encoded, &r).unwrap(), chunk);
     }
 
     #[test]
@@ -345,14 +249,17 @@ mod tests {
             (vec![2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 7], "left over"),
             (vec![0xff, 0xff, 0xff, 0xff], "items"),
         ] {
-            let err = codec.decode_vlen(bad, &r).unwrap_err().to_string();
+            let err = codec.decode_elements(bad, &r).unwrap_err().to_string();
             assert!(err.contains(what), "{what}: {err}");
         }
         // vlen-bytes accepts any bytes.
         let r = repr(DataType::Bytes, &[2]);
         let chunk = VlenChunk::from_items([&[0xffu8][..], &[]]);
-        let encoded = VlenCodec::bytes().encode_vlen(&chunk, &r).unwrap();
-        assert_eq!(VlenCodec::bytes().decode_vlen(encoded, &r).unwrap(), chunk);
+        let encoded = VlenCodec::bytes().encode_elements(&chunk, &r).unwrap();
+        assert_eq!(
+            VlenCodec::bytes().decode_elements(encoded, &r).unwrap(),
+            chunk
+        );
     }
 
     #[test]

@@ -504,7 +504,11 @@ impl ArrayToBytesCodec for ZfpCodec {
         field_sizes(&repr.shape).map(|_| ())
     }
 
-    fn encode(&self, decoded: Vec<u8>, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
+    crate::codec::fixed_array_to_bytes!(NAME);
+}
+
+impl ZfpCodec {
+    fn encode_bytes(&self, decoded: Vec<u8>, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
         let (ty, promotion) = self.types(repr)?;
         let sizes = field_sizes(&repr.shape)?;
         let expected = repr.size_bytes()?;
@@ -528,8 +532,7 @@ impl ArrayToBytesCodec for ZfpCodec {
         let bytes: &[u8] = bytemuck::cast_slice(&buffer);
         Ok(bytes[..size.min(bytes.len())].to_vec())
     }
-
-    fn decode(&self, encoded: Vec<u8>, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
+    fn decode_bytes(&self, encoded: Vec<u8>, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
         let (ty, promotion) = self.types(repr)?;
         let sizes = field_sizes(&repr.shape)?;
         repr.size_bytes()?;
@@ -599,7 +602,7 @@ mod tests {
         let codec = ZfpCodec::new(ZfpConfig::Reversible).unwrap();
         let r = repr(DataType::Float64, &[3, 5, 7]);
         let data = f64s(&smooth(105));
-        let encoded = codec.encode(data.clone(), &r).unwrap();
+        let encoded = codec.encode(data.clone().into(), &r).unwrap();
         assert_eq!(codec.decode(encoded, &r).unwrap(), data);
         for data_type in [
             DataType::Int8,
@@ -610,7 +613,7 @@ mod tests {
             let r = repr(data_type.clone(), &[2, 9]);
             let n = 18 * data_type.size();
             let data: Vec<u8> = (0..n).map(|i| (i * 37 % 256) as u8).collect();
-            let encoded = codec.encode(data.clone(), &r).unwrap();
+            let encoded = codec.encode(data.clone().into(), &r).unwrap();
             assert_eq!(codec.decode(encoded, &r).unwrap(), data, "{data_type}");
         }
     }
@@ -620,9 +623,9 @@ mod tests {
         let codec = ZfpCodec::new(ZfpConfig::FixedAccuracy { tolerance: 0.05 }).unwrap();
         let r = repr(DataType::Float64, &[10, 10]);
         let values = smooth(100);
-        let encoded = codec.encode(f64s(&values), &r).unwrap();
+        let encoded = codec.encode(f64s(&values).into(), &r).unwrap();
         assert!(encoded.len() < 800, "{}", encoded.len());
-        let back = to_f64s(&codec.decode(encoded, &r).unwrap());
+        let back = to_f64s(codec.decode(encoded, &r).unwrap().as_fixed("test").unwrap());
         let worst = values
             .iter()
             .zip(&back)
@@ -637,7 +640,7 @@ mod tests {
         // 64 values in 4 blocks of 4x4 at 8 bits per value: 64 bytes.
         let codec = ZfpCodec::new(ZfpConfig::FixedRate { rate: 8.0 }).unwrap();
         let r = repr(DataType::Float64, &[8, 8]);
-        let encoded = codec.encode(f64s(&smooth(64)), &r).unwrap();
+        let encoded = codec.encode(f64s(&smooth(64)).into(), &r).unwrap();
         assert_eq!(encoded.len(), 64);
     }
 
@@ -648,7 +651,7 @@ mod tests {
         let data: Vec<u8> = (0..256u32)
             .flat_map(|i| (i as f32 * 1.7).to_ne_bytes())
             .collect();
-        let encoded = codec.encode(data, &r).unwrap();
+        let encoded = codec.encode(data.into(), &r).unwrap();
         let err = codec.decode(encoded[..8].to_vec(), &r).unwrap_err();
         assert!(err.to_string().contains("zfp data is corrupt"), "{err}");
         // Garbage of any length decodes to something or fails; it must not
@@ -706,7 +709,9 @@ mod tests {
         assert!(err.to_string().contains("`bool`"), "{err}");
         // A 0-d chunk is a field of one value.
         let r = repr(DataType::Int32, &[]);
-        let encoded = codec.encode(7i32.to_ne_bytes().to_vec(), &r).unwrap();
+        let encoded = codec
+            .encode(7i32.to_ne_bytes().to_vec().into(), &r)
+            .unwrap();
         assert_eq!(codec.decode(encoded, &r).unwrap(), 7i32.to_ne_bytes());
     }
 
@@ -736,7 +741,7 @@ mod tests {
             let n = shape.iter().product::<u64>() as usize;
             let r = repr(DataType::Int32, &shape);
             let data: Vec<u8> = ints[..n].iter().flat_map(|v| v.to_ne_bytes()).collect();
-            let encoded = codec.encode(data.clone(), &r).unwrap();
+            let encoded = codec.encode(data.clone().into(), &r).unwrap();
             proptest::prop_assert!(encoded.len() <= codec.encoded_size_bound(&r).unwrap());
             proptest::prop_assert_eq!(codec.decode(encoded, &r).unwrap(), data);
             let r = repr(
@@ -744,11 +749,11 @@ mod tests {
                 &shape,
             );
             let data: Vec<u8> = ints[..n].iter().flat_map(|v| i64::from(*v).to_ne_bytes()).collect();
-            let encoded = codec.encode(data.clone(), &r).unwrap();
+            let encoded = codec.encode(data.clone().into(), &r).unwrap();
             proptest::prop_assert_eq!(codec.decode(encoded, &r).unwrap(), data);
             let r = repr(DataType::Float64, &shape);
             let data = f64s(&floats[..n]);
-            let encoded = codec.encode(data.clone(), &r).unwrap();
+            let encoded = codec.encode(data.clone().into(), &r).unwrap();
             proptest::prop_assert_eq!(codec.decode(encoded, &r).unwrap(), data);
         }
 
@@ -783,7 +788,8 @@ mod tests {
         ) {
             let codec = ZfpCodec::new(ZfpConfig::FixedAccuracy { tolerance }).unwrap();
             let r = repr(DataType::Float64, &[4, 16]);
-            let back = to_f64s(&codec.decode(codec.encode(f64s(&values), &r).unwrap(), &r).unwrap());
+            let encoded = codec.encode(f64s(&values).into(), &r).unwrap();
+            let back = to_f64s(codec.decode(encoded, &r).unwrap().as_fixed("test").unwrap());
             for (a, b) in values.iter().zip(&back) {
                 proptest::prop_assert!((a - b).abs() <= tolerance, "{a} -> {b}");
             }

@@ -91,7 +91,15 @@ impl ArrayToArrayCodec for AsTypeCodec {
         Ok(repr_as(decoded, self.encode_dtype.data_type.clone()))
     }
 
-    fn encode(&self, decoded: Vec<u8>, decoded_repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
+    crate::codec::fixed_array_to_array!(NAME);
+}
+
+impl AsTypeCodec {
+    fn encode_bytes(
+        &self,
+        decoded: Vec<u8>,
+        decoded_repr: &ChunkRepr,
+    ) -> Result<Vec<u8>, CodecError> {
         convert_chunk(
             NAME,
             &decoded,
@@ -101,8 +109,11 @@ impl ArrayToArrayCodec for AsTypeCodec {
             |v| v,
         )
     }
-
-    fn decode(&self, encoded: Vec<u8>, decoded_repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
+    fn decode_bytes(
+        &self,
+        encoded: Vec<u8>,
+        decoded_repr: &ChunkRepr,
+    ) -> Result<Vec<u8>, CodecError> {
         convert_chunk(
             NAME,
             &encoded,
@@ -143,10 +154,13 @@ mod tests {
             .collect();
         let c = codec("<f4", "<f8");
         let r = repr(DataType::Float64, 2);
-        let encoded = c.encode(data, &r).unwrap();
+        let encoded = c.encode(data.into(), &r).unwrap();
         assert_eq!(encoded.len(), 8);
         let decoded = c.decode(encoded, &r).unwrap();
-        assert_eq!(decoded[..8], f64::from(0.1f32).to_ne_bytes());
+        assert_eq!(
+            decoded.as_fixed("test").unwrap()[..8],
+            f64::from(0.1f32).to_ne_bytes()
+        );
     }
 
     #[test]
@@ -154,8 +168,8 @@ mod tests {
         let c = codec("|u1", "<i4");
         let r = repr(DataType::Int32, 2);
         let data: Vec<u8> = [257i32, -1].iter().flat_map(|v| v.to_ne_bytes()).collect();
-        assert_eq!(c.encode(data, &r).unwrap(), [1, 255]);
-        assert!(c.decode(vec![1, 2, 3], &r).is_err());
+        assert_eq!(c.encode(data.into(), &r).unwrap(), [1, 255]);
+        assert!(c.decode(vec![1, 2, 3].into(), &r).is_err());
         assert!(c.encoded_repr(&repr(DataType::Int8, 2)).is_err());
     }
 
@@ -165,7 +179,7 @@ mod tests {
             let data: Vec<u8> = values.iter().flat_map(|v| v.to_ne_bytes()).collect();
             let r = repr(DataType::Int16, values.len() as u64);
             let c = codec("<i8", "<i2");
-            prop_assert_eq!(c.decode(c.encode(data.clone(), &r)?, &r)?, data);
+            prop_assert_eq!(c.decode(c.encode(data.clone().into(), &r)?, &r)?, data);
         }
     }
 }

@@ -24,6 +24,7 @@
 //! # Ok::<(), serde_json::Error>(())
 //! ```
 
+use crate::codec::ChunkData;
 use crate::codec::numpy_dtype::{NumpyDtype, is_integer, repr_as};
 use crate::codec::vlen::VlenChunk;
 use crate::codec::{
@@ -318,7 +319,41 @@ impl ArrayToArrayCodec for CategorizeCodec {
         Ok(repr)
     }
 
-    fn encode(&self, decoded: Vec<u8>, decoded_repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
+    /// Variable-length strings map to codes as NumPy `U` strings do.
+    fn encode(
+        &self,
+        decoded: ChunkData<'_>,
+        decoded_repr: &ChunkRepr,
+    ) -> Result<ChunkData<'static>, CodecError> {
+        match &decoded {
+            ChunkData::Vlen(chunk) => self.encode_elements(chunk, decoded_repr),
+            ChunkData::Fixed(bytes) => self.encode_bytes(bytes, decoded_repr),
+        }
+        .map(Into::into)
+    }
+
+    /// Codes decode to variable-length strings for a variable-length
+    /// decoded type, else to NumPy `U` strings.
+    fn decode(
+        &self,
+        encoded: ChunkData<'_>,
+        decoded_repr: &ChunkRepr,
+    ) -> Result<ChunkData<'static>, CodecError> {
+        let encoded = encoded.into_fixed(NAME)?;
+        if decoded_repr.data_type.is_variable_length() {
+            self.decode_elements(encoded, decoded_repr).map(Into::into)
+        } else {
+            self.decode_bytes(encoded, decoded_repr).map(Into::into)
+        }
+    }
+}
+
+impl CategorizeCodec {
+    fn encode_bytes(
+        &self,
+        decoded: &[u8],
+        decoded_repr: &ChunkRepr,
+    ) -> Result<Vec<u8>, CodecError> {
         self.check(decoded_repr)?;
         let size = decoded_repr.data_type.size();
         let n = Self::count(decoded_repr)?;
@@ -339,7 +374,11 @@ impl ArrayToArrayCodec for CategorizeCodec {
         Ok(out)
     }
 
-    fn decode(&self, encoded: Vec<u8>, decoded_repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
+    fn decode_bytes(
+        &self,
+        encoded: Vec<u8>,
+        decoded_repr: &ChunkRepr,
+    ) -> Result<Vec<u8>, CodecError> {
         self.check(decoded_repr)?;
         let Strings::Utf32 { length_bytes, .. } = self.dtype else {
             return Err(CodecError::Incompatible {
@@ -361,7 +400,7 @@ impl ArrayToArrayCodec for CategorizeCodec {
         Ok(out)
     }
 
-    fn encode_from_vlen(
+    pub(crate) fn encode_elements(
         &self,
         decoded: &VlenChunk,
         decoded_repr: &ChunkRepr,
@@ -383,7 +422,7 @@ impl ArrayToArrayCodec for CategorizeCodec {
         Ok(out)
     }
 
-    fn decode_to_vlen(
+    pub(crate) fn decode_elements(
         &self,
         encoded: Vec<u8>,
         decoded_repr: &ChunkRepr,
@@ -438,7 +477,7 @@ mod tests {
             data_type,
         };
         let strings = ["foo", "bar", "qux", "baz", "", "fo", "foo"];
-        let encoded = c.encode(utf32(&strings, 12), &repr).unwrap();
+        let encoded = c.encode(utf32(&strings, 12).into(), &repr).unwrap();
         assert_eq!(encoded, vector("u3_u1.bin"));
         assert_eq!(encoded, [1, 2, 0, 3, 0, 0, 1]);
         let decoded = c.decode(encoded, &repr).unwrap();
@@ -473,10 +512,10 @@ mod tests {
         )
         .unwrap();
         let strings = VlenChunk::from_items(["b", "α", "zz", "b", ""]);
-        let stored = chain.encode_vlen(&strings, &repr).unwrap();
+        let stored = chain.encode(&strings, &repr).unwrap();
         assert_eq!(stored, vector("object_u2.bin"));
         assert_eq!(
-            chain.decode_vlen(stored, &repr).unwrap(),
+            chain.decode(stored, &repr).unwrap(),
             VlenChunk::from_items(["b", "α", "", "b", ""])
         );
         assert_eq!(chain.metadata()[0].name, NAME);
@@ -496,10 +535,10 @@ mod tests {
             .flat_map(|c| c.to_ne_bytes())
             .collect();
         assert_eq!(
-            c.decode(codes, &repr).unwrap(),
+            c.decode(codes.into(), &repr).unwrap(),
             utf32(&["abc", "b", "", ""], 12)
         );
-        assert!(c.decode(vec![0; 3], &repr).is_err());
+        assert!(c.decode(vec![0; 3].into(), &repr).is_err());
         let vlen = codec(&["x"], "|O", "|u1");
         let repr = ChunkRepr {
             shape: vec![3],
@@ -507,7 +546,7 @@ mod tests {
             fill_value: FillValue::new(b"x".to_vec()),
         };
         assert_eq!(
-            vlen.decode_to_vlen(vec![0, 1, 200], &repr).unwrap(),
+            vlen.decode_elements(vec![0, 1, 200], &repr).unwrap(),
             VlenChunk::from_items(["", "x", ""])
         );
         // The fill value maps to its label.
@@ -528,12 +567,12 @@ mod tests {
             fill_value: FillValue::zero(&DataType::String),
         };
         assert_eq!(
-            c.encode_from_vlen(&VlenChunk::from_items(["3", "nope"]), &repr)
+            c.encode_elements(&VlenChunk::from_items(["3", "nope"]), &repr)
                 .unwrap(),
             [4, 0]
         );
         let err = c
-            .encode_from_vlen(&VlenChunk::from_items(["299", "0"]), &repr)
+            .encode_elements(&VlenChunk::from_items(["299", "0"]), &repr)
             .unwrap_err();
         assert!(err.to_string().contains("too many labels"), "{err}");
     }

@@ -187,7 +187,15 @@ impl ArrayToArrayCodec for FixedScaleOffsetCodec {
         Ok(repr_as(decoded, self.astype.data_type.clone()))
     }
 
-    fn encode(&self, decoded: Vec<u8>, decoded_repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
+    crate::codec::fixed_array_to_array!(NAME);
+}
+
+impl FixedScaleOffsetCodec {
+    fn encode_bytes(
+        &self,
+        decoded: Vec<u8>,
+        decoded_repr: &ChunkRepr,
+    ) -> Result<Vec<u8>, CodecError> {
         convert_chunk(
             NAME,
             &decoded,
@@ -197,8 +205,11 @@ impl ArrayToArrayCodec for FixedScaleOffsetCodec {
             |x| self.encode_one(x),
         )
     }
-
-    fn decode(&self, encoded: Vec<u8>, decoded_repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
+    fn decode_bytes(
+        &self,
+        encoded: Vec<u8>,
+        decoded_repr: &ChunkRepr,
+    ) -> Result<Vec<u8>, CodecError> {
         convert_chunk(
             NAME,
             &encoded,
@@ -245,10 +256,13 @@ mod tests {
             .collect();
         let c = codec("1000", "10", "<f8", "|u1");
         let r = repr(DataType::Float64, 10);
-        let encoded = c.encode(data, &r).unwrap();
+        let encoded = c.encode(data.into(), &r).unwrap();
         assert_eq!(encoded, [0, 1, 2, 3, 4, 6, 7, 8, 9, 10]);
         let decoded = c.decode(encoded, &r).unwrap();
-        assert_eq!(decoded[8..16], 1000.1f64.to_ne_bytes());
+        assert_eq!(
+            decoded.as_fixed("test").unwrap()[8..16],
+            1000.1f64.to_ne_bytes()
+        );
     }
 
     #[test]
@@ -258,8 +272,10 @@ mod tests {
             .iter()
             .flat_map(|v| v.to_ne_bytes())
             .collect();
-        let encoded = c.encode(data, &repr(DataType::Float64, 4)).unwrap();
+        let encoded = c.encode(data.into(), &repr(DataType::Float64, 4)).unwrap();
         let ints: Vec<i32> = encoded
+            .as_fixed("test")
+            .unwrap()
             .chunks_exact(4)
             .map(|b| i32::from_ne_bytes(b.try_into().unwrap()))
             .collect();
@@ -273,7 +289,10 @@ mod tests {
             )
             .is_err()
         );
-        assert!(c.decode(vec![0; 3], &repr(DataType::Float64, 1)).is_err());
+        assert!(
+            c.decode(vec![0; 3].into(), &repr(DataType::Float64, 1))
+                .is_err()
+        );
     }
 
     proptest! {
@@ -283,7 +302,7 @@ mod tests {
             let data: Vec<u8> = values.iter().flat_map(|&v| i32::from(v).to_ne_bytes()).collect();
             let c = codec("100", "1", "<i4", "<i2");
             let r = repr(DataType::Int32, values.len() as u64);
-            prop_assert_eq!(c.decode(c.encode(data.clone(), &r)?, &r)?, data);
+            prop_assert_eq!(c.decode(c.encode(data.clone().into(), &r)?, &r)?, data);
         }
     }
 }

@@ -60,7 +60,15 @@ impl ArrayToArrayCodec for PackBitsCodec {
         })
     }
 
-    fn encode(&self, decoded: Vec<u8>, decoded_repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
+    crate::codec::fixed_array_to_array!(NAME);
+}
+
+impl PackBitsCodec {
+    fn encode_bytes(
+        &self,
+        decoded: Vec<u8>,
+        decoded_repr: &ChunkRepr,
+    ) -> Result<Vec<u8>, CodecError> {
         let n = count(decoded_repr)?;
         if decoded.len() != n {
             return Err(CodecError::WrongSize {
@@ -77,8 +85,11 @@ impl ArrayToArrayCodec for PackBitsCodec {
         }
         Ok(out)
     }
-
-    fn decode(&self, encoded: Vec<u8>, decoded_repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
+    fn decode_bytes(
+        &self,
+        encoded: Vec<u8>,
+        decoded_repr: &ChunkRepr,
+    ) -> Result<Vec<u8>, CodecError> {
         let n = count(decoded_repr)?;
         let Some((&padding, bits)) = encoded.split_first() else {
             return Err(CodecError::Corrupt {
@@ -119,7 +130,9 @@ mod tests {
     fn ten_bools_pack_as_numcodecs_does() {
         // numcodecs.PackBits().encode(np.array([1,0,1,1,0,0,0,1,1,1], bool))
         let data = vec![1, 0, 1, 1, 0, 0, 0, 1, 1, 1];
-        let encoded = PackBitsCodec.encode(data.clone(), &repr(10)).unwrap();
+        let encoded = PackBitsCodec
+            .encode(data.clone().into(), &repr(10))
+            .unwrap();
         assert_eq!(encoded, [6, 0b1011_0001, 0b1100_0000]);
         assert_eq!(PackBitsCodec.encoded_repr(&repr(10)).unwrap().shape, [3]);
         assert_eq!(PackBitsCodec.decode(encoded, &repr(10)).unwrap(), data);
@@ -127,10 +140,14 @@ mod tests {
 
     #[test]
     fn corrupt_padding_and_sizes_are_errors() {
-        assert!(PackBitsCodec.decode(vec![], &repr(1)).is_err());
-        assert!(PackBitsCodec.decode(vec![9, 0], &repr(0)).is_err());
-        assert!(PackBitsCodec.decode(vec![6, 0, 0], &repr(11)).is_err());
-        assert!(PackBitsCodec.decode(vec![0, 0], &repr(16)).is_err());
+        assert!(PackBitsCodec.decode(vec![].into(), &repr(1)).is_err());
+        assert!(PackBitsCodec.decode(vec![9, 0].into(), &repr(0)).is_err());
+        assert!(
+            PackBitsCodec
+                .decode(vec![6, 0, 0].into(), &repr(11))
+                .is_err()
+        );
+        assert!(PackBitsCodec.decode(vec![0, 0].into(), &repr(16)).is_err());
         let not_bool = ChunkRepr {
             data_type: DataType::UInt8,
             ..repr(1)
@@ -142,12 +159,12 @@ mod tests {
         #[test]
         fn packbits_round_trips(bits in prop::collection::vec(0u8..=1, 0..100)) {
             let r = repr(bits.len() as u64);
-            prop_assert_eq!(PackBitsCodec.decode(PackBitsCodec.encode(bits.clone(), &r)?, &r)?, bits);
+            prop_assert_eq!(PackBitsCodec.decode(PackBitsCodec.encode(bits.clone().into(), &r)?, &r)?, bits);
         }
 
         #[test]
         fn packbits_decode_of_garbage_does_not_panic(data in prop::collection::vec(any::<u8>(), 0..16), n in 0u64..100) {
-            let _ = PackBitsCodec.decode(data, &repr(n));
+            let _ = PackBitsCodec.decode(data.into(), &repr(n));
         }
     }
 }

@@ -117,7 +117,15 @@ impl ArrayToArrayCodec for QuantizeCodec {
         Ok(repr_as(decoded, self.astype.data_type.clone()))
     }
 
-    fn encode(&self, decoded: Vec<u8>, decoded_repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
+    crate::codec::fixed_array_to_array!(NAME);
+}
+
+impl QuantizeCodec {
+    fn encode_bytes(
+        &self,
+        decoded: Vec<u8>,
+        decoded_repr: &ChunkRepr,
+    ) -> Result<Vec<u8>, CodecError> {
         let from = &self.dtype.data_type;
         let scale = round_to(from, self.scale);
         convert_chunk(
@@ -132,8 +140,11 @@ impl ArrayToArrayCodec for QuantizeCodec {
             },
         )
     }
-
-    fn decode(&self, encoded: Vec<u8>, decoded_repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
+    fn decode_bytes(
+        &self,
+        encoded: Vec<u8>,
+        decoded_repr: &ChunkRepr,
+    ) -> Result<Vec<u8>, CodecError> {
         convert_chunk(
             NAME,
             &encoded,
@@ -172,8 +183,10 @@ mod tests {
             .iter()
             .flat_map(|v| v.to_ne_bytes())
             .collect();
-        let encoded = c.encode(data, &repr(DataType::Float64, 3)).unwrap();
+        let encoded = c.encode(data.into(), &repr(DataType::Float64, 3)).unwrap();
         let values: Vec<f64> = encoded
+            .as_fixed("test")
+            .unwrap()
             .chunks_exact(8)
             .map(|b| f64::from_ne_bytes(b.try_into().unwrap()))
             .collect();
@@ -187,7 +200,7 @@ mod tests {
         assert!(QuantizeCodec::new(1, i.clone(), i).is_err());
         assert!(
             codec(2, "<f4")
-                .decode(vec![0; 5], &repr(DataType::Float32, 1))
+                .decode(vec![0; 5].into(), &repr(DataType::Float32, 1))
                 .is_err()
         );
     }
@@ -198,9 +211,9 @@ mod tests {
             let c = codec(3, "<f8");
             let data: Vec<u8> = values.iter().flat_map(|v| v.to_ne_bytes()).collect();
             let r = repr(DataType::Float64, values.len() as u64);
-            let once = c.encode(data, &r)?;
+            let once = c.encode(data.into(), &r)?;
             prop_assert_eq!(c.encode(once.clone(), &r)?, once.clone());
-            for (v, b) in values.iter().zip(once.chunks_exact(8)) {
+            for (v, b) in values.iter().zip(once.as_fixed("test").unwrap().chunks_exact(8)) {
                 let q = f64::from_ne_bytes(b.try_into().unwrap());
                 prop_assert!((v - q).abs() <= 1.0 / 1024.0 / 2.0 + 1e-9);
             }

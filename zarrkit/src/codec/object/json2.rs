@@ -167,14 +167,6 @@ pub(crate) fn validate_object(codec: &'static str, repr: &ChunkRepr) -> Result<(
     }
 }
 
-/// The error for fixed-size data given to an object codec.
-pub(crate) fn fixed_size_error(codec: &'static str, repr: &ChunkRepr) -> CodecError {
-    CodecError::Incompatible {
-        codec,
-        what: format!("fixed-size `{}` elements", repr.data_type),
-    }
-}
-
 /// The document numcodecs' object codecs encode for a chunk: its elements
 /// nested as NumPy's `tolist()` gives them, then the dtype `"|O"` and the
 /// chunk's shape.
@@ -404,15 +396,15 @@ impl ArrayToBytesCodec for Json2Codec {
         validate_object(NAME, repr)
     }
 
-    fn encode(&self, _: Vec<u8>, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
-        Err(fixed_size_error(NAME, repr))
-    }
+    crate::codec::vlen_array_to_bytes!(NAME);
+}
 
-    fn decode(&self, _: Vec<u8>, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
-        Err(fixed_size_error(NAME, repr))
-    }
-
-    fn encode_vlen(&self, decoded: &VlenChunk, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
+impl Json2Codec {
+    pub(crate) fn encode_elements(
+        &self,
+        decoded: &VlenChunk,
+        repr: &ChunkRepr,
+    ) -> Result<Vec<u8>, CodecError> {
         let items = document_items(NAME, decoded, repr)?;
         let (item_separator, key_separator) = self.separators();
         let writer = PythonJson {
@@ -427,8 +419,11 @@ impl ArrayToBytesCodec for Json2Codec {
         writer.write(&Value::Array(items), &mut out);
         Ok(out.into_bytes())
     }
-
-    fn decode_vlen(&self, encoded: Vec<u8>, repr: &ChunkRepr) -> Result<VlenChunk, CodecError> {
+    pub(crate) fn decode_elements(
+        &self,
+        encoded: Vec<u8>,
+        repr: &ChunkRepr,
+    ) -> Result<VlenChunk, CodecError> {
         let n = repr.element_count()?;
         let document: Value = serde_json::from_slice(&encoded).map_err(|e| {
             let hint = if encoded.windows(3).any(|w| w == b"NaN")
@@ -530,7 +525,7 @@ pub(crate) mod tests {
     fn one_dimensional_chunk_matches_numcodecs_bytes() {
         let stored = vector("1d.json");
         let r = repr(&[20]);
-        let chunk = codec().decode_vlen(stored.clone(), &r).unwrap();
+        let chunk = codec().decode_elements(stored.clone(), &r).unwrap();
         let values: Vec<Value> = texts(&chunk)
             .iter()
             .map(|t| serde_json::from_str(t).unwrap())
@@ -539,25 +534,25 @@ pub(crate) mod tests {
         // Integers stay integers, floats stay floats.
         assert_eq!(texts(&chunk)[1], "1");
         assert_eq!(texts(&chunk)[14], "2.0");
-        assert_eq!(codec().encode_vlen(&chunk, &r).unwrap(), stored);
+        assert_eq!(codec().encode_elements(&chunk, &r).unwrap(), stored);
     }
 
     #[test]
     fn two_and_zero_dimensional_chunks_nest_as_numpy_tolist() {
         let stored = vector("2d.json");
         let r = repr(&[2, 3]);
-        let chunk = codec().decode_vlen(stored.clone(), &r).unwrap();
+        let chunk = codec().decode_elements(stored.clone(), &r).unwrap();
         assert_eq!(
             texts(&chunk),
             ["1", "\"é\"", "null", "[2.0]", "{\"k\":1}", "\"z\""]
         );
-        assert_eq!(codec().encode_vlen(&chunk, &r).unwrap(), stored);
+        assert_eq!(codec().encode_elements(&chunk, &r).unwrap(), stored);
 
         let stored = vector("0d.json");
         let r = repr(&[]);
-        let chunk = codec().decode_vlen(stored.clone(), &r).unwrap();
+        let chunk = codec().decode_elements(stored.clone(), &r).unwrap();
         assert_eq!(texts(&chunk), ["{\"only\":[1,2]}"]);
-        assert_eq!(codec().encode_vlen(&chunk, &r).unwrap(), stored);
+        assert_eq!(codec().encode_elements(&chunk, &r).unwrap(), stored);
     }
 
     #[test]
@@ -565,7 +560,7 @@ pub(crate) mod tests {
         let chunk = VlenChunk::from_items(["", "{\"b\":1,\"a\":\"é\"}"]);
         let r = repr(&[2]);
         assert_eq!(
-            codec().encode_vlen(&chunk, &r).unwrap(),
+            codec().encode_elements(&chunk, &r).unwrap(),
             br#"[null,{"a":"\u00e9","b":1},"|O",[2]]"#
         );
         let c = Json2Codec::new(Json2Config {
@@ -576,11 +571,11 @@ pub(crate) mod tests {
         })
         .unwrap();
         assert_eq!(
-            String::from_utf8(c.encode_vlen(&chunk, &r).unwrap()).unwrap(),
+            String::from_utf8(c.encode_elements(&chunk, &r).unwrap()).unwrap(),
             r#"[null, {"b": 1, "a": "é"}, "|O", [2]]"#
         );
         let bad = VlenChunk::from_items(["1", "not json"]);
-        assert!(codec().encode_vlen(&bad, &r).is_err());
+        assert!(codec().encode_elements(&bad, &r).is_err());
     }
 
     #[test]
@@ -589,12 +584,12 @@ pub(crate) mod tests {
         // chain sees it transposed, as 3x2.
         let stored = br#"[[1,2,3],[4,5,6],"|O",[2,3]]"#.to_vec();
         let r = repr(&[3, 2]);
-        let chunk = codec().decode_vlen(stored, &r).unwrap();
+        let chunk = codec().decode_elements(stored, &r).unwrap();
         assert_eq!(texts(&chunk), ["1", "4", "2", "5", "3", "6"]);
         let r = repr(&[2, 2, 2]);
         let stored = br#"[[[0,1],[2,3]],[[4,5],[6,7]],"|O",[2,2,2]]"#.to_vec();
         assert_eq!(
-            texts(&codec().decode_vlen(stored, &r).unwrap()),
+            texts(&codec().decode_elements(stored, &r).unwrap()),
             ["0", "1", "2", "3", "4", "5", "6", "7"]
         );
         let r = repr(&[4, 3, 2]);
@@ -615,7 +610,7 @@ pub(crate) mod tests {
             text.push_str("],");
         }
         text.push_str(r#""|O",[2,3,4]]"#);
-        let got = texts(&codec().decode_vlen(text.into_bytes(), &r).unwrap());
+        let got = texts(&codec().decode_elements(text.into_bytes(), &r).unwrap());
         // Element (k, j, i) of the reversed chunk is (i, j, k) of the stored one.
         let want: Vec<String> = (0..4)
             .flat_map(|k| {
@@ -673,10 +668,10 @@ pub(crate) mod tests {
         fn any_json_values_round_trip(values in prop::collection::vec(arb_json(), 1..6)) {
             let r = repr(&[values.len() as u64]);
             let chunk = VlenChunk::from_items(values.iter().map(Value::to_string));
-            let encoded = codec().encode_vlen(&chunk, &r).unwrap();
+            let encoded = codec().encode_elements(&chunk, &r).unwrap();
             // What Python reads back: ASCII-only text.
             prop_assert!(encoded.is_ascii());
-            let decoded = codec().decode_vlen(encoded, &r).unwrap();
+            let decoded = codec().decode_elements(encoded, &r).unwrap();
             let back: Vec<Value> = texts(&decoded)
                 .iter()
                 .map(|t| serde_json::from_str(t).unwrap())
@@ -728,7 +723,7 @@ pub(crate) mod tests {
             (b"[1,2,\"|O\",[2]", "not JSON"),
             (b"\xff", "not JSON"),
         ] {
-            let err = codec().decode_vlen(bad.to_vec(), &r).unwrap_err();
+            let err = codec().decode_elements(bad.to_vec(), &r).unwrap_err();
             assert!(err.to_string().contains(what), "{what}: {err}");
         }
         let r = repr(&[2, 2]);
@@ -736,11 +731,15 @@ pub(crate) mod tests {
             (&b"[1,2,\"|O\",[2,2]]"[..], "depth 1 is not a list"),
             (b"[[1],[2],\"|O\",[2,2]]", "depth 1 has 1 items"),
         ] {
-            let err = codec().decode_vlen(bad.to_vec(), &r).unwrap_err();
+            let err = codec().decode_elements(bad.to_vec(), &r).unwrap_err();
             assert!(err.to_string().contains(what), "{what}: {err}");
         }
         // Deep nesting is bounded by serde_json's recursion limit.
         let deep = format!("[{}1{},\"|O\",[1]]", "[".repeat(10_000), "]".repeat(10_000));
-        assert!(codec().decode_vlen(deep.into_bytes(), &repr(&[1])).is_err());
+        assert!(
+            codec()
+                .decode_elements(deep.into_bytes(), &repr(&[1]))
+                .is_err()
+        );
     }
 }

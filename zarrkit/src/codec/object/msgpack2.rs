@@ -38,7 +38,7 @@
 //! # Ok::<(), serde_json::Error>(())
 //! ```
 
-use crate::codec::json2::{document_elements, document_items, fixed_size_error, validate_object};
+use crate::codec::json2::{document_elements, document_items, validate_object};
 use crate::codec::vlen::VlenChunk;
 use crate::codec::{
     ArrayToBytesCodec, ChunkRepr, Codec, CodecError, registry::parse_configuration,
@@ -298,23 +298,26 @@ impl ArrayToBytesCodec for MsgPack2Codec {
         validate_object(NAME, repr)
     }
 
-    fn encode(&self, _: Vec<u8>, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
-        Err(fixed_size_error(NAME, repr))
-    }
+    crate::codec::vlen_array_to_bytes!(NAME);
+}
 
-    fn decode(&self, _: Vec<u8>, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
-        Err(fixed_size_error(NAME, repr))
-    }
-
-    fn encode_vlen(&self, decoded: &VlenChunk, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
+impl MsgPack2Codec {
+    pub(crate) fn encode_elements(
+        &self,
+        decoded: &VlenChunk,
+        repr: &ChunkRepr,
+    ) -> Result<Vec<u8>, CodecError> {
         let items = document_items(NAME, decoded, repr)?;
         let mut out = Vec::with_capacity(decoded.data_len() + 16);
         self.write(&Value::Array(items), &mut out)
             .map_err(incompatible)?;
         Ok(out)
     }
-
-    fn decode_vlen(&self, encoded: Vec<u8>, repr: &ChunkRepr) -> Result<VlenChunk, CodecError> {
+    pub(crate) fn decode_elements(
+        &self,
+        encoded: Vec<u8>,
+        repr: &ChunkRepr,
+    ) -> Result<VlenChunk, CodecError> {
         let n = repr.element_count()?;
         let mut reader = encoded.as_slice();
         let document = rmpv::decode::read_value_with_max_depth(&mut reader, MAX_DEPTH)
@@ -388,7 +391,7 @@ mod tests {
     fn one_dimensional_chunk_matches_numcodecs_bytes() {
         let stored = vector("1d.msgpack");
         let r = repr(&[17]);
-        let chunk = codec().decode_vlen(stored.clone(), &r).unwrap();
+        let chunk = codec().decode_elements(stored.clone(), &r).unwrap();
         let keys: JsonMap = (0..17).map(|i| (format!("k{i:02}"), json!(i))).collect();
         assert_eq!(
             values(&chunk),
@@ -414,14 +417,14 @@ mod tests {
         );
         // Map order is kept as stored.
         assert_eq!(chunk.get(3).unwrap(), r#"{"x":[1,2.5],"b":"é"}"#.as_bytes());
-        assert_eq!(codec().encode_vlen(&chunk, &r).unwrap(), stored);
+        assert_eq!(codec().encode_elements(&chunk, &r).unwrap(), stored);
     }
 
     #[test]
     fn two_dimensional_chunk_nests_as_numpy_tolist() {
         let stored = vector("2d.msgpack");
         let r = repr(&[2, 3]);
-        let chunk = codec().decode_vlen(stored.clone(), &r).unwrap();
+        let chunk = codec().decode_elements(stored.clone(), &r).unwrap();
         assert_eq!(
             values(&chunk),
             [
@@ -433,7 +436,7 @@ mod tests {
                 json!("z")
             ]
         );
-        assert_eq!(codec().encode_vlen(&chunk, &r).unwrap(), stored);
+        assert_eq!(codec().encode_elements(&chunk, &r).unwrap(), stored);
     }
 
     #[test]
@@ -445,15 +448,15 @@ mod tests {
         });
         let stored = vector("single_float_no_bin.msgpack");
         let r = repr(&[3]);
-        let chunk = c.decode_vlen(stored.clone(), &r).unwrap();
+        let chunk = c.decode_elements(stored.clone(), &r).unwrap();
         // Without bin, numcodecs wrote b"ab" as a str.
         assert_eq!(values(&chunk), [json!(0.5), json!("ab"), json!("c")]);
-        assert_eq!(c.encode_vlen(&chunk, &r).unwrap(), stored);
+        assert_eq!(c.encode_elements(&chunk, &r).unwrap(), stored);
         // Old-spec strings skip str8: a 40-byte string takes str16.
         let long = VlenChunk::from_items([json!("x".repeat(40)).to_string()]);
-        let encoded = c.encode_vlen(&long, &repr(&[1])).unwrap();
+        let encoded = c.encode_elements(&long, &repr(&[1])).unwrap();
         assert_eq!(&encoded[1..4], &[0xda, 0, 40]);
-        let encoded = codec().encode_vlen(&long, &repr(&[1])).unwrap();
+        let encoded = codec().encode_elements(&long, &repr(&[1])).unwrap();
         assert_eq!(&encoded[1..3], &[0xd9, 40]);
     }
 
@@ -464,7 +467,7 @@ mod tests {
             0x94, 0xd5, 0x05, 0x01, 0x02, 0xc4, 0x01, 0xff, 0xa2, b'|', b'O', 0x91, 0x02,
         ];
         let r = repr(&[2]);
-        let chunk = codec().decode_vlen(stored.clone(), &r).unwrap();
+        let chunk = codec().decode_elements(stored.clone(), &r).unwrap();
         assert_eq!(
             values(&chunk),
             [
@@ -472,17 +475,17 @@ mod tests {
                 json!({"$bin": "/w=="})
             ]
         );
-        assert_eq!(codec().encode_vlen(&chunk, &r).unwrap(), stored);
+        assert_eq!(codec().encode_elements(&chunk, &r).unwrap(), stored);
         // A `$bin` member next to others is an ordinary map member.
         let plain = VlenChunk::from_items([r#"{"$bin":"x","y":1}"#, "null"]);
-        let encoded = codec().encode_vlen(&plain, &r).unwrap();
-        assert_eq!(codec().decode_vlen(encoded, &r).unwrap(), plain);
+        let encoded = codec().encode_elements(&plain, &r).unwrap();
+        assert_eq!(codec().decode_elements(encoded, &r).unwrap(), plain);
         // A lone `$bin` that is not base64 cannot be written.
         let bad = VlenChunk::from_items([r#"{"$bin":"!!"}"#, "null"]);
-        let err = codec().encode_vlen(&bad, &r).unwrap_err();
+        let err = codec().encode_elements(&bad, &r).unwrap_err();
         assert!(err.to_string().contains("not a base64 string"), "{err}");
         let bad = VlenChunk::from_items([r#"{"$ext":{"type":300,"data":""}}"#, "null"]);
-        assert!(codec().encode_vlen(&bad, &r).is_err());
+        assert!(codec().encode_elements(&bad, &r).is_err());
     }
 
     proptest::proptest! {
@@ -492,8 +495,8 @@ mod tests {
         ) {
             let r = repr(&[items.len() as u64]);
             let chunk = VlenChunk::from_items(items.iter().map(Value::to_string));
-            let encoded = codec().encode_vlen(&chunk, &r).unwrap();
-            let decoded = codec().decode_vlen(encoded, &r).unwrap();
+            let encoded = codec().encode_elements(&chunk, &r).unwrap();
+            let decoded = codec().decode_elements(encoded, &r).unwrap();
             proptest::prop_assert_eq!(values(&decoded), items);
         }
     }
@@ -549,12 +552,12 @@ mod tests {
             // An array header claiming 2^32 - 1 items.
             (vec![0xdd, 0xff, 0xff, 0xff, 0xff], "not MessagePack"),
         ] {
-            let err = codec().decode_vlen(bad, &r).unwrap_err();
+            let err = codec().decode_elements(bad, &r).unwrap_err();
             assert!(err.to_string().contains(what), "{what}: {err}");
         }
         // Deep nesting is refused, not a stack overflow.
         let mut deep = vec![0x91; 100_000];
         deep.push(0xc0);
-        assert!(codec().decode_vlen(deep, &r).is_err());
+        assert!(codec().decode_elements(deep, &r).is_err());
     }
 }

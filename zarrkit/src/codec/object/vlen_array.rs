@@ -152,21 +152,15 @@ impl ArrayToBytesCodec for VlenArrayCodec {
         }
     }
 
-    fn encode(&self, _: Vec<u8>, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
-        Err(CodecError::Incompatible {
-            codec: NAME,
-            what: format!("fixed-size `{}` elements", repr.data_type),
-        })
-    }
+    crate::codec::vlen_array_to_bytes!(NAME);
+}
 
-    fn decode(&self, _: Vec<u8>, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
-        Err(CodecError::Incompatible {
-            codec: NAME,
-            what: format!("fixed-size `{}` elements", repr.data_type),
-        })
-    }
-
-    fn encode_vlen(&self, decoded: &VlenChunk, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
+impl VlenArrayCodec {
+    pub(crate) fn encode_elements(
+        &self,
+        decoded: &VlenChunk,
+        repr: &ChunkRepr,
+    ) -> Result<Vec<u8>, CodecError> {
         let n = repr.element_count()?;
         if decoded.len() != n {
             return Err(CodecError::WrongSize {
@@ -202,8 +196,11 @@ impl ArrayToBytesCodec for VlenArrayCodec {
         }
         Ok(out)
     }
-
-    fn decode_vlen(&self, encoded: Vec<u8>, repr: &ChunkRepr) -> Result<VlenChunk, CodecError> {
+    pub(crate) fn decode_elements(
+        &self,
+        encoded: Vec<u8>,
+        repr: &ChunkRepr,
+    ) -> Result<VlenChunk, CodecError> {
         let n = repr.element_count()?;
         let count = read_u32(&encoded, 0).ok_or_else(|| {
             Self::corrupt(format!(
@@ -301,8 +298,8 @@ mod tests {
         let r = repr(DataType::Int32, 3);
         let c = codec("<i4");
         let stored = vector("i4_le.bin");
-        assert_eq!(c.encode_vlen(&chunk, &r).unwrap(), stored);
-        assert_eq!(c.decode_vlen(stored, &r).unwrap(), chunk);
+        assert_eq!(c.encode_elements(&chunk, &r).unwrap(), stored);
+        assert_eq!(c.decode_elements(stored, &r).unwrap(), chunk);
     }
 
     #[test]
@@ -319,8 +316,8 @@ mod tests {
         let stored = vector("f8_be.bin");
         // The first stored value is 1.5 big-endian.
         assert_eq!(&stored[8..16], &1.5f64.to_be_bytes());
-        assert_eq!(c.encode_vlen(&chunk, &r).unwrap(), stored);
-        assert_eq!(c.decode_vlen(stored, &r).unwrap(), chunk);
+        assert_eq!(c.encode_elements(&chunk, &r).unwrap(), stored);
+        assert_eq!(c.decode_elements(stored, &r).unwrap(), chunk);
     }
 
     #[test]
@@ -329,7 +326,7 @@ mod tests {
         let chunk = VlenChunk::from_items([vec![255u8, 0], vec![1, 2, 3, 4]]);
         let r = repr(DataType::UInt8, 2);
         let stored = vector("u1.bin");
-        assert_eq!(codec("|u1").encode_vlen(&chunk, &r).unwrap(), stored);
+        assert_eq!(codec("|u1").encode_elements(&chunk, &r).unwrap(), stored);
         let chain = CodecChain::from_metadata(
             &[ExtensionObject::with_configuration(NAME, {
                 let mut c = JsonMap::new();
@@ -339,7 +336,7 @@ mod tests {
             &r,
         )
         .unwrap();
-        assert_eq!(chain.decode_vlen(stored, &r).unwrap(), chunk);
+        assert_eq!(chain.decode(stored, &r).unwrap(), chunk);
     }
 
     #[test]
@@ -353,8 +350,8 @@ mod tests {
         );
         let c = codec(">c8");
         let r = repr(DataType::Complex64, 2);
-        assert_eq!(c.encode_vlen(&chunk, &r).unwrap(), stored);
-        assert_eq!(c.decode_vlen(stored, &r).unwrap(), chunk);
+        assert_eq!(c.encode_elements(&chunk, &r).unwrap(), stored);
+        assert_eq!(c.decode_elements(stored, &r).unwrap(), chunk);
         assert_eq!(
             c.metadata().configuration_or_empty()["dtype"],
             serde_json::json!(">c8")
@@ -420,14 +417,14 @@ mod tests {
             (vec![2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 9], "left over"),
             (vec![0xff, 0xff, 0xff, 0xff], "items"),
         ] {
-            let err = c.decode_vlen(bad, &r).unwrap_err().to_string();
+            let err = c.decode_elements(bad, &r).unwrap_err().to_string();
             assert!(err.contains(what), "{what}: {err}");
         }
         // Elements of a wrong byte length cannot be encoded.
         let chunk = VlenChunk::from_items([vec![1u8, 2, 3], vec![]]);
-        assert!(c.encode_vlen(&chunk, &r).is_err());
+        assert!(c.encode_elements(&chunk, &r).is_err());
         assert!(
-            c.encode_vlen(&VlenChunk::from_items([vec![0u8; 4]]), &r)
+            c.encode_elements(&VlenChunk::from_items([vec![0u8; 4]]), &r)
                 .is_err()
         );
     }

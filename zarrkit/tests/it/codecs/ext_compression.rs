@@ -640,7 +640,7 @@ fn zfp_matches_the_streams_zfpy_writes_byte_for_byte() {
         let size = data_type.size();
         let input = le_to_native(&read("input"), size);
         let stream = read("zfp");
-        assert_eq!(codec.encode(input, &repr).unwrap(), stream, "{name}");
+        assert_eq!(codec.encode(input.into(), &repr).unwrap(), stream, "{name}");
         assert_eq!(
             codec.decode(stream, &repr).unwrap(),
             le_to_native(&read("decoded"), size),

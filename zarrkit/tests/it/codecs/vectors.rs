@@ -77,6 +77,8 @@ fn blosc_lz4_shuffle_from_numcodecs_decodes_through_a_chain() {
     .unwrap();
     let decoded = chain.decode(encoded, &r).unwrap();
     let values: Vec<u16> = decoded
+        .as_fixed("test")
+        .unwrap()
         .chunks_exact(2)
         .map(|c| u16::from_ne_bytes([c[0], c[1]]))
         .collect();

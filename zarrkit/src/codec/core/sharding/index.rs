@@ -1,0 +1,409 @@
+//! The shard index: the layout of a shard for one chunk representation,
+//! reading and checking the index, and assembling a shard from its encoded
+//! inner chunks (v3 `sharding_indexed`, "Binary shard format").
+
+use super::{EMPTY, IndexLocation, NAME, ShardingCodec};
+use crate::codec::copy::BoxCopy;
+use crate::codec::partial::{self, BytesRangeReader, ChunkBox};
+use crate::codec::{ChunkRepr, CodecChain, CodecError};
+use crate::metadata::{DataType, FillValue};
+use crate::store::ByteRange;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// A shard's layout for one chunk representation: the inner chunk grid and
+/// the resolved inner and index chains.
+#[derive(Debug)]
+pub(super) struct Shard {
+    pub(super) shape: Vec<u64>,
+    pub(super) inner_shape: Vec<u64>,
+    /// Inner chunks per shard along each dimension.
+    pub(super) grid: Vec<u64>,
+    /// The number of inner chunks.
+    pub(super) n: usize,
+    pub(super) elem: usize,
+    pub(super) inner_repr: ChunkRepr,
+    pub(super) inner: CodecChain,
+    pub(super) index_repr: ChunkRepr,
+    pub(super) index: CodecChain,
+    pub(super) index_size: u64,
+}
+
+impl Shard {
+    /// The copy between inner chunk `i` and the box `b` (shard
+    /// coordinates) of the elements they share, from the inner chunk to a
+    /// buffer of the box's shape (`to_box`) or the other way, or `None`
+    /// when they share none.
+    pub(super) fn shared_copy<'a>(
+        &'a self,
+        b: &'a ChunkBox,
+        i: usize,
+        elem: usize,
+        to_box: bool,
+        offsets: &'a mut (Vec<u64>, Vec<u64>, Vec<u64>),
+    ) -> Option<BoxCopy<'a>> {
+        let start = self.start(i);
+        let common = b.intersect(&start, &self.inner_shape)?;
+        let rel = |origin: &[u64]| -> Vec<u64> {
+            common
+                .start
+                .iter()
+                .zip(origin)
+                .map(|(c, s)| c - s)
+                .collect()
+        };
+        *offsets = (rel(&start), rel(&b.start), common.shape);
+        let (in_inner, in_box, shape) = (&offsets.0, &offsets.1, &offsets.2);
+        Some(if to_box {
+            BoxCopy {
+                src_shape: &self.inner_shape,
+                src_start: in_inner,
+                dst_shape: &b.shape,
+                dst_start: in_box,
+                shape,
+                elem,
+            }
+        } else {
+            BoxCopy {
+                src_shape: &b.shape,
+                src_start: in_box,
+                dst_shape: &self.inner_shape,
+                dst_start: in_inner,
+                shape,
+                elem,
+            }
+        })
+    }
+
+    /// The number of elements of one inner chunk.
+    pub(super) fn inner_len(&self) -> u64 {
+        self.inner_shape.iter().product()
+    }
+
+    /// The grid coordinates of inner chunk `i` (C order).
+    pub(super) fn coords(&self, mut i: usize) -> Vec<u64> {
+        let mut coords = vec![0u64; self.grid.len()];
+        for d in (0..self.grid.len()).rev() {
+            let g = self.grid[d] as usize;
+            coords[d] = (i % g) as u64;
+            i /= g;
+        }
+        coords
+    }
+
+    /// The first element of inner chunk `i` within the shard.
+    pub(super) fn start(&self, i: usize) -> Vec<u64> {
+        self.coords(i)
+            .iter()
+            .zip(&self.inner_shape)
+            .map(|(c, n)| c * n)
+            .collect()
+    }
+
+    /// Calls `f` with the index of every inner chunk that `b` touches.
+    pub(super) fn for_each_touched(&self, b: &ChunkBox, mut f: impl FnMut(usize)) {
+        if b.shape.contains(&0) {
+            return;
+        }
+        let ndim = self.grid.len();
+        let first: Vec<u64> = (0..ndim)
+            .map(|d| b.start[d] / self.inner_shape[d])
+            .collect();
+        let last: Vec<u64> = (0..ndim)
+            .map(|d| (b.start[d] + b.shape[d] - 1) / self.inner_shape[d])
+            .collect();
+        let mut coords = first.clone();
+        loop {
+            let i = coords
+                .iter()
+                .zip(&self.grid)
+                .fold(0u64, |acc, (&c, &g)| acc * g + c);
+            f(i as usize);
+            let mut d = ndim;
+            loop {
+                if d == 0 {
+                    return;
+                }
+                d -= 1;
+                if coords[d] < last[d] {
+                    coords[d] += 1;
+                    break;
+                }
+                coords[d] = first[d];
+            }
+        }
+    }
+
+    /// The byte range of the index within a shard.
+    pub(super) fn index_range(&self, location: IndexLocation) -> ByteRange {
+        match location {
+            IndexLocation::Start => ByteRange::new(0, self.index_size),
+            IndexLocation::End => ByteRange::Suffix(self.index_size),
+        }
+    }
+}
+
+pub(super) fn corrupt(reason: String) -> CodecError {
+    CodecError::Corrupt {
+        codec: NAME,
+        reason,
+    }
+}
+
+impl ShardingCodec {
+    /// The layout of shards of `repr`: prepared once for the first
+    /// representation asked for (every shard of a regular grid), built
+    /// afresh for others.
+    pub(super) fn shard(&self, repr: &ChunkRepr) -> Result<Arc<Shard>, CodecError> {
+        if let Some((prepared, shard)) = self.prepared.get() {
+            if prepared == repr {
+                return Ok(Arc::clone(shard));
+            }
+        }
+        let shard = Arc::new(self.build_shard(repr)?);
+        // Another thread may have prepared one meanwhile: either is right.
+        let _ = self.prepared.set((repr.clone(), Arc::clone(&shard)));
+        Ok(shard)
+    }
+
+    fn build_shard(&self, repr: &ChunkRepr) -> Result<Shard, CodecError> {
+        let incompatible = |what: String| CodecError::Incompatible { codec: NAME, what };
+        if repr.shape.len() != self.chunk_shape.len() {
+            return Err(incompatible(format!(
+                "a shard of shape {:?} into inner chunks of {} dimensions ({:?})",
+                repr.shape,
+                self.chunk_shape.len(),
+                self.chunk_shape
+            )));
+        }
+        if repr
+            .shape
+            .iter()
+            .zip(&self.chunk_shape)
+            .any(|(&s, &c)| c == 0 || s % c != 0)
+        {
+            return Err(incompatible(format!(
+                "a shard of shape {:?}: it is not a multiple of the inner chunk_shape {:?}",
+                repr.shape, self.chunk_shape
+            )));
+        }
+        let grid: Vec<u64> = repr
+            .shape
+            .iter()
+            .zip(&self.chunk_shape)
+            .map(|(s, c)| s / c)
+            .collect();
+        let too_large = || CodecError::TooLarge {
+            shape: repr.shape.clone(),
+        };
+        let n = grid
+            .iter()
+            .try_fold(1u64, |acc, &g| acc.checked_mul(g))
+            .ok_or_else(too_large)?;
+        let index_size = n
+            .checked_mul(16)
+            .and_then(|s| s.checked_add(if self.index_checksum { 4 } else { 0 }))
+            .ok_or_else(too_large)?;
+        let inner_repr = ChunkRepr {
+            shape: self.chunk_shape.clone(),
+            data_type: repr.data_type.clone(),
+            fill_value: repr.fill_value.clone(),
+        };
+        let inner = CodecChain::new(self.codecs.clone(), &inner_repr)?;
+        let index_repr = ChunkRepr {
+            shape: grid.iter().copied().chain([2]).collect(),
+            data_type: DataType::UInt64,
+            fill_value: FillValue::new(vec![0xff; 8]),
+        };
+        let index = CodecChain::new(self.index_codecs.clone(), &index_repr)?;
+        Ok(Shard {
+            shape: repr.shape.clone(),
+            inner_shape: self.chunk_shape.clone(),
+            grid,
+            n: usize::try_from(n).map_err(|_| too_large())?,
+            elem: repr.data_type.size(),
+            inner_repr,
+            inner,
+            index_repr,
+            index,
+            index_size,
+        })
+    }
+
+    /// Decodes and validates an index: `2n` values, offset then length per
+    /// inner chunk. `shard_len` is the shard's size when known; every stored
+    /// inner chunk must then lie within it.
+    pub(super) fn decode_index(
+        &self,
+        shard: &Shard,
+        encoded: Vec<u8>,
+        shard_len: Option<u64>,
+    ) -> Result<Vec<u64>, CodecError> {
+        if encoded.len() as u64 != shard.index_size {
+            return Err(corrupt(format!(
+                "the shard index has {} bytes, expected {}",
+                encoded.len(),
+                shard.index_size
+            )));
+        }
+        let raw = shard
+            .index
+            .decode(encoded, &shard.index_repr)?
+            .into_fixed(NAME)?;
+        let index: Vec<u64> = raw
+            .chunks_exact(8)
+            .map(|b| u64::from_ne_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]))
+            .collect();
+        for (i, entry) in index.chunks_exact(2).enumerate() {
+            let (offset, nbytes) = (entry[0], entry[1]);
+            if offset == EMPTY && nbytes == EMPTY {
+                continue;
+            }
+            let end = offset
+                .checked_add(nbytes)
+                .filter(|_| offset != EMPTY && nbytes != EMPTY);
+            let Some(end) = end else {
+                return Err(corrupt(format!(
+                    "inner chunk {i} has offset {offset} and nbytes {nbytes}"
+                )));
+            };
+            if let Some(len) = shard_len {
+                if end > len {
+                    return Err(corrupt(format!(
+                        "inner chunk {i} at bytes {offset}..{end} runs past the end of the shard ({len} bytes)"
+                    )));
+                }
+            }
+        }
+        Ok(index)
+    }
+
+    /// The `(offset, nbytes)` of inner chunk `i`, or `None` when it is not stored.
+    pub(super) fn entry(index: &[u64], i: usize) -> Option<(u64, u64)> {
+        let (offset, nbytes) = (index[2 * i], index[2 * i + 1]);
+        (offset != EMPTY).then_some((offset, nbytes))
+    }
+
+    /// Reads the index through `reader`: `None` when the shard is missing.
+    pub(super) fn read_index(
+        &self,
+        shard: &Shard,
+        reader: &dyn BytesRangeReader,
+    ) -> Result<Option<Vec<u64>>, CodecError> {
+        let Some(values) = reader.read_ranges(&[shard.index_range(self.index_location)])? else {
+            return Ok(None);
+        };
+        let encoded = values
+            .into_iter()
+            .next()
+            .ok_or_else(|| corrupt("the index read returned nothing".to_string()))?;
+        self.decode_index(shard, encoded, None).map(Some)
+    }
+
+    /// Reads the stored bytes of inner chunks `wanted` with one batched read
+    /// (nearby chunks coalesced). `None` when the shard has vanished.
+    pub(super) fn read_inner(
+        reader: &dyn BytesRangeReader,
+        index: &[u64],
+        wanted: &[usize],
+    ) -> Result<Option<BTreeMap<usize, Vec<u8>>>, CodecError> {
+        let present: Vec<(usize, (u64, u64))> = wanted
+            .iter()
+            .filter_map(|&i| Self::entry(index, i).map(|e| (i, e)))
+            .collect();
+        if present.is_empty() {
+            return Ok(Some(BTreeMap::new()));
+        }
+        let ranges: Vec<(u64, u64)> = present.iter().map(|(_, e)| *e).collect();
+        let (merged, placement) = partial::coalesce(&ranges);
+        let requests: Vec<ByteRange> = merged
+            .iter()
+            .map(|&(offset, length)| ByteRange::new(offset, length))
+            .collect();
+        let Some(values) = reader.read_ranges(&requests)? else {
+            return Ok(None);
+        };
+        if values.len() != merged.len()
+            || values
+                .iter()
+                .zip(&merged)
+                .any(|(v, &(_, length))| v.len() as u64 != length)
+        {
+            return Err(corrupt(
+                "a ranged read returned the wrong number of bytes".to_string(),
+            ));
+        }
+        let mut out = BTreeMap::new();
+        for ((i, (_, nbytes)), (m, within)) in present.into_iter().zip(placement) {
+            // Lengths were checked against the requests, which contain each range.
+            let (within, nbytes) = (within as usize, nbytes as usize);
+            out.insert(i, values[m][within..within + nbytes].to_vec());
+        }
+        Ok(Some(out))
+    }
+
+    /// Decodes the index of a whole shard held in memory, checking every
+    /// stored inner chunk lies within it.
+    pub(super) fn whole_index(
+        &self,
+        shard: &Shard,
+        encoded: &[u8],
+    ) -> Result<Vec<u64>, CodecError> {
+        let len = encoded.len() as u64;
+        if len < shard.index_size {
+            return Err(corrupt(format!(
+                "the shard has {len} bytes, fewer than its index ({} bytes)",
+                shard.index_size
+            )));
+        }
+        // Both bounds are at most `len`, a usize.
+        let index_bytes = match self.index_location {
+            IndexLocation::Start => &encoded[..shard.index_size as usize],
+            IndexLocation::End => &encoded[(len - shard.index_size) as usize..],
+        };
+        self.decode_index(shard, index_bytes.to_vec(), Some(len))
+    }
+
+    /// Builds a shard from its encoded inner chunks (`None` for those not
+    /// stored), in inner-chunk order, with the index where configured.
+    pub(super) fn assemble(
+        &self,
+        shard: &Shard,
+        chunks: &[Option<&[u8]>],
+    ) -> Result<Vec<u8>, CodecError> {
+        let data_len: u64 = chunks.iter().flatten().map(|c| c.len() as u64).sum();
+        let mut offset = match self.index_location {
+            IndexLocation::Start => shard.index_size,
+            IndexLocation::End => 0,
+        };
+        let mut index = Vec::with_capacity(shard.n * 16);
+        for chunk in chunks {
+            let (o, n) = match chunk {
+                Some(c) => {
+                    let entry = (offset, c.len() as u64);
+                    offset += c.len() as u64;
+                    entry
+                }
+                None => (EMPTY, EMPTY),
+            };
+            index.extend_from_slice(&o.to_ne_bytes());
+            index.extend_from_slice(&n.to_ne_bytes());
+        }
+        let index = shard.index.encode(index, &shard.index_repr)?;
+        let total =
+            usize::try_from(data_len + index.len() as u64).map_err(|_| CodecError::TooLarge {
+                shape: shard.shape.clone(),
+            })?;
+        let mut out = Vec::with_capacity(total);
+        if self.index_location == IndexLocation::Start {
+            out.extend_from_slice(&index);
+        }
+        for chunk in chunks.iter().flatten() {
+            out.extend_from_slice(chunk);
+        }
+        if self.index_location == IndexLocation::End {
+            out.extend_from_slice(&index);
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,899 @@
+//! The `sharding_indexed` array-to-bytes codec: many inner chunks in one
+//! stored value (a shard), found through an index of offsets and lengths.
+//!
+//! Spec: <https://zarr-specs.readthedocs.io/en/latest/v3/codecs/sharding-indexed/index.html>
+//! Names: v3 `sharding_indexed`.
+//!
+//! Inner chunks are encoded with the inner `codecs` chain (which may itself
+//! be sharded), in parallel. Inner chunks equal to the fill value are not
+//! stored. Reading part of a shard reads the index with one ranged request
+//! and the inner chunks it needs with one more batch
+//! ([`ArrayToBytesCodec::decode_partial`]); rewriting part of a shard
+//! decodes only the inner chunks the update covers in part and copies the
+//! stored bytes of the rest unchanged ([`ArrayToBytesCodec::encode_partial`]).
+//! Shards of variable-length elements (`string`, `bytes`; zarr-python
+//! writes these with inner `vlen-utf8` + `zstd`) take the same paths: the
+//! chunk data ([`ChunkData`]) says which kind it holds.
+//!
+//! The module is split by job: `index.rs` (the shard layout and its
+//! index), `read.rs` (decoding, whole and in part) and `write.rs`
+//! (encoding, whole and in part).
+//!
+//! ```
+//! # use zarrkit::codec::sharding::{IndexLocation, ShardingConfig};
+//! let config: ShardingConfig = serde_json::from_str(r#"{
+//!     "chunk_shape": [32, 32],
+//!     "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+//!     "index_codecs": [
+//!         {"name": "bytes", "configuration": {"endian": "little"}},
+//!         {"name": "crc32c"}
+//!     ]
+//! }"#)?;
+//! assert_eq!(config.index_location, IndexLocation::End);
+//! # Ok::<(), serde_json::Error>(())
+//! ```
+
+mod index;
+mod read;
+mod write;
+
+use self::index::Shard;
+use crate::codec::partial::{BytesRangeReader, ChunkBox};
+use crate::codec::{
+    ArrayToBytesCodec, ChunkData, ChunkRepr, Codec, CodecCapabilities, CodecError,
+    bytes::BytesCodec, codec_from_metadata, registry::parse_configuration,
+};
+use crate::metadata::json::{extension_from_json, extension_to_json};
+use crate::metadata::{ExtensionObject, JsonMap};
+use serde::{Deserialize, Serialize};
+use std::num::NonZeroU64;
+use std::sync::{Arc, OnceLock};
+
+pub(super) const NAME: &str = "sharding_indexed";
+
+/// The offset and length of an inner chunk that is not stored
+/// ("Binary shard format": both are `2^64 - 1`).
+pub(super) const EMPTY: u64 = u64::MAX;
+
+/// Where the shard index is stored.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IndexLocation {
+    /// The index precedes the inner chunks.
+    Start,
+    /// The index follows the inner chunks (the spec's default).
+    #[default]
+    End,
+}
+
+/// The configuration of the `sharding_indexed` codec.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShardingConfig {
+    /// The inner chunk shape; it must divide the shard shape.
+    pub chunk_shape: Vec<NonZeroU64>,
+    /// The codecs of each inner chunk (exactly one array→bytes codec).
+    pub codecs: Vec<serde_json::Value>,
+    /// The codecs of the index: zarrkit accepts `bytes` (little endian),
+    /// optionally followed by `crc32c`, the fixed-size chains the spec recommends.
+    pub index_codecs: Vec<serde_json::Value>,
+    /// Where the index is stored; `end` when absent.
+    #[serde(default)]
+    pub index_location: IndexLocation,
+}
+
+/// The `sharding_indexed` codec.
+#[derive(Clone, Debug)]
+pub struct ShardingCodec {
+    chunk_shape: Vec<u64>,
+    codecs: Vec<Codec>,
+    index_codecs: Vec<Codec>,
+    index_checksum: bool,
+    index_location: IndexLocation,
+    /// The shard layout (inner and index chains) for the first chunk
+    /// representation encoded or decoded, so every shard of a regular grid
+    /// reuses it.
+    prepared: OnceLock<(ChunkRepr, Arc<Shard>)>,
+}
+
+impl ShardingCodec {
+    /// A sharding codec with inner chunks of `chunk_shape` encoded by
+    /// `codecs`, and the index at the end, as little-endian `bytes`
+    /// followed by `crc32c` when this build has the `crc32c` feature.
+    #[must_use]
+    pub fn new(chunk_shape: &[u64], codecs: Vec<Codec>) -> Self {
+        let codec = Self {
+            chunk_shape: chunk_shape.to_vec(),
+            codecs,
+            index_codecs: vec![Codec::ArrayToBytes(Arc::new(BytesCodec::little()))],
+            index_checksum: false,
+            index_location: IndexLocation::End,
+            prepared: OnceLock::new(),
+        };
+        #[cfg(feature = "crc32c")]
+        let codec = codec.with_index_checksum_enabled();
+        codec
+    }
+
+    #[cfg(feature = "crc32c")]
+    fn with_index_checksum_enabled(mut self) -> Self {
+        self.index_codecs.truncate(1);
+        self.index_codecs.push(Codec::BytesToBytes(Arc::new(
+            crate::codec::crc32c::Crc32cCodec::new(),
+        )));
+        self.index_checksum = true;
+        self.prepared = OnceLock::new();
+        self
+    }
+
+    /// Sets where the index is stored.
+    #[must_use]
+    pub fn with_index_location(mut self, index_location: IndexLocation) -> Self {
+        self.index_location = index_location;
+        self.prepared = OnceLock::new();
+        self
+    }
+
+    /// Sets whether the index carries a `crc32c` checksum.
+    ///
+    /// # Errors
+    /// [`CodecError::NotEnabled`] when asking for a checksum in a build
+    /// without the `crc32c` feature.
+    pub fn with_index_checksum(mut self, checksum: bool) -> Result<Self, CodecError> {
+        self.prepared = OnceLock::new();
+        if !checksum {
+            self.index_codecs.truncate(1);
+            self.index_checksum = false;
+            return Ok(self);
+        }
+        #[cfg(feature = "crc32c")]
+        return Ok(self.with_index_checksum_enabled());
+        #[cfg(not(feature = "crc32c"))]
+        Err(CodecError::NotEnabled {
+            name: "crc32c".to_string(),
+            feature: "crc32c",
+        })
+    }
+
+    /// The inner chunk shape.
+    #[must_use]
+    pub fn chunk_shape(&self) -> &[u64] {
+        &self.chunk_shape
+    }
+
+    /// The codecs of each inner chunk.
+    #[must_use]
+    pub fn codecs(&self) -> &[Codec] {
+        &self.codecs
+    }
+
+    /// Where the index is stored.
+    #[must_use]
+    pub fn index_location(&self) -> IndexLocation {
+        self.index_location
+    }
+
+    /// Whether the index carries a `crc32c` checksum.
+    #[must_use]
+    pub fn index_checksum(&self) -> bool {
+        self.index_checksum
+    }
+}
+
+fn invalid(reason: impl Into<String>) -> CodecError {
+    CodecError::InvalidConfiguration {
+        codec: NAME.to_string(),
+        reason: reason.into(),
+    }
+}
+
+fn codecs_from_json(values: &[serde_json::Value], field: &str) -> Result<Vec<Codec>, CodecError> {
+    values
+        .iter()
+        .enumerate()
+        .map(|(i, value)| {
+            let extension = extension_from_json(value, &format!("{field}[{i}]"))
+                .map_err(|e| invalid(e.to_string()))?;
+            codec_from_metadata(&extension)
+        })
+        .collect()
+}
+
+/// Builds the codec from its metadata (the registry's constructor).
+///
+/// # Errors
+/// [`CodecError::InvalidConfiguration`] if the configuration is invalid or
+/// `index_codecs` is not `bytes` (little endian) optionally followed by
+/// `crc32c`; the error of an inner codec that cannot be built.
+pub fn create(metadata: &ExtensionObject) -> Result<Codec, CodecError> {
+    let config: ShardingConfig = parse_configuration(metadata)?;
+    let codecs = codecs_from_json(&config.codecs, "codecs")?;
+    let index_codecs = codecs_from_json(&config.index_codecs, "index_codecs")?;
+    let little = BytesCodec::little().metadata();
+    let index_checksum = match index_codecs.as_slice() {
+        [bytes] if bytes.metadata() == little => false,
+        [bytes, crc] if bytes.metadata() == little && crc.name() == "crc32c" => true,
+        _ => {
+            return Err(invalid(
+                "`index_codecs` must be `bytes` with little endian, optionally followed by `crc32c`",
+            ));
+        }
+    };
+    Ok(Codec::ArrayToBytes(Arc::new(ShardingCodec {
+        chunk_shape: config.chunk_shape.iter().map(|n| n.get()).collect(),
+        codecs,
+        index_codecs,
+        index_checksum,
+        index_location: config.index_location,
+        prepared: OnceLock::new(),
+    })))
+}
+
+impl ArrayToBytesCodec for ShardingCodec {
+    /// None: a shard is its inner chunks, which their own codecs may
+    /// expand, plus the index.
+    fn encoded_size_bound(&self, _repr: &ChunkRepr) -> Option<usize> {
+        None
+    }
+
+    fn metadata(&self) -> ExtensionObject {
+        let chain = |codecs: &[Codec]| {
+            serde_json::Value::Array(
+                codecs
+                    .iter()
+                    .map(|c| extension_to_json(&c.metadata()))
+                    .collect(),
+            )
+        };
+        let mut configuration = JsonMap::new();
+        configuration.insert("chunk_shape".into(), self.chunk_shape.clone().into());
+        configuration.insert("codecs".into(), chain(&self.codecs));
+        configuration.insert("index_codecs".into(), chain(&self.index_codecs));
+        let location = match self.index_location {
+            IndexLocation::Start => "start",
+            IndexLocation::End => "end",
+        };
+        configuration.insert("index_location".into(), location.into());
+        ExtensionObject::with_configuration(NAME, configuration)
+    }
+
+    fn capabilities(&self) -> CodecCapabilities {
+        CodecCapabilities {
+            partial_decode: true,
+            partial_encode: true,
+            nests_chunks: true,
+            ..CodecCapabilities::default()
+        }
+    }
+
+    fn inner_chunk_shape(&self) -> Option<&[u64]> {
+        Some(&self.chunk_shape)
+    }
+
+    fn validate(&self, repr: &ChunkRepr) -> Result<(), CodecError> {
+        self.shard(repr).map(|_| ())
+    }
+
+    fn encode(&self, decoded: ChunkData<'_>, repr: &ChunkRepr) -> Result<Vec<u8>, CodecError> {
+        self.encode_shard(decoded, repr)
+    }
+
+    fn encode_from(
+        &self,
+        src: &[u8],
+        src_shape: &[u64],
+        src_start: &[u64],
+        repr: &ChunkRepr,
+    ) -> Result<Vec<u8>, CodecError> {
+        self.encode_shard_from(src, src_shape, src_start, repr)
+    }
+
+    fn decode(&self, encoded: Vec<u8>, repr: &ChunkRepr) -> Result<ChunkData<'static>, CodecError> {
+        self.decode_shard(encoded, repr)
+    }
+
+    fn decode_into(
+        &self,
+        encoded: Vec<u8>,
+        repr: &ChunkRepr,
+        out: &mut [u8],
+    ) -> Result<(), CodecError> {
+        let shard = self.shard(repr)?;
+        let expected = repr.size_bytes()?;
+        if out.len() != expected {
+            return Err(CodecError::WrongSize {
+                expected,
+                actual: out.len(),
+            });
+        }
+        self.decode_shard_into(&shard, &encoded, out)
+    }
+
+    fn decode_partial(
+        &self,
+        reader: &dyn BytesRangeReader,
+        repr: &ChunkRepr,
+        boxes: &[ChunkBox],
+    ) -> Result<Option<Vec<ChunkData<'static>>>, CodecError> {
+        self.decode_shard_partial(reader, repr, boxes)
+    }
+
+    fn encode_partial(
+        &self,
+        reader: &dyn BytesRangeReader,
+        repr: &ChunkRepr,
+        updates: &[(ChunkBox, ChunkData<'_>)],
+    ) -> Result<Option<Vec<u8>>, CodecError> {
+        self.encode_shard_partial(reader, repr, updates)
+    }
+}
+
+// The tests write indices with and without a checksum.
+#[cfg(all(test, feature = "crc32c"))]
+mod tests {
+    use super::*;
+    use crate::codec::partial::SliceReader;
+    use crate::codec::vlen::VlenChunk;
+    use crate::metadata::{DataType, FillValue};
+    use crate::store::ByteRange;
+    use std::sync::Mutex;
+
+    fn repr(shape: &[u64]) -> ChunkRepr {
+        ChunkRepr {
+            shape: shape.to_vec(),
+            data_type: DataType::UInt16,
+            fill_value: FillValue::new(7u16.to_ne_bytes().to_vec()),
+        }
+    }
+
+    fn bytes_codec() -> Codec {
+        Codec::ArrayToBytes(Arc::new(BytesCodec::little()))
+    }
+
+    fn u16s(values: impl IntoIterator<Item = u16>) -> Vec<u8> {
+        values.into_iter().flat_map(u16::to_ne_bytes).collect()
+    }
+
+    fn sharding(location: IndexLocation, checksum: bool) -> ShardingCodec {
+        ShardingCodec::new(&[2, 2], vec![bytes_codec()])
+            .with_index_location(location)
+            .with_index_checksum(checksum)
+            .unwrap()
+    }
+
+    #[test]
+    fn shard_layout_matches_the_spec_byte_for_byte() {
+        // A 2x4 shard of 2x2 inner chunks; the second inner chunk is all
+        // fill value, so it is not stored and its index entry is all ones.
+        let codec = sharding(IndexLocation::End, false);
+        let r = repr(&[2, 4]);
+        let data = u16s([1, 2, 7, 7, 3, 4, 7, 7]);
+        let encoded = codec.encode(data.clone().into(), &r).unwrap();
+        let mut expected = u16s([1, 2, 3, 4])
+            .iter()
+            .flat_map(|b| b.to_le_bytes())
+            .collect::<Vec<u8>>();
+        for v in [0u64, 8, EMPTY, EMPTY] {
+            expected.extend_from_slice(&v.to_le_bytes());
+        }
+        assert_eq!(encoded, expected);
+        assert_eq!(codec.decode(encoded, &r).unwrap(), data);
+    }
+
+    #[test]
+    fn every_index_location_and_checksum_round_trips() {
+        let r = repr(&[4, 6]);
+        let data = u16s((0..24).map(|v| v * 3));
+        for location in [IndexLocation::Start, IndexLocation::End] {
+            for checksum in [false, true] {
+                let codec = sharding(location, checksum);
+                let encoded = codec.encode(data.clone().into(), &r).unwrap();
+                assert_eq!(encoded.len(), 48 + 6 * 16 + if checksum { 4 } else { 0 });
+                if location == IndexLocation::Start {
+                    // The first chunk starts right after the index.
+                    let offset = u64::from_le_bytes(encoded[..8].try_into().unwrap());
+                    assert_eq!(offset, 96 + if checksum { 4 } else { 0 });
+                }
+                assert_eq!(codec.decode(encoded, &r).unwrap(), data);
+            }
+        }
+    }
+
+    #[test]
+    fn shard_shape_must_be_a_multiple_of_the_inner_chunk_shape() {
+        let err = sharding(IndexLocation::End, false)
+            .validate(&repr(&[4, 5]))
+            .unwrap_err();
+        assert!(err.to_string().contains("sharding_indexed"), "{err}");
+        assert!(err.to_string().contains("[2, 2]"), "{err}");
+    }
+
+    #[test]
+    fn corrupt_indices_are_errors_not_panics() {
+        let codec = sharding(IndexLocation::End, false);
+        let r = repr(&[2, 4]);
+        let good = codec.encode(u16s(0..8).into(), &r).unwrap();
+        let index_at = good.len() - 32;
+        let with_entry = |offset: u64, nbytes: u64| {
+            let mut bad = good.clone();
+            bad[index_at..index_at + 8].copy_from_slice(&offset.to_le_bytes());
+            bad[index_at + 8..index_at + 16].copy_from_slice(&nbytes.to_le_bytes());
+            bad
+        };
+        for bad in [
+            with_entry(u64::MAX - 3, 8),
+            with_entry(0, 1 << 40),
+            with_entry(EMPTY, 8),
+            with_entry(44, 8),
+            good[..10].to_vec(),
+            Vec::new(),
+        ] {
+            let err = codec.decode(bad.clone(), &r).unwrap_err();
+            assert!(
+                matches!(
+                    err,
+                    CodecError::Corrupt { .. } | CodecError::WrongSize { .. }
+                ),
+                "{err}"
+            );
+            let partial = codec.decode_partial(
+                &SliceReader(Some(&bad)),
+                &r,
+                &[ChunkBox::new(vec![0, 0], vec![1, 1])],
+            );
+            assert!(partial.is_err());
+        }
+        let crc = sharding(IndexLocation::End, true);
+        let mut bad = crc.encode(u16s(0..8).into(), &r).unwrap();
+        let last = bad.len() - 5;
+        bad[last] ^= 1;
+        assert!(matches!(
+            crc.decode(bad, &r).unwrap_err(),
+            CodecError::ChecksumMismatch { .. }
+        ));
+    }
+
+    #[test]
+    fn partial_decode_reads_the_index_then_only_the_needed_inner_chunks() {
+        let codec = sharding(IndexLocation::End, true);
+        let r = repr(&[4, 8]);
+        let data = u16s(0..32);
+        let encoded = codec.encode(data.into(), &r).unwrap();
+        let requests = Mutex::new(Vec::new());
+        let reader = |ranges: &[ByteRange]| {
+            requests.lock().unwrap().push(ranges.to_vec());
+            SliceReader(Some(&encoded)).read_ranges(ranges)
+        };
+        // Elements (2..4, 5..7): inner chunks (1, 2) and (1, 3).
+        let b = ChunkBox::new(vec![2, 5], vec![2, 2]);
+        let out = codec.decode_partial(&reader, &r, &[b]).unwrap().unwrap();
+        assert_eq!(out, vec![u16s([21, 22, 29, 30])]);
+        let requests = requests.into_inner().unwrap();
+        assert_eq!(requests.len(), 2);
+        assert_eq!(requests[0], vec![ByteRange::Suffix(8 * 16 + 4)]);
+        // The two inner chunks are adjacent: one coalesced range of 16 bytes.
+        assert_eq!(requests[1], vec![ByteRange::new(6 * 8, 16)]);
+    }
+
+    #[test]
+    fn partial_encode_copies_untouched_chunks_and_keeps_missing_ones_missing() {
+        let codec = sharding(IndexLocation::Start, true);
+        let r = repr(&[4, 4]);
+        let mut data = u16s(0..16);
+        // The last inner chunk (rows 2..4, columns 2..4) holds the fill value.
+        for (row, col) in [(2, 2), (2, 3), (3, 2), (3, 3)] {
+            let at = (row * 4 + col) * 2;
+            data[at..at + 2].copy_from_slice(&7u16.to_ne_bytes());
+        }
+        let encoded = codec.encode(data.clone().into(), &r).unwrap();
+        // Overwrite element (1, 2) only: inner chunk 1 is decoded and rewritten.
+        let update = (ChunkBox::new(vec![1, 2], vec![1, 1]), u16s([999]).into());
+        let rewritten = codec
+            .encode_partial(&SliceReader(Some(&encoded)), &r, &[update])
+            .unwrap()
+            .unwrap();
+        let mut expected = data.clone();
+        expected[12..14].copy_from_slice(&999u16.to_ne_bytes());
+        assert_eq!(codec.decode(rewritten, &r).unwrap(), expected);
+        // Filling the whole shard with the fill value leaves nothing to store.
+        let fill = u16s([7; 16]);
+        let update = (
+            ChunkBox::new(vec![0, 0], vec![4, 4]),
+            ChunkData::from(&fill[..]),
+        );
+        assert!(
+            codec
+                .encode_partial(&SliceReader(Some(&encoded)), &r, &[update])
+                .unwrap()
+                .is_none()
+        );
+        // A missing shard starts as the fill value.
+        let update = (ChunkBox::new(vec![3, 0], vec![1, 1]), u16s([5]).into());
+        let new = codec
+            .encode_partial(&SliceReader(None), &r, &[update])
+            .unwrap()
+            .unwrap();
+        let mut expected = fill.clone();
+        expected[24..26].copy_from_slice(&5u16.to_ne_bytes());
+        assert_eq!(codec.decode(new, &r).unwrap(), expected);
+    }
+
+    #[test]
+    fn nested_sharding_round_trips_and_reads_partially() {
+        let inner = ShardingCodec::new(&[1, 2], vec![bytes_codec()]);
+        let codec = ShardingCodec::new(&[2, 4], vec![Codec::ArrayToBytes(Arc::new(inner))]);
+        let r = repr(&[4, 8]);
+        let data = u16s(100..132);
+        let encoded = codec.encode(data.clone().into(), &r).unwrap();
+        assert_eq!(codec.decode(encoded.clone(), &r).unwrap(), data);
+        let out = codec
+            .decode_partial(
+                &SliceReader(Some(&encoded)),
+                &r,
+                &[ChunkBox::new(vec![3, 6], vec![1, 2])],
+            )
+            .unwrap()
+            .unwrap();
+        assert_eq!(out, vec![u16s([130, 131])]);
+    }
+
+    /// A reader that records the ranges it is asked for.
+    struct Recording<'a> {
+        bytes: &'a [u8],
+        log: Mutex<Vec<(u64, u64)>>,
+    }
+
+    impl BytesRangeReader for Recording<'_> {
+        fn read_ranges(&self, ranges: &[ByteRange]) -> Result<Option<Vec<Vec<u8>>>, CodecError> {
+            let mut log = self.log.lock().unwrap();
+            for r in ranges {
+                let (o, l) = match *r {
+                    ByteRange::FromStart { offset, length } => {
+                        (offset, length.unwrap_or(self.bytes.len() as u64 - offset))
+                    }
+                    ByteRange::Suffix(n) => (self.bytes.len() as u64 - n, n),
+                };
+                log.push((o, l));
+            }
+            drop(log);
+            SliceReader(Some(self.bytes)).read_ranges(ranges)
+        }
+    }
+
+    #[test]
+    fn nested_and_uncompressed_inner_chunks_are_read_in_ranges() {
+        // Outer shard 128x128 of inner shards 64x64 (8 KiB, over the
+        // coalescing gap) of inner-inner chunks 4x4.
+        let inner = ShardingCodec::new(&[4, 4], vec![bytes_codec()]);
+        let codec = ShardingCodec::new(&[64, 64], vec![Codec::ArrayToBytes(Arc::new(inner))]);
+        let r = repr(&[128, 128]);
+        let values: Vec<u16> = (0..16384).collect();
+        let encoded = codec
+            .encode(u16s(values.iter().copied()).into(), &r)
+            .unwrap();
+        let reader = Recording {
+            bytes: &encoded,
+            log: Mutex::new(Vec::new()),
+        };
+        let out = codec
+            .decode_partial(&reader, &r, &[ChunkBox::new(vec![40, 50], vec![1, 2])])
+            .unwrap()
+            .unwrap();
+        assert_eq!(out, vec![u16s([40 * 128 + 50, 40 * 128 + 51])]);
+        let log = reader.log.into_inner().unwrap();
+        // The outer index (4 inner shards x 16 bytes + crc32c), the inner
+        // shard's index (256 x 16 + 4), then the one 4x4 chunk holding the
+        // two elements (32 bytes: smaller than the gap worth a ranged read,
+        // so read whole). Never the whole 8 KiB inner shard.
+        let sizes: Vec<u64> = log.iter().map(|&(_, l)| l).collect();
+        assert_eq!(sizes, [68, 4100, 32], "{log:?}");
+
+        // A box that covers an inner shard entirely reads it whole.
+        let reader = Recording {
+            bytes: &encoded,
+            log: Mutex::new(Vec::new()),
+        };
+        let out = codec
+            .decode_partial(&reader, &r, &[ChunkBox::new(vec![0, 64], vec![64, 64])])
+            .unwrap()
+            .unwrap();
+        let expected: Vec<u16> = (0..64)
+            .flat_map(|row| (64..128).map(move |col| row * 128 + col))
+            .collect();
+        assert_eq!(out, vec![u16s(expected)]);
+        assert_eq!(reader.log.into_inner().unwrap().len(), 2);
+
+        // Plain `bytes` inner chunks: one element of a 64x64 inner chunk
+        // reads its 2 bytes.
+        let flat = ShardingCodec::new(&[64, 64], vec![bytes_codec()]);
+        let encoded = flat
+            .encode(u16s(values.iter().copied()).into(), &r)
+            .unwrap();
+        let reader = Recording {
+            bytes: &encoded,
+            log: Mutex::new(Vec::new()),
+        };
+        let out = flat
+            .decode_partial(&reader, &r, &[ChunkBox::new(vec![33, 5], vec![1, 1])])
+            .unwrap()
+            .unwrap();
+        assert_eq!(out, vec![u16s([33 * 128 + 5])]);
+        let sizes: Vec<u64> = reader
+            .log
+            .into_inner()
+            .unwrap()
+            .iter()
+            .map(|&(_, l)| l)
+            .collect();
+        assert_eq!(sizes, [68, 2]);
+    }
+
+    #[test]
+    fn metadata_round_trips_through_the_registry() {
+        let codec = sharding(IndexLocation::Start, true);
+        let metadata = codec.metadata();
+        let json = extension_to_json(&metadata);
+        assert_eq!(
+            json,
+            serde_json::json!({
+                "name": "sharding_indexed",
+                "configuration": {
+                    "chunk_shape": [2, 2],
+                    "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+                    "index_codecs": [
+                        {"name": "bytes", "configuration": {"endian": "little"}},
+                        {"name": "crc32c"}
+                    ],
+                    "index_location": "start"
+                }
+            })
+        );
+        let again = codec_from_metadata(&metadata).unwrap();
+        assert_eq!(again.metadata(), metadata);
+    }
+
+    #[test]
+    fn compressed_index_codecs_are_rejected() {
+        let config = serde_json::json!({
+            "chunk_shape": [2],
+            "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+            "index_codecs": [
+                {"name": "bytes", "configuration": {"endian": "little"}},
+                {"name": "crc32c"},
+                {"name": "crc32c"}
+            ]
+        });
+        let serde_json::Value::Object(config) = config else {
+            unreachable!()
+        };
+        let err = create(&ExtensionObject::with_configuration(NAME, config)).unwrap_err();
+        assert!(err.to_string().contains("index_codecs"), "{err}");
+    }
+
+    fn string_repr(shape: &[u64]) -> ChunkRepr {
+        ChunkRepr {
+            shape: shape.to_vec(),
+            data_type: DataType::String,
+            fill_value: FillValue::new(b"-".to_vec()),
+        }
+    }
+
+    fn vlen_sharding(location: IndexLocation, checksum: bool) -> ShardingCodec {
+        let utf8 = Codec::ArrayToBytes(Arc::new(crate::codec::vlen::VlenCodec::utf8()));
+        ShardingCodec::new(&[2, 2], vec![utf8])
+            .with_index_location(location)
+            .with_index_checksum(checksum)
+            .unwrap()
+    }
+
+    #[test]
+    fn string_shards_skip_all_fill_inner_chunks_in_every_layout() {
+        let r = string_repr(&[2, 4]);
+        // Inner chunk 0 is a b / c d; inner chunk 1 (columns 2..4) is all fill.
+        let data = VlenChunk::from_items(["a", "bé", "-", "-", "c", "", "-", "-"]);
+        for location in [IndexLocation::Start, IndexLocation::End] {
+            for checksum in [false, true] {
+                let codec = vlen_sharding(location, checksum);
+                let encoded = codec.encode(ChunkData::from(&data), &r).unwrap();
+                // One inner chunk: count + 4 lengths + 4 bytes of text.
+                let inner_len = 4 + 4 * 4 + "abéc".len();
+                let index_len = 32 + if checksum { 4 } else { 0 };
+                assert_eq!(encoded.len(), inner_len + index_len);
+                let index_at = match location {
+                    IndexLocation::Start => 0,
+                    IndexLocation::End => inner_len,
+                };
+                let word = |k: usize| {
+                    u64::from_le_bytes(
+                        encoded[index_at + 8 * k..index_at + 8 * k + 8]
+                            .try_into()
+                            .unwrap(),
+                    )
+                };
+                let first = if location == IndexLocation::Start {
+                    index_len as u64
+                } else {
+                    0
+                };
+                assert_eq!([word(0), word(1)], [first, inner_len as u64]);
+                assert_eq!([word(2), word(3)], [EMPTY, EMPTY]);
+                assert_eq!(codec.decode(encoded, &r).unwrap(), data);
+            }
+        }
+    }
+
+    #[test]
+    fn nested_string_shards_round_trip() {
+        let utf8 = Codec::ArrayToBytes(Arc::new(crate::codec::vlen::VlenCodec::utf8()));
+        let inner = ShardingCodec::new(&[1, 2], vec![utf8]);
+        let outer = ShardingCodec::new(&[2, 2], vec![Codec::ArrayToBytes(Arc::new(inner))]);
+        let r = string_repr(&[4, 4]);
+        let data = VlenChunk::from_items((0..16).map(|i| {
+            if i % 3 == 0 {
+                "-".to_string()
+            } else {
+                format!("v{i}")
+            }
+        }));
+        let encoded = outer.encode(ChunkData::from(&data), &r).unwrap();
+        assert_eq!(outer.decode(encoded, &r).unwrap(), data);
+        // Every element the fill value: every inner chunk is missing.
+        let fill = VlenChunk::filled(16, b"-");
+        let encoded = outer.encode(ChunkData::from(&fill), &r).unwrap();
+        assert_eq!(encoded.len(), 4 * 16 + 4);
+        assert_eq!(outer.decode(encoded, &r).unwrap(), fill);
+    }
+
+    #[test]
+    fn corrupt_string_shards_are_errors_not_panics() {
+        let codec = vlen_sharding(IndexLocation::End, false);
+        let r = string_repr(&[2, 4]);
+        let data = VlenChunk::from_items(["a", "b", "c", "d", "e", "f", "g", "h"]);
+        let good = codec.encode(ChunkData::from(&data), &r).unwrap();
+        assert!(
+            codec
+                .encode(VlenChunk::from_items(["a"]).into(), &r)
+                .is_err()
+        );
+        for cut in [0, 5, good.len() - 1] {
+            assert!(codec.decode(good[..cut].to_vec(), &r).is_err(), "{cut}");
+        }
+        for at in 0..good.len() {
+            let mut bad = good.clone();
+            bad[at] ^= 0x5a;
+            // Any outcome but a panic; a decoded shard has every element.
+            if let Ok(chunk) = codec.decode(bad, &r) {
+                assert_eq!(chunk.len(), 8);
+            }
+        }
+    }
+
+    #[test]
+    fn partial_string_reads_decode_only_the_inner_chunks_they_touch() {
+        let codec = vlen_sharding(IndexLocation::End, true);
+        let r = string_repr(&[4, 4]);
+        let data = VlenChunk::from_items((0..16).map(|i| {
+            if i == 5 {
+                "-".to_string()
+            } else {
+                format!("e{i}")
+            }
+        }));
+        let encoded = codec.encode(ChunkData::from(&data), &r).unwrap();
+        let requests = Mutex::new(Vec::new());
+        let reader = |ranges: &[ByteRange]| {
+            requests.lock().unwrap().push(ranges.to_vec());
+            SliceReader(Some(&encoded)).read_ranges(ranges)
+        };
+        // Rows 1..3, columns 1..2: inner chunks (0, 0) and (1, 0).
+        let b = ChunkBox::new(vec![1, 1], vec![2, 1]);
+        let whole = ChunkBox::new(vec![0, 0], vec![4, 4]);
+        let out = codec
+            .decode_partial(&reader, &r, &[b, whole])
+            .unwrap()
+            .unwrap();
+        assert_eq!(out[0], VlenChunk::from_items(["-", "e9"]));
+        assert_eq!(out[1], data);
+        // The index, then one batch of inner chunks.
+        assert_eq!(requests.lock().unwrap().len(), 2);
+        requests.lock().unwrap().clear();
+        let corner = ChunkBox::new(vec![3, 3], vec![1, 1]);
+        let out = codec
+            .decode_partial(&reader, &r, std::slice::from_ref(&corner))
+            .unwrap()
+            .unwrap();
+        assert_eq!(out[0], VlenChunk::from_items(["e15"]));
+        let batches = requests.lock().unwrap().clone();
+        // One inner chunk of 4 elements: 4 + 4 * 4 + "e10e11e14e15".len() bytes.
+        assert_eq!(batches.len(), 2);
+        assert!(
+            matches!(
+                batches[1].as_slice(),
+                [ByteRange::FromStart {
+                    length: Some(32),
+                    ..
+                }]
+            ),
+            "{batches:?}"
+        );
+        // A missing shard is `None`; a box outside the shard is an error.
+        assert_eq!(
+            codec
+                .decode_partial(&SliceReader(None), &r, &[corner])
+                .unwrap(),
+            None
+        );
+        let outside = ChunkBox::new(vec![3, 3], vec![2, 1]);
+        assert!(codec.decode_partial(&reader, &r, &[outside]).is_err());
+    }
+
+    #[test]
+    fn partial_string_writes_decode_only_the_inner_chunks_they_touch() {
+        let codec = vlen_sharding(IndexLocation::Start, true);
+        let r = string_repr(&[4, 4]);
+        let data = VlenChunk::from_items((0..16).map(|i| format!("e{i}")));
+        let encoded = codec.encode(ChunkData::from(&data), &r).unwrap();
+        let requests = Mutex::new(Vec::new());
+        let reader = |ranges: &[ByteRange]| {
+            requests.lock().unwrap().push(ranges.to_vec());
+            SliceReader(Some(&encoded)).read_ranges(ranges)
+        };
+        // (1, 1) in inner chunk (0, 0), and all of inner chunk (1, 1).
+        let one = VlenChunk::from_items(["x"]);
+        let four = VlenChunk::from_items(["-", "-", "-", "-"]);
+        let updates = [
+            (ChunkBox::new(vec![1, 1], vec![1, 1]), ChunkData::from(&one)),
+            (
+                ChunkBox::new(vec![2, 2], vec![2, 2]),
+                ChunkData::from(&four),
+            ),
+        ];
+        let new = codec
+            .encode_partial(&reader, &r, &updates)
+            .unwrap()
+            .unwrap();
+        // The index, then one batch of the three inner chunks not covered.
+        let batches = requests.lock().unwrap().clone();
+        assert_eq!(batches.len(), 2);
+        assert_eq!(batches[1].len(), 1, "coalesced: {batches:?}");
+        let mut expected: Vec<String> = (0..16).map(|i| format!("e{i}")).collect();
+        expected[5] = "x".into();
+        for i in [10, 11, 14, 15] {
+            expected[i] = "-".into();
+        }
+        assert_eq!(
+            codec.decode(new.clone(), &r).unwrap(),
+            VlenChunk::from_items(&expected)
+        );
+        // Inner chunk (1, 1) is now all fill: not stored. Untouched inner
+        // chunks (0, 1) and (1, 0) keep their stored bytes.
+        let word = |k: usize| u64::from_le_bytes(new[8 * k..8 * k + 8].try_into().unwrap());
+        assert_eq!([word(6), word(7)], [EMPTY, EMPTY]);
+        let old_word = |k: usize| u64::from_le_bytes(encoded[8 * k..8 * k + 8].try_into().unwrap());
+        for i in [1, 2] {
+            let (o, n) = (old_word(2 * i) as usize, old_word(2 * i + 1) as usize);
+            let (p, m) = (word(2 * i) as usize, word(2 * i + 1) as usize);
+            assert_eq!(new[p..p + m], encoded[o..o + n]);
+        }
+        // Into a missing shard: only the touched inner chunk is stored;
+        // fill everywhere gives `None`; a wrong-length update is an error.
+        let new = codec
+            .encode_partial(&SliceReader(None), &r, &updates[..1])
+            .unwrap()
+            .unwrap();
+        let mut expected = vec!["-".to_string(); 16];
+        expected[5] = "x".into();
+        assert_eq!(
+            codec.decode(new, &r).unwrap(),
+            VlenChunk::from_items(&expected)
+        );
+        assert_eq!(
+            codec
+                .encode_partial(&SliceReader(None), &r, &updates[1..])
+                .unwrap(),
+            None
+        );
+        let short = [(ChunkBox::new(vec![0, 0], vec![2, 2]), ChunkData::from(&one))];
+        assert!(codec.encode_partial(&reader, &r, &short).is_err());
+    }
+}
