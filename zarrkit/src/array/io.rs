@@ -9,12 +9,12 @@
 //! batch of encoded and decoded chunks.
 
 pub(super) use super::plan::ChunkPiece;
-use super::plan::GridWalk;
 use super::{Array, Element, Region};
 use crate::codec::copy::BoxCopy;
 use crate::codec::vlen::VlenChunk;
 use crate::codec::{BytesRangeReader, ChunkBox, ChunkData, ChunkRepr, CodecError};
 use crate::error::Error;
+use crate::grid::GridWalk;
 use crate::store::{ByteRange, ReadRequest, Store, StoreKey, ValueSnapshot, ValueVersion};
 use rayon::prelude::*;
 use std::hash::{Hash, Hasher};

@@ -11,6 +11,7 @@
 #[cfg(test)]
 use super::copy::BoxCopy;
 use super::{ChunkData, ChunkRepr, CodecError};
+use crate::grid::Region;
 use crate::store::ByteRange;
 
 /// Ranges separated by fewer bytes than this are read as one range: one
@@ -117,72 +118,20 @@ impl BytesRangeReader for SliceReader<'_> {
     }
 }
 
-/// A box of elements within one chunk: where it starts and its shape.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct ChunkBox {
-    /// The first element, per dimension, within the chunk.
-    pub start: Vec<u64>,
-    /// The box's shape.
-    pub shape: Vec<u64>,
-}
+/// A box of elements within one chunk: where it starts and its shape. The
+/// same type as [`Region`](crate::array::Region), the crate's one box type;
+/// here its coordinates are relative to the chunk.
+pub type ChunkBox = Region;
 
-impl ChunkBox {
-    /// The box of `shape` elements starting at `start`.
-    #[must_use]
-    pub fn new(start: Vec<u64>, shape: Vec<u64>) -> Self {
-        Self { start, shape }
-    }
-
-    /// The number of elements, or `None` on overflow.
-    #[must_use]
-    pub fn num_elements(&self) -> Option<u64> {
-        self.shape
-            .iter()
-            .try_fold(1u64, |acc, &n| acc.checked_mul(n))
-    }
-
-    /// Whether the box lies within a chunk of `shape`.
-    #[must_use]
-    pub fn is_within(&self, shape: &[u64]) -> bool {
-        self.start.len() == shape.len()
-            && self.shape.len() == shape.len()
-            && (0..shape.len()).all(|d| {
-                self.start[d]
-                    .checked_add(self.shape[d])
-                    .is_some_and(|end| end <= shape[d])
-            })
-    }
-
-    /// The intersection with the box `[start, start + shape)`, or `None`
-    /// when they do not overlap.
-    #[must_use]
-    pub fn intersect(&self, start: &[u64], shape: &[u64]) -> Option<ChunkBox> {
-        let mut out = ChunkBox::new(
-            Vec::with_capacity(shape.len()),
-            Vec::with_capacity(shape.len()),
-        );
-        for d in 0..shape.len() {
-            let s = self.start[d].max(start[d]);
-            let e = (self.start[d].saturating_add(self.shape[d]))
-                .min(start[d].saturating_add(shape[d]));
-            if e <= s {
-                return None;
-            }
-            out.start.push(s);
-            out.shape.push(e - s);
-        }
-        Some(out)
-    }
-
-    /// The size of the box's elements in bytes, checked against `usize`.
-    pub(crate) fn size_bytes(&self, elem: usize) -> Result<usize, CodecError> {
-        self.num_elements()
-            .and_then(|n| n.checked_mul(elem as u64))
-            .and_then(|n| usize::try_from(n).ok())
-            .ok_or_else(|| CodecError::TooLarge {
-                shape: self.shape.clone(),
-            })
-    }
+/// The size in bytes of `b`'s elements of `elem` bytes each, checked
+/// against `usize`.
+pub(crate) fn box_size_bytes(b: &ChunkBox, elem: usize) -> Result<usize, CodecError> {
+    b.num_elements()
+        .and_then(|n| n.checked_mul(elem as u64))
+        .and_then(|n| usize::try_from(n).ok())
+        .ok_or_else(|| CodecError::TooLarge {
+            shape: b.shape().to_vec(),
+        })
 }
 
 /// Checks that every box lies within a chunk of `repr`.
@@ -193,8 +142,8 @@ pub(crate) fn check_boxes<'a>(
     for b in boxes {
         if !b.is_within(&repr.shape) {
             return Err(CodecError::OutsideChunk {
-                start: b.start.clone(),
-                shape: b.shape.clone(),
+                start: b.start().to_vec(),
+                shape: b.shape().to_vec(),
                 chunk_shape: repr.shape.clone(),
             });
         }
@@ -213,7 +162,7 @@ pub(crate) fn check_updates(
 ) -> Result<(), CodecError> {
     check_boxes(repr, updates.iter().map(|(b, _)| b))?;
     for (b, data) in updates {
-        data.check_shape(repr, &b.shape)?;
+        data.check_shape(repr, b.shape())?;
     }
     Ok(())
 }
@@ -244,7 +193,7 @@ pub(crate) fn decode_partial_whole(
     let chunk = decode(encoded)?;
     chunk.check(repr)?;
     if let [b] = boxes {
-        if b.shape == repr.shape {
+        if b.shape() == repr.shape.as_slice() {
             // The whole chunk: hand it over without a copy.
             return Ok(Some(vec![chunk]));
         }

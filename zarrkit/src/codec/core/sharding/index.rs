@@ -43,29 +43,29 @@ impl Shard {
         offsets: &'a mut (Vec<u64>, Vec<u64>, Vec<u64>),
     ) -> Option<BoxCopy<'a>> {
         let start = self.start(i);
-        let common = b.intersect(&start, &self.inner_shape)?;
+        let common = b.intersect_box(&start, &self.inner_shape)?;
         let rel = |origin: &[u64]| -> Vec<u64> {
             common
-                .start
+                .start()
                 .iter()
                 .zip(origin)
                 .map(|(c, s)| c - s)
                 .collect()
         };
-        *offsets = (rel(&start), rel(&b.start), common.shape);
+        *offsets = (rel(&start), rel(b.start()), common.shape().to_vec());
         let (in_inner, in_box, shape) = (&offsets.0, &offsets.1, &offsets.2);
         Some(if to_box {
             BoxCopy {
                 src_shape: &self.inner_shape,
                 src_start: in_inner,
-                dst_shape: &b.shape,
+                dst_shape: b.shape(),
                 dst_start: in_box,
                 shape,
                 elem,
             }
         } else {
             BoxCopy {
-                src_shape: &b.shape,
+                src_shape: b.shape(),
                 src_start: in_box,
                 dst_shape: &self.inner_shape,
                 dst_start: in_inner,
@@ -102,15 +102,15 @@ impl Shard {
 
     /// Calls `f` with the index of every inner chunk that `b` touches.
     pub(super) fn for_each_touched(&self, b: &ChunkBox, mut f: impl FnMut(usize)) {
-        if b.shape.contains(&0) {
+        if b.shape().contains(&0) {
             return;
         }
         let ndim = self.grid.len();
         let first: Vec<u64> = (0..ndim)
-            .map(|d| b.start[d] / self.inner_shape[d])
+            .map(|d| b.start()[d] / self.inner_shape[d])
             .collect();
         let last: Vec<u64> = (0..ndim)
-            .map(|d| (b.start[d] + b.shape[d] - 1) / self.inner_shape[d])
+            .map(|d| (b.start()[d] + b.shape()[d] - 1) / self.inner_shape[d])
             .collect();
         let mut coords = first.clone();
         loop {

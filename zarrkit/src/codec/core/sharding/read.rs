@@ -173,8 +173,8 @@ impl ShardingCodec {
                     }
                     let start = shard.start(i);
                     !boxes.iter().any(|b| {
-                        b.intersect(&start, &shard.inner_shape)
-                            .is_some_and(|c| c.shape == shard.inner_shape)
+                        b.intersect_box(&start, &shard.inner_shape)
+                            .is_some_and(|c| c.shape() == shard.inner_shape.as_slice())
                     })
                 })
                 .collect()
@@ -191,14 +191,14 @@ impl ShardingCodec {
                     .iter()
                     .enumerate()
                     .filter_map(|(k, b)| {
-                        let common = b.intersect(&start, &shard.inner_shape)?;
+                        let common = b.intersect_box(&start, &shard.inner_shape)?;
                         let rel: Vec<u64> = common
-                            .start
+                            .start()
                             .iter()
                             .zip(&start)
                             .map(|(c, s)| c - s)
                             .collect();
-                        Some((k, ChunkBox::new(rel, common.shape)))
+                        Some((k, ChunkBox::new(rel, common.shape().to_vec())))
                     })
                     .collect();
                 let window = partial::WindowReader {
@@ -221,10 +221,10 @@ impl ShardingCodec {
         // The common read of one whole inner chunk (a data loader's unit)
         // decodes on this thread and hands the chunk over without a copy.
         if let ([b], [i]) = (boxes, wanted.as_slice()) {
-            if ranged.is_empty() && b.start == shard.start(*i) && b.shape == shard.inner_shape {
+            if ranged.is_empty() && b.start() == shard.start(*i) && b.shape() == shard.inner_shape {
                 let chunk = match stored.into_iter().next() {
                     Some(entry) => decode(entry)?.1,
-                    None => ChunkData::fill(&shard.inner_repr, &b.shape)?,
+                    None => ChunkData::fill(&shard.inner_repr, b.shape())?,
                 };
                 return Ok(Some(vec![chunk]));
             }
@@ -268,7 +268,7 @@ impl Shard {
         decoded: &BTreeMap<usize, ChunkData<'static>>,
         parts: &[(Vec<u64>, &ChunkBox, &ChunkData<'static>)],
     ) -> Result<ChunkData<'static>, CodecError> {
-        let mut out = Assembler::new(&self.inner_repr, &b.shape, true)?;
+        let mut out = Assembler::new(&self.inner_repr, b.shape(), true)?;
         self.for_each_touched(b, |i| {
             let Some(chunk) = decoded.get(&i) else {
                 return;
@@ -280,21 +280,21 @@ impl Shard {
         });
         for (start, inner, data) in parts {
             let dst_start: Vec<u64> = inner
-                .start
+                .start()
                 .iter()
                 .zip(start)
-                .zip(&b.start)
+                .zip(b.start())
                 .map(|((r, s), bs)| r + s - bs)
                 .collect();
-            let zeros = vec![0; inner.shape.len()];
+            let zeros = vec![0; inner.shape().len()];
             out.copy(
                 data,
                 &BoxCopy {
-                    src_shape: &inner.shape,
+                    src_shape: inner.shape(),
                     src_start: &zeros,
-                    dst_shape: &b.shape,
+                    dst_shape: b.shape(),
                     dst_start: &dst_start,
-                    shape: &inner.shape,
+                    shape: inner.shape(),
                     elem: 0,
                 },
             );

@@ -110,8 +110,8 @@ impl ShardingCodec {
                 touched[i] = true;
                 let start = shard.start(i);
                 covered[i] |= (0..start.len()).all(|d| {
-                    b.start[d] <= start[d]
-                        && start[d] + shard.inner_shape[d] <= b.start[d] + b.shape[d]
+                    b.start()[d] <= start[d]
+                        && start[d] + shard.inner_shape[d] <= b.start()[d] + b.shape()[d]
                 });
             });
         }
