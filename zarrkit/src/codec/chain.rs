@@ -406,6 +406,45 @@ impl CodecChain {
         partial::decode_partial_whole(reader, repr, boxes, |encoded| self.decode(encoded, repr))
     }
 
+    /// Decodes box `b` of one stored chunk of `repr` of fixed-size
+    /// elements straight into `out`, a C-order buffer of `out_shape`
+    /// elements, at `out_start`: one copy of each element, where
+    /// [`Self::decode_partial`] and a copy into the caller's buffer would
+    /// make two (a sharded array decodes each inner chunk it needs and
+    /// copies it into `out`). Returns `false`, writing nothing, when the
+    /// chunk is not stored. Reads as little as [`Self::decode_partial`].
+    ///
+    /// # Errors
+    /// [`CodecError::OutsideChunk`] for a box outside the chunk or one that
+    /// does not fit at `out_start` in `out`, [`CodecError::WrongSize`] if
+    /// `out` does not hold `out_shape`, a read error, or the error of a
+    /// codec.
+    pub fn decode_partial_into(
+        &self,
+        reader: &dyn BytesRangeReader,
+        repr: &ChunkRepr,
+        b: &ChunkBox,
+        out: &mut [u8],
+        out_shape: &[u64],
+        out_start: &[u64],
+    ) -> Result<bool, CodecError> {
+        partial::check_boxes(repr, std::slice::from_ref(b))?;
+        partial::check_out(
+            out.len(),
+            out_shape,
+            out_start,
+            b.shape(),
+            repr.data_type.size(),
+        )?;
+        if self.is_bare() {
+            return self
+                .array_to_bytes
+                .decode_partial_into(reader, repr, b, out, out_shape, out_start);
+        }
+        let part = self.decode_partial(reader, repr, std::slice::from_ref(b))?;
+        partial::copy_part_into(part, repr, b, out, out_shape, out_start)
+    }
+
     /// Re-encodes one stored chunk of `repr` with `updates` (boxes and their
     /// elements in C order) applied, reading what it needs through `reader`.
     /// Returns the new encoded chunk, or `None` when every element is now

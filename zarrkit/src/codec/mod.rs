@@ -409,6 +409,33 @@ pub trait ArrayToBytesCodec: Debug + Send + Sync {
         partial::decode_partial_whole(reader, repr, boxes, |encoded| self.decode(encoded, repr))
     }
 
+    /// Decodes box `b` of a stored chunk of `repr` of fixed-size elements,
+    /// reading through `reader`, straight into `out`: a C-order buffer of
+    /// `out_shape` elements in which the box goes at `out_start` (the
+    /// caller's region buffer). Returns `false`, writing nothing, when the
+    /// chunk is not stored. The default decodes the box with
+    /// [`Self::decode_partial`] and copies it once; `sharding_indexed`
+    /// copies each inner chunk it decodes straight into `out`.
+    ///
+    /// The caller has checked that `b` lies within the chunk and fits at
+    /// `out_start` in `out` ([`CodecChain::decode_partial_into`] does).
+    ///
+    /// # Errors
+    /// A read error, the error of decoding, or a kind error for
+    /// variable-length data.
+    fn decode_partial_into(
+        &self,
+        reader: &dyn BytesRangeReader,
+        repr: &ChunkRepr,
+        b: &ChunkBox,
+        out: &mut [u8],
+        out_shape: &[u64],
+        out_start: &[u64],
+    ) -> Result<bool, CodecError> {
+        let part = self.decode_partial(reader, repr, std::slice::from_ref(b))?;
+        partial::copy_part_into(part, repr, b, out, out_shape, out_start)
+    }
+
     /// Re-encodes a stored chunk of `repr` with `updates` applied (each a
     /// box and its elements in C order), reading what it needs through
     /// `reader` (a missing chunk is all fill value). Returns the new encoded

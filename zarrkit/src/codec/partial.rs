@@ -8,7 +8,6 @@
 //! for the chunk's key, so one call to [`BytesRangeReader::read_ranges`] is
 //! one batched store request.
 
-#[cfg(test)]
 use super::copy::BoxCopy;
 use super::{ChunkData, ChunkRepr, CodecError};
 use crate::grid::Region;
@@ -165,6 +164,79 @@ pub(crate) fn check_updates(
         data.check_shape(repr, b.shape())?;
     }
     Ok(())
+}
+
+/// Checks a destination of a partial decode: a C-order buffer of `len`
+/// bytes holding `out_shape` elements of `elem` bytes, and a box of `shape`
+/// at `out_start` that must lie within it.
+///
+/// # Errors
+/// [`CodecError::WrongSize`] if `len` does not match `out_shape`,
+/// [`CodecError::OutsideChunk`] if the box does not lie within it.
+pub(crate) fn check_out(
+    len: usize,
+    out_shape: &[u64],
+    out_start: &[u64],
+    shape: &[u64],
+    elem: usize,
+) -> Result<(), CodecError> {
+    let fits = out_shape.len() == shape.len()
+        && out_start.len() == shape.len()
+        && (0..shape.len()).all(|d| {
+            out_start[d]
+                .checked_add(shape[d])
+                .is_some_and(|end| end <= out_shape[d])
+        });
+    if !fits {
+        return Err(CodecError::OutsideChunk {
+            start: out_start.to_vec(),
+            shape: shape.to_vec(),
+            chunk_shape: out_shape.to_vec(),
+        });
+    }
+    let expected = box_size_bytes(&Region::whole(out_shape), elem)?;
+    if len != expected {
+        return Err(CodecError::WrongSize {
+            expected,
+            actual: len,
+        });
+    }
+    Ok(())
+}
+
+/// Copies `part`, the decoded elements of box `b` of a chunk of `repr`,
+/// once into `out` (a C-order buffer of `out_shape` elements) at
+/// `out_start`: the default of
+/// [`ArrayToBytesCodec::decode_partial_into`](super::ArrayToBytesCodec::decode_partial_into)
+/// over a partial decode. `None` (the chunk is not stored) copies nothing
+/// and returns `false`.
+///
+/// # Errors
+/// [`CodecError::WrongSize`] if `part` is not one box of `b`'s shape, a
+/// kind error if it is not fixed-size data.
+pub(crate) fn copy_part_into(
+    part: Option<Vec<ChunkData<'static>>>,
+    repr: &ChunkRepr,
+    b: &ChunkBox,
+    out: &mut [u8],
+    out_shape: &[u64],
+    out_start: &[u64],
+) -> Result<bool, CodecError> {
+    let Some(part) = part.and_then(|parts| parts.into_iter().next()) else {
+        return Ok(false);
+    };
+    part.check_shape(repr, b.shape())?;
+    let zeros = vec![0; b.ndim()];
+    BoxCopy {
+        src_shape: b.shape(),
+        src_start: &zeros,
+        dst_shape: out_shape,
+        dst_start: out_start,
+        shape: b.shape(),
+        elem: repr.data_type.size(),
+    }
+    .run(part.as_fixed("partial decode")?, out);
+    Ok(true)
 }
 
 /// Reads a whole value through `reader`, or `None` when it is missing.
