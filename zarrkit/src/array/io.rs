@@ -390,7 +390,7 @@ impl Array {
             consumed = row + rows;
             first = last;
         }
-        slabs.into_par_iter().try_for_each(|(slab, pieces)| {
+        let read_slab = |(slab, pieces): (&mut [u8], &[ChunkPiece])| {
             let mut slab_shape = region.shape().to_vec();
             slab_shape[0] = pieces[0].shape[0];
             let mut start = vec![0; self.ndim()];
@@ -399,7 +399,11 @@ impl Array {
                 self.decode_piece_partial_into(piece, slab, &slab_shape, &start)?;
             }
             Ok(())
-        })
+        };
+        if slabs.len() == 1 {
+            return slabs.into_iter().try_for_each(read_slab);
+        }
+        slabs.into_par_iter().try_for_each(read_slab)
     }
 
     /// Checks a region against the array and returns its size in bytes.

@@ -151,26 +151,20 @@ impl ShardingCodec {
         Ok(out.into())
     }
 
-    /// Plans `boxes` over the inner chunks, reads the index (one ranged
-    /// read, from the end when it is stored there), then the inner chunks
-    /// the plans touch (one batch), and decodes those in parallel, except
-    /// those `direct` lists (sorted), which are returned encoded for the
-    /// caller to decode straight into its buffer. `None` when the shard is
-    /// not stored.
+    /// Reads the inner chunks that `plans` (of boxes, over the inner
+    /// chunks) touch (one batch, found through the shard's `index`), and
+    /// decodes those in parallel, except those `direct` lists (sorted),
+    /// which are returned encoded for the caller to decode straight into
+    /// its buffer. `None` when the shard is not stored any more (it
+    /// vanished after its index was read).
     fn fetch_partial(
         &self,
         reader: &dyn BytesRangeReader,
         shard: &Shard,
-        boxes: &[ChunkBox],
+        index: &[u64],
+        plans: Vec<Vec<(usize, Piece)>>,
         direct: &[usize],
     ) -> Result<Option<Fetched>, CodecError> {
-        let Some(index) = self.read_index(shard, reader)? else {
-            return Ok(None);
-        };
-        let plans = boxes
-            .iter()
-            .map(|b| shard.plan(b))
-            .collect::<Result<Vec<_>, _>>()?;
         let mut wanted: Vec<usize> = plans.iter().flatten().map(|(i, _)| *i).collect();
         wanted.sort_unstable();
         wanted.dedup();
@@ -188,7 +182,7 @@ impl ShardingCodec {
                 .iter()
                 .copied()
                 .filter(|&i| {
-                    Self::entry(&index, i)
+                    Self::entry(index, i)
                         .is_some_and(|(_, n)| n > partial::COALESCE_GAP && n <= plausible)
                         && !plans
                             .iter()
@@ -207,7 +201,7 @@ impl ShardingCodec {
             .filter(|(_, i, _)| ranged.binary_search(i).is_ok())
             .collect::<Vec<_>>()
             .into_par_iter()
-            .filter_map(|(k, i, piece)| Self::entry(&index, i).map(|e| (k, i, piece, e)))
+            .filter_map(|(k, i, piece)| Self::entry(index, i).map(|e| (k, i, piece, e)))
             .map(|(k, i, piece, (offset, length))| {
                 let window = partial::WindowReader {
                     reader,
@@ -230,7 +224,7 @@ impl ShardingCodec {
             // is corrupt only if the shard vanished meanwhile: read as fill.
             .filter_map(|(at, part)| part.map(|part| (at, part)))
             .collect();
-        let Some(mut stored) = Self::read_inner(reader, &index, &wanted)? else {
+        let Some(mut stored) = Self::read_inner(reader, index, &wanted)? else {
             return Ok(None);
         };
         let encoded: BTreeMap<usize, Vec<u8>> = direct
@@ -264,7 +258,16 @@ impl ShardingCodec {
     ) -> Result<Option<Vec<ChunkData<'static>>>, CodecError> {
         partial::check_boxes(repr, boxes)?;
         let shard = self.shard(repr)?;
-        let Some(mut fetched) = self.fetch_partial(reader, &shard, boxes, &[])? else {
+        // The index first: a shard declared huge is refused by its stored
+        // index before a plan of its inner chunks is built.
+        let Some(index) = self.read_index(&shard, reader)? else {
+            return Ok(None);
+        };
+        let plans = boxes
+            .iter()
+            .map(|b| shard.plan(b))
+            .collect::<Result<Vec<_>, _>>()?;
+        let Some(mut fetched) = self.fetch_partial(reader, &shard, &index, plans, &[])? else {
             return Ok(None);
         };
         // The common read of one whole inner chunk (a data loader's unit)
@@ -318,25 +321,27 @@ impl ShardingCodec {
         // Inner chunks the box covers whose elements are contiguous in
         // `out` decode straight into it: no copy at all.
         let elem = shard.elem;
-        let mut direct: Vec<(usize, std::ops::Range<usize>)> = shard
-            .plan(b)?
-            .into_iter()
+        let Some(index) = self.read_index(&shard, reader)? else {
+            return Ok(false);
+        };
+        let plan = shard.plan(b)?;
+        let mut dst_start = vec![0; out_start.len()];
+        let mut direct: Vec<(usize, std::ops::Range<usize>)> = plan
+            .iter()
             .filter(|(_, piece)| piece.covers_chunk)
             .filter_map(|(i, piece)| {
-                let dst_start: Vec<u64> = out_start
-                    .iter()
-                    .zip(&piece.in_region)
-                    .map(|(o, r)| o + r)
-                    .collect();
+                for (d, start) in dst_start.iter_mut().enumerate() {
+                    *start = out_start[d] + piece.in_region[d];
+                }
                 copy::contiguous_range(out_shape, &dst_start, &piece.shape, elem)
-                    .map(|range| (i, range))
+                    .map(|range| (*i, range))
             })
             .collect();
         direct.sort_unstable_by_key(|(_, range)| range.start);
         let mut direct_ids: Vec<usize> = direct.iter().map(|(i, _)| *i).collect();
         direct_ids.sort_unstable();
         let Some(mut fetched) =
-            self.fetch_partial(reader, &shard, std::slice::from_ref(b), &direct_ids)?
+            self.fetch_partial(reader, &shard, &index, vec![plan], &direct_ids)?
         else {
             return Ok(false);
         };
@@ -347,20 +352,26 @@ impl ShardingCodec {
                     shape: b.shape().to_vec(),
                     chunk_shape: out_shape.to_vec(),
                 })?;
+            let decode_one = |(slice, bytes): (&mut [u8], Option<Vec<u8>>)| match bytes {
+                Some(bytes) => shard.inner.decode_into(bytes, &shard.inner_repr, slice),
+                None => {
+                    shard.inner_repr.fill_value.fill(slice);
+                    Ok(())
+                }
+            };
             let encoded: Vec<Option<Vec<u8>>> = direct
                 .iter()
                 .map(|(i, _)| fetched.encoded.remove(i))
                 .collect();
-            slices
-                .into_par_iter()
-                .zip(encoded)
-                .try_for_each(|(slice, bytes)| match bytes {
-                    Some(bytes) => shard.inner.decode_into(bytes, &shard.inner_repr, slice),
-                    None => {
-                        shard.inner_repr.fill_value.fill(slice);
-                        Ok(())
-                    }
-                })?;
+            if slices.len() == 1 {
+                // One inner chunk (a data loader's unit): on this thread.
+                slices.into_iter().zip(encoded).try_for_each(decode_one)?;
+            } else {
+                slices
+                    .into_par_iter()
+                    .zip(encoded)
+                    .try_for_each(decode_one)?;
+            }
             // Drop the direct pieces from the plan: they are in `out`.
             fetched.plans[0].retain(|(i, _)| direct_ids.binary_search(i).is_err());
         }
