@@ -188,6 +188,14 @@ impl CodecChain {
         self.capabilities
     }
 
+    /// The chain's `sharding_indexed` codec (its inner chunk shape, codecs
+    /// and index location) when that is the chain's array→bytes codec,
+    /// whatever array→array codecs come before it; else `None`.
+    #[must_use]
+    pub fn sharding(&self) -> Option<&super::sharding::ShardingCodec> {
+        self.array_to_bytes.as_sharding()
+    }
+
     /// The shape of the inner chunks when the chain nests chunks (its
     /// first codec is `sharding_indexed`), else `None`.
     #[must_use]

@@ -392,6 +392,13 @@ pub trait ArrayToBytesCodec: Debug + Send + Sync {
         None
     }
 
+    /// The codec as `sharding_indexed`, or `None` for any other codec: how
+    /// callers ask for a shard's inner chunk shape and index location
+    /// ([`CodecChain::sharding`]) instead of looking for its name.
+    fn as_sharding(&self) -> Option<&sharding::ShardingCodec> {
+        None
+    }
+
     /// Decodes `boxes` of a stored chunk of `repr`, reading through
     /// `reader`: the elements of each box in C order (native byte order
     /// for fixed-size data); `Ok(None)` when the chunk is not stored. The

@@ -273,6 +273,10 @@ impl ArrayToBytesCodec for ShardingCodec {
         Some(&self.chunk_shape)
     }
 
+    fn as_sharding(&self) -> Option<&ShardingCodec> {
+        Some(self)
+    }
+
     fn validate(&self, repr: &ChunkRepr) -> Result<(), CodecError> {
         self.shard(repr).map(|_| ())
     }
