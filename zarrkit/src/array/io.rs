@@ -12,7 +12,7 @@ pub(super) use super::plan::ChunkPiece;
 use super::{Array, Element, Region};
 use crate::codec::copy::{self, BoxCopy};
 use crate::codec::vlen::VlenChunk;
-use crate::codec::{BytesRangeReader, ChunkBox, ChunkData, ChunkRepr, CodecError};
+use crate::codec::{BoxOut, BytesRangeReader, ChunkBox, ChunkData, ChunkRepr, CodecError};
 use crate::error::Error;
 use crate::grid::GridWalk;
 use crate::store::{ByteRange, ReadRequest, Store, StoreKey, ValueSnapshot, ValueVersion};
@@ -321,9 +321,11 @@ impl Array {
                 &SnapshotReader(&*snapshot),
                 self.piece_repr(piece),
                 &b,
-                out,
-                out_shape,
-                out_start,
+                BoxOut {
+                    buf: out,
+                    shape: out_shape,
+                    start: out_start,
+                },
             );
             if snapshot.version().is_none() && self.generation(&piece.key) != seen {
                 continue;

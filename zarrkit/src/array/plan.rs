@@ -114,7 +114,6 @@ mod tests {
     use crate::format::{self, ZarrFormat};
     use crate::metadata::{ChunkGrid, ChunkKeyEncoding};
     use crate::node::NodePath;
-    use std::num::NonZeroU64;
 
     fn layout() -> ChunkLayout {
         format::chunk_layout(
@@ -145,12 +144,7 @@ mod tests {
     }
 
     fn regular(chunk_shape: &[u64]) -> ChunkGrid {
-        ChunkGrid::Regular {
-            chunk_shape: chunk_shape
-                .iter()
-                .map(|&n| NonZeroU64::new(n).unwrap())
-                .collect(),
-        }
+        ChunkGrid::regular(chunk_shape).unwrap()
     }
 
     #[test]

@@ -1,8 +1,8 @@
 //! The codec chain: resolved and validated once, then applied to every chunk.
 
 use super::{
-    ArrayToArrayCodec, ArrayToBytesCodec, BytesRangeReader, BytesToBytesCodec, ChunkBox, ChunkData,
-    ChunkRepr, Codec, CodecCapabilities, CodecError, codec_from_metadata, partial,
+    ArrayToArrayCodec, ArrayToBytesCodec, BoxOut, BytesRangeReader, BytesToBytesCodec, ChunkBox,
+    ChunkData, ChunkRepr, Codec, CodecCapabilities, CodecError, codec_from_metadata, partial,
 };
 use crate::metadata::ExtensionObject;
 use std::borrow::Cow;
@@ -415,8 +415,8 @@ impl CodecChain {
     }
 
     /// Decodes box `b` of one stored chunk of `repr` of fixed-size
-    /// elements straight into `out`, a C-order buffer of `out_shape`
-    /// elements, at `out_start`: one copy of each element, where
+    /// elements straight into `out` (a C-order buffer, and where the box
+    /// goes in it): one copy of each element, where
     /// [`Self::decode_partial`] and a copy into the caller's buffer would
     /// make two (a sharded array decodes each inner chunk it needs and
     /// copies it into `out`). Returns `false`, writing nothing, when the
@@ -424,33 +424,24 @@ impl CodecChain {
     ///
     /// # Errors
     /// [`CodecError::OutsideChunk`] for a box outside the chunk or one that
-    /// does not fit at `out_start` in `out`, [`CodecError::WrongSize`] if
-    /// `out` does not hold `out_shape`, a read error, or the error of a
-    /// codec.
+    /// does not fit in `out`, [`CodecError::WrongSize`] if `out`'s buffer
+    /// does not hold its shape, a read error, or the error of a codec.
     pub fn decode_partial_into(
         &self,
         reader: &dyn BytesRangeReader,
         repr: &ChunkRepr,
         b: &ChunkBox,
-        out: &mut [u8],
-        out_shape: &[u64],
-        out_start: &[u64],
+        out: BoxOut<'_>,
     ) -> Result<bool, CodecError> {
         partial::check_boxes(repr, std::slice::from_ref(b))?;
-        partial::check_out(
-            out.len(),
-            out_shape,
-            out_start,
-            b.shape(),
-            repr.data_type.size(),
-        )?;
+        out.check(b.shape(), repr.data_type.size())?;
         if self.is_bare() {
             return self
                 .array_to_bytes
-                .decode_partial_into(reader, repr, b, out, out_shape, out_start);
+                .decode_partial_into(reader, repr, b, out);
         }
         let part = self.decode_partial(reader, repr, std::slice::from_ref(b))?;
-        partial::copy_part_into(part, repr, b, out, out_shape, out_start)
+        partial::copy_part_into(part, repr, b, out)
     }
 
     /// Re-encodes one stored chunk of `repr` with `updates` (boxes and their

@@ -67,7 +67,7 @@ pub use object::{json2, pickle, vlen_array};
 
 pub use chain::CodecChain;
 pub use data::ChunkData;
-pub use partial::{BytesRangeReader, ChunkBox};
+pub use partial::{BoxOut, BytesRangeReader, ChunkBox};
 pub use registry::{Codec, codec_from_metadata};
 
 use crate::metadata::{DataType, ExtensionObject, FillValue};
@@ -417,15 +417,14 @@ pub trait ArrayToBytesCodec: Debug + Send + Sync {
     }
 
     /// Decodes box `b` of a stored chunk of `repr` of fixed-size elements,
-    /// reading through `reader`, straight into `out`: a C-order buffer of
-    /// `out_shape` elements in which the box goes at `out_start` (the
-    /// caller's region buffer). Returns `false`, writing nothing, when the
+    /// reading through `reader`, straight into `out` (the caller's region
+    /// buffer, and where the box goes in it). Returns `false`, writing nothing, when the
     /// chunk is not stored. The default decodes the box with
     /// [`Self::decode_partial`] and copies it once; `sharding_indexed`
     /// copies each inner chunk it decodes straight into `out`.
     ///
-    /// The caller has checked that `b` lies within the chunk and fits at
-    /// `out_start` in `out` ([`CodecChain::decode_partial_into`] does).
+    /// The caller has checked that `b` lies within the chunk and fits in
+    /// `out` ([`CodecChain::decode_partial_into`] does).
     ///
     /// # Errors
     /// A read error, the error of decoding, or a kind error for
@@ -435,12 +434,10 @@ pub trait ArrayToBytesCodec: Debug + Send + Sync {
         reader: &dyn BytesRangeReader,
         repr: &ChunkRepr,
         b: &ChunkBox,
-        out: &mut [u8],
-        out_shape: &[u64],
-        out_start: &[u64],
+        out: BoxOut<'_>,
     ) -> Result<bool, CodecError> {
         let part = self.decode_partial(reader, repr, std::slice::from_ref(b))?;
-        partial::copy_part_into(part, repr, b, out, out_shape, out_start)
+        partial::copy_part_into(part, repr, b, out)
     }
 
     /// Re-encodes a stored chunk of `repr` with `updates` applied (each a

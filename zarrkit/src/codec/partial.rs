@@ -166,47 +166,55 @@ pub(crate) fn check_updates(
     Ok(())
 }
 
-/// Checks a destination of a partial decode: a C-order buffer of `len`
-/// bytes holding `out_shape` elements of `elem` bytes, and a box of `shape`
-/// at `out_start` that must lie within it.
-///
-/// # Errors
-/// [`CodecError::WrongSize`] if `len` does not match `out_shape`,
-/// [`CodecError::OutsideChunk`] if the box does not lie within it.
-pub(crate) fn check_out(
-    len: usize,
-    out_shape: &[u64],
-    out_start: &[u64],
-    shape: &[u64],
-    elem: usize,
-) -> Result<(), CodecError> {
-    let fits = out_shape.len() == shape.len()
-        && out_start.len() == shape.len()
-        && (0..shape.len()).all(|d| {
-            out_start[d]
-                .checked_add(shape[d])
-                .is_some_and(|end| end <= out_shape[d])
-        });
-    if !fits {
-        return Err(CodecError::OutsideChunk {
-            start: out_start.to_vec(),
-            shape: shape.to_vec(),
-            chunk_shape: out_shape.to_vec(),
-        });
+/// Where a decode of part of a chunk puts its box: the caller's C-order
+/// buffer of `shape` elements, and where the box starts in it
+/// ([`CodecChain::decode_partial_into`](super::CodecChain::decode_partial_into)).
+#[derive(Debug)]
+pub struct BoxOut<'a> {
+    /// The buffer.
+    pub buf: &'a mut [u8],
+    /// The buffer's shape, in elements.
+    pub shape: &'a [u64],
+    /// The box's first element in the buffer.
+    pub start: &'a [u64],
+}
+
+impl BoxOut<'_> {
+    /// Checks that the buffer holds its shape of elements of `elem` bytes
+    /// and that a box of `shape` fits at its start.
+    ///
+    /// # Errors
+    /// [`CodecError::WrongSize`] if the buffer's length does not match its
+    /// shape, [`CodecError::OutsideChunk`] if the box does not fit.
+    pub(crate) fn check(&self, shape: &[u64], elem: usize) -> Result<(), CodecError> {
+        let (out_shape, out_start) = (self.shape, self.start);
+        let fits = out_shape.len() == shape.len()
+            && out_start.len() == shape.len()
+            && (0..shape.len()).all(|d| {
+                out_start[d]
+                    .checked_add(shape[d])
+                    .is_some_and(|end| end <= out_shape[d])
+            });
+        if !fits {
+            return Err(CodecError::OutsideChunk {
+                start: out_start.to_vec(),
+                shape: shape.to_vec(),
+                chunk_shape: out_shape.to_vec(),
+            });
+        }
+        let expected = box_size_bytes(&Region::whole(out_shape), elem)?;
+        if self.buf.len() != expected {
+            return Err(CodecError::WrongSize {
+                expected,
+                actual: self.buf.len(),
+            });
+        }
+        Ok(())
     }
-    let expected = box_size_bytes(&Region::whole(out_shape), elem)?;
-    if len != expected {
-        return Err(CodecError::WrongSize {
-            expected,
-            actual: len,
-        });
-    }
-    Ok(())
 }
 
 /// Copies `part`, the decoded elements of box `b` of a chunk of `repr`,
-/// once into `out` (a C-order buffer of `out_shape` elements) at
-/// `out_start`: the default of
+/// once into `out`: the default of
 /// [`ArrayToBytesCodec::decode_partial_into`](super::ArrayToBytesCodec::decode_partial_into)
 /// over a partial decode. `None` (the chunk is not stored) copies nothing
 /// and returns `false`.
@@ -218,9 +226,7 @@ pub(crate) fn copy_part_into(
     part: Option<Vec<ChunkData<'static>>>,
     repr: &ChunkRepr,
     b: &ChunkBox,
-    out: &mut [u8],
-    out_shape: &[u64],
-    out_start: &[u64],
+    out: BoxOut<'_>,
 ) -> Result<bool, CodecError> {
     let Some(part) = part.and_then(|parts| parts.into_iter().next()) else {
         return Ok(false);
@@ -230,12 +236,12 @@ pub(crate) fn copy_part_into(
     BoxCopy {
         src_shape: b.shape(),
         src_start: &zeros,
-        dst_shape: out_shape,
-        dst_start: out_start,
+        dst_shape: out.shape,
+        dst_start: out.start,
         shape: b.shape(),
         elem: repr.data_type.size(),
     }
-    .run(part.as_fixed("partial decode")?, out);
+    .run(part.as_fixed("partial decode")?, out.buf);
     Ok(true)
 }
 

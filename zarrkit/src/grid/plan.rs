@@ -147,15 +147,9 @@ mod tests {
     use super::*;
     use crate::metadata::ChunkGrid;
     use std::convert::Infallible;
-    use std::num::NonZeroU64;
 
     fn regular(chunk_shape: &[u64]) -> ChunkGrid {
-        ChunkGrid::Regular {
-            chunk_shape: chunk_shape
-                .iter()
-                .map(|&n| NonZeroU64::new(n).unwrap())
-                .collect(),
-        }
+        ChunkGrid::regular(chunk_shape).unwrap()
     }
 
     /// The plan of `region`, each piece with its chunk's coordinates.

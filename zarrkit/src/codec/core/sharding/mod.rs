@@ -41,7 +41,7 @@ mod read;
 mod write;
 
 use self::index::Shard;
-use crate::codec::partial::{BytesRangeReader, ChunkBox};
+use crate::codec::partial::{BoxOut, BytesRangeReader, ChunkBox};
 use crate::codec::{
     ArrayToBytesCodec, ChunkData, ChunkRepr, Codec, CodecCapabilities, CodecError,
     bytes::BytesCodec, codec_from_metadata, registry::parse_configuration,
@@ -330,11 +330,9 @@ impl ArrayToBytesCodec for ShardingCodec {
         reader: &dyn BytesRangeReader,
         repr: &ChunkRepr,
         b: &ChunkBox,
-        out: &mut [u8],
-        out_shape: &[u64],
-        out_start: &[u64],
+        out: BoxOut<'_>,
     ) -> Result<bool, CodecError> {
-        self.decode_shard_partial_into(reader, repr, b, out, out_shape, out_start)
+        self.decode_shard_partial_into(reader, repr, b, out)
     }
 
     fn encode_partial(
@@ -676,11 +674,12 @@ mod tests {
             // Into a larger buffer, one row and one column in.
             let out_shape = [shape[0] + 2, shape[1] + 2];
             let mut out = vec![0xaa; (out_shape[0] * out_shape[1] * 2) as usize];
-            assert!(
-                codec
-                    .decode_partial_into(&reader, &r, &b, &mut out, &out_shape, &[1, 1])
-                    .unwrap()
-            );
+            let into = BoxOut {
+                buf: &mut out,
+                shape: &out_shape,
+                start: &[1, 1],
+            };
+            assert!(codec.decode_partial_into(&reader, &r, &b, into).unwrap());
             let row = (out_shape[1] * 2) as usize;
             for y in 0..shape[0] as usize {
                 let at = (y + 1) * row + 2;
@@ -695,9 +694,14 @@ mod tests {
         }
         let b = ChunkBox::new(vec![0, 0], vec![2, 2]);
         let mut out = vec![0; 8];
+        let into = BoxOut {
+            buf: &mut out,
+            shape: &[2, 2],
+            start: &[0, 0],
+        };
         assert!(
             !codec
-                .decode_partial_into(&SliceReader(None), &r, &b, &mut out, &[2, 2], &[0, 0])
+                .decode_partial_into(&SliceReader(None), &r, &b, into)
                 .unwrap()
         );
         // A corrupt inner chunk is an error, whether it decodes into the
@@ -712,7 +716,12 @@ mod tests {
             let b = ChunkBox::new(start.to_vec(), shape.to_vec());
             let mut out = vec![0; (shape[0] * shape[1] * 2) as usize];
             let reader = SliceReader(Some(&bad));
-            let result = codec.decode_partial_into(&reader, &r, &b, &mut out, &shape, &[0, 0]);
+            let into = BoxOut {
+                buf: &mut out,
+                shape: &shape,
+                start: &[0, 0],
+            };
+            let result = codec.decode_partial_into(&reader, &r, &b, into);
             assert!(result.is_err(), "{b}");
         }
     }

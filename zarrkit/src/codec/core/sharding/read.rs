@@ -6,7 +6,7 @@ use super::ShardingCodec;
 use super::index::Shard;
 use crate::codec::copy::{self, BoxCopy};
 use crate::codec::data::Assembler;
-use crate::codec::partial::{self, BytesRangeReader, ChunkBox};
+use crate::codec::partial::{self, BoxOut, BytesRangeReader, ChunkBox};
 use crate::codec::{ChunkData, ChunkRepr, CodecError};
 use crate::grid::plan::Piece;
 use rayon::prelude::*;
@@ -300,8 +300,7 @@ impl ShardingCodec {
     }
 
     /// Decodes box `b` of a shard of fixed-size elements read through
-    /// `reader` straight into `out` (a C-order buffer of `out_shape`
-    /// elements) at `out_start`: each inner chunk the box touches is
+    /// `reader` straight into `out`: each inner chunk the box touches is
     /// decoded in parallel into its own buffer and copied once into `out`;
     /// the elements of inner chunks not stored are the fill value.
     pub(super) fn decode_shard_partial_into(
@@ -309,14 +308,17 @@ impl ShardingCodec {
         reader: &dyn BytesRangeReader,
         repr: &ChunkRepr,
         b: &ChunkBox,
-        out: &mut [u8],
-        out_shape: &[u64],
-        out_start: &[u64],
+        out: BoxOut<'_>,
     ) -> Result<bool, CodecError> {
         if repr.data_type.is_variable_length() {
             let part = self.decode_shard_partial(reader, repr, std::slice::from_ref(b))?;
-            return partial::copy_part_into(part, repr, b, out, out_shape, out_start);
+            return partial::copy_part_into(part, repr, b, out);
         }
+        let BoxOut {
+            buf: out,
+            shape: out_shape,
+            start: out_start,
+        } = out;
         let shard = self.shard(repr)?;
         // Inner chunks the box covers whose elements are contiguous in
         // `out` decode straight into it: no copy at all.
