@@ -118,7 +118,7 @@ impl BytesRangeReader for SliceReader<'_> {
 }
 
 /// A box of elements within one chunk: where it starts and its shape. The
-/// same type as [`Region`](crate::array::Region), the crate's one box type;
+/// same type as [`Region`] (`array::Region`), the crate's one box type;
 /// here its coordinates are relative to the chunk.
 pub type ChunkBox = Region;
 
