@@ -353,7 +353,8 @@ impl Array {
     /// coordinate in the region) fill one slab of the region's first
     /// dimension, disjoint from the others': slabs are read in parallel,
     /// the pieces of a slab in turn (each decoding its inner chunks in
-    /// parallel).
+    /// parallel). A single slab goes through the pool too: the codec's
+    /// parallel decodes then start on a worker, not from this thread.
     fn read_partial_into(
         &self,
         region: &Region,
@@ -402,9 +403,6 @@ impl Array {
             }
             Ok(())
         };
-        if slabs.len() == 1 {
-            return slabs.into_iter().try_for_each(read_slab);
-        }
         slabs.into_par_iter().try_for_each(read_slab)
     }
 
