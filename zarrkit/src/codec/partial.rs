@@ -7,6 +7,12 @@
 //! [`Store::get_partial_values`](crate::store::Store::get_partial_values)
 //! for the chunk's key, so one call to [`BytesRangeReader::read_ranges`] is
 //! one batched store request.
+//!
+//! Boxes within a chunk are [`ChunkBox`]es, the crate's one box type
+//! ([`Region`]); a partial decode either returns each box's elements
+//! ([`CodecChain::decode_partial`](super::CodecChain::decode_partial)) or
+//! puts one box straight into the caller's buffer, described by a
+//! [`BoxOut`] ([`CodecChain::decode_partial_into`](super::CodecChain::decode_partial_into)).
 
 use super::copy::BoxCopy;
 use super::{ChunkData, ChunkRepr, CodecError};
@@ -202,7 +208,13 @@ impl BoxOut<'_> {
                 chunk_shape: out_shape.to_vec(),
             });
         }
-        let expected = box_size_bytes(&Region::whole(out_shape), elem)?;
+        let expected = out_shape
+            .iter()
+            .try_fold(elem as u64, |acc, &n| acc.checked_mul(n))
+            .and_then(|n| usize::try_from(n).ok())
+            .ok_or_else(|| CodecError::TooLarge {
+                shape: out_shape.to_vec(),
+            })?;
         if self.buf.len() != expected {
             return Err(CodecError::WrongSize {
                 expected,

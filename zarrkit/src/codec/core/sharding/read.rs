@@ -1,6 +1,15 @@
 //! Decoding shards: whole (straight into the caller's buffer for
 //! fixed-size data) and in part (the index, then only the inner chunks the
 //! boxes touch), one path for fixed-size and variable-length data.
+//!
+//! A partial read plans each box over the inner chunk grid with the
+//! array's planner (`grid/plan.rs`, through `Shard::plan`): the inner
+//! chunks it touches and the piece of each. Into the caller's buffer
+//! ([`ArrayToBytesCodec::decode_partial_into`](crate::codec::ArrayToBytesCodec::decode_partial_into)),
+//! each inner chunk is copied once from its decoded form, and inner chunks
+//! the box covers whose elements are contiguous there decode into it
+//! directly: the nested use of the planner an array read makes of its own
+//! chunks.
 
 use super::ShardingCodec;
 use super::index::Shard;
