@@ -28,6 +28,11 @@
 //! - [`metadata`]: the one internal, v3-shaped model of arrays and groups,
 //!   [`NodePath`], and the v3 JSON forms of extension objects and fill
 //!   values ([`metadata::json`]), which codecs and formats share.
+//! - `grid/`: geometry of chunk grids: the one box type ([`Region`], also
+//!   [`codec::ChunkBox`]), the one walk over grid coordinates
+//!   ([`array::GridWalk`]) and the pure planner (a region → the chunks it
+//!   touches and the box of each, with no store keys), shared by the array
+//!   engine and sharding.
 //! - [`codec`]: array→array, array→bytes and bytes→bytes codecs by family
 //!   ([`codec::core`], [`codec::ext`], [`codec::numcodecs`],
 //!   [`codec::object`]) and the chain, all over one chunk-data type
@@ -46,9 +51,8 @@
 //! - [`array`](mod@array), [`group`], [`migrate`]: regions, planned
 //!   parallel reads and writes (one engine for every data type), the
 //!   hierarchy, and migration between formats. Every read and write is
-//!   planned by one pure function of the chunk grid (`array/plan.rs`: the
-//!   chunks a region touches and the box of each), whose grid walk
-//!   `resize`, listing and migration share; an array's chunks in the store
+//!   planned by the pure planner of `grid/` (`array/plan.rs` adds each
+//!   chunk's key), whose grid walk `resize`, listing and migration share; an array's chunks in the store
 //!   are [`Array::stored_chunks`], found with its key layout,
 //!   [`Array::key_layout`].
 
@@ -59,6 +63,7 @@ pub mod array;
 pub mod codec;
 mod error;
 pub mod format;
+mod grid;
 pub mod group;
 pub mod metadata;
 pub mod migrate;

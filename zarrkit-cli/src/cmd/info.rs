@@ -144,7 +144,7 @@ fn array_summary(array: &Array) -> anyhow::Result<serde_json::Value> {
         "shape": array.shape(),
         "data_type": array.data_type().to_string(),
         "chunk_shape": array.regular_chunk_shape(),
-        "inner_chunk_shape": inner_chunk_shape(array.metadata()),
+        "inner_chunk_shape": inner_chunk_shape(array),
         "chunk_grid_shape": grid,
         "chunks": product(&grid),
         "stored_chunks": stored,
@@ -214,7 +214,7 @@ fn print_array(array: &Array, out: &mut impl Write) -> anyhow::Result<()> {
     }
     // With sharding (v3 sharding_indexed), the grid's chunks are shards and
     // the chunks a reader decodes are the inner chunks: say both, by name.
-    let inner = inner_chunk_shape(metadata);
+    let inner = inner_chunk_shape(array);
     let (chunk_label, chunk_noun) = if inner.is_some() {
         ("shard shape", ("shard", "shards"))
     } else {
@@ -307,15 +307,14 @@ fn print_array(array: &Array, out: &mut impl Write) -> anyhow::Result<()> {
     print_attributes(array.attributes(), out)
 }
 
-/// The inner chunk shape of a sharded array (v3 sharding_indexed,
-/// "Configuration parameters": `chunk_shape`), or `None` without sharding.
-pub(crate) fn inner_chunk_shape(metadata: &zarrkit::metadata::ArrayMetadata) -> Option<Vec<u64>> {
-    let sharding = metadata
-        .codecs
-        .iter()
-        .find(|c| c.name == "sharding_indexed")?;
-    let shape = sharding.configuration.as_ref()?.get("chunk_shape")?;
-    serde_json::from_value(shape.clone()).ok()
+/// The inner chunk shape of a sharded array (v3 `sharding_indexed`,
+/// whatever array→array codecs come before it), or `None` without
+/// sharding: the library's answer ([`zarrkit::codec::CodecChain::sharding`]).
+pub(crate) fn inner_chunk_shape(array: &Array) -> Option<Vec<u64>> {
+    array
+        .codecs()
+        .sharding()
+        .map(|sharding| sharding.chunk_shape().to_vec())
 }
 
 /// The fill value as the node's own document spells it

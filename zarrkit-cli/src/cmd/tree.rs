@@ -142,7 +142,7 @@ fn array_json(array: &Array) -> serde_json::Value {
         "shape": array.shape(),
         "data_type": array.data_type().to_string(),
         "chunk_shape": array.regular_chunk_shape(),
-        "inner_chunk_shape": super::info::inner_chunk_shape(array.metadata()),
+        "inner_chunk_shape": super::info::inner_chunk_shape(array),
     })
 }
 
@@ -189,7 +189,7 @@ fn describe_array(name: &str, array: &Array) -> String {
         format_shape(array.shape()),
         array.data_type(),
         // A sharded array's grid holds shards of inner chunks.
-        match super::info::inner_chunk_shape(array.metadata()) {
+        match super::info::inner_chunk_shape(array) {
             Some(inner) => format!("shards {grid_chunks} of chunks {}", format_shape(&inner)),
             None => format!("chunks {grid_chunks}"),
         }

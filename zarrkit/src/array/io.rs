@@ -9,12 +9,12 @@
 //! batch of encoded and decoded chunks.
 
 pub(super) use super::plan::ChunkPiece;
-use super::plan::GridWalk;
 use super::{Array, Element, Region};
-use crate::codec::copy::BoxCopy;
+use crate::codec::copy::{self, BoxCopy};
 use crate::codec::vlen::VlenChunk;
-use crate::codec::{BytesRangeReader, ChunkBox, ChunkData, ChunkRepr, CodecError};
+use crate::codec::{BoxOut, BytesRangeReader, ChunkBox, ChunkData, ChunkRepr, CodecError};
 use crate::error::Error;
+use crate::grid::GridWalk;
 use crate::store::{ByteRange, ReadRequest, Store, StoreKey, ValueSnapshot, ValueVersion};
 use rayon::prelude::*;
 use std::hash::{Hash, Hasher};
@@ -124,8 +124,8 @@ impl ReadOut<'_> {
     }
 
     /// Puts decoded chunks (`None` when not stored: the fill value) into
-    /// the output: each the piece's box when `boxes` (a partial decode),
-    /// else its whole chunk.
+    /// the output: each the piece's box when `boxes` (a partial decode of
+    /// variable-length elements), else its whole chunk.
     fn put(
         &mut self,
         array: &Array,
@@ -149,28 +149,9 @@ impl ReadOut<'_> {
                         Ok((piece, data))
                     })
                     .collect::<Result<Vec<_>, Error>>()?;
-                let elem = array.data_type().size();
-                if !boxes {
-                    array.scatter(region, &decoded, out, elem);
-                    return Ok(());
-                }
-                for (piece, part) in decoded {
-                    let zeros = vec![0; piece.shape.len()];
-                    let copy = BoxCopy {
-                        src_shape: &piece.shape,
-                        src_start: &zeros,
-                        dst_shape: region.shape(),
-                        dst_start: &piece.in_region,
-                        shape: &piece.shape,
-                        elem,
-                    };
-                    match part {
-                        Some(part) => copy.run(&part, out),
-                        None => copy.for_each_run(|_, d, len| {
-                            array.fill_value().fill(&mut out[d..d + len]);
-                        }),
-                    }
-                }
+                // Fixed-size pieces decoded in part went straight into
+                // `out` (`read_partial_into`): these are whole chunks.
+                array.scatter(region, &decoded, out, array.data_type().size());
                 Ok(())
             }
             ReadOut::Vlen { sources, pieces } => {
@@ -319,6 +300,110 @@ impl Array {
                 .map(|boxes| boxes.and_then(|b| b.into_iter().next()))
                 .map_err(|source| partial_error(&piece.key, source, false));
         }
+    }
+
+    /// As [`Self::decode_piece_partial`], straight into `out` (a C-order
+    /// buffer of `out_shape` elements) at `out_start`: each element is
+    /// copied once ([`CodecChain::decode_partial_into`]). A chunk not
+    /// stored fills the piece's box with the fill value.
+    fn decode_piece_partial_into(
+        &self,
+        piece: &ChunkPiece,
+        out: &mut [u8],
+        out_shape: &[u64],
+        out_start: &[u64],
+    ) -> Result<(), Error> {
+        let b = ChunkBox::new(piece.in_chunk.clone(), piece.shape.clone());
+        let stored = loop {
+            let seen = self.generation(&piece.key);
+            let snapshot = self.store.snapshot(&piece.key)?;
+            let result = self.codecs.decode_partial_into(
+                &SnapshotReader(&*snapshot),
+                self.piece_repr(piece),
+                &b,
+                BoxOut {
+                    buf: out,
+                    shape: out_shape,
+                    start: out_start,
+                },
+            );
+            if snapshot.version().is_none() && self.generation(&piece.key) != seen {
+                continue;
+            }
+            break result.map_err(|source| partial_error(&piece.key, source, false))?;
+        };
+        if !stored {
+            let zeros = vec![0; piece.shape.len()];
+            BoxCopy {
+                src_shape: &piece.shape,
+                src_start: &zeros,
+                dst_shape: out_shape,
+                dst_start: out_start,
+                shape: &piece.shape,
+                elem: self.data_type().size(),
+            }
+            .for_each_run(|_, d, len| self.fill_value().fill(&mut out[d..d + len]));
+        }
+        Ok(())
+    }
+
+    /// Reads the fixed-size pieces of a plan that the chain decodes in part
+    /// straight into `out`, the region's buffer. Pieces of one row of the
+    /// chunk grid (consecutive in a plan, and sharing their first
+    /// coordinate in the region) fill one slab of the region's first
+    /// dimension, disjoint from the others': slabs are read in parallel,
+    /// the pieces of a slab in turn (each decoding its inner chunks in
+    /// parallel). A single slab goes through the pool too: the codec's
+    /// parallel decodes then start on a worker, not from this thread.
+    fn read_partial_into(
+        &self,
+        region: &Region,
+        partial: &[ChunkPiece],
+        out: &mut [u8],
+    ) -> Result<(), Error> {
+        if partial.is_empty() {
+            return Ok(());
+        }
+        if self.ndim() == 0 {
+            for piece in partial {
+                self.decode_piece_partial_into(piece, out, &[], &[])?;
+            }
+            return Ok(());
+        }
+        // The region is non-empty: each index of its first dimension is a
+        // plane of `row_bytes`.
+        let row_bytes = out.len() / region.shape()[0] as usize;
+        let mut slabs: Vec<(&mut [u8], &[ChunkPiece])> = Vec::new();
+        let mut rest = out;
+        let mut consumed = 0u64;
+        let mut first = 0;
+        while first < partial.len() {
+            let row = partial[first].in_region[0];
+            let rows = partial[first].shape[0];
+            let last = first
+                + partial[first..]
+                    .iter()
+                    .take_while(|p| p.in_region[0] == row)
+                    .count();
+            let tail = std::mem::take(&mut rest);
+            let (_, tail) = tail.split_at_mut((row - consumed) as usize * row_bytes);
+            let (slab, tail) = tail.split_at_mut(rows as usize * row_bytes);
+            slabs.push((slab, &partial[first..last]));
+            rest = tail;
+            consumed = row + rows;
+            first = last;
+        }
+        let read_slab = |(slab, pieces): (&mut [u8], &[ChunkPiece])| {
+            let mut slab_shape = region.shape().to_vec();
+            slab_shape[0] = pieces[0].shape[0];
+            let mut start = vec![0; self.ndim()];
+            for piece in pieces {
+                start[1..].copy_from_slice(&piece.in_region[1..]);
+                self.decode_piece_partial_into(piece, slab, &slab_shape, &start)?;
+            }
+            Ok(())
+        };
+        slabs.into_par_iter().try_for_each(read_slab)
     }
 
     /// Checks a region against the array and returns its size in bytes.
@@ -499,12 +584,17 @@ impl Array {
             } else {
                 (Vec::new(), pieces)
             };
-        for batch in partial.chunks(self.batch_size()) {
-            let decoded = batch
-                .par_iter()
-                .map(|piece| Ok((piece, self.decode_piece_partial(piece)?)))
-                .collect::<Result<Vec<_>, Error>>()?;
-            out.put(self, region, decoded, true)?;
+        match out {
+            ReadOut::Fixed(buf) => self.read_partial_into(region, &partial, buf)?,
+            ReadOut::Vlen { .. } => {
+                for batch in partial.chunks(self.batch_size()) {
+                    let decoded = batch
+                        .par_iter()
+                        .map(|piece| Ok((piece, self.decode_piece_partial(piece)?)))
+                        .collect::<Result<Vec<_>, Error>>()?;
+                    out.put(self, region, decoded, true)?;
+                }
+            }
         }
         for batch in pieces.chunks(self.batch_size()) {
             let requests: Vec<ReadRequest> = batch.iter().map(|p| (p.key.clone(), None)).collect();
@@ -548,28 +638,10 @@ impl Array {
         piece: &ChunkPiece,
         elem: usize,
     ) -> Option<std::ops::Range<usize>> {
-        let repr = self.piece_repr(piece);
-        if piece.shape != repr.shape {
+        if piece.shape != self.piece_repr(piece).shape {
             return None;
         }
-        // Contiguous in C order: leading dimensions of length 1, then
-        // dimensions that each span the region entirely.
-        let first_long = piece
-            .shape
-            .iter()
-            .position(|&n| n != 1)
-            .unwrap_or(piece.shape.len());
-        let spans = (first_long + 1..self.ndim()).all(|d| piece.shape[d] == region.shape()[d]);
-        if !spans {
-            return None;
-        }
-        let mut offset = 0u64;
-        for d in 0..self.ndim() {
-            offset = offset * region.shape()[d] + piece.in_region[d];
-        }
-        let start = usize::try_from(offset).ok()?.checked_mul(elem)?;
-        let len = repr.size_bytes().ok()?;
-        Some(start..start.checked_add(len)?)
+        copy::contiguous_range(region.shape(), &piece.in_region, &piece.shape, elem)
     }
 
     /// Decodes whole chunks straight into their disjoint ranges of `out`,
@@ -580,18 +652,12 @@ impl Array {
         }
         direct.sort_by_key(|(range, _, _)| range.start);
         // Split `out` into one mutable slice per chunk: the ranges are
-        // disjoint, so each task owns its slice.
-        let mut slices = Vec::with_capacity(direct.len());
-        let mut rest = out;
-        let mut consumed = 0;
-        for (range, _, _) in &direct {
-            let tail = std::mem::take(&mut rest);
-            let (_, tail) = tail.split_at_mut(range.start - consumed);
-            let (slice, tail) = tail.split_at_mut(range.len());
-            slices.push(slice);
-            rest = tail;
-            consumed = range.end;
-        }
+        // disjoint (the plan's pieces are), so each task owns its slice.
+        let slices = copy::split_ranges(out, direct.iter().map(|(range, _, _)| range.clone()))
+            .ok_or_else(|| Error::TooLarge {
+                path: self.path.clone(),
+                shape: self.shape().to_vec(),
+            })?;
         slices
             .into_par_iter()
             .zip(direct)

@@ -1,41 +1,38 @@
 //! Arrays: the `Array` handle, its builder, regions and planned reads and writes.
 //!
-//! - `grid.rs`: lookups along each dimension of the chunk grid;
-//! - `plan.rs`: the planner (a region → per-chunk work, a pure function of
-//!   the grid) and the one walk over chunk coordinates, [`GridWalk`],
-//!   shared by reads, writes, `resize`, listing, migration and the CLI's
-//!   export;
+//! - `plan.rs`: the array's plans: the pure planner of `grid/` (a region
+//!   → per-chunk work) with each chunk's key and representation; the one
+//!   walk over chunk coordinates, [`GridWalk`] (from `grid/` too), is
+//!   shared by reads, writes, `resize`, listing, migration, sharding and
+//!   the CLI's export;
 //! - `io.rs`: the batched, parallel read and write engines over a plan;
 //! - `stored.rs`: the chunks in the store ([`Array::stored_chunks`]);
 //! - `vlen.rs`, `vlen_array.rs`, `object.rs`: variable-length and object data.
 
 mod builder;
 mod element;
-mod grid;
 mod io;
 mod object;
 mod plan;
-mod region;
 mod stored;
 mod vlen;
 mod vlen_array;
 
+pub use crate::grid::{GridWalk, Region};
 pub use builder::ArrayBuilder;
 pub use element::Element;
-pub use plan::GridWalk;
-pub use region::Region;
 pub use stored::{StoredChunk, StoredSize};
 
 use crate::codec::{ChunkRepr, Codec, CodecChain, CodecError};
 use crate::error::{Error, NodeKind};
 use crate::format::draft_dtypes::DraftReadOptions;
 use crate::format::{self, ChunkLayout, ZarrFormat};
+use crate::grid::axis::Axis;
 use crate::metadata::{
     ArrayMetadata, ChunkEdgeLengths, ChunkGrid, DataType, FillValue, JsonMap, NodeMetadata,
 };
 use crate::node::NodePath;
 use crate::store::{Store, StoreKey};
-use grid::Axis;
 use std::borrow::Cow;
 use std::sync::Arc;
 

@@ -3,8 +3,8 @@
 //! position when the store cannot list.
 
 use super::Array;
-use super::plan::GridWalk;
 use crate::error::Error;
+use crate::grid::GridWalk;
 use crate::store::{StoreError, StoreKey};
 
 /// A chunk of an array found in its store.

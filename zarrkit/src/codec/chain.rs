@@ -1,8 +1,8 @@
 //! The codec chain: resolved and validated once, then applied to every chunk.
 
 use super::{
-    ArrayToArrayCodec, ArrayToBytesCodec, BytesRangeReader, BytesToBytesCodec, ChunkBox, ChunkData,
-    ChunkRepr, Codec, CodecCapabilities, CodecError, codec_from_metadata, partial,
+    ArrayToArrayCodec, ArrayToBytesCodec, BoxOut, BytesRangeReader, BytesToBytesCodec, ChunkBox,
+    ChunkData, ChunkRepr, Codec, CodecCapabilities, CodecError, codec_from_metadata, partial,
 };
 use crate::metadata::ExtensionObject;
 use std::borrow::Cow;
@@ -186,6 +186,14 @@ impl CodecChain {
     #[must_use]
     pub fn capabilities(&self) -> CodecCapabilities {
         self.capabilities
+    }
+
+    /// The chain's `sharding_indexed` codec (its inner chunk shape, codecs
+    /// and index location) when that is the chain's array→bytes codec,
+    /// whatever array→array codecs come before it; else `None`.
+    #[must_use]
+    pub fn sharding(&self) -> Option<&super::sharding::ShardingCodec> {
+        self.array_to_bytes.as_sharding()
     }
 
     /// The shape of the inner chunks when the chain nests chunks (its
@@ -404,6 +412,36 @@ impl CodecChain {
             return self.array_to_bytes.decode_partial(reader, repr, boxes);
         }
         partial::decode_partial_whole(reader, repr, boxes, |encoded| self.decode(encoded, repr))
+    }
+
+    /// Decodes box `b` of one stored chunk of `repr` of fixed-size
+    /// elements straight into `out` (a C-order buffer, and where the box
+    /// goes in it): one copy of each element, where
+    /// [`Self::decode_partial`] and a copy into the caller's buffer would
+    /// make two (a sharded array decodes each inner chunk it needs and
+    /// copies it into `out`). Returns `false`, writing nothing, when the
+    /// chunk is not stored. Reads as little as [`Self::decode_partial`].
+    ///
+    /// # Errors
+    /// [`CodecError::OutsideChunk`] for a box outside the chunk or one that
+    /// does not fit in `out`, [`CodecError::WrongSize`] if `out`'s buffer
+    /// does not hold its shape, a read error, or the error of a codec.
+    pub fn decode_partial_into(
+        &self,
+        reader: &dyn BytesRangeReader,
+        repr: &ChunkRepr,
+        b: &ChunkBox,
+        out: BoxOut<'_>,
+    ) -> Result<bool, CodecError> {
+        partial::check_boxes(repr, std::slice::from_ref(b))?;
+        out.check(b.shape(), repr.data_type.size())?;
+        if self.is_bare() {
+            return self
+                .array_to_bytes
+                .decode_partial_into(reader, repr, b, out);
+        }
+        let part = self.decode_partial(reader, repr, std::slice::from_ref(b))?;
+        partial::copy_part_into(part, repr, b, out)
     }
 
     /// Re-encodes one stored chunk of `repr` with `updates` (boxes and their

@@ -21,6 +21,60 @@ pub(crate) struct BoxCopy<'a> {
     pub elem: usize,
 }
 
+/// The byte range of a C-order buffer of `dst_shape` elements of `elem`
+/// bytes that a box of `shape` at `dst_start` fills, when its elements are
+/// contiguous there (leading dimensions of length 1, then dimensions that
+/// each span the buffer entirely), so a chunk of the box's shape can be
+/// decoded straight into it. `None` otherwise or on overflow.
+pub(crate) fn contiguous_range(
+    dst_shape: &[u64],
+    dst_start: &[u64],
+    shape: &[u64],
+    elem: usize,
+) -> Option<std::ops::Range<usize>> {
+    let first_long = shape.iter().position(|&n| n != 1).unwrap_or(shape.len());
+    if (first_long + 1..shape.len()).any(|d| shape[d] != dst_shape[d]) {
+        return None;
+    }
+    let mut offset = 0u64;
+    for d in 0..shape.len() {
+        offset = offset
+            .checked_mul(dst_shape[d])?
+            .checked_add(dst_start[d])?;
+    }
+    let len = shape
+        .iter()
+        .try_fold(1u64, |acc, &n| acc.checked_mul(n))?
+        .checked_mul(elem as u64)?;
+    let start = usize::try_from(offset).ok()?.checked_mul(elem)?;
+    Some(start..start.checked_add(usize::try_from(len).ok()?)?)
+}
+
+/// Splits `out` into one mutable slice per range, so parallel tasks can
+/// each own one: `ranges` must be sorted and disjoint and lie within `out`,
+/// else `None`.
+pub(crate) fn split_ranges(
+    out: &mut [u8],
+    ranges: impl IntoIterator<Item = std::ops::Range<usize>>,
+) -> Option<Vec<&mut [u8]>> {
+    let mut slices = Vec::new();
+    let mut rest = out;
+    let mut consumed = 0;
+    for range in ranges {
+        let skip = range.start.checked_sub(consumed)?;
+        if range.end < range.start || skip.checked_add(range.len())? > rest.len() {
+            return None;
+        }
+        let tail = std::mem::take(&mut rest);
+        let (_, tail) = tail.split_at_mut(skip);
+        let (slice, tail) = tail.split_at_mut(range.len());
+        slices.push(slice);
+        rest = tail;
+        consumed = range.end;
+    }
+    Some(slices)
+}
+
 impl BoxCopy<'_> {
     /// Runs the copy.
     pub(crate) fn run(&self, src: &[u8], dst: &mut [u8]) {

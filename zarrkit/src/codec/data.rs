@@ -346,16 +346,16 @@ impl<'a> ChunkData<'a> {
         shape: &[u64],
         b: &ChunkBox,
     ) -> Result<ChunkData<'static>, CodecError> {
-        let zeros = vec![0; b.shape.len()];
-        let mut out = Assembler::new(repr, &b.shape, false)?;
+        let zeros = vec![0; b.ndim()];
+        let mut out = Assembler::new(repr, b.shape(), false)?;
         out.copy(
             self,
             &BoxCopy {
                 src_shape: shape,
-                src_start: &b.start,
-                dst_shape: &b.shape,
+                src_start: b.start(),
+                dst_shape: b.shape(),
                 dst_start: &zeros,
-                shape: &b.shape,
+                shape: b.shape(),
                 elem: 0,
             },
         );
@@ -383,24 +383,29 @@ impl<'a> ChunkData<'a> {
         }
         let mut out = Assembler::from_old(old, repr, shape, true)?;
         for (b, data) in updates {
-            let Some(common) = b.intersect(start, shape) else {
+            let Some(common) = b.intersect_box(start, shape) else {
                 continue;
             };
             let src_start: Vec<u64> = common
-                .start
+                .start()
                 .iter()
-                .zip(&b.start)
+                .zip(b.start())
                 .map(|(c, s)| c - s)
                 .collect();
-            let dst_start: Vec<u64> = common.start.iter().zip(start).map(|(c, s)| c - s).collect();
+            let dst_start: Vec<u64> = common
+                .start()
+                .iter()
+                .zip(start)
+                .map(|(c, s)| c - s)
+                .collect();
             out.copy(
                 data,
                 &BoxCopy {
-                    src_shape: &b.shape,
+                    src_shape: b.shape(),
                     src_start: &src_start,
                     dst_shape: shape,
                     dst_start: &dst_start,
-                    shape: &common.shape,
+                    shape: common.shape(),
                     elem: 0,
                 },
             );

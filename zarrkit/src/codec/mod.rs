@@ -67,7 +67,7 @@ pub use object::{json2, pickle, vlen_array};
 
 pub use chain::CodecChain;
 pub use data::ChunkData;
-pub use partial::{BytesRangeReader, ChunkBox};
+pub use partial::{BoxOut, BytesRangeReader, ChunkBox};
 pub use registry::{Codec, codec_from_metadata};
 
 use crate::metadata::{DataType, ExtensionObject, FillValue};
@@ -392,6 +392,13 @@ pub trait ArrayToBytesCodec: Debug + Send + Sync {
         None
     }
 
+    /// The codec as `sharding_indexed`, or `None` for any other codec: how
+    /// callers ask for a shard's inner chunk shape and index location
+    /// ([`CodecChain::sharding`]) instead of looking for its name.
+    fn as_sharding(&self) -> Option<&sharding::ShardingCodec> {
+        None
+    }
+
     /// Decodes `boxes` of a stored chunk of `repr`, reading through
     /// `reader`: the elements of each box in C order (native byte order
     /// for fixed-size data); `Ok(None)` when the chunk is not stored. The
@@ -407,6 +414,30 @@ pub trait ArrayToBytesCodec: Debug + Send + Sync {
         boxes: &[ChunkBox],
     ) -> Result<Option<Vec<ChunkData<'static>>>, CodecError> {
         partial::decode_partial_whole(reader, repr, boxes, |encoded| self.decode(encoded, repr))
+    }
+
+    /// Decodes box `b` of a stored chunk of `repr` of fixed-size elements,
+    /// reading through `reader`, straight into `out` (the caller's region
+    /// buffer, and where the box goes in it). Returns `false`, writing nothing, when the
+    /// chunk is not stored. The default decodes the box with
+    /// [`Self::decode_partial`] and copies it once; `sharding_indexed`
+    /// copies each inner chunk it decodes straight into `out`.
+    ///
+    /// The caller has checked that `b` lies within the chunk and fits in
+    /// `out` ([`CodecChain::decode_partial_into`] does).
+    ///
+    /// # Errors
+    /// A read error, the error of decoding, or a kind error for
+    /// variable-length data.
+    fn decode_partial_into(
+        &self,
+        reader: &dyn BytesRangeReader,
+        repr: &ChunkRepr,
+        b: &ChunkBox,
+        out: BoxOut<'_>,
+    ) -> Result<bool, CodecError> {
+        let part = self.decode_partial(reader, repr, std::slice::from_ref(b))?;
+        partial::copy_part_into(part, repr, b, out)
     }
 
     /// Re-encodes a stored chunk of `repr` with `updates` applied (each a

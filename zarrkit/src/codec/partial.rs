@@ -7,10 +7,16 @@
 //! [`Store::get_partial_values`](crate::store::Store::get_partial_values)
 //! for the chunk's key, so one call to [`BytesRangeReader::read_ranges`] is
 //! one batched store request.
+//!
+//! Boxes within a chunk are [`ChunkBox`]es, the crate's one box type
+//! ([`Region`]); a partial decode either returns each box's elements
+//! ([`CodecChain::decode_partial`](super::CodecChain::decode_partial)) or
+//! puts one box straight into the caller's buffer, described by a
+//! [`BoxOut`] ([`CodecChain::decode_partial_into`](super::CodecChain::decode_partial_into)).
 
-#[cfg(test)]
 use super::copy::BoxCopy;
 use super::{ChunkData, ChunkRepr, CodecError};
+use crate::grid::Region;
 use crate::store::ByteRange;
 
 /// Ranges separated by fewer bytes than this are read as one range: one
@@ -117,72 +123,20 @@ impl BytesRangeReader for SliceReader<'_> {
     }
 }
 
-/// A box of elements within one chunk: where it starts and its shape.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct ChunkBox {
-    /// The first element, per dimension, within the chunk.
-    pub start: Vec<u64>,
-    /// The box's shape.
-    pub shape: Vec<u64>,
-}
+/// A box of elements within one chunk: where it starts and its shape. The
+/// same type as [`Region`] (`array::Region`), the crate's one box type;
+/// here its coordinates are relative to the chunk.
+pub type ChunkBox = Region;
 
-impl ChunkBox {
-    /// The box of `shape` elements starting at `start`.
-    #[must_use]
-    pub fn new(start: Vec<u64>, shape: Vec<u64>) -> Self {
-        Self { start, shape }
-    }
-
-    /// The number of elements, or `None` on overflow.
-    #[must_use]
-    pub fn num_elements(&self) -> Option<u64> {
-        self.shape
-            .iter()
-            .try_fold(1u64, |acc, &n| acc.checked_mul(n))
-    }
-
-    /// Whether the box lies within a chunk of `shape`.
-    #[must_use]
-    pub fn is_within(&self, shape: &[u64]) -> bool {
-        self.start.len() == shape.len()
-            && self.shape.len() == shape.len()
-            && (0..shape.len()).all(|d| {
-                self.start[d]
-                    .checked_add(self.shape[d])
-                    .is_some_and(|end| end <= shape[d])
-            })
-    }
-
-    /// The intersection with the box `[start, start + shape)`, or `None`
-    /// when they do not overlap.
-    #[must_use]
-    pub fn intersect(&self, start: &[u64], shape: &[u64]) -> Option<ChunkBox> {
-        let mut out = ChunkBox::new(
-            Vec::with_capacity(shape.len()),
-            Vec::with_capacity(shape.len()),
-        );
-        for d in 0..shape.len() {
-            let s = self.start[d].max(start[d]);
-            let e = (self.start[d].saturating_add(self.shape[d]))
-                .min(start[d].saturating_add(shape[d]));
-            if e <= s {
-                return None;
-            }
-            out.start.push(s);
-            out.shape.push(e - s);
-        }
-        Some(out)
-    }
-
-    /// The size of the box's elements in bytes, checked against `usize`.
-    pub(crate) fn size_bytes(&self, elem: usize) -> Result<usize, CodecError> {
-        self.num_elements()
-            .and_then(|n| n.checked_mul(elem as u64))
-            .and_then(|n| usize::try_from(n).ok())
-            .ok_or_else(|| CodecError::TooLarge {
-                shape: self.shape.clone(),
-            })
-    }
+/// The size in bytes of `b`'s elements of `elem` bytes each, checked
+/// against `usize`.
+pub(crate) fn box_size_bytes(b: &ChunkBox, elem: usize) -> Result<usize, CodecError> {
+    b.num_elements()
+        .and_then(|n| n.checked_mul(elem as u64))
+        .and_then(|n| usize::try_from(n).ok())
+        .ok_or_else(|| CodecError::TooLarge {
+            shape: b.shape().to_vec(),
+        })
 }
 
 /// Checks that every box lies within a chunk of `repr`.
@@ -193,8 +147,8 @@ pub(crate) fn check_boxes<'a>(
     for b in boxes {
         if !b.is_within(&repr.shape) {
             return Err(CodecError::OutsideChunk {
-                start: b.start.clone(),
-                shape: b.shape.clone(),
+                start: b.start().to_vec(),
+                shape: b.shape().to_vec(),
                 chunk_shape: repr.shape.clone(),
             });
         }
@@ -213,9 +167,94 @@ pub(crate) fn check_updates(
 ) -> Result<(), CodecError> {
     check_boxes(repr, updates.iter().map(|(b, _)| b))?;
     for (b, data) in updates {
-        data.check_shape(repr, &b.shape)?;
+        data.check_shape(repr, b.shape())?;
     }
     Ok(())
+}
+
+/// Where a decode of part of a chunk puts its box: the caller's C-order
+/// buffer of `shape` elements, and where the box starts in it
+/// ([`CodecChain::decode_partial_into`](super::CodecChain::decode_partial_into)).
+#[derive(Debug)]
+pub struct BoxOut<'a> {
+    /// The buffer.
+    pub buf: &'a mut [u8],
+    /// The buffer's shape, in elements.
+    pub shape: &'a [u64],
+    /// The box's first element in the buffer.
+    pub start: &'a [u64],
+}
+
+impl BoxOut<'_> {
+    /// Checks that the buffer holds its shape of elements of `elem` bytes
+    /// and that a box of `shape` fits at its start.
+    ///
+    /// # Errors
+    /// [`CodecError::WrongSize`] if the buffer's length does not match its
+    /// shape, [`CodecError::OutsideChunk`] if the box does not fit.
+    pub(crate) fn check(&self, shape: &[u64], elem: usize) -> Result<(), CodecError> {
+        let (out_shape, out_start) = (self.shape, self.start);
+        let fits = out_shape.len() == shape.len()
+            && out_start.len() == shape.len()
+            && (0..shape.len()).all(|d| {
+                out_start[d]
+                    .checked_add(shape[d])
+                    .is_some_and(|end| end <= out_shape[d])
+            });
+        if !fits {
+            return Err(CodecError::OutsideChunk {
+                start: out_start.to_vec(),
+                shape: shape.to_vec(),
+                chunk_shape: out_shape.to_vec(),
+            });
+        }
+        let expected = out_shape
+            .iter()
+            .try_fold(elem as u64, |acc, &n| acc.checked_mul(n))
+            .and_then(|n| usize::try_from(n).ok())
+            .ok_or_else(|| CodecError::TooLarge {
+                shape: out_shape.to_vec(),
+            })?;
+        if self.buf.len() != expected {
+            return Err(CodecError::WrongSize {
+                expected,
+                actual: self.buf.len(),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Copies `part`, the decoded elements of box `b` of a chunk of `repr`,
+/// once into `out`: the default of
+/// [`ArrayToBytesCodec::decode_partial_into`](super::ArrayToBytesCodec::decode_partial_into)
+/// over a partial decode. `None` (the chunk is not stored) copies nothing
+/// and returns `false`.
+///
+/// # Errors
+/// [`CodecError::WrongSize`] if `part` is not one box of `b`'s shape, a
+/// kind error if it is not fixed-size data.
+pub(crate) fn copy_part_into(
+    part: Option<Vec<ChunkData<'static>>>,
+    repr: &ChunkRepr,
+    b: &ChunkBox,
+    out: BoxOut<'_>,
+) -> Result<bool, CodecError> {
+    let Some(part) = part.and_then(|parts| parts.into_iter().next()) else {
+        return Ok(false);
+    };
+    part.check_shape(repr, b.shape())?;
+    let zeros = vec![0; b.ndim()];
+    BoxCopy {
+        src_shape: b.shape(),
+        src_start: &zeros,
+        dst_shape: out.shape,
+        dst_start: out.start,
+        shape: b.shape(),
+        elem: repr.data_type.size(),
+    }
+    .run(part.as_fixed("partial decode")?, out.buf);
+    Ok(true)
 }
 
 /// Reads a whole value through `reader`, or `None` when it is missing.
@@ -244,7 +283,7 @@ pub(crate) fn decode_partial_whole(
     let chunk = decode(encoded)?;
     chunk.check(repr)?;
     if let [b] = boxes {
-        if b.shape == repr.shape {
+        if b.shape() == repr.shape.as_slice() {
             // The whole chunk: hand it over without a copy.
             return Ok(Some(vec![chunk]));
         }

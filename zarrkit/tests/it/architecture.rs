@@ -13,13 +13,16 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// The library's top-level modules, lowest layer first; a module may import
-/// only modules of a lower layer. `error` wraps the store, model and codec
+/// only modules of a lower layer. `grid` (the box type, grid walk and pure
+/// planner) depends only on the model, so both `codec` (sharding's inner
+/// chunks) and `array` plan with it. `error` wraps the store, model and codec
 /// errors, and `format` returns it, so it sits between `codec` and
 /// `format`. `node` (opening and listing any node) reads documents through
 /// `format`; consolidated metadata lives in `format/consolidate.rs`.
 const LAYERS: &[&[&str]] = &[
     &["store"],
     &["metadata"],
+    &["grid"],
     &["codec"],
     &["error"],
     &["format"],

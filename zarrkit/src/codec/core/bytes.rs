@@ -216,17 +216,17 @@ impl ArrayToBytesCodec for BytesCodec {
         let elem = repr.data_type.size();
         let mut outs = boxes
             .iter()
-            .map(|b| b.size_bytes(elem).map(|n| vec![0u8; n]))
+            .map(|b| partial::box_size_bytes(b, elem).map(|n| vec![0u8; n]))
             .collect::<Result<Vec<_>, _>>()?;
         // (box, offset in the box's buffer, offset in the chunk, length)
         let mut runs: Vec<(usize, usize, u64, u64)> = Vec::new();
         for (i, b) in boxes.iter().enumerate() {
             BoxCopy {
                 src_shape: &repr.shape,
-                src_start: &b.start,
-                dst_shape: &b.shape,
-                dst_start: &vec![0; b.shape.len()],
-                shape: &b.shape,
+                src_start: b.start(),
+                dst_shape: b.shape(),
+                dst_start: &vec![0; b.ndim()],
+                shape: b.shape(),
                 elem,
             }
             .for_each_run(|s, d, len| runs.push((i, d, s as u64, len as u64)));

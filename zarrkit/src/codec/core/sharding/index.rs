@@ -3,12 +3,14 @@
 //! inner chunks (v3 `sharding_indexed`, "Binary shard format").
 
 use super::{EMPTY, IndexLocation, NAME, ShardingCodec};
-use crate::codec::copy::BoxCopy;
 use crate::codec::partial::{self, BytesRangeReader, ChunkBox};
 use crate::codec::{ChunkRepr, CodecChain, CodecError};
+use crate::grid::axis::Axis;
+use crate::grid::plan::{Piece, PlanError, plan_region};
 use crate::metadata::{DataType, FillValue};
 use crate::store::ByteRange;
 use std::collections::BTreeMap;
+use std::convert::Infallible;
 use std::sync::Arc;
 
 /// A shard's layout for one chunk representation: the inner chunk grid and
@@ -19,6 +21,8 @@ pub(super) struct Shard {
     pub(super) inner_shape: Vec<u64>,
     /// Inner chunks per shard along each dimension.
     pub(super) grid: Vec<u64>,
+    /// The inner chunk grid's dimensions, for the planner.
+    pub(super) axes: Vec<Axis>,
     /// The number of inner chunks.
     pub(super) n: usize,
     pub(super) elem: usize,
@@ -30,49 +34,34 @@ pub(super) struct Shard {
 }
 
 impl Shard {
-    /// The copy between inner chunk `i` and the box `b` (shard
-    /// coordinates) of the elements they share, from the inner chunk to a
-    /// buffer of the box's shape (`to_box`) or the other way, or `None`
-    /// when they share none.
-    pub(super) fn shared_copy<'a>(
-        &'a self,
-        b: &'a ChunkBox,
-        i: usize,
-        elem: usize,
-        to_box: bool,
-        offsets: &'a mut (Vec<u64>, Vec<u64>, Vec<u64>),
-    ) -> Option<BoxCopy<'a>> {
-        let start = self.start(i);
-        let common = b.intersect(&start, &self.inner_shape)?;
-        let rel = |origin: &[u64]| -> Vec<u64> {
-            common
-                .start
-                .iter()
-                .zip(origin)
-                .map(|(c, s)| c - s)
-                .collect()
-        };
-        *offsets = (rel(&start), rel(&b.start), common.shape);
-        let (in_inner, in_box, shape) = (&offsets.0, &offsets.1, &offsets.2);
-        Some(if to_box {
-            BoxCopy {
-                src_shape: &self.inner_shape,
-                src_start: in_inner,
-                dst_shape: &b.shape,
-                dst_start: in_box,
-                shape,
-                elem,
-            }
-        } else {
-            BoxCopy {
-                src_shape: &b.shape,
-                src_start: in_box,
-                dst_shape: &self.inner_shape,
-                dst_start: in_inner,
-                shape,
-                elem,
-            }
-        })
+    /// The inner chunks box `b` (shard coordinates, within the shard)
+    /// touches, in C order, each as its index and the [`Piece`] it shares
+    /// with the box: the planner of [`grid`](crate::grid) over the inner
+    /// chunk grid.
+    pub(super) fn plan(&self, b: &ChunkBox) -> Result<Vec<(usize, Piece)>, CodecError> {
+        let planned = plan_region(
+            &self.axes,
+            &self.shape,
+            b,
+            u64::MAX,
+            0,
+            |coords, _, piece| {
+                let i = coords
+                    .iter()
+                    .zip(&self.grid)
+                    .fold(0u64, |acc, (&c, &g)| acc * g + c);
+                Ok::<_, Infallible>((i as usize, piece))
+            },
+        );
+        match planned {
+            Ok(pieces) => Ok(pieces),
+            // A plan of at most `n` pieces, each of a few vectors, fits the
+            // budget of `u64::MAX` bytes.
+            Err(PlanError::MemoryBudget { .. }) => Err(CodecError::TooLarge {
+                shape: self.shape.clone(),
+            }),
+            Err(PlanError::Piece(never)) => match never {},
+        }
     }
 
     /// The number of elements of one inner chunk.
@@ -98,40 +87,6 @@ impl Shard {
             .zip(&self.inner_shape)
             .map(|(c, n)| c * n)
             .collect()
-    }
-
-    /// Calls `f` with the index of every inner chunk that `b` touches.
-    pub(super) fn for_each_touched(&self, b: &ChunkBox, mut f: impl FnMut(usize)) {
-        if b.shape.contains(&0) {
-            return;
-        }
-        let ndim = self.grid.len();
-        let first: Vec<u64> = (0..ndim)
-            .map(|d| b.start[d] / self.inner_shape[d])
-            .collect();
-        let last: Vec<u64> = (0..ndim)
-            .map(|d| (b.start[d] + b.shape[d] - 1) / self.inner_shape[d])
-            .collect();
-        let mut coords = first.clone();
-        loop {
-            let i = coords
-                .iter()
-                .zip(&self.grid)
-                .fold(0u64, |acc, (&c, &g)| acc * g + c);
-            f(i as usize);
-            let mut d = ndim;
-            loop {
-                if d == 0 {
-                    return;
-                }
-                d -= 1;
-                if coords[d] < last[d] {
-                    coords[d] += 1;
-                    break;
-                }
-                coords[d] = first[d];
-            }
-        }
     }
 
     /// The byte range of the index within a shard.
@@ -219,6 +174,7 @@ impl ShardingCodec {
         Ok(Shard {
             shape: repr.shape.clone(),
             inner_shape: self.chunk_shape.clone(),
+            axes: self.chunk_shape.iter().map(|&c| Axis::Regular(c)).collect(),
             grid,
             n: usize::try_from(n).map_err(|_| too_large())?,
             elem: repr.data_type.size(),

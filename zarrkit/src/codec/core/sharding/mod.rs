@@ -7,8 +7,11 @@
 //! Inner chunks are encoded with the inner `codecs` chain (which may itself
 //! be sharded), in parallel. Inner chunks equal to the fill value are not
 //! stored. Reading part of a shard reads the index with one ranged request
-//! and the inner chunks it needs with one more batch
-//! ([`ArrayToBytesCodec::decode_partial`]); rewriting part of a shard
+//! and the inner chunks it needs with one more batch, planned over the
+//! inner chunk grid by the same planner as an array's chunks
+//! ([`ArrayToBytesCodec::decode_partial`]); a read into the caller's
+//! buffer copies each inner chunk it decodes straight there
+//! ([`ArrayToBytesCodec::decode_partial_into`]); rewriting part of a shard
 //! decodes only the inner chunks the update covers in part and copies the
 //! stored bytes of the rest unchanged ([`ArrayToBytesCodec::encode_partial`]).
 //! Shards of variable-length elements (`string`, `bytes`; zarr-python
@@ -38,7 +41,7 @@ mod read;
 mod write;
 
 use self::index::Shard;
-use crate::codec::partial::{BytesRangeReader, ChunkBox};
+use crate::codec::partial::{BoxOut, BytesRangeReader, ChunkBox};
 use crate::codec::{
     ArrayToBytesCodec, ChunkData, ChunkRepr, Codec, CodecCapabilities, CodecError,
     bytes::BytesCodec, codec_from_metadata, registry::parse_configuration,
@@ -270,6 +273,10 @@ impl ArrayToBytesCodec for ShardingCodec {
         Some(&self.chunk_shape)
     }
 
+    fn as_sharding(&self) -> Option<&ShardingCodec> {
+        Some(self)
+    }
+
     fn validate(&self, repr: &ChunkRepr) -> Result<(), CodecError> {
         self.shard(repr).map(|_| ())
     }
@@ -316,6 +323,16 @@ impl ArrayToBytesCodec for ShardingCodec {
         boxes: &[ChunkBox],
     ) -> Result<Option<Vec<ChunkData<'static>>>, CodecError> {
         self.decode_shard_partial(reader, repr, boxes)
+    }
+
+    fn decode_partial_into(
+        &self,
+        reader: &dyn BytesRangeReader,
+        repr: &ChunkRepr,
+        b: &ChunkBox,
+        out: BoxOut<'_>,
+    ) -> Result<bool, CodecError> {
+        self.decode_shard_partial_into(reader, repr, b, out)
     }
 
     fn encode_partial(
@@ -626,6 +643,87 @@ mod tests {
             .map(|&(_, l)| l)
             .collect();
         assert_eq!(sizes, [68, 2]);
+    }
+
+    #[test]
+    fn partial_reads_into_a_buffer_match_partial_decodes() {
+        // A 4x6 shard of 2x2 inner chunks; inner chunk (1, 2) is all fill.
+        let codec = sharding(IndexLocation::End, true);
+        let r = repr(&[4, 6]);
+        let values: Vec<u16> = (0..24)
+            .map(|v| if v % 6 >= 4 && v >= 12 { 7 } else { v })
+            .collect();
+        let encoded = codec
+            .encode(u16s(values.iter().copied()).into(), &r)
+            .unwrap();
+        let reader = SliceReader(Some(&encoded));
+        // Whole rows (inner chunks contiguous in the output), a box cutting
+        // inner chunks, one whole inner chunk, and the fill-only corner.
+        for (start, shape) in [
+            ([0, 0], [2, 6]),
+            ([1, 1], [3, 4]),
+            ([2, 2], [2, 2]),
+            ([2, 4], [2, 2]),
+            ([0, 0], [4, 6]),
+        ] {
+            let b = ChunkBox::new(start.to_vec(), shape.to_vec());
+            let expected = codec
+                .decode_partial(&reader, &r, std::slice::from_ref(&b))
+                .unwrap()
+                .unwrap();
+            // Into a larger buffer, one row and one column in.
+            let out_shape = [shape[0] + 2, shape[1] + 2];
+            let mut out = vec![0xaa; (out_shape[0] * out_shape[1] * 2) as usize];
+            let into = BoxOut {
+                buf: &mut out,
+                shape: &out_shape,
+                start: &[1, 1],
+            };
+            assert!(codec.decode_partial_into(&reader, &r, &b, into).unwrap());
+            let row = (out_shape[1] * 2) as usize;
+            for y in 0..shape[0] as usize {
+                let at = (y + 1) * row + 2;
+                let len = shape[1] as usize * 2;
+                assert_eq!(
+                    out[at..at + len],
+                    expected[0].as_fixed("test").unwrap()[y * len..(y + 1) * len],
+                    "{b}"
+                );
+            }
+            assert!(out[..row].iter().all(|&x| x == 0xaa), "{b}");
+        }
+        let b = ChunkBox::new(vec![0, 0], vec![2, 2]);
+        let mut out = vec![0; 8];
+        let into = BoxOut {
+            buf: &mut out,
+            shape: &[2, 2],
+            start: &[0, 0],
+        };
+        assert!(
+            !codec
+                .decode_partial_into(&SliceReader(None), &r, &b, into)
+                .unwrap()
+        );
+        // A corrupt inner chunk is an error, whether it decodes into the
+        // buffer or is copied.
+        let codec = sharding(IndexLocation::End, false);
+        let mut bad = codec
+            .encode(u16s(values.iter().copied()).into(), &r)
+            .unwrap();
+        let index_at = bad.len() - 96;
+        bad[index_at + 8..index_at + 16].copy_from_slice(&1u64.to_le_bytes());
+        for (start, shape) in [([0, 0], [2, 2]), ([1, 1], [1, 1])] {
+            let b = ChunkBox::new(start.to_vec(), shape.to_vec());
+            let mut out = vec![0; (shape[0] * shape[1] * 2) as usize];
+            let reader = SliceReader(Some(&bad));
+            let into = BoxOut {
+                buf: &mut out,
+                shape: &shape,
+                start: &[0, 0],
+            };
+            let result = codec.decode_partial_into(&reader, &r, &b, into);
+            assert!(result.is_err(), "{b}");
+        }
     }
 
     #[test]

@@ -1,13 +1,23 @@
 //! Decoding shards: whole (straight into the caller's buffer for
 //! fixed-size data) and in part (the index, then only the inner chunks the
 //! boxes touch), one path for fixed-size and variable-length data.
+//!
+//! A partial read plans each box over the inner chunk grid with the
+//! array's planner (`grid/plan.rs`, through `Shard::plan`): the inner
+//! chunks it touches and the piece of each. Into the caller's buffer
+//! ([`ArrayToBytesCodec::decode_partial_into`](crate::codec::ArrayToBytesCodec::decode_partial_into)),
+//! each inner chunk is copied once from its decoded form, and inner chunks
+//! the box covers whose elements are contiguous there decode into it
+//! directly: the nested use of the planner an array read makes of its own
+//! chunks.
 
 use super::ShardingCodec;
 use super::index::Shard;
-use crate::codec::copy::BoxCopy;
+use crate::codec::copy::{self, BoxCopy};
 use crate::codec::data::Assembler;
-use crate::codec::partial::{self, BytesRangeReader, ChunkBox};
+use crate::codec::partial::{self, BoxOut, BytesRangeReader, ChunkBox};
 use crate::codec::{ChunkData, ChunkRepr, CodecError};
+use crate::grid::plan::Piece;
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 
@@ -117,8 +127,26 @@ impl ShardingCodec {
                     Ok((i, shard.inner.decode(bytes, &shard.inner_repr)?))
                 })
                 .collect::<Result<BTreeMap<_, _>, CodecError>>()?;
-            let whole = ChunkBox::new(vec![0; shard.shape.len()], shard.shape.clone());
-            return shard.assemble_box(&whole, &decoded, &[]);
+            let whole = ChunkBox::whole(&shard.shape);
+            let fetched = Fetched {
+                plans: vec![shard.plan(&whole)?],
+                whole: decoded,
+                parts: BTreeMap::new(),
+                encoded: BTreeMap::new(),
+            };
+            let mut out = Assembler::new(&shard.inner_repr, &shard.shape, true)?;
+            fetched.for_each_copy(
+                &shard,
+                0,
+                &shard.shape,
+                &vec![0; shard.shape.len()],
+                |data, copy| {
+                    if let Some(data) = data {
+                        out.copy(data, &copy);
+                    }
+                },
+            );
+            return out.finish(super::NAME);
         }
         let size = repr.size_bytes()?;
         // Zeroed by the allocator (calloc), not filled: writing 32 MiB of
@@ -132,10 +160,105 @@ impl ShardingCodec {
         Ok(out.into())
     }
 
-    /// Reads the index (one ranged read, from the end when it is stored
-    /// there), then the inner chunks the boxes touch (one batch), and
-    /// decodes those in parallel; the boxes' other elements are the fill
-    /// value.
+    /// Reads the inner chunks that `plans` (of boxes, over the inner
+    /// chunks) touch (one batch, found through the shard's `index`), and
+    /// decodes those in parallel, except those `direct` lists (sorted),
+    /// which are returned encoded for the caller to decode straight into
+    /// its buffer. `None` when the shard is not stored any more (it
+    /// vanished after its index was read).
+    fn fetch_partial(
+        &self,
+        reader: &dyn BytesRangeReader,
+        shard: &Shard,
+        index: &[u64],
+        plans: Vec<Vec<(usize, Piece)>>,
+        direct: &[usize],
+    ) -> Result<Option<Fetched>, CodecError> {
+        let mut wanted: Vec<usize> = plans.iter().flatten().map(|(i, _)| *i).collect();
+        wanted.sort_unstable();
+        wanted.dedup();
+        // Inner chunks whose own chain reads ranges (a nested shard, or
+        // `bytes` with no compression), that are larger than the gap worth
+        // a request of its own, and that no box covers entirely are read in
+        // parts through a window on the shard; the rest are read whole, in
+        // one batch.
+        let mut ranged: Vec<usize> = Vec::new();
+        if shard.inner.capabilities().partial_decode {
+            // An entry far larger than the decoded inner chunk is corrupt:
+            // the whole-chunk path reads and rejects it.
+            let plausible = shard.elem as u64 * shard.inner_len() * 2 + (1 << 20);
+            ranged = wanted
+                .iter()
+                .copied()
+                .filter(|&i| {
+                    Self::entry(index, i)
+                        .is_some_and(|(_, n)| n > partial::COALESCE_GAP && n <= plausible)
+                        && !plans
+                            .iter()
+                            .flatten()
+                            .any(|(j, piece)| *j == i && piece.covers_chunk)
+                })
+                .collect();
+            wanted.retain(|i| ranged.binary_search(i).is_err());
+        }
+        // The parts of ranged inner chunks, per (box, inner chunk), each
+        // decoded by the inner chain's own partial decoder.
+        let parts = plans
+            .iter()
+            .enumerate()
+            .flat_map(|(k, plan)| plan.iter().map(move |(i, piece)| (k, *i, piece)))
+            .filter(|(_, i, _)| ranged.binary_search(i).is_ok())
+            .collect::<Vec<_>>()
+            .into_par_iter()
+            .filter_map(|(k, i, piece)| Self::entry(index, i).map(|e| (k, i, piece, e)))
+            .map(|(k, i, piece, (offset, length))| {
+                let window = partial::WindowReader {
+                    reader,
+                    offset,
+                    length,
+                };
+                let b = ChunkBox::new(piece.in_chunk.clone(), piece.shape.clone());
+                let part = shard
+                    .inner
+                    .decode_partial(&window, &shard.inner_repr, std::slice::from_ref(&b))?
+                    .and_then(|parts| parts.into_iter().next());
+                if let Some(part) = &part {
+                    part.check_shape(&shard.inner_repr, &piece.shape)?;
+                }
+                Ok(((k, i), part))
+            })
+            .collect::<Result<Vec<_>, CodecError>>()?
+            .into_iter()
+            // A shard whose index lists an inner chunk that is then missing
+            // is corrupt only if the shard vanished meanwhile: read as fill.
+            .filter_map(|(at, part)| part.map(|part| (at, part)))
+            .collect();
+        let Some(mut stored) = Self::read_inner(reader, index, &wanted)? else {
+            return Ok(None);
+        };
+        let encoded: BTreeMap<usize, Vec<u8>> = direct
+            .iter()
+            .filter_map(|i| stored.remove_entry(i))
+            .collect();
+        let whole = stored
+            .into_par_iter()
+            .map(|(i, bytes)| {
+                let chunk = shard.inner.decode(bytes, &shard.inner_repr)?;
+                chunk.check(&shard.inner_repr)?;
+                Ok((i, chunk))
+            })
+            .collect::<Result<_, CodecError>>()?;
+        Ok(Some(Fetched {
+            plans,
+            whole,
+            parts,
+            encoded,
+        }))
+    }
+
+    /// Decodes `boxes` of a shard read through `reader` (see
+    /// [`Self::fetch_partial`]); the boxes' elements of inner chunks not
+    /// stored are the fill value.
     pub(super) fn decode_shard_partial(
         &self,
         reader: &dyn BytesRangeReader,
@@ -144,161 +267,183 @@ impl ShardingCodec {
     ) -> Result<Option<Vec<ChunkData<'static>>>, CodecError> {
         partial::check_boxes(repr, boxes)?;
         let shard = self.shard(repr)?;
+        // The index first: a shard declared huge is refused by its stored
+        // index before a plan of its inner chunks is built.
         let Some(index) = self.read_index(&shard, reader)? else {
             return Ok(None);
         };
-        let mut wanted = Vec::new();
-        for b in boxes {
-            shard.for_each_touched(b, |i| wanted.push(i));
-        }
-        wanted.sort_unstable();
-        wanted.dedup();
-        // Inner chunks whose own chain reads ranges (a nested shard, or
-        // `bytes` with no compression), that are larger than the gap worth
-        // a request of its own, and that no box covers entirely are read in
-        // parts through a window on the shard; the rest are read whole, in
-        // one batch.
-        let ranged: Vec<usize> = if shard.inner.capabilities().partial_decode {
-            wanted
-                .iter()
-                .copied()
-                .filter(|&i| {
-                    // An entry far larger than the decoded inner chunk is
-                    // corrupt: the whole-chunk path reads and rejects it.
-                    let plausible = shard.elem as u64 * shard.inner_len() * 2 + (1 << 20);
-                    if Self::entry(&index, i)
-                        .is_none_or(|(_, n)| n <= partial::COALESCE_GAP || n > plausible)
-                    {
-                        return false;
-                    }
-                    let start = shard.start(i);
-                    !boxes.iter().any(|b| {
-                        b.intersect(&start, &shard.inner_shape)
-                            .is_some_and(|c| c.shape == shard.inner_shape)
-                    })
-                })
-                .collect()
-        } else {
-            Vec::new()
-        };
-        wanted.retain(|i| !ranged.contains(i));
-        let parts = ranged
-            .par_iter()
-            .filter_map(|&i| Self::entry(&index, i).map(|e| (i, e)))
-            .map(|(i, (offset, length))| {
-                let start = shard.start(i);
-                let inner_boxes: Vec<(usize, ChunkBox)> = boxes
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(k, b)| {
-                        let common = b.intersect(&start, &shard.inner_shape)?;
-                        let rel: Vec<u64> = common
-                            .start
-                            .iter()
-                            .zip(&start)
-                            .map(|(c, s)| c - s)
-                            .collect();
-                        Some((k, ChunkBox::new(rel, common.shape)))
-                    })
-                    .collect();
-                let window = partial::WindowReader {
-                    reader,
-                    offset,
-                    length,
-                };
-                let only: Vec<ChunkBox> = inner_boxes.iter().map(|(_, b)| b.clone()).collect();
-                let decoded = shard
-                    .inner
-                    .decode_partial(&window, &shard.inner_repr, &only)?;
-                Ok((i, inner_boxes, decoded))
-            })
-            .collect::<Result<Vec<_>, CodecError>>()?;
-        let Some(stored) = Self::read_inner(reader, &index, &wanted)? else {
+        let plans = boxes
+            .iter()
+            .map(|b| shard.plan(b))
+            .collect::<Result<Vec<_>, _>>()?;
+        let Some(mut fetched) = self.fetch_partial(reader, &shard, &index, plans, &[])? else {
             return Ok(None);
         };
-        let decode =
-            |(i, bytes): (usize, Vec<u8>)| Ok((i, shard.inner.decode(bytes, &shard.inner_repr)?));
         // The common read of one whole inner chunk (a data loader's unit)
-        // decodes on this thread and hands the chunk over without a copy.
-        if let ([b], [i]) = (boxes, wanted.as_slice()) {
-            if ranged.is_empty() && b.start == shard.start(*i) && b.shape == shard.inner_shape {
-                let chunk = match stored.into_iter().next() {
-                    Some(entry) => decode(entry)?.1,
-                    None => ChunkData::fill(&shard.inner_repr, &b.shape)?,
-                };
-                return Ok(Some(vec![chunk]));
+        // hands the decoded chunk over without a copy.
+        if let [plan] = fetched.plans.as_slice() {
+            if let [(i, piece)] = plan.as_slice() {
+                if fetched.parts.is_empty() && piece.covers_chunk {
+                    let chunk = match fetched.whole.remove(i) {
+                        Some(chunk) => chunk,
+                        None => ChunkData::fill(&shard.inner_repr, &piece.shape)?,
+                    };
+                    return Ok(Some(vec![chunk]));
+                }
             }
         }
-        let decoded: BTreeMap<usize, ChunkData<'static>> = stored
-            .into_par_iter()
-            .map(decode)
-            .collect::<Result<_, CodecError>>()?;
         boxes
             .iter()
             .enumerate()
             .map(|(k, b)| {
-                // The parts of ranged inner chunks in this box, where they
-                // start within the shard. A shard whose index lists an inner
-                // chunk that is then missing is corrupt only if the shard
-                // vanished meanwhile: read as fill.
-                let mut box_parts = Vec::new();
-                for (i, inner_boxes, decoded) in &parts {
-                    let Some(decoded) = decoded else { continue };
-                    let start = shard.start(*i);
-                    for ((kk, inner), data) in inner_boxes.iter().zip(decoded) {
-                        if *kk == k {
-                            box_parts.push((start.clone(), inner, data));
-                        }
+                let mut out = Assembler::new(&shard.inner_repr, b.shape(), true)?;
+                fetched.for_each_copy(&shard, k, b.shape(), &vec![0; b.ndim()], |data, copy| {
+                    if let Some(data) = data {
+                        out.copy(data, &copy);
                     }
-                }
-                shard.assemble_box(b, &decoded, &box_parts)
+                });
+                out.finish(super::NAME)
             })
             .collect::<Result<Vec<_>, CodecError>>()
             .map(Some)
     }
-}
 
-impl Shard {
-    /// The elements of box `b` of the shard: from the decoded inner chunks
-    /// it touches, then from `parts` (boxes of inner chunks that start at
-    /// the given shard coordinates, decoded in part), else the fill value.
-    pub(super) fn assemble_box(
+    /// Decodes box `b` of a shard of fixed-size elements read through
+    /// `reader` straight into `out`: each inner chunk the box touches is
+    /// decoded in parallel into its own buffer and copied once into `out`;
+    /// the elements of inner chunks not stored are the fill value.
+    pub(super) fn decode_shard_partial_into(
         &self,
+        reader: &dyn BytesRangeReader,
+        repr: &ChunkRepr,
         b: &ChunkBox,
-        decoded: &BTreeMap<usize, ChunkData<'static>>,
-        parts: &[(Vec<u64>, &ChunkBox, &ChunkData<'static>)],
-    ) -> Result<ChunkData<'static>, CodecError> {
-        let mut out = Assembler::new(&self.inner_repr, &b.shape, true)?;
-        self.for_each_touched(b, |i| {
-            let Some(chunk) = decoded.get(&i) else {
-                return;
+        out: BoxOut<'_>,
+    ) -> Result<bool, CodecError> {
+        if repr.data_type.is_variable_length() {
+            let part = self.decode_shard_partial(reader, repr, std::slice::from_ref(b))?;
+            return partial::copy_part_into(part, repr, b, out);
+        }
+        let BoxOut {
+            buf: out,
+            shape: out_shape,
+            start: out_start,
+        } = out;
+        let shard = self.shard(repr)?;
+        // Inner chunks the box covers whose elements are contiguous in
+        // `out` decode straight into it: no copy at all.
+        let elem = shard.elem;
+        let Some(index) = self.read_index(&shard, reader)? else {
+            return Ok(false);
+        };
+        let plan = shard.plan(b)?;
+        let mut dst_start = vec![0; out_start.len()];
+        let mut direct: Vec<(usize, std::ops::Range<usize>)> = plan
+            .iter()
+            .filter(|(_, piece)| piece.covers_chunk)
+            .filter_map(|(i, piece)| {
+                for (d, start) in dst_start.iter_mut().enumerate() {
+                    *start = out_start[d] + piece.in_region[d];
+                }
+                copy::contiguous_range(out_shape, &dst_start, &piece.shape, elem)
+                    .map(|range| (*i, range))
+            })
+            .collect();
+        direct.sort_unstable_by_key(|(_, range)| range.start);
+        let mut direct_ids: Vec<usize> = direct.iter().map(|(i, _)| *i).collect();
+        direct_ids.sort_unstable();
+        let Some(mut fetched) =
+            self.fetch_partial(reader, &shard, &index, vec![plan], &direct_ids)?
+        else {
+            return Ok(false);
+        };
+        if !direct.is_empty() {
+            let slices = copy::split_ranges(out, direct.iter().map(|(_, r)| r.clone()))
+                .ok_or_else(|| CodecError::OutsideChunk {
+                    start: out_start.to_vec(),
+                    shape: b.shape().to_vec(),
+                    chunk_shape: out_shape.to_vec(),
+                })?;
+            let decode_one = |(slice, bytes): (&mut [u8], Option<Vec<u8>>)| match bytes {
+                Some(bytes) => shard.inner.decode_into(bytes, &shard.inner_repr, slice),
+                None => {
+                    shard.inner_repr.fill_value.fill(slice);
+                    Ok(())
+                }
             };
-            let mut offsets = Default::default();
-            if let Some(copy) = self.shared_copy(b, i, 0, true, &mut offsets) {
-                out.copy(chunk, &copy);
+            let encoded: Vec<Option<Vec<u8>>> = direct
+                .iter()
+                .map(|(i, _)| fetched.encoded.remove(i))
+                .collect();
+            if slices.len() == 1 {
+                // One inner chunk (a data loader's unit): on this thread.
+                slices.into_iter().zip(encoded).try_for_each(decode_one)?;
+            } else {
+                slices
+                    .into_par_iter()
+                    .zip(encoded)
+                    .try_for_each(decode_one)?;
+            }
+            // Drop the direct pieces from the plan: they are in `out`.
+            fetched.plans[0].retain(|(i, _)| direct_ids.binary_search(i).is_err());
+        }
+        let mut result = Ok(());
+        fetched.for_each_copy(&shard, 0, out_shape, out_start, |data, copy| {
+            match data.map(|d| d.as_fixed(super::NAME)).transpose() {
+                Ok(Some(data)) => copy.run(data, out),
+                Ok(None) => copy.for_each_run(|_, d, len| {
+                    shard.inner_repr.fill_value.fill(&mut out[d..d + len]);
+                }),
+                Err(error) => result = Err(error),
             }
         });
-        for (start, inner, data) in parts {
-            let dst_start: Vec<u64> = inner
-                .start
-                .iter()
-                .zip(start)
-                .zip(&b.start)
-                .map(|((r, s), bs)| r + s - bs)
-                .collect();
-            let zeros = vec![0; inner.shape.len()];
-            out.copy(
-                data,
-                &BoxCopy {
-                    src_shape: &inner.shape,
-                    src_start: &zeros,
-                    dst_shape: &b.shape,
-                    dst_start: &dst_start,
-                    shape: &inner.shape,
-                    elem: 0,
-                },
-            );
+        result.map(|()| true)
+    }
+}
+
+/// What a partial read of a shard fetched and decoded.
+struct Fetched {
+    /// Per box, the inner chunks it touches and the piece of each.
+    plans: Vec<Vec<(usize, Piece)>>,
+    /// The inner chunks decoded whole; those not stored are absent.
+    whole: BTreeMap<usize, ChunkData<'static>>,
+    /// The pieces of inner chunks decoded in part, by (box, inner chunk).
+    parts: BTreeMap<(usize, usize), ChunkData<'static>>,
+    /// The stored bytes of inner chunks the caller decodes itself.
+    encoded: BTreeMap<usize, Vec<u8>>,
+}
+
+impl Fetched {
+    /// Calls `f` once per inner chunk box `k` touches, with its decoded
+    /// data (`None`: the fill value) and the copy of its piece to a buffer
+    /// of `dst_shape` in which the box starts at `dst_origin` (the copy's
+    /// `elem` is the element size).
+    fn for_each_copy<'f>(
+        &'f self,
+        shard: &Shard,
+        k: usize,
+        dst_shape: &[u64],
+        dst_origin: &[u64],
+        mut f: impl FnMut(Option<&'f ChunkData<'static>>, BoxCopy<'_>),
+    ) {
+        let zeros = vec![0; dst_shape.len()];
+        let mut dst_start = vec![0; dst_shape.len()];
+        for (i, piece) in &self.plans[k] {
+            for (d, start) in dst_start.iter_mut().enumerate() {
+                *start = dst_origin[d] + piece.in_region[d];
+            }
+            let copy = |src_shape, src_start| BoxCopy {
+                src_shape,
+                src_start,
+                dst_shape,
+                dst_start: &dst_start,
+                shape: &piece.shape,
+                elem: shard.elem,
+            };
+            match (self.whole.get(i), self.parts.get(&(k, *i))) {
+                (Some(chunk), _) => f(Some(chunk), copy(&shard.inner_shape, &piece.in_chunk)),
+                (None, Some(part)) => f(Some(part), copy(&piece.shape, &zeros)),
+                (None, None) => f(None, copy(&shard.inner_shape, &piece.in_chunk)),
+            }
         }
-        out.finish(super::NAME)
     }
 }

@@ -106,14 +106,10 @@ impl ShardingCodec {
         let mut touched = vec![false; shard.n];
         let mut covered = vec![false; shard.n];
         for (b, _) in updates {
-            shard.for_each_touched(b, |i| {
+            for (i, piece) in shard.plan(b)? {
                 touched[i] = true;
-                let start = shard.start(i);
-                covered[i] |= (0..start.len()).all(|d| {
-                    b.start[d] <= start[d]
-                        && start[d] + shard.inner_shape[d] <= b.start[d] + b.shape[d]
-                });
-            });
+                covered[i] |= piece.covers_chunk;
+            }
         }
         let wanted: Vec<usize> = (0..shard.n).filter(|&i| !covered[i]).collect();
         let stored = Self::read_inner(reader, &index, &wanted)?.unwrap_or_default();

@@ -1,4 +1,5 @@
-//! Regions: boxes of elements in array space.
+//! Regions: boxes of elements, in an array or within one chunk (the one
+//! box type: [`ChunkBox`](crate::codec::ChunkBox) is the same type).
 
 use std::fmt;
 
@@ -104,19 +105,27 @@ impl Region {
     /// The intersection with `other`, or `None` when they do not overlap.
     #[must_use]
     pub fn intersect(&self, other: &Region) -> Option<Region> {
-        let mut start = Vec::with_capacity(self.ndim());
-        let mut shape = Vec::with_capacity(self.ndim());
+        self.intersect_box(&other.start, &other.shape)
+    }
+
+    /// The intersection with the box of `shape` at `start`, or `None` when
+    /// they do not overlap.
+    pub(crate) fn intersect_box(&self, start: &[u64], shape: &[u64]) -> Option<Region> {
+        let mut out = Region {
+            start: Vec::with_capacity(self.ndim()),
+            shape: Vec::with_capacity(self.ndim()),
+        };
         for d in 0..self.ndim() {
-            let s = self.start[d].max(other.start[d]);
+            let s = self.start[d].max(start[d]);
             let e = (self.start[d].saturating_add(self.shape[d]))
-                .min(other.start[d].saturating_add(other.shape[d]));
+                .min(start[d].saturating_add(shape[d]));
             if e <= s {
                 return None;
             }
-            start.push(s);
-            shape.push(e - s);
+            out.start.push(s);
+            out.shape.push(e - s);
         }
-        Some(Region { start, shape })
+        Some(out)
     }
 }
 
