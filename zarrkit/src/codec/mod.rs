@@ -68,11 +68,12 @@ pub use object::{json2, pickle, vlen_array};
 pub use chain::CodecChain;
 pub use data::ChunkData;
 pub use partial::{BoxOut, BytesRangeReader, ChunkBox};
-pub use registry::{Codec, codec_from_metadata};
+pub use registry::codec_from_metadata;
 
 use crate::metadata::{DataType, ExtensionObject, FillValue};
 use crate::store::StoreError;
 use std::fmt::Debug;
+use std::sync::Arc;
 
 /// The decoded representation of a chunk: its shape, data type and fill value.
 #[derive(Clone, Debug, PartialEq)]
@@ -625,4 +626,48 @@ pub enum CodecError {
         /// The chunk shape.
         shape: Vec<u64>,
     },
+}
+
+/// A resolved codec of any of the three kinds.
+#[derive(Clone, Debug)]
+pub enum Codec {
+    /// An array→array codec.
+    ArrayToArray(Arc<dyn ArrayToArrayCodec>),
+    /// An array→bytes codec.
+    ArrayToBytes(Arc<dyn ArrayToBytesCodec>),
+    /// A bytes→bytes codec.
+    BytesToBytes(Arc<dyn BytesToBytesCodec>),
+}
+
+impl Codec {
+    /// The codec's metadata in canonical form.
+    #[must_use]
+    pub fn metadata(&self) -> ExtensionObject {
+        match self {
+            Self::ArrayToArray(c) => c.metadata(),
+            Self::ArrayToBytes(c) => c.metadata(),
+            Self::BytesToBytes(c) => c.metadata(),
+        }
+    }
+
+    /// The codec's registered name.
+    #[must_use]
+    pub fn name(&self) -> String {
+        self.metadata().name
+    }
+}
+
+/// Parses a codec's configuration into `T`, rejecting unknown fields with
+/// an error that names the codec.
+///
+/// # Errors
+/// [`CodecError::InvalidConfiguration`] with serde's description.
+pub fn parse_configuration<T: serde::de::DeserializeOwned>(
+    metadata: &ExtensionObject,
+) -> Result<T, CodecError> {
+    let value = serde_json::Value::Object(metadata.configuration_or_empty());
+    serde_json::from_value(value).map_err(|e| CodecError::InvalidConfiguration {
+        codec: metadata.name.clone(),
+        reason: e.to_string(),
+    })
 }

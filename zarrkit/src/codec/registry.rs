@@ -3,38 +3,11 @@
 //! Each codec module has `pub fn create(metadata: &ExtensionObject) ->
 //! Result<Codec, CodecError>`; adding a codec is one line in the `REGISTRY` table.
 
-use super::{ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, CodecError};
+use super::CodecError;
 use crate::metadata::ExtensionObject;
-use std::sync::Arc;
 
-/// A resolved codec of any of the three kinds.
-#[derive(Clone, Debug)]
-pub enum Codec {
-    /// An array→array codec.
-    ArrayToArray(Arc<dyn ArrayToArrayCodec>),
-    /// An array→bytes codec.
-    ArrayToBytes(Arc<dyn ArrayToBytesCodec>),
-    /// A bytes→bytes codec.
-    BytesToBytes(Arc<dyn BytesToBytesCodec>),
-}
-
-impl Codec {
-    /// The codec's metadata in canonical form.
-    #[must_use]
-    pub fn metadata(&self) -> ExtensionObject {
-        match self {
-            Self::ArrayToArray(c) => c.metadata(),
-            Self::ArrayToBytes(c) => c.metadata(),
-            Self::BytesToBytes(c) => c.metadata(),
-        }
-    }
-
-    /// The codec's registered name.
-    #[must_use]
-    pub fn name(&self) -> String {
-        self.metadata().name
-    }
-}
+// Kept at their old paths, `codec::registry::{Codec, parse_configuration}`.
+pub use super::{Codec, parse_configuration};
 
 type Constructor = fn(&ExtensionObject) -> Result<Codec, CodecError>;
 
@@ -214,19 +187,4 @@ pub fn codec_from_metadata(metadata: &ExtensionObject) -> Result<Codec, CodecErr
 #[must_use]
 pub fn codec_names() -> Vec<&'static str> {
     REGISTRY.iter().map(|(name, _)| *name).collect()
-}
-
-/// Parses a codec's configuration into `T`, rejecting unknown fields with
-/// an error that names the codec.
-///
-/// # Errors
-/// [`CodecError::InvalidConfiguration`] with serde's description.
-pub fn parse_configuration<T: serde::de::DeserializeOwned>(
-    metadata: &ExtensionObject,
-) -> Result<T, CodecError> {
-    let value = serde_json::Value::Object(metadata.configuration_or_empty());
-    serde_json::from_value(value).map_err(|e| CodecError::InvalidConfiguration {
-        codec: metadata.name.clone(),
-        reason: e.to_string(),
-    })
 }

@@ -255,3 +255,39 @@ fn format_imports_codec_only_in_the_known_files() {
         .unwrap_or_default();
     assert_eq!(files, FORMAT_FILES_USING_CODEC);
 }
+
+/// The codec files that name the registry (`codec_from_metadata`,
+/// `registry::`): the chain, and the codecs whose configuration holds
+/// codecs of their own, which resolve them by name as zarrs' and
+/// zarr-python's do. Every other codec takes its shared machinery
+/// (`Codec`, `parse_configuration`) from `codec/mod.rs`, so the registry
+/// importing every codec is not a cycle back through them. The registry
+/// itself and `codec/mod.rs` (which re-exports it) are not listed.
+const CODEC_FILES_USING_REGISTRY: &[&str] = &[
+    "codec/chain.rs",
+    "codec/core/sharding/mod.rs",
+    "codec/ext/conditional.rs",
+    "codec/ext/n5_default.rs",
+    "codec/object/pickle.rs",
+];
+
+#[test]
+fn codecs_name_the_registry_only_when_they_hold_nested_codecs() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &src.join("codec"), &mut files);
+    let mut using: Vec<String> = files
+        .iter()
+        .filter_map(|file| {
+            let name = file.to_string_lossy().replace('\\', "/");
+            if name == "codec/registry.rs" || name == "codec/mod.rs" {
+                return None;
+            }
+            let source = strip_comments(&std::fs::read_to_string(src.join(file)).unwrap());
+            (source.contains("codec_from_metadata") || source.contains("registry::"))
+                .then_some(name)
+        })
+        .collect();
+    using.sort();
+    assert_eq!(using, CODEC_FILES_USING_REGISTRY);
+}

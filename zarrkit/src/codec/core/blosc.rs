@@ -16,7 +16,7 @@
 //! (`blosc_compress_ctx`, `blosc_decompress_ctx`), which need no global
 //! initialisation and take no lock.
 
-use crate::codec::{BytesToBytesCodec, Codec, CodecError, registry::parse_configuration};
+use crate::codec::{BytesToBytesCodec, Codec, CodecError, parse_configuration};
 use crate::metadata::{ExtensionObject, JsonMap};
 use serde::{Deserialize, Serialize};
 use std::ffi::{CStr, c_int, c_void};

@@ -15,7 +15,7 @@ use crate::codec::copy::BoxCopy;
 use crate::codec::partial;
 use crate::codec::{
     ArrayToBytesCodec, BytesRangeReader, ChunkBox, ChunkRepr, Codec, CodecError,
-    registry::parse_configuration,
+    parse_configuration,
 };
 use crate::metadata::{DataType, ExtensionObject, JsonMap};
 use crate::store::ByteRange;

@@ -9,7 +9,7 @@
 //! # Ok::<(), serde_json::Error>(())
 //! ```
 
-use crate::codec::{BytesToBytesCodec, Codec, CodecError, registry::parse_configuration};
+use crate::codec::{BytesToBytesCodec, Codec, CodecError, parse_configuration};
 use crate::metadata::ExtensionObject;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;

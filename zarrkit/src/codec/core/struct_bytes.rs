@@ -17,9 +17,7 @@
 //! ```
 
 use crate::codec::CodecCapabilities;
-use crate::codec::{
-    ArrayToBytesCodec, ChunkRepr, Codec, CodecError, registry::parse_configuration,
-};
+use crate::codec::{ArrayToBytesCodec, ChunkRepr, Codec, CodecError, parse_configuration};
 use crate::metadata::{DataType, ExtensionObject, JsonMap};
 use serde::Deserialize;
 use serde_json::Value;

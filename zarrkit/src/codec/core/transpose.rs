@@ -10,9 +10,7 @@
 //! # Ok::<(), serde_json::Error>(())
 //! ```
 
-use crate::codec::{
-    ArrayToArrayCodec, ChunkRepr, Codec, CodecError, registry::parse_configuration,
-};
+use crate::codec::{ArrayToArrayCodec, ChunkRepr, Codec, CodecError, parse_configuration};
 use crate::metadata::{ExtensionObject, JsonMap};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;

@@ -26,9 +26,7 @@
 //! ```
 
 use crate::codec::numpy_dtype::check_len;
-use crate::codec::{
-    ArrayToArrayCodec, ChunkRepr, Codec, CodecError, registry::parse_configuration,
-};
+use crate::codec::{ArrayToArrayCodec, ChunkRepr, Codec, CodecError, parse_configuration};
 use crate::metadata::{DataType, ExtensionObject, JsonMap};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;

@@ -22,9 +22,7 @@
 //! ```
 
 use crate::codec::numpy_dtype::{Num, check_len, is_float, is_integer, load, store, wrap};
-use crate::codec::{
-    ArrayToArrayCodec, ChunkRepr, Codec, CodecError, registry::parse_configuration,
-};
+use crate::codec::{ArrayToArrayCodec, ChunkRepr, Codec, CodecError, parse_configuration};
 use crate::metadata::json::fill_value_from_json;
 use crate::metadata::{DataType, ExtensionObject, FillValue, JsonMap};
 use half::f16;

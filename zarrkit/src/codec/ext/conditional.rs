@@ -262,7 +262,7 @@ impl ConditionalCodec {
 /// naming the position in `codecs` of a nested codec that is unknown,
 /// invalid or not bytes-to-bytes.
 pub fn create(metadata: &ExtensionObject) -> Result<Codec, CodecError> {
-    let config: ConditionalConfig = crate::codec::registry::parse_configuration(metadata)?;
+    let config: ConditionalConfig = crate::codec::parse_configuration(metadata)?;
     let mut codecs = Vec::with_capacity(config.codecs.len());
     for (position, value) in config.codecs.iter().enumerate() {
         let nested = extension_from_json(value, &format!("codecs[{position}]"))
@@ -363,8 +363,7 @@ mod tests {
     /// the way [`create`] builds it.
     fn conditional(value: Value) -> ConditionalCodec {
         let metadata = extension_from_json(&value, "codec").unwrap();
-        let config: ConditionalConfig =
-            crate::codec::registry::parse_configuration(&metadata).unwrap();
+        let config: ConditionalConfig = crate::codec::parse_configuration(&metadata).unwrap();
         let codecs = config
             .codecs
             .iter()

@@ -146,7 +146,7 @@ impl N5DefaultCodec {
 /// naming the position in `codecs` of a nested codec that is unknown,
 /// invalid, or not the one the spec requires there.
 pub fn create(metadata: &ExtensionObject) -> Result<Codec, CodecError> {
-    let config: N5DefaultConfig = crate::codec::registry::parse_configuration(metadata)?;
+    let config: N5DefaultConfig = crate::codec::parse_configuration(metadata)?;
     let mut codecs = Vec::with_capacity(config.codecs.len());
     for (position, value) in config.codecs.iter().enumerate() {
         let nested = extension_from_json(value, &format!("codecs[{position}]"))

@@ -21,9 +21,7 @@
 //! # Ok::<(), serde_json::Error>(())
 //! ```
 
-use crate::codec::{
-    ArrayToBytesCodec, ChunkRepr, Codec, CodecError, registry::parse_configuration,
-};
+use crate::codec::{ArrayToBytesCodec, ChunkRepr, Codec, CodecError, parse_configuration};
 use crate::metadata::{DataType, ExtensionObject, JsonMap};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;

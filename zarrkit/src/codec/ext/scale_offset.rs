@@ -23,9 +23,7 @@
 use crate::codec::numpy_dtype::{
     Num, check_len, is_float, is_integer, load, round_to, store, wrap,
 };
-use crate::codec::{
-    ArrayToArrayCodec, ChunkRepr, Codec, CodecError, registry::parse_configuration,
-};
+use crate::codec::{ArrayToArrayCodec, ChunkRepr, Codec, CodecError, parse_configuration};
 use crate::metadata::json::fill_value_from_json;
 use crate::metadata::{DataType, ExtensionObject, FillValue, JsonMap};
 use serde::{Deserialize, Serialize};

@@ -15,9 +15,7 @@
 //! ```
 
 use crate::codec::ChunkData;
-use crate::codec::{
-    ArrayToBytesCodec, ChunkRepr, Codec, CodecError, registry::parse_configuration,
-};
+use crate::codec::{ArrayToBytesCodec, ChunkRepr, Codec, CodecError, parse_configuration};
 use crate::metadata::{DataType, ExtensionObject, JsonMap};
 use serde::Deserialize;
 use std::sync::Arc;

@@ -16,9 +16,7 @@
 //! ```
 
 use crate::codec::numpy_dtype::{Direction, NumpyDtype, check_type, convert_chunk, repr_as};
-use crate::codec::{
-    ArrayToArrayCodec, ChunkRepr, Codec, CodecError, registry::parse_configuration,
-};
+use crate::codec::{ArrayToArrayCodec, ChunkRepr, Codec, CodecError, parse_configuration};
 use crate::metadata::{ExtensionObject, JsonMap};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;

@@ -10,7 +10,7 @@
 //! ```
 
 use crate::codec::bounded::read_bounded;
-use crate::codec::{BytesToBytesCodec, Codec, CodecError, registry::parse_configuration};
+use crate::codec::{BytesToBytesCodec, Codec, CodecError, parse_configuration};
 use crate::metadata::{ExtensionObject, JsonMap};
 use bzip2::Compression;
 use bzip2::read::MultiBzDecoder;

@@ -27,9 +27,7 @@
 use crate::codec::ChunkData;
 use crate::codec::numpy_dtype::{NumpyDtype, is_integer, repr_as};
 use crate::codec::vlen::VlenChunk;
-use crate::codec::{
-    ArrayToArrayCodec, ChunkRepr, Codec, CodecError, registry::parse_configuration,
-};
+use crate::codec::{ArrayToArrayCodec, ChunkRepr, Codec, CodecError, parse_configuration};
 use crate::metadata::{DataType, ExtensionObject, FillValue, JsonMap, strings};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;

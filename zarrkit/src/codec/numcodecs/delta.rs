@@ -19,9 +19,7 @@ use crate::codec::numpy_dtype::{
     Num, NumpyDtype, check_len, check_type, is_float, is_integer, load, repr_as, round_to, store,
     wrap,
 };
-use crate::codec::{
-    ArrayToArrayCodec, ChunkRepr, Codec, CodecError, registry::parse_configuration,
-};
+use crate::codec::{ArrayToArrayCodec, ChunkRepr, Codec, CodecError, parse_configuration};
 use crate::metadata::{ExtensionObject, JsonMap};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;

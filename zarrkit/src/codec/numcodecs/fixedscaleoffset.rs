@@ -25,9 +25,7 @@ use crate::codec::numpy_dtype::{
     Direction, Num, NumpyDtype, check_type, convert_chunk, is_float, is_integer, repr_as, round_to,
     wrap,
 };
-use crate::codec::{
-    ArrayToArrayCodec, ChunkRepr, Codec, CodecError, registry::parse_configuration,
-};
+use crate::codec::{ArrayToArrayCodec, ChunkRepr, Codec, CodecError, parse_configuration};
 use crate::metadata::{DataType, ExtensionObject, JsonMap};
 use serde::{Deserialize, Serialize};
 use serde_json::Number;

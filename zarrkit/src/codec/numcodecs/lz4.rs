@@ -14,7 +14,7 @@
 //! This codec compresses with `lz4_flex`, which has one speed; it keeps the
 //! value in the metadata, and any LZ4 decoder reads the output.
 
-use crate::codec::{BytesToBytesCodec, Codec, CodecError, registry::parse_configuration};
+use crate::codec::{BytesToBytesCodec, Codec, CodecError, parse_configuration};
 use crate::metadata::{ExtensionObject, JsonMap};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;

@@ -26,7 +26,7 @@
 //! branch-call-jump filters).
 
 use crate::codec::bounded::read_bounded;
-use crate::codec::{BytesToBytesCodec, Codec, CodecError, registry::parse_configuration};
+use crate::codec::{BytesToBytesCodec, Codec, CodecError, parse_configuration};
 use crate::metadata::{ExtensionObject, JsonMap};
 use liblzma::stream::{Check, Filters, LzmaOptions, MatchFinder, Mode, Stream};
 use serde::{Deserialize, Serialize};

@@ -8,9 +8,7 @@
 //! number of padding bits in the last byte, then the bits, most significant
 //! first (`numpy.packbits`).
 
-use crate::codec::{
-    ArrayToArrayCodec, ChunkRepr, Codec, CodecError, registry::parse_configuration,
-};
+use crate::codec::{ArrayToArrayCodec, ChunkRepr, Codec, CodecError, parse_configuration};
 use crate::metadata::{DataType, ExtensionObject, FillValue, JsonMap};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;

@@ -17,9 +17,7 @@
 use crate::codec::numpy_dtype::{
     Direction, Num, NumpyDtype, check_type, convert_chunk, is_float, repr_as, round_to,
 };
-use crate::codec::{
-    ArrayToArrayCodec, ChunkRepr, Codec, CodecError, registry::parse_configuration,
-};
+use crate::codec::{ArrayToArrayCodec, ChunkRepr, Codec, CodecError, parse_configuration};
 use crate::metadata::{ExtensionObject, JsonMap};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;

@@ -11,7 +11,7 @@
 //! ```
 
 use crate::codec::bounded::read_bounded;
-use crate::codec::{BytesToBytesCodec, Codec, CodecError, registry::parse_configuration};
+use crate::codec::{BytesToBytesCodec, Codec, CodecError, parse_configuration};
 use crate::metadata::{ExtensionObject, JsonMap};
 use flate2::Compression;
 use flate2::read::ZlibDecoder;

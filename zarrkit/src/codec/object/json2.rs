@@ -30,9 +30,7 @@
 //! ```
 
 use crate::codec::vlen::VlenChunk;
-use crate::codec::{
-    ArrayToBytesCodec, ChunkRepr, Codec, CodecError, registry::parse_configuration,
-};
+use crate::codec::{ArrayToBytesCodec, ChunkRepr, Codec, CodecError, parse_configuration};
 use crate::metadata::python_json::PythonJson;
 #[cfg(test)]
 use crate::metadata::python_json::python_float_repr;

@@ -40,9 +40,7 @@
 
 use crate::codec::json2::{document_elements, document_items, validate_object};
 use crate::codec::vlen::VlenChunk;
-use crate::codec::{
-    ArrayToBytesCodec, ChunkRepr, Codec, CodecError, registry::parse_configuration,
-};
+use crate::codec::{ArrayToBytesCodec, ChunkRepr, Codec, CodecError, parse_configuration};
 use crate::metadata::{ExtensionObject, JsonMap};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;

@@ -23,9 +23,7 @@
 
 use crate::codec::numpy_dtype::NumpyDtype;
 use crate::codec::vlen::VlenChunk;
-use crate::codec::{
-    ArrayToBytesCodec, ChunkRepr, Codec, CodecError, registry::parse_configuration,
-};
+use crate::codec::{ArrayToBytesCodec, ChunkRepr, Codec, CodecError, parse_configuration};
 use crate::metadata::{DataType, ExtensionObject, JsonMap};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;

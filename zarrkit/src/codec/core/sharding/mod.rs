@@ -44,7 +44,7 @@ use self::index::Shard;
 use crate::codec::partial::{BoxOut, BytesRangeReader, ChunkBox};
 use crate::codec::{
     ArrayToBytesCodec, ChunkData, ChunkRepr, Codec, CodecCapabilities, CodecError,
-    bytes::BytesCodec, codec_from_metadata, registry::parse_configuration,
+    bytes::BytesCodec, codec_from_metadata, parse_configuration,
 };
 use crate::metadata::json::{extension_from_json, extension_to_json};
 use crate::metadata::{ExtensionObject, JsonMap};
