@@ -364,6 +364,15 @@ impl Array {
         if partial.is_empty() {
             return Ok(());
         }
+        if !self.codecs.capabilities().nests_chunks {
+            // A chain that reads element runs (`bytes` alone) decodes each
+            // piece's box in one step: decode pieces in parallel, then copy
+            // each box once. Splitting `out` into slabs of the first
+            // dimension would run the pieces of one slab one after another
+            // (a region straddling chunks only in later dimensions is one
+            // slab), measured about 1.2× slower on `read_straddling_region`.
+            return self.read_partial_boxes(region, partial, out);
+        }
         if self.ndim() == 0 {
             for piece in partial {
                 self.decode_piece_partial_into(piece, out, &[], &[])?;
@@ -404,6 +413,46 @@ impl Array {
             Ok(())
         };
         slabs.into_par_iter().try_for_each(read_slab)
+    }
+
+    /// Reads `partial` pieces of fixed-size elements for a chain that does
+    /// not nest chunks: each piece's box decoded in parallel (a batch at a
+    /// time), then copied once into `out` (the region's buffer).
+    fn read_partial_boxes(
+        &self,
+        region: &Region,
+        partial: &[ChunkPiece],
+        out: &mut [u8],
+    ) -> Result<(), Error> {
+        let elem = self.data_type().size();
+        for batch in partial.chunks(self.batch_size()) {
+            let decoded = batch
+                .par_iter()
+                .map(|piece| Ok((piece, self.decode_piece_partial(piece)?)))
+                .collect::<Result<Vec<_>, Error>>()?;
+            for (piece, part) in decoded {
+                let zeros = vec![0; piece.shape.len()];
+                let copy = BoxCopy {
+                    src_shape: &piece.shape,
+                    src_start: &zeros,
+                    dst_shape: region.shape(),
+                    dst_start: &piece.in_region,
+                    shape: &piece.shape,
+                    elem,
+                };
+                match part {
+                    Some(part) => copy.run(
+                        part.as_fixed("array")
+                            .map_err(|source| partial_error(&piece.key, source, false))?,
+                        out,
+                    ),
+                    None => {
+                        copy.for_each_run(|_, d, len| self.fill_value().fill(&mut out[d..d + len]));
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Checks a region against the array and returns its size in bytes.
