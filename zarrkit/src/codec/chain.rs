@@ -200,11 +200,10 @@ impl CodecChain {
     /// first codec is `sharding_indexed`), else `None`.
     #[must_use]
     pub fn inner_chunk_shape(&self) -> Option<&[u64]> {
-        if self.capabilities.nests_chunks {
-            self.array_to_bytes.inner_chunk_shape()
-        } else {
-            None
-        }
+        self.capabilities
+            .nests_chunks
+            .then(|| self.sharding().map(|s| s.chunk_shape()))
+            .flatten()
     }
 
     /// The representations each array→array codec receives, then the one

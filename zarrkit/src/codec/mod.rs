@@ -220,7 +220,7 @@ pub struct CodecCapabilities {
     /// the whole value.
     pub partial_encode: bool,
     /// The codec stores a chunk as inner chunks of their own
-    /// (`sharding_indexed`); [`ArrayToBytesCodec::inner_chunk_shape`] says
+    /// (`sharding_indexed`); [`ArrayToBytesCodec::as_sharding`] gives
     /// their shape.
     pub nests_chunks: bool,
 }
@@ -385,12 +385,6 @@ pub trait ArrayToBytesCodec: Debug + Send + Sync {
         }
         .run(src, &mut chunk);
         self.encode(chunk.into(), repr)
-    }
-
-    /// The shape of the inner chunks when the codec nests chunks
-    /// ([`CodecCapabilities::nests_chunks`]), else `None`.
-    fn inner_chunk_shape(&self) -> Option<&[u64]> {
-        None
     }
 
     /// The codec as `sharding_indexed`, or `None` for any other codec: how

@@ -269,10 +269,6 @@ impl ArrayToBytesCodec for ShardingCodec {
         }
     }
 
-    fn inner_chunk_shape(&self) -> Option<&[u64]> {
-        Some(&self.chunk_shape)
-    }
-
     fn as_sharding(&self) -> Option<&ShardingCodec> {
         Some(self)
     }
