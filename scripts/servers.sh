@@ -393,9 +393,12 @@ EOF
 }
 
 # stop_servers: stops every server started here (SIGTERM, then SIGKILL after
-# 10 s) and removes the temporary directory. Safe to call twice.
+# 10 s) and removes the temporary directory. Safe to call twice. An
+# interrupt while it runs (it is the EXIT trap) waits until it is done.
 stop_servers() {
-    local pid try alive
+    local pid try alive traps
+    traps="$(trap -p INT TERM)"
+    trap '' INT TERM
     if ((${#_srv_pids[@]})); then
         for pid in "${_srv_pids[@]}"; do
             kill -TERM "$pid" 2>/dev/null || true
@@ -419,4 +422,6 @@ stop_servers() {
         rm -rf "$_srv_dir"
         _srv_dir=""
     fi
+    trap - INT TERM
+    eval "$traps"
 }
