@@ -115,6 +115,17 @@ install_servers() {
     fi
     _srv_azurite="$prefix/node_modules/.bin/azurite-blob"
 
+    # curl waits for the servers and signs the S3 checks.
+    if ! command -v curl >/dev/null; then
+        if [[ "$(id -u)" != 0 ]] || ! command -v apt-get >/dev/null; then
+            _srv_say "error: curl is missing; install it"
+            return 1
+        fi
+        DEBIAN_FRONTEND=noninteractive apt-get update -qq || return 1
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends curl \
+            >/dev/null || return 1
+    fi
+
     # nginx: Debian's smallest build, when there is none.
     _srv_nginx="$(PATH="$PATH:/usr/sbin:/sbin" command -v nginx || true)"
     if [[ -z "$_srv_nginx" ]]; then
