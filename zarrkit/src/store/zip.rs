@@ -257,7 +257,6 @@ pub struct SkippedMember {
 /// lists them. Directory entries are ignored. When a name occurs twice (as
 /// zarr-python's `ZipStore` writes when a key is set twice), the last
 /// member wins, as Python's `zipfile` reads it.
-#[derive(Debug)]
 pub struct ZipStore {
     /// The parsed central directory over a reader of the archive; each read
     /// clones it (the directory is shared, not copied).
@@ -271,6 +270,19 @@ pub struct ZipStore {
     prefix: StorePrefix,
     infos: Vec<OnceLock<MemberInfo>>,
     skipped: Vec<SkippedMember>,
+}
+
+impl std::fmt::Debug for ZipStore {
+    /// The archive and its size, not its (possibly huge) central directory.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ZipStore")
+            .field("archive", &self.source.describe())
+            .field("len", &self.len)
+            .field("prefix", &self.prefix)
+            .field("members", &self.members.len())
+            .field("skipped", &self.skipped.len())
+            .finish_non_exhaustive()
+    }
 }
 
 fn open_error(archive: &str, source: io::Error) -> StoreError {
@@ -1475,6 +1487,41 @@ mod tests {
         if let Ok(store) = open_bytes(bad) {
             assert!(store.get(&key("c/0"), None).is_err());
         }
+    }
+
+    #[test]
+    fn zip_with_more_members_than_a_plain_end_record_counts() {
+        // 70 000 members need the zip64 end of central directory record.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("many.zip");
+        let writer = ZipStoreWriter::create(&path).unwrap();
+        for i in 0..70_000 {
+            writer
+                .set(&key(&format!("c/{i}")), &[(i % 251) as u8])
+                .unwrap();
+        }
+        writer.finish().unwrap();
+        let store = ZipStore::open_path(&path).unwrap();
+        assert_eq!(store.list_prefix(&prefix("c/")).unwrap().len(), 70_000);
+        assert_eq!(
+            store.get(&key("c/69999"), None).unwrap().unwrap(),
+            [(69_999 % 251) as u8]
+        );
+        assert!(format!("{store:?}").contains("members: 70000"));
+    }
+
+    #[test]
+    fn absurd_member_counts_are_errors() {
+        let empty = zip_of(&MemoryStore::new());
+        assert_eq!(empty.len(), 22, "an empty zip is its end record");
+        let mut bad = empty.clone();
+        // Entries on this disk and in total, then the directory's size.
+        bad[8..12].copy_from_slice(&[0xFF; 4]);
+        bad[12..16].copy_from_slice(&0x00FF_FFFF_u32.to_le_bytes());
+        assert!(open_bytes(bad).is_err());
+        let mut bad = empty;
+        bad[8..12].copy_from_slice(&[0xFF; 4]);
+        assert!(open_bytes(bad).is_err());
     }
 
     #[test]
