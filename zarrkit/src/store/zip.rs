@@ -47,6 +47,10 @@ const DIRECTORY_READ_AHEAD: u64 = 256 * 1024;
 /// reads to find where a member's data starts.
 const LOCAL_HEADER_LEN: u64 = 30;
 
+/// How many members' local headers [`Store::size`] reads at once: the one
+/// asked for and the next ones in key order.
+const SIZE_READ_AHEAD: usize = 64;
+
 /// Deflate cannot expand data by more than about 1032:1; a member that
 /// declares more is lying or a bomb.
 const MAX_DEFLATE_RATIO: u64 = 1032;
@@ -446,6 +450,24 @@ impl ZipStore {
         }
     }
 
+    fn has_info(&self, index: usize) -> bool {
+        self.infos.get(index).and_then(OnceLock::get).is_some()
+    }
+
+    /// Reads the local headers of `members` concurrently (each is one small
+    /// ranged read). Errors are left for [`ZipStore::info`] to report when
+    /// the member is used.
+    fn prefetch_infos(&self, members: &[(&StoreKey, usize)]) {
+        use rayon::prelude::*;
+        match members {
+            [] => {}
+            [(key, index)] => drop(self.info(key, *index)),
+            _ => members.par_iter().for_each(|&(key, index)| {
+                let _ = self.info(key, index);
+            }),
+        }
+    }
+
     /// The member's local header, read once and cached.
     fn info(&self, key: &StoreKey, index: usize) -> Result<MemberInfo, StoreError> {
         if let Some(info) = self.infos.get(index).and_then(OnceLock::get) {
@@ -615,19 +637,12 @@ impl Store for ZipStore {
         &self,
         requests: &[ReadRequest],
     ) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
-        // Read the local headers not seen yet, concurrently: each is one
-        // small ranged read.
-        {
-            use rayon::prelude::*;
-            let unseen: Vec<(&StoreKey, usize)> = requests
-                .iter()
-                .filter_map(|(key, _)| self.members.get(key).map(|&index| (key, index)))
-                .filter(|&(_, index)| self.infos.get(index).and_then(OnceLock::get).is_none())
-                .collect();
-            unseen
-                .par_iter()
-                .try_for_each(|&(key, index)| self.info(key, index).map(drop))?;
-        }
+        let unseen: Vec<(&StoreKey, usize)> = requests
+            .iter()
+            .filter_map(|(key, _)| self.members.get(key).map(|&index| (key, index)))
+            .filter(|&(_, index)| !self.has_info(index))
+            .collect();
+        self.prefetch_infos(&unseen);
         let mut ranges: Vec<(u64, u64)> = Vec::new();
         let mut deflated_ranges: HashMap<usize, usize> = HashMap::new();
         let mut plans = Vec::with_capacity(requests.len());
@@ -744,10 +759,23 @@ impl Store for ZipStore {
     }
 
     fn size(&self, key: &StoreKey) -> Result<Option<u64>, StoreError> {
-        self.members
-            .get(key)
-            .map(|&index| self.info(key, index).map(|info| info.size))
-            .transpose()
+        let Some(&index) = self.members.get(key) else {
+            return Ok(None);
+        };
+        if !self.has_info(index) {
+            // A caller that sizes one member usually sizes the next ones
+            // (`Array::stored_size`, `zarrkit info`): read their local
+            // headers in the same parallel round, not one round trip each.
+            let window: Vec<(&StoreKey, usize)> = self
+                .members
+                .range::<StoreKey, _>(key..)
+                .map(|(key, &index)| (key, index))
+                .filter(|&(_, index)| !self.has_info(index))
+                .take(SIZE_READ_AHEAD)
+                .collect();
+            self.prefetch_infos(&window);
+        }
+        Ok(Some(self.info(key, index)?.size))
     }
 }
 
@@ -1508,6 +1536,26 @@ mod tests {
             [(69_999 % 251) as u8]
         );
         assert!(format!("{store:?}").contains("members: 70000"));
+    }
+
+    #[test]
+    fn sizes_read_the_next_local_headers_in_one_round() {
+        let sample = MemoryStore::new();
+        for i in 0..100 {
+            sample.set(&key(&format!("c/{i:03}")), &[1; 10]).unwrap();
+        }
+        let counting = Arc::new(CountingStore::new(MemoryStore::new()));
+        counting.set(&key("z.zip"), &zip_of(&sample)).unwrap();
+        let store = ZipStore::open(counting.clone(), key("z.zip")).unwrap();
+        let opened = counting.requests();
+        assert_eq!(store.size(&key("c/000")).unwrap(), Some(10));
+        assert_eq!(counting.requests() - opened, SIZE_READ_AHEAD as u64);
+        for i in 1..SIZE_READ_AHEAD {
+            assert_eq!(store.size(&key(&format!("c/{i:03}"))).unwrap(), Some(10));
+        }
+        assert_eq!(counting.requests() - opened, SIZE_READ_AHEAD as u64);
+        assert_eq!(store.get(&key("c/001"), None).unwrap().unwrap(), [1; 10]);
+        assert_eq!(counting.requests() - opened, SIZE_READ_AHEAD as u64 + 1);
     }
 
     #[test]
