@@ -1407,6 +1407,32 @@ mod tests {
     }
 
     #[test]
+    fn a_failed_finish_keeps_the_values_for_another_try() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("busy.zip");
+        let writer = ZipStoreWriter::create(&path).unwrap();
+        writer.set(&key("zarr.json"), b"{}").unwrap();
+        // A directory in the way: the rename into place fails.
+        std::fs::create_dir(&path).unwrap();
+        std::fs::write(path.join("keep"), b"").unwrap();
+        let err = writer.finish().unwrap_err();
+        assert!(matches!(err, StoreError::Finish { .. }), "{err:?}");
+        assert!(
+            err.to_string()
+                .starts_with("cannot finish zip store writer at `"),
+            "{err}"
+        );
+        assert!(!writer.is_finished());
+        assert_eq!(writer.get(&key("zarr.json"), None).unwrap().unwrap(), b"{}");
+        std::fs::remove_dir_all(&path).unwrap();
+        writer.finish().unwrap();
+        let store = ZipStore::open_path(&path).unwrap();
+        assert_eq!(store.list().unwrap(), [key("zarr.json")]);
+        // Only the zip is left: no temporary file from the failed try.
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
     fn zip_writer_finishes_when_dropped_and_writes_stored_members() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("drop.zip");
