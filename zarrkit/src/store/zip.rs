@@ -812,7 +812,9 @@ struct WriterState {
 /// A store that writes a new zip archive, its members stored uncompressed.
 ///
 /// Values are staged in a temporary file as they are set; [`finish`]
-/// (or dropping the writer) writes the archive, members in key order, to a
+/// (or dropping the writer) writes the archive (every `zarr.json` first,
+/// breadth-first, as RFC-9 recommends for zipped OME-Zarr, then the other
+/// keys in key order) to a
 /// temporary file beside the target and renames it into place, so the
 /// target is never a half-written zip. Until then the writer is a full
 /// read-write store: setting a key again replaces its value and erasing a
@@ -968,6 +970,24 @@ impl ZipStoreWriter {
     }
 }
 
+/// The order of the members in a new archive: every `zarr.json`
+/// breadth-first (shallower first, then by key), then the other keys in
+/// key order.
+///
+/// This is the order RFC-9 (zipped OME-Zarr) recommends, so that a reader
+/// that streams the archive, or reads its head, meets the metadata
+/// documents of a hierarchy first; to every other reader the order is
+/// immaterial.
+fn archive_order(members: &BTreeMap<StoreKey, (u64, u64)>) -> Vec<(&StoreKey, &(u64, u64))> {
+    let mut order: Vec<_> = members.iter().collect();
+    order.sort_by_key(|(key, _)| {
+        let document = key.name() == "zarr.json";
+        let depth = key.as_str().matches('/').count();
+        (!document, if document { depth } else { 0 }, *key)
+    });
+    order
+}
+
 /// Writes the members of `staging` as a zip with stored members into `out`.
 fn write_archive(
     staging: &File,
@@ -976,7 +996,7 @@ fn write_archive(
 ) -> io::Result<()> {
     let mut zip = ZipWriter::new(io::BufWriter::with_capacity(1 << 20, out));
     let mut buf = vec![0; 1 << 20];
-    for (key, &(offset, len)) in members {
+    for (key, &(offset, len)) in archive_order(members) {
         let options = ::zip::write::SimpleFileOptions::default()
             .compression_method(CompressionMethod::Stored)
             .large_file(len >= u64::from(u32::MAX));
@@ -1404,6 +1424,39 @@ mod tests {
         // No staging or temporary file is left beside the zip.
         let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
         assert_eq!(names.len(), 1);
+    }
+
+    #[test]
+    fn zip_writer_puts_zarr_json_documents_first_breadth_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("order.zip");
+        let writer = ZipStoreWriter::create(&path).unwrap();
+        for k in [
+            "a/c/0",
+            "a/b/zarr.json",
+            "a/zarr.json",
+            "zarr.json",
+            "b/zarr.json",
+            "a/b/c/0",
+            ".zattrs",
+        ] {
+            writer.set(&key(k), b"x").unwrap();
+        }
+        writer.finish().unwrap();
+        let archive = ZipArchive::new(File::open(&path).unwrap()).unwrap();
+        let names: Vec<&str> = archive.file_names().collect();
+        assert_eq!(
+            names,
+            [
+                "zarr.json",
+                "a/zarr.json",
+                "b/zarr.json",
+                "a/b/zarr.json",
+                ".zattrs",
+                "a/b/c/0",
+                "a/c/0"
+            ]
+        );
     }
 
     #[test]
