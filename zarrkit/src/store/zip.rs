@@ -153,6 +153,16 @@ fn read_exact_at(file: &File, mut buf: &mut [u8], mut offset: u64) -> io::Result
     Ok(())
 }
 
+#[cfg(not(any(unix, windows)))]
+fn read_exact_at(_file: &File, _buf: &mut [u8], _offset: u64) -> io::Result<()> {
+    // Reads at an offset without a shared cursor, which concurrent reads
+    // need, exist only on Unix and Windows.
+    Err(io::Error::new(
+        ErrorKind::Unsupported,
+        "positioned file reads are not available on this platform",
+    ))
+}
+
 /// `Read + Seek` over an archive's bytes by ranged reads, with a read-ahead
 /// buffer, for the `zip` crate's parser.
 #[derive(Debug)]
