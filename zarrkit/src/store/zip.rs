@@ -40,8 +40,11 @@ const WRITER_NAME: &str = "zip store writer";
 /// archives, the whole central directory, in one request.
 const TAIL_READ: u64 = 64 * 1024 + 1024;
 
-/// Read-ahead while the central directory is parsed.
+/// Read-ahead while the central directory is parsed: it starts here and
+/// doubles with each read, up to [`MAX_DIRECTORY_READ_AHEAD`], so a large
+/// directory (millions of chunks) costs a few dozen requests, not thousands.
 const DIRECTORY_READ_AHEAD: u64 = 256 * 1024;
+const MAX_DIRECTORY_READ_AHEAD: u64 = 16 << 20;
 
 /// The fixed part of a local file header, the only part the `zip` crate
 /// reads to find where a member's data starts.
@@ -200,6 +203,9 @@ impl Read for RangedReader {
             let n = want.min(self.len - self.pos);
             self.buf = self.source.read_at(self.pos, n)?;
             self.buf_start = self.pos;
+            if self.read_ahead >= DIRECTORY_READ_AHEAD {
+                self.read_ahead = (self.read_ahead * 2).min(MAX_DIRECTORY_READ_AHEAD);
+            }
             if self.buf.len() as u64 != n {
                 return Err(ErrorKind::UnexpectedEof.into());
             }
@@ -1726,6 +1732,14 @@ mod tests {
             [(69_999 % 251) as u8]
         );
         assert!(format!("{store:?}").contains("members: 70000"));
+        // The 3 MiB central directory is read in a handful of requests.
+        let counting = Arc::new(CountingStore::new(MemoryStore::new()));
+        counting
+            .set(&key("many.zip"), &std::fs::read(&path).unwrap())
+            .unwrap();
+        let store = ZipStore::open(counting.clone(), key("many.zip")).unwrap();
+        assert_eq!(store.list().unwrap().len(), 70_000);
+        assert!(counting.requests() <= 8, "{} requests", counting.requests());
     }
 
     #[test]
