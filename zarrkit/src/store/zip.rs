@@ -283,9 +283,7 @@ pub struct ZipStore {
     archive: ZipArchive<RangedReader>,
     source: Source,
     len: u64,
-    /// Every member served as a key, relative to the archive root, with its index.
-    all_members: BTreeMap<StoreKey, usize>,
-    /// The members under the root prefix, relative to it.
+    /// The members under the root prefix, relative to it, with their index.
     members: BTreeMap<StoreKey, usize>,
     prefix: StorePrefix,
     infos: Vec<OnceLock<MemberInfo>>,
@@ -389,7 +387,7 @@ impl ZipStore {
         };
         let archive =
             ZipArchive::new(reader).map_err(|err| open_error(&describe, io::Error::from(err)))?;
-        let mut all_members = BTreeMap::new();
+        let mut members = BTreeMap::new();
         let mut skipped = Vec::new();
         for index in 0..archive.len() {
             let Some(name) = archive.name_for_index(index) else {
@@ -401,7 +399,7 @@ impl ZipStore {
             }
             match member_key(name) {
                 Ok(key) => {
-                    all_members.insert(key, index);
+                    members.insert(key, index);
                 }
                 Err(reason) => skipped.push(SkippedMember {
                     name: name.escape_debug().to_string(),
@@ -414,8 +412,7 @@ impl ZipStore {
             archive,
             source,
             len,
-            members: all_members.clone(),
-            all_members,
+            members,
             prefix: StorePrefix::root(),
             infos,
             skipped,
@@ -423,20 +420,26 @@ impl ZipStore {
     }
 
     /// The store rooted at `prefix` inside the archive: key `a/zarr.json`
-    /// reads member `<prefix>a/zarr.json`. The root prefix is the whole
-    /// archive.
+    /// reads member `<prefix>a/zarr.json`, and members outside `prefix` are
+    /// not served. The root prefix changes nothing; a second prefix is
+    /// taken inside the first.
     #[must_use]
     pub fn with_prefix(mut self, prefix: &StorePrefix) -> Self {
-        self.members = self
-            .all_members
-            .iter()
+        if prefix.is_root() {
+            return self;
+        }
+        let members = std::mem::take(&mut self.members);
+        self.members = members
+            .into_iter()
             .filter(|(key, _)| key.has_prefix(prefix))
-            .filter_map(|(key, &index)| {
+            .filter_map(|(key, index)| {
                 let rest = &key.as_str()[prefix.as_str().len()..];
                 StoreKey::new(rest).ok().map(|key| (key, index))
             })
             .collect();
-        self.prefix = prefix.clone();
+        // Both are valid prefixes, so their concatenation is one too.
+        self.prefix = StorePrefix::new(format!("{}{}", self.prefix.as_str(), prefix.as_str()))
+            .unwrap_or_else(|_| prefix.clone());
         self
     }
 
