@@ -385,8 +385,12 @@ impl ZipStore {
             buf_start: len.saturating_sub(tail.len() as u64),
             buf: tail,
         };
-        let archive =
+        let parsed =
             ZipArchive::new(reader).map_err(|err| open_error(&describe, io::Error::from(err)))?;
+        // A clone shares the parsed directory but not the parser's read-ahead
+        // buffer (up to `MAX_DIRECTORY_READ_AHEAD`), which is dropped here.
+        let archive = parsed.clone();
+        drop(parsed);
         let mut members = BTreeMap::new();
         let mut skipped = Vec::new();
         for index in 0..archive.len() {
