@@ -16,3 +16,7 @@ mod regressions;
 mod sharding;
 mod stores;
 mod support;
+// The zipped hierarchies hold sharded arrays with zstd inner chunks and a
+// crc32c index.
+#[cfg(all(feature = "zip", feature = "zstd", feature = "crc32c"))]
+mod zip_stores;
