@@ -79,7 +79,10 @@ pub use format::consolidate;
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
 
-pub use array::{Array, ArrayBuilder, DEFAULT_MEMORY_BUDGET, Element, Region};
+pub use array::{
+    Array, ArrayBuilder, DEFAULT_MEMORY_BUDGET, Element, Region, Selection, SelectionError,
+    SelectionItem, SelectionMode, Slice,
+};
 pub use error::{Error, NodeKind};
 pub use group::{Group, Node};
 pub use node::NodePath;

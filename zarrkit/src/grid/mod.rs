@@ -12,7 +12,9 @@
 pub(crate) mod axis;
 pub(crate) mod plan;
 mod region;
+pub(crate) mod selection;
 mod walk;
 
 pub use region::Region;
+pub use selection::{Selection, SelectionError, SelectionItem, SelectionMode, Slice};
 pub use walk::GridWalk;
