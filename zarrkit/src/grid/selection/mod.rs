@@ -359,7 +359,7 @@ pub enum SelectionError {
     MultipleEllipsis,
 
     /// An item that the selection's mode does not take.
-    #[error("a {mode} selection does not take {what} (item {item})")]
+    #[error("{mode} selections do not take {what} (item {item})")]
     NotInMode {
         /// The selection's mode.
         mode: SelectionMode,

@@ -50,7 +50,7 @@ impl Factor {
     /// Whether the factor is a range with a step of ±1 (or one entry).
     fn unit_range(&self) -> Option<(u64, i64)> {
         match self.entries {
-            Entries::Range { start, step } if step.abs() == 1 || self.len <= 1 => {
+            Entries::Range { start, step } if step.unsigned_abs() == 1 || self.len <= 1 => {
                 Some((start, step))
             }
             _ => None,
