@@ -19,7 +19,7 @@ use crate::codec::vlen::VlenChunk;
 use crate::codec::{ChunkBox, ChunkData, CodecError};
 use crate::error::Error;
 use crate::grid::Selection;
-use crate::grid::selection::{CellGrid, Grouped, ResolveError, Resolved, Task};
+use crate::grid::selection::{CellGrid, Entries, Grouped, ResolveError, Resolved, Task};
 use crate::store::ReadRequest;
 use rayon::prelude::*;
 use std::sync::Arc;
@@ -108,7 +108,8 @@ impl Array {
         let index_bytes: u64 = resolved
             .factors
             .iter()
-            .map(|f| f.len.saturating_mul(8 * (1 + 2 * f.dims.len() as u64)))
+            .filter(|f| matches!(f.entries, Entries::Points(_)))
+            .map(|f| f.len.saturating_mul(8 * (1 + 3 * f.dims.len() as u64)))
             .fold(0, u64::saturating_add);
         self.check_budget(
             n.saturating_mul(per_element).saturating_add(index_bytes),
@@ -577,7 +578,8 @@ impl Array {
         while tasks.peek().is_some() {
             let batch: Vec<Task> = tasks.by_ref().take(self.batch_size()).collect();
             batch.par_iter().try_for_each(|task| {
-                if partial {
+                // A shard the selection covers is encoded whole, unread.
+                if partial && !grouped.covers_chunk(task) {
                     self.write_cells(&grouped, task, data)
                 } else {
                     self.write_task(&grouped, task, data)

@@ -54,8 +54,8 @@ struct Group {
 /// One factor's entries grouped by chunk and cell.
 #[derive(Clone, Debug)]
 struct GroupedFactor {
-    /// The entries in group order.
-    order: Vec<u64>,
+    /// The entries in group order (`None`: entry order, for a range).
+    order: Option<Vec<u64>>,
     groups: Vec<Group>,
     /// Runs of `groups` in one chunk.
     chunk_groups: Vec<Range<usize>>,
@@ -227,9 +227,11 @@ impl<'r> Grouped<'r> {
             .zip(&self.factors)
             .zip(cell)
             .map(|((factor, grouped), &g)| {
-                grouped.order[grouped.groups[g].range.clone()]
-                    .iter()
-                    .map(|&e| {
+                grouped.groups[g]
+                    .range
+                    .clone()
+                    .map(|i| grouped.order.as_ref().map_or(i as u64, |o| o[i]))
+                    .map(|e| {
                         let buf = factor
                             .dims
                             .iter()
@@ -276,66 +278,67 @@ impl<'r> Grouped<'r> {
 /// Groups one factor's entries by chunk and cell.
 fn group_factor(factor: &Factor, grid: &CellGrid<'_>, dedupe: bool) -> GroupedFactor {
     let k = factor.dims.len();
-    let key = |e: u64| -> Vec<u64> {
-        let mut key = vec![0; 2 * k];
+    let width = 2 * k;
+    // The key of entry `e`: its chunk along each dimension, then its cell.
+    let key_into = |e: u64, key: &mut [u64]| {
         for (j, &d) in factor.dims.iter().enumerate() {
             let (chunk, cell) = grid.locate(d, factor.coord(e, j));
             key[j] = chunk;
             key[k + j] = cell;
         }
-        key
     };
-    let mut order: Vec<u64> = (0..factor.len).collect();
-    let mut keys: Vec<u64> = Vec::new();
-    if let Entries::Points(coords) = &factor.entries {
-        let point = |e: u64| &coords[e as usize * k..(e as usize + 1) * k];
-        if dedupe {
-            order.sort_by(|&a, &b| point(a).cmp(point(b)));
-            // Of equal points (sorted stably, so in entry order), the last.
-            let mut kept: Vec<u64> = Vec::with_capacity(order.len());
-            for &e in &order {
-                match kept.last_mut() {
-                    Some(last) if point(*last) == point(e) => *last = e,
-                    _ => kept.push(e),
+    // Ranges are monotone, so their groups are runs in entry order; a
+    // list of points is sorted (stably) by key.
+    let (order, keys): (Option<Vec<u64>>, Vec<u64>) = match &factor.entries {
+        Entries::Range { .. } => (None, Vec::new()),
+        Entries::Points(coords) => {
+            let point = |e: u64| &coords[e as usize * k..(e as usize + 1) * k];
+            let mut order: Vec<u64> = (0..factor.len).collect();
+            if dedupe {
+                order.sort_by(|&a, &b| point(a).cmp(point(b)));
+                // Of equal points (sorted stably, so in entry order), the last.
+                let mut kept: Vec<u64> = Vec::with_capacity(order.len());
+                for &e in &order {
+                    match kept.last_mut() {
+                        Some(last) if point(*last) == point(e) => *last = e,
+                        _ => kept.push(e),
+                    }
                 }
+                kept.sort_unstable();
+                order = kept;
             }
-            kept.sort_unstable();
-            order = kept;
-        }
-        keys = Vec::with_capacity(order.len() * 2 * k);
-        for &e in &order {
-            keys.extend(key(e));
-        }
-        let mut index: Vec<usize> = (0..order.len()).collect();
-        index.sort_by(|&a, &b| {
-            keys[a * 2 * k..(a + 1) * 2 * k].cmp(&keys[b * 2 * k..(b + 1) * 2 * k])
-        });
-        let sorted_keys: Vec<u64> = index
-            .iter()
-            .flat_map(|&i| keys[i * 2 * k..(i + 1) * 2 * k].iter().copied())
-            .collect();
-        order = index.iter().map(|&i| order[i]).collect();
-        keys = sorted_keys;
-    }
-    // Ranges are monotone: their groups are runs already.
-    let key_of = |i: usize| -> Vec<u64> {
-        if keys.is_empty() {
-            key(order[i])
-        } else {
-            keys[i * 2 * k..(i + 1) * 2 * k].to_vec()
+            let mut keys = vec![0u64; order.len() * width];
+            for (key, &e) in keys.chunks_exact_mut(width.max(1)).zip(&order) {
+                key_into(e, &mut key[..width]);
+            }
+            let key = |i: usize| &keys[i * width..(i + 1) * width];
+            let mut index: Vec<usize> = (0..order.len()).collect();
+            index.sort_by(|&a, &b| key(a).cmp(key(b)));
+            let sorted_keys: Vec<u64> =
+                index.iter().flat_map(|&i| key(i).iter().copied()).collect();
+            let order = index.iter().map(|&i| order[i]).collect();
+            (Some(order), sorted_keys)
         }
     };
+    let entry = |i: usize| order.as_ref().map_or(i as u64, |o| o[i]);
     let mut groups: Vec<Group> = Vec::new();
-    let mut current: Option<Vec<u64>> = None;
-    for (i, &e) in order.iter().enumerate() {
-        let this = if k == 0 { Vec::new() } else { key_of(i) };
-        let local: Vec<u64> = factor
-            .dims
-            .iter()
-            .enumerate()
-            .map(|(j, &d)| factor.coord(e, j) - grid.chunk_extent(d, this[j]).0)
-            .collect();
-        if current.as_ref() == Some(&this) {
+    let mut this = vec![0u64; width];
+    let mut local = vec![0u64; k];
+    let count = order.as_ref().map_or(factor.len as usize, Vec::len);
+    for i in 0..count {
+        let e = entry(i);
+        if keys.is_empty() {
+            key_into(e, &mut this);
+        } else {
+            this.copy_from_slice(&keys[i * width..(i + 1) * width]);
+        }
+        let same = groups
+            .last()
+            .is_some_and(|g| g.chunk[..] == this[..k] && g.cell[..] == this[k..]);
+        for (j, &d) in factor.dims.iter().enumerate() {
+            local[j] = factor.coord(e, j) - grid.chunk_extent(d, this[j]).0;
+        }
+        if same {
             let group = groups.last_mut().expect("a current group");
             group.range.end = i + 1;
             for ((lo, hi), &x) in group.lo.iter_mut().zip(&mut group.hi).zip(&local) {
@@ -348,9 +351,8 @@ fn group_factor(factor: &Factor, grid: &CellGrid<'_>, dedupe: bool) -> GroupedFa
                 chunk: this[..k].to_vec(),
                 cell: this[k..].to_vec(),
                 lo: local.clone(),
-                hi: local,
+                hi: local.clone(),
             });
-            current = Some(this);
         }
     }
     let mut chunk_groups: Vec<Range<usize>> = Vec::new();

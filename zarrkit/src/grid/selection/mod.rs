@@ -18,7 +18,7 @@ mod parse;
 mod resolve;
 
 pub(crate) use group::{CellGrid, Grouped, Task};
-pub(crate) use resolve::{ResolveError, Resolved};
+pub(crate) use resolve::{Entries, ResolveError, Resolved};
 
 use std::fmt;
 
