@@ -439,3 +439,52 @@ fn points_in_a_shard_read_only_their_inner_chunks() {
         expected
     );
 }
+
+/// Threads writing interleaved points of the same chunks and shards (each
+/// a read-modify-write of the chunk) lose none of each other's elements.
+#[test]
+fn concurrent_point_writes_to_shared_chunks_lose_nothing() {
+    for sharded in [false, true] {
+        let mut builder = Array::builder(&[16, 16], DataType::UInt32, &[8, 8]);
+        if sharded {
+            builder = builder.codecs_metadata(vec![
+                zarrkit::metadata::ExtensionObject::with_configuration(
+                    "sharding_indexed",
+                    serde_json::from_value(serde_json::json!({
+                        "chunk_shape": [4, 4],
+                        "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+                        "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+                    }))
+                    .unwrap(),
+                ),
+            ]);
+        }
+        let array = builder.create(Arc::new(MemoryStore::new()), "/c").unwrap();
+        const THREADS: i64 = 4;
+        std::thread::scope(|scope| {
+            for t in 0..THREADS {
+                let array = &array;
+                scope.spawn(move || {
+                    // Thread t owns the elements whose flat index is t mod THREADS.
+                    let flat: Vec<i64> = (0..256).filter(|i| i % THREADS == t).collect();
+                    for chunk in flat.chunks(8) {
+                        let rows = chunk.iter().map(|i| i / 16).collect();
+                        let cols = chunk.iter().map(|i| i % 16).collect();
+                        let selection = Selection::vectorized(vec![
+                            zarrkit::SelectionItem::indices(rows),
+                            zarrkit::SelectionItem::indices(cols),
+                        ]);
+                        let values: Vec<u32> = chunk.iter().map(|&i| i as u32 + 1).collect();
+                        array.write_selection(&selection, &values).unwrap();
+                    }
+                });
+            }
+        });
+        let expected: Vec<u32> = (1..=256).collect();
+        assert_eq!(
+            array.read_region::<u32>(&Region::whole(&[16, 16])).unwrap(),
+            expected,
+            "sharded: {sharded}"
+        );
+    }
+}
