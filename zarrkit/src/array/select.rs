@@ -228,6 +228,35 @@ impl Array {
         Ok(out)
     }
 
+    /// Reads `selection` into `out` (C order of its shape, exactly its
+    /// elements).
+    ///
+    /// # Errors
+    /// As [`Array::read_selection`], and [`Error::BufferLength`].
+    pub fn read_selection_into<T: Element>(
+        &self,
+        selection: &Selection,
+        out: &mut [T],
+    ) -> Result<(), Error> {
+        self.check_element::<T>()?;
+        if let Some(bytes) = T::as_bytes_mut(out) {
+            return self.read_selection_bytes_into(selection, bytes);
+        }
+        let bytes = self.read_selection_bytes(selection)?;
+        if bytes.len() != std::mem::size_of_val(out) {
+            return Err(Error::BufferLength {
+                path: self.path.clone(),
+                expected: bytes.len() as u64,
+                actual: std::mem::size_of_val(out) as u64,
+            });
+        }
+        T::from_bytes(&bytes, out).map_err(|reason| Error::InvalidValue {
+            path: self.path.clone(),
+            data_type: self.data_type().clone(),
+            reason,
+        })
+    }
+
     /// Reads `selection` of a variable-length array (`string`, `bytes`):
     /// the elements' bytes in C order of its shape.
     ///

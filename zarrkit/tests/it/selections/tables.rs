@@ -144,6 +144,22 @@ fn orthogonal_vectorized_and_block_selections_read_what_zarr_python_reads() {
     let blocks = Selection::parse_blocks("-1, 1:").unwrap();
     assert_eq!(x.selection_shape(&blocks).unwrap(), [1, 4]);
     assert_eq!(x.read_selection::<i32>(&blocks).unwrap(), [31, 32, 33, 34]);
+    // Into a caller's buffer, which must hold exactly the selection.
+    let mut out = [0i32; 4];
+    x.read_selection_into(&points, &mut out).unwrap();
+    assert_eq!(out, [1, 6, 29, 34]);
+    let err = x.read_selection_into(&points, &mut [0i32; 3]).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::BufferLength {
+                expected: 16,
+                actual: 12,
+                ..
+            }
+        ),
+        "{err}"
+    );
 }
 
 #[test]
