@@ -635,7 +635,7 @@ impl Array {
             (ChunkData::Fixed(base), ChunkData::Fixed(values)) => {
                 let elem = self.data_type().size();
                 let mut base = base.into_owned();
-                grouped.for_each_run(task, &cell.to_vec(), start, shape, |b, o, len| {
+                grouped.for_each_run(task, cell, start, shape, |b, o, len| {
                     base[b * elem..(b + len) * elem]
                         .copy_from_slice(&values[o * elem..(o + len) * elem]);
                 });
@@ -643,7 +643,7 @@ impl Array {
             }
             (ChunkData::Vlen(base), ChunkData::Vlen(values)) => {
                 let mut from = vec![usize::MAX; base.len()];
-                grouped.for_each_run(task, &cell.to_vec(), start, shape, |b, o, len| {
+                grouped.for_each_run(task, cell, start, shape, |b, o, len| {
                     for j in 0..len {
                         from[b + j] = o + j;
                     }

@@ -168,7 +168,7 @@ impl<'r> Grouped<'r> {
     }
 
     /// The chunk-local bounding box of `cell`'s entries: its start and shape.
-    pub(crate) fn cell_box(&self, cell: &Cell) -> (Vec<u64>, Vec<u64>) {
+    pub(crate) fn cell_box(&self, cell: &[usize]) -> (Vec<u64>, Vec<u64>) {
         let ndim = self.grid.shape.len();
         let mut start = vec![0; ndim];
         let mut shape = vec![1; ndim];
@@ -184,7 +184,7 @@ impl<'r> Grouped<'r> {
 
     /// Whether `cell`'s entries (deduplicated) are every element of its
     /// cell inside the array (then its bounding box is that extent).
-    pub(crate) fn covers_cell(&self, task: &Task, cell: &Cell) -> bool {
+    pub(crate) fn covers_cell(&self, task: &Task, cell: &[usize]) -> bool {
         let Some(inner) = self.grid.inner else {
             return self.covers_chunk(task);
         };
@@ -209,7 +209,7 @@ impl<'r> Grouped<'r> {
     pub(crate) fn for_each_run(
         &self,
         task: &Task,
-        cell: &Cell,
+        cell: &[usize],
         origin: &[u64],
         buf_shape: &[u64],
         mut f: impl FnMut(usize, usize, usize),
