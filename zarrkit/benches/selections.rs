@@ -1,6 +1,7 @@
 //! Selection reads through `MemoryStore`: a `uint16` array of 128³ in 32³
 //! chunks with `bytes` + `zstd` (the builder's defaults), and its sharded
-//! form (one 128³ shard of 32³ inner chunks): a strided read
+//! form (one 128³ shard of 32³ inner chunks): the whole array (a box: the
+//! region path, for comparison), a strided read
 //! (`::2, ::2, ::2`), a negative-step read of one plane (`5, ::-1, ::-1`),
 //! 10,000 random points (`vindex`), an orthogonal selection of 32 × 32 × 32
 //! random indices, and a boolean mask of 1 % density.
@@ -58,6 +59,7 @@ fn selection(name: &str) -> Selection {
     let mut indices =
         |n: usize| -> Vec<i64> { (0..n).map(|_| (random(&mut seed) % SIDE) as i64).collect() };
     match name {
+        "whole" => Selection::all(),
         "strided" => Selection::parse("::2, ::2, ::2").expect("valid"),
         "reversed_plane" => Selection::parse("5, ::-1, ::-1").expect("valid"),
         "points" => Selection::vectorized(vec![
@@ -77,7 +79,14 @@ fn selection(name: &str) -> Selection {
     }
 }
 
-const NAMES: [&str; 5] = ["strided", "reversed_plane", "points", "orthogonal", "mask"];
+const NAMES: [&str; 6] = [
+    "whole",
+    "strided",
+    "reversed_plane",
+    "points",
+    "orthogonal",
+    "mask",
+];
 
 #[divan::bench(args = NAMES)]
 fn read_selection(bencher: divan::Bencher, name: &str) {
