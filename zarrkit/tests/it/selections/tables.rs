@@ -504,3 +504,43 @@ fn concurrent_point_writes_to_shared_chunks_lose_nothing() {
         );
     }
 }
+
+/// Selections of an array of 2^62 rows: strides, points and reversed
+/// slices near the end work; one too large for memory is an error.
+#[test]
+fn huge_arrays_are_selected_without_overflow() {
+    let array = Array::builder(&[1 << 62, 4], DataType::Int32, &[1 << 20, 4])
+        .fill_value(-1i32)
+        .create(Arc::new(MemoryStore::new()), "/h")
+        .unwrap();
+    let last = (1i64 << 62) - 1;
+    array
+        .write_selection(
+            &Selection::parse(&format!("[{last}, 0], ::-3")).unwrap(),
+            &[1, 2, 3, 4],
+        )
+        .unwrap();
+    let stride = Selection::parse(&format!("::-{}, 0", 1i64 << 60)).unwrap();
+    assert_eq!(array.selection_shape(&stride).unwrap(), [4]);
+    assert_eq!(
+        array.read_selection::<i32>(&stride).unwrap(),
+        [2, -1, -1, -1]
+    );
+    let points = Selection::parse_vectorized("[-1, 0, -1], [0, 3, -1]").unwrap();
+    assert_eq!(array.read_selection::<i32>(&points).unwrap(), [2, 3, 1]);
+    let err = array
+        .read_selection::<i32>(&Selection::parse("::2, 0").unwrap())
+        .unwrap_err();
+    assert!(matches!(err, Error::MemoryBudget { .. }), "{err}");
+    let err = array
+        .read_selection::<i32>(&Selection::parse(&format!("{}", i64::MIN)).unwrap())
+        .unwrap_err();
+    assert!(
+        messages(&err).contains(&format!(
+            "index {} is out of bounds for dimension 0 of length {}",
+            i64::MIN,
+            1u64 << 62
+        )),
+        "{err:#}"
+    );
+}
