@@ -11,6 +11,7 @@ mod interop;
 #[cfg(all(feature = "gzip", feature = "zstd", feature = "crc32c"))]
 mod migrate;
 mod regressions;
+mod selections;
 // Sharded arrays here use zstd inner chunks and a crc32c index.
 #[cfg(all(feature = "zstd", feature = "crc32c"))]
 mod sharding;
