@@ -11,6 +11,9 @@ mod interop;
 #[cfg(all(feature = "gzip", feature = "zstd", feature = "crc32c"))]
 mod migrate;
 mod regressions;
+// Remote stores against the test servers (scripts/servers.sh).
+#[cfg(feature = "s3")]
+mod remote;
 // Sharded arrays here use zstd inner chunks and a crc32c index.
 #[cfg(all(feature = "zstd", feature = "crc32c"))]
 mod sharding;
