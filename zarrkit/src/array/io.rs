@@ -23,6 +23,11 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 /// The decoded bytes a batch of large chunks aims to stay under.
 const BATCH_BYTES: usize = 64 << 20;
 
+/// The decoded bytes a read from a remote store keeps in flight: a batch
+/// being decoded, one fetched and waiting, and one being fetched, each a
+/// third of this.
+const IN_FLIGHT_BYTES: usize = 256 << 20;
+
 /// The number of lock stripes shared by every array in the process.
 const STRIPES: usize = 256;
 
@@ -217,12 +222,22 @@ impl Array {
     /// busy, few enough that memory in flight stays a few chunks per thread
     /// and, for large chunks (whole shards), about [`BATCH_BYTES`] of
     /// decoded data (but always one chunk per thread).
+    ///
+    /// A remote store ([`Store::concurrency`] above 1) gets batches of at
+    /// least as many chunks as it keeps requests in flight, within a third
+    /// of [`IN_FLIGHT_BYTES`] (see [`Self::read_planned`]).
     pub(super) fn batch_size(&self) -> usize {
         let threads = rayon::current_num_threads();
-        let by_count = (threads * 4).max(8);
+        let in_flight = self.store.concurrency();
+        let by_count = (threads * 4).max(8).max(in_flight);
+        let budget = if in_flight > 1 {
+            IN_FLIGHT_BYTES / 3
+        } else {
+            BATCH_BYTES
+        };
         // Variable-length chunks have no fixed size: the count alone bounds them.
         let chunk = self.chunk_repr.size_bytes().unwrap_or(0).max(1);
-        by_count.min((BATCH_BYTES / chunk).max(threads).max(1))
+        by_count.min((budget / chunk).max(threads).max(1))
     }
 
     /// The representation of the chunk `piece` lies in.
@@ -645,35 +660,75 @@ impl Array {
                 }
             }
         }
-        for batch in pieces.chunks(self.batch_size()) {
+        let batches: Vec<&[ChunkPiece]> = pieces.chunks(self.batch_size()).collect();
+        let fetch = |batch: &[ChunkPiece]| {
             let requests: Vec<ReadRequest> = batch.iter().map(|p| (p.key.clone(), None)).collect();
-            let fetched = self.store.get_partial_values(&requests)?;
-            let staged: Vec<(&ChunkPiece, Option<Vec<u8>>)> = match out {
-                ReadOut::Fixed(buf) => {
-                    let elem = self.data_type().size();
-                    let mut direct = Vec::new();
-                    let mut staged = Vec::new();
-                    for (piece, bytes) in batch.iter().zip(fetched) {
-                        match self.contiguous_range(region, piece, elem) {
-                            Some(range) => direct.push((range, piece, bytes)),
-                            None => staged.push((piece, bytes)),
-                        }
-                    }
-                    self.decode_direct(direct, buf)?;
-                    staged
-                }
-                ReadOut::Vlen { .. } => batch.iter().zip(fetched).collect(),
-            };
-            if !staged.is_empty() {
-                let decoded = staged
-                    .into_par_iter()
-                    .map(|(piece, bytes)| {
-                        let repr = self.piece_repr(piece);
-                        Ok((piece, self.decode_chunk(&piece.key, repr, bytes)?))
-                    })
-                    .collect::<Result<Vec<_>, Error>>()?;
-                out.put(self, region, decoded, false)?;
+            self.store.get_partial_values(&requests)
+        };
+        if self.store.concurrency() <= 1 || batches.len() < 2 {
+            for batch in batches {
+                let fetched = fetch(batch)?;
+                self.put_batch(region, batch, fetched, out)?;
             }
+            return Ok(());
+        }
+        // A remote store: fetch the next batch while this one decodes, so
+        // requests stay in flight while the CPUs work. One fetched batch
+        // waits in the channel at most, which bounds the memory in flight
+        // to three batches (see `batch_size`).
+        let fetch = &fetch;
+        std::thread::scope(|scope| {
+            let (sender, receiver) = std::sync::mpsc::sync_channel(1);
+            scope.spawn(move || {
+                for batch in batches {
+                    let fetched = fetch(batch);
+                    let failed = fetched.is_err();
+                    // A closed channel: the reader stopped at an error.
+                    if sender.send((batch, fetched)).is_err() || failed {
+                        break;
+                    }
+                }
+            });
+            for (batch, fetched) in receiver {
+                self.put_batch(region, batch, fetched?, out)?;
+            }
+            Ok(())
+        })
+    }
+
+    /// Decodes a fetched batch of whole chunks into `out`.
+    fn put_batch(
+        &self,
+        region: &Region,
+        batch: &[ChunkPiece],
+        fetched: Vec<Option<Vec<u8>>>,
+        out: &mut ReadOut<'_>,
+    ) -> Result<(), Error> {
+        let staged: Vec<(&ChunkPiece, Option<Vec<u8>>)> = match out {
+            ReadOut::Fixed(buf) => {
+                let elem = self.data_type().size();
+                let mut direct = Vec::new();
+                let mut staged = Vec::new();
+                for (piece, bytes) in batch.iter().zip(fetched) {
+                    match self.contiguous_range(region, piece, elem) {
+                        Some(range) => direct.push((range, piece, bytes)),
+                        None => staged.push((piece, bytes)),
+                    }
+                }
+                self.decode_direct(direct, buf)?;
+                staged
+            }
+            ReadOut::Vlen { .. } => batch.iter().zip(fetched).collect(),
+        };
+        if !staged.is_empty() {
+            let decoded = staged
+                .into_par_iter()
+                .map(|(piece, bytes)| {
+                    let repr = self.piece_repr(piece);
+                    Ok((piece, self.decode_chunk(&piece.key, repr, bytes)?))
+                })
+                .collect::<Result<Vec<_>, Error>>()?;
+            out.put(self, region, decoded, false)?;
         }
         Ok(())
     }

@@ -11,7 +11,159 @@
 //! zarrkit::store::testing::run_all(&zarrkit::store::MemoryStore::new());
 //! ```
 
-use super::{ByteRange, ListDir, ReadRequest, Store, StoreError, StoreKey, StorePrefix};
+use super::{
+    ByteRange, ListDir, ReadRequest, Store, StoreCapabilities, StoreError, StoreKey, StorePrefix,
+};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+/// A store that waits a fixed time before each read of the store it wraps,
+/// as a remote store waits a round trip, and counts how many reads it has
+/// in flight at once: for measuring how well a reader hides latency,
+/// without a server.
+///
+/// Its [`Store::get_partial_values`] runs the batch's reads on threads of
+/// their own, at most `concurrency` at once (what it answers to
+/// [`Store::concurrency`]), as a remote store keeps requests in flight.
+///
+/// ```
+/// use zarrkit::store::{MemoryStore, ReadRequest, Store, StoreKey, testing::LatencyStore};
+/// let inner = std::sync::Arc::new(MemoryStore::new());
+/// let store = LatencyStore::new(inner, std::time::Duration::from_millis(1), 8);
+/// let requests: Vec<ReadRequest> =
+///     (0..16).map(|i| (StoreKey::new(format!("c/{i}")).unwrap(), None)).collect();
+/// store.get_partial_values(&requests)?;
+/// assert!(store.peak_in_flight() <= 8);
+/// # Ok::<(), zarrkit::store::StoreError>(())
+/// ```
+#[derive(Debug)]
+pub struct LatencyStore {
+    inner: Arc<dyn Store>,
+    delay: Duration,
+    concurrency: usize,
+    in_flight: AtomicUsize,
+    peak: AtomicUsize,
+    reads: AtomicUsize,
+}
+
+impl LatencyStore {
+    /// Wraps `inner`, waiting `delay` before each read, with at most
+    /// `concurrency` (at least 1) reads of a batch in flight.
+    pub fn new(inner: Arc<dyn Store>, delay: Duration, concurrency: usize) -> Self {
+        Self {
+            inner,
+            delay,
+            concurrency: concurrency.max(1),
+            in_flight: AtomicUsize::new(0),
+            peak: AtomicUsize::new(0),
+            reads: AtomicUsize::new(0),
+        }
+    }
+
+    /// The most reads that were in flight at once.
+    pub fn peak_in_flight(&self) -> usize {
+        self.peak.load(Ordering::SeqCst)
+    }
+
+    /// The number of reads so far.
+    pub fn reads(&self) -> usize {
+        self.reads.load(Ordering::SeqCst)
+    }
+
+    /// Forgets the counts so far.
+    pub fn reset_counts(&self) {
+        self.peak.store(0, Ordering::SeqCst);
+        self.reads.store(0, Ordering::SeqCst);
+    }
+
+    /// The wrapped store.
+    pub fn inner(&self) -> &Arc<dyn Store> {
+        &self.inner
+    }
+
+    fn delayed_get(
+        &self,
+        key: &StoreKey,
+        range: Option<ByteRange>,
+    ) -> Result<Option<Vec<u8>>, StoreError> {
+        let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+        self.peak.fetch_max(now, Ordering::SeqCst);
+        self.reads.fetch_add(1, Ordering::SeqCst);
+        std::thread::sleep(self.delay);
+        let result = self.inner.get(key, range);
+        self.in_flight.fetch_sub(1, Ordering::SeqCst);
+        result
+    }
+}
+
+impl Store for LatencyStore {
+    fn name(&self) -> &'static str {
+        "latency store"
+    }
+
+    fn capabilities(&self) -> StoreCapabilities {
+        StoreCapabilities {
+            conditional_write: false,
+            ..self.inner.capabilities()
+        }
+    }
+
+    fn concurrency(&self) -> usize {
+        self.concurrency
+    }
+
+    fn get(&self, key: &StoreKey, range: Option<ByteRange>) -> Result<Option<Vec<u8>>, StoreError> {
+        self.delayed_get(key, range)
+    }
+
+    fn get_partial_values(
+        &self,
+        requests: &[ReadRequest],
+    ) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
+        let mut out = Vec::with_capacity(requests.len());
+        for wave in requests.chunks(self.concurrency) {
+            let answers: Vec<_> = std::thread::scope(|scope| {
+                let handles: Vec<_> = wave
+                    .iter()
+                    .map(|(key, range)| scope.spawn(move || self.delayed_get(key, *range)))
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                    .collect()
+            });
+            for answer in answers {
+                out.push(answer?);
+            }
+        }
+        Ok(out)
+    }
+
+    fn set(&self, key: &StoreKey, value: &[u8]) -> Result<(), StoreError> {
+        self.inner.set(key, value)
+    }
+
+    fn set_partial_values(&self, items: &[(StoreKey, u64, Vec<u8>)]) -> Result<(), StoreError> {
+        self.inner.set_partial_values(items)
+    }
+
+    fn erase(&self, key: &StoreKey) -> Result<(), StoreError> {
+        self.inner.erase(key)
+    }
+
+    fn erase_prefix(&self, prefix: &StorePrefix) -> Result<(), StoreError> {
+        self.inner.erase_prefix(prefix)
+    }
+
+    fn list_prefix(&self, prefix: &StorePrefix) -> Result<Vec<StoreKey>, StoreError> {
+        self.inner.list_prefix(prefix)
+    }
+
+    fn list_dir(&self, prefix: &StorePrefix) -> Result<ListDir, StoreError> {
+        self.inner.list_dir(prefix)
+    }
+}
 
 /// Runs every check that `store`'s [`capabilities`](Store::capabilities) allow.
 ///

@@ -4,6 +4,7 @@
 use std::collections::BTreeSet;
 use std::fs;
 use std::path::Path;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use zarrkit::store::{
     ByteRange, FilesystemStore, MemoryStore, Store, StoreError, StoreKey, StorePrefix, testing,
@@ -342,7 +343,7 @@ fn errors_name_the_key() {
 #[test]
 fn both_backends_list_the_same_keys_in_the_same_order() {
     let (_dir, fs_store) = temp_store();
-    let memory = MemoryStore::new();
+    let memory: Arc<dyn Store> = Arc::new(MemoryStore::new());
     let names = [
         "z", "a-b/c", "a.b", "a/b", "a/b.c/d", "a/b-c", "a/b/c", "ä/ß", "A/x", "_/y", "0/0", "0.0",
     ];
@@ -395,4 +396,29 @@ fn rewriting_values_replaces_them_and_leaves_no_old_copies() {
         tree(store.root()),
         vec!["c/", "c/0/", "c/0/0", "c/0/1", "c/1/", "c/1/0"]
     );
+}
+
+/// Issue #13: against a store with a round trip per read, the read engine
+/// keeps the store's whole concurrency in flight (64 by default for a
+/// remote store), whatever the number of cores. Counted by the store, not
+/// timed; `examples/latency.rs` measures the time.
+#[test]
+fn reads_keep_the_stores_concurrency_in_flight() {
+    use std::time::Duration;
+    use zarrkit::store::testing::LatencyStore;
+    use zarrkit::{Array, Region, metadata::DataType};
+    let memory: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let shape = [64u64, 64, 128];
+    let array = Array::builder(&shape, DataType::UInt16, &[8, 8, 16])
+        .create(Arc::clone(&memory), "/a")
+        .unwrap();
+    let data: Vec<u16> = (0..64 * 64 * 128).map(|i| (i % 1000) as u16).collect();
+    let region = Region::whole(&shape);
+    array.write_region(&region, &data).unwrap();
+    let slow = Arc::new(LatencyStore::new(memory, Duration::from_millis(20), 64));
+    let array = Array::open(Arc::clone(&slow) as Arc<dyn Store>, "/a").unwrap();
+    slow.reset_counts();
+    assert_eq!(array.read_region::<u16>(&region).unwrap(), data);
+    assert_eq!(slow.reads(), 512);
+    assert_eq!(slow.peak_in_flight(), 64);
 }
