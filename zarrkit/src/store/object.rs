@@ -170,6 +170,13 @@ impl From<object_store::Error> for Failure {
     }
 }
 
+/// An `object_store` error as the `source` of a [`StoreError`]: its message
+/// only, since it already spells out its own causes, and a source chain
+/// that repeated them would print each one several times.
+fn cause(err: &object_store::Error) -> io::Error {
+    io::Error::other(err.to_string())
+}
+
 /// Whether an error says that the bucket or container is missing (as
 /// opposed to the key): S3's `NoSuchBucket`, Azure's `ContainerNotFound`,
 /// GCS's "bucket does not exist".
@@ -291,18 +298,18 @@ impl RemoteStore {
             | object_store::Error::Unauthenticated { .. } => StoreError::AccessDenied {
                 store,
                 key: key.to_string(),
-                source: io::Error::other(err),
+                source: cause(&err),
             },
             err if is_missing_bucket(&err) => StoreError::NoSuchBucket {
                 store,
-                source: io::Error::other(err),
+                source: cause(&err),
             },
             object_store::Error::NotSupported { .. }
             | object_store::Error::NotImplemented { .. } => StoreError::Unsupported {
                 store,
                 operation: if write { "writes" } else { "this read" },
             },
-            err => self.io_error(key, io::Error::other(err), write),
+            err => self.io_error(key, cause(&err), write),
         }
     }
 
@@ -670,7 +677,7 @@ impl RemoteStore {
             // Listing never misses a key: a 404 means the bucket is missing.
             object_store::Error::NotFound { .. } => StoreError::NoSuchBucket {
                 store: self.name,
-                source: io::Error::other(err),
+                source: cause(&err),
             },
             err => match self.backend_error(prefix.as_str(), err, false) {
                 StoreError::Read { store, source, .. } => StoreError::List {

@@ -18,6 +18,27 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+/// The value of the environment variable `var` that locates a test server
+/// (`ZARRKIT_S3_ENDPOINT`, `ZARRKIT_HTTP_URL`, … as `scripts/servers.sh`
+/// exports them), or `None` after saying on stderr that the test skips.
+///
+/// # Panics
+/// When `var` is unset and `ZARRKIT_REQUIRE_SERVERS=1`: the test command
+/// started the servers, so a missing one is a failure, not a skip.
+pub fn server_from_env(var: &str) -> Option<String> {
+    match std::env::var(var) {
+        Ok(value) if !value.is_empty() => Some(value),
+        _ => {
+            assert!(
+                std::env::var("ZARRKIT_REQUIRE_SERVERS").as_deref() != Ok("1"),
+                "{var} is not set and ZARRKIT_REQUIRE_SERVERS=1: start the test servers (scripts/servers.sh)"
+            );
+            eprintln!("skipped: {var} is not set (scripts/servers.sh starts the test servers)");
+            None
+        }
+    }
+}
+
 /// A store that waits a fixed time before each read of the store it wraps,
 /// as a remote store waits a round trip, and counts how many reads it has
 /// in flight at once: for measuring how well a reader hides latency,

@@ -15,20 +15,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use zarrkit::store::{Store, StoreError, StoreKey, StoreOptions, open};
 
-/// The value of `var`, or `None` after saying on stderr that the test
-/// skips; a panic instead when `ZARRKIT_REQUIRE_SERVERS=1`.
+/// The test server `var` locates, or `None` (the test skips).
 pub fn server(var: &str) -> Option<String> {
-    match std::env::var(var) {
-        Ok(value) if !value.is_empty() => Some(value),
-        _ => {
-            assert!(
-                std::env::var("ZARRKIT_REQUIRE_SERVERS").as_deref() != Ok("1"),
-                "{var} is not set and ZARRKIT_REQUIRE_SERVERS=1: start the test servers (scripts/servers.sh)"
-            );
-            eprintln!("skipped: {var} is not set (scripts/servers.sh starts the test servers)");
-            None
-        }
-    }
+    zarrkit::store::testing::server_from_env(var)
 }
 
 /// The bucket (container) that exists on every test server.
@@ -163,4 +152,204 @@ fn a_wrong_secret_is_access_denied_naming_the_key() {
         .unwrap_err();
     assert!(matches!(err, StoreError::AccessDenied { .. }), "{err:?}");
     assert!(err.to_string().contains("`zarr.json`"), "{err}");
+}
+
+/// Values that do not compress, so that chunks have their full size.
+fn noise(n: usize) -> Vec<u16> {
+    (0..n as u64)
+        .map(|i| (i.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 48) as u16)
+        .collect()
+}
+
+#[test]
+fn arrays_round_trip_on_seaweedfs_whole_and_in_parts() {
+    use zarrkit::metadata::DataType;
+    use zarrkit::{Array, Region};
+    let Some((store, _)) = s3_store("ZARRKIT_S3_ENDPOINT", "arrays") else {
+        return;
+    };
+    let shape = [40u64, 50, 60];
+    let array = Array::builder(&shape, DataType::UInt16, &[8, 16, 16])
+        .create(Arc::clone(&store), "/a")
+        .unwrap();
+    let data = noise(40 * 50 * 60);
+    array.write_region(&Region::whole(&shape), &data).unwrap();
+    let array = Array::open(Arc::clone(&store), "/a").unwrap();
+    assert_eq!(
+        array.read_region::<u16>(&Region::whole(&shape)).unwrap(),
+        data
+    );
+    // A region straddling chunks: a read-modify-write of each edge chunk.
+    let region = Region::new(vec![5, 7, 9], vec![10, 20, 30]);
+    let patch = vec![7u16; 10 * 20 * 30];
+    array.write_region(&region, &patch).unwrap();
+    assert_eq!(array.read_region::<u16>(&region).unwrap(), patch);
+    assert_eq!(
+        array
+            .read_region::<u16>(&Region::new(vec![0, 0, 0], vec![1, 1, 4]))
+            .unwrap(),
+        data[..4]
+    );
+    store
+        .erase_prefix(&zarrkit::store::StorePrefix::root())
+        .unwrap();
+}
+
+#[cfg(all(feature = "zstd", feature = "crc32c"))]
+#[test]
+fn sharded_arrays_read_their_inner_chunks_by_ranges_on_seaweedfs() {
+    use zarrkit::codec::sharding::ShardingCodec;
+    use zarrkit::codec::{Codec, bytes::BytesCodec, zstd::ZstdCodec};
+    use zarrkit::metadata::DataType;
+    use zarrkit::{Array, Region};
+    let Some((store, _)) = s3_store("ZARRKIT_S3_ENDPOINT", "sharding") else {
+        return;
+    };
+    let zstd = Codec::BytesToBytes(Arc::new(ZstdCodec::new(0, false).unwrap()));
+    let bytes = Codec::ArrayToBytes(Arc::new(BytesCodec::little()));
+    let sharding = Codec::ArrayToBytes(Arc::new(ShardingCodec::new(&[8, 8], vec![bytes, zstd])));
+    let shape = [64u64, 96];
+    let array = Array::builder(&shape, DataType::UInt16, &[32, 32])
+        .codecs(vec![sharding])
+        .create(Arc::clone(&store), "/s")
+        .unwrap();
+    let data = noise(64 * 96);
+    array.write_region(&Region::whole(&shape), &data).unwrap();
+    let array = Array::open(Arc::clone(&store), "/s").unwrap();
+    assert_eq!(
+        array.read_region::<u16>(&Region::whole(&shape)).unwrap(),
+        data
+    );
+    // Parts of shards: the index by a suffix range, then inner chunks.
+    let region = Region::new(vec![3, 30], vec![40, 20]);
+    let got: Vec<u16> = array.read_region(&region).unwrap();
+    for (i, row) in got.chunks(20).enumerate() {
+        let start = (3 + i) * 96 + 30;
+        assert_eq!(row, &data[start..start + 20], "row {i}");
+    }
+    store
+        .erase_prefix(&zarrkit::store::StorePrefix::root())
+        .unwrap();
+}
+
+#[test]
+fn groups_and_consolidated_metadata_work_on_seaweedfs() {
+    use zarrkit::metadata::{DataType, JsonMap};
+    use zarrkit::{Array, Group};
+    let Some((store, _)) = s3_store("ZARRKIT_S3_ENDPOINT", "groups") else {
+        return;
+    };
+    Group::create(Arc::clone(&store), "/", JsonMap::new()).unwrap();
+    Group::create(Arc::clone(&store), "/g", JsonMap::new()).unwrap();
+    for path in ["/g/a", "/g/b", "/c"] {
+        Array::builder(&[10], DataType::Int32, &[5])
+            .create(Arc::clone(&store), path)
+            .unwrap();
+    }
+    let walked = |group: &Group| {
+        let mut paths: Vec<String> = group
+            .walk()
+            .unwrap()
+            .iter()
+            .map(|n| n.path().to_string())
+            .collect();
+        paths.sort();
+        paths
+    };
+    let plain = walked(&Group::open(Arc::clone(&store), "/").unwrap());
+    assert_eq!(plain, ["/c", "/g", "/g/a", "/g/b"]);
+    zarrkit::format::consolidate::consolidate(store.as_ref(), "/").unwrap();
+    let root = Group::open(Arc::clone(&store), "/").unwrap();
+    assert!(root.is_consolidated());
+    assert_eq!(walked(&root), plain);
+    store
+        .erase_prefix(&zarrkit::store::StorePrefix::root())
+        .unwrap();
+}
+
+#[cfg(all(feature = "gzip", feature = "zstd", feature = "crc32c"))]
+#[test]
+fn a_local_v2_hierarchy_migrates_to_seaweedfs_as_v3() {
+    use zarrkit::format::ZarrFormat;
+    use zarrkit::metadata::{DataType, JsonMap};
+    use zarrkit::{Array, Region};
+    let Some((dst, _)) = s3_store("ZARRKIT_S3_ENDPOINT", "migrate") else {
+        return;
+    };
+    let src: Arc<dyn Store> = Arc::new(zarrkit::store::MemoryStore::new());
+    zarrkit::Group::create_as(Arc::clone(&src), "/", ZarrFormat::V2, JsonMap::new()).unwrap();
+    let array = Array::builder(&[30, 40], DataType::UInt16, &[8, 16])
+        .format(ZarrFormat::V2)
+        .create(Arc::clone(&src), "/a")
+        .unwrap();
+    let data = noise(30 * 40);
+    array
+        .write_region(&Region::whole(&[30, 40]), &data)
+        .unwrap();
+    let plan = zarrkit::migrate::plan_with(
+        Arc::clone(&src),
+        Arc::clone(&dst),
+        ZarrFormat::V3,
+        &zarrkit::migrate::PlanOptions::default(),
+    )
+    .unwrap();
+    let report = zarrkit::migrate::migrate(&plan, &mut |_| {}).unwrap();
+    assert_eq!(report.chunks, 12);
+    let migrated = Array::open(Arc::clone(&dst), "/a").unwrap();
+    assert_eq!(migrated.format(), ZarrFormat::V3);
+    assert_eq!(
+        migrated
+            .read_region::<u16>(&Region::whole(&[30, 40]))
+            .unwrap(),
+        data
+    );
+    dst.erase_prefix(&zarrkit::store::StorePrefix::root())
+        .unwrap();
+}
+
+#[test]
+fn a_store_served_by_nginx_reads_over_http_and_refuses_writes() {
+    use zarrkit::metadata::DataType;
+    use zarrkit::{Array, Region};
+    let (Some(url), Some(root)) = (server("ZARRKIT_HTTP_URL"), server("ZARRKIT_HTTP_ROOT")) else {
+        return;
+    };
+    let name = unique("http");
+    let dir = std::path::Path::new(&root).join(&name);
+    let local: Arc<dyn Store> = Arc::new(zarrkit::store::FilesystemStore::new(&dir).unwrap());
+    let array = Array::builder(&[20, 30], DataType::UInt16, &[8, 8])
+        .create(Arc::clone(&local), "/a")
+        .unwrap();
+    let data = noise(20 * 30);
+    array
+        .write_region(&Region::whole(&[20, 30]), &data)
+        .unwrap();
+
+    let store = open(&format!("{url}/{name}"), &StoreOptions::new()).unwrap();
+    zarrkit::store::testing::run_all(&*store);
+    let array = Array::open(Arc::clone(&store), "/a").unwrap();
+    assert_eq!(
+        array.read_region::<u16>(&Region::whole(&[20, 30])).unwrap(),
+        data
+    );
+    let err = store.set(&StoreKey::new("x").unwrap(), b"x").unwrap_err();
+    assert!(matches!(err, StoreError::Unsupported { .. }), "{err:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_stopped_server_is_an_error_naming_the_key_and_store_after_retries() {
+    // Nothing listens on port 1 of loopback: every attempt is refused.
+    let url = format!("s3://{}/{}", bucket(), unique("stopped"));
+    let options = s3_options("http://127.0.0.1:1")
+        .with("max_retries", "1")
+        .with("retry_timeout", "2");
+    let store = open(&url, &options).unwrap();
+    let err = store
+        .get(&StoreKey::new("a/c/0/0").unwrap(), None)
+        .unwrap_err();
+    assert!(matches!(err, StoreError::Read { .. }), "{err:?}");
+    let message = err.to_string();
+    assert!(message.contains("`a/c/0/0`"), "{message}");
+    assert!(message.contains(&url), "{message}");
 }
