@@ -422,3 +422,26 @@ fn reads_keep_the_stores_concurrency_in_flight() {
     assert_eq!(slow.reads(), 512);
     assert_eq!(slow.peak_in_flight(), 64);
 }
+
+/// Issue #13: opening a hierarchy with consolidated metadata and walking
+/// it (what `zarrkit tree` does) reads one document, so a remote store
+/// answers it in one round trip.
+#[test]
+fn walking_a_consolidated_v3_hierarchy_reads_one_document() {
+    use std::time::Duration;
+    use zarrkit::store::testing::LatencyStore;
+    use zarrkit::{Array, Group, metadata::DataType, metadata::JsonMap};
+    let memory: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    Group::create(Arc::clone(&memory), "/", JsonMap::new()).unwrap();
+    Group::create(Arc::clone(&memory), "/g", JsonMap::new()).unwrap();
+    for path in ["/g/a", "/g/b", "/c"] {
+        Array::builder(&[10], DataType::Int32, &[5])
+            .create(Arc::clone(&memory), path)
+            .unwrap();
+    }
+    zarrkit::format::consolidate::consolidate(memory.as_ref(), "/").unwrap();
+    let counted = Arc::new(LatencyStore::new(memory, Duration::ZERO, 64));
+    let root = Group::open(Arc::clone(&counted) as Arc<dyn Store>, "/").unwrap();
+    assert_eq!(root.walk().unwrap().len(), 4);
+    assert_eq!(counted.reads(), 1);
+}
