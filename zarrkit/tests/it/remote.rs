@@ -430,3 +430,63 @@ fn fake_gcs_serves_a_store_uploaded_through_its_json_api() {
         .unwrap();
     assert_eq!(suffix, whole[whole.len() - 10..]);
 }
+
+/// Issue #13: a server that stops between two reads of an array gives an
+/// error naming the key and the store once the retries are spent, never a
+/// partial array. The test starts its own s3s-fs (the binary
+/// `scripts/servers.sh` builds, `ZARRKIT_S3S_SERVER`), so that it can stop it.
+#[test]
+fn a_server_stopped_during_reads_is_an_error_naming_the_key_and_store() {
+    use zarrkit::metadata::DataType;
+    use zarrkit::{Array, Region};
+    let Some(binary) = server("ZARRKIT_S3S_SERVER") else {
+        return;
+    };
+    let root = tempfile::tempdir().unwrap();
+    std::fs::create_dir(root.path().join(bucket())).unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let options = s3_options(&format!("http://127.0.0.1:{port}"))
+        .with("max_retries", "2")
+        .with("retry_timeout", "5");
+    let (access, secret) = (
+        options.get("aws_access_key_id").unwrap().to_string(),
+        options.get("aws_secret_access_key").unwrap().to_string(),
+    );
+    let mut child = std::process::Command::new(&binary)
+        .arg(root.path())
+        .arg(port.to_string())
+        .args([&access, &secret])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("the s3s-fs test server starts");
+    let url = format!("s3://{}/stopped.zarr", bucket());
+    let store = open(&url, &options).unwrap();
+    // Wait until it answers.
+    let key = StoreKey::new("probe").unwrap();
+    let ready = (0..100).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        store.get(&key, None).is_ok()
+    });
+    assert!(ready, "s3s-fs did not answer on port {port}");
+    let shape = [32u64, 32];
+    let array = Array::builder(&shape, DataType::UInt16, &[8, 8])
+        .create(Arc::clone(&store), "/a")
+        .unwrap();
+    array
+        .write_region(&Region::whole(&shape), &noise(32 * 32))
+        .unwrap();
+    let array = Array::open(Arc::clone(&store), "/a").unwrap();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let err = array
+        .read_region::<u16>(&Region::whole(&shape))
+        .unwrap_err();
+    let message = format!("{err}");
+    assert!(message.contains("`a/c/"), "{message}");
+    assert!(message.contains(&url), "{message}");
+}
