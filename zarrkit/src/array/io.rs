@@ -28,6 +28,28 @@ const BATCH_BYTES: usize = 64 << 20;
 /// third of this.
 const IN_FLIGHT_BYTES: usize = 256 << 20;
 
+/// The threads of [`remote_pool`].
+const REMOTE_THREADS: usize = 64;
+
+/// The pool that runs partial reads from a store with `concurrency` above
+/// 1: [`REMOTE_THREADS`] threads, made on first use, which mostly wait on
+/// the network. `None` for a local store (or if the pool cannot be made),
+/// whose partial reads stay on the global pool.
+fn remote_pool(concurrency: usize) -> Option<&'static rayon::ThreadPool> {
+    static POOL: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
+    if concurrency <= 1 {
+        return None;
+    }
+    POOL.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(REMOTE_THREADS)
+            .thread_name(|i| format!("zarrkit-remote-read-{i}"))
+            .build()
+            .ok()
+    })
+    .as_ref()
+}
+
 /// The number of lock stripes shared by every array in the process.
 const STRIPES: usize = 256;
 
@@ -648,8 +670,8 @@ impl Array {
             } else {
                 (Vec::new(), pieces)
             };
-        match out {
-            ReadOut::Fixed(buf) => self.read_partial_into(region, &partial, buf)?,
+        let read_partial = |out: &mut ReadOut<'_>| match out {
+            ReadOut::Fixed(buf) => self.read_partial_into(region, &partial, buf),
             ReadOut::Vlen { .. } => {
                 for batch in partial.chunks(self.batch_size()) {
                     let decoded = batch
@@ -658,7 +680,16 @@ impl Array {
                         .collect::<Result<Vec<_>, Error>>()?;
                     out.put(self, region, decoded, true)?;
                 }
+                Ok(())
             }
+        };
+        // A partial read of a chunk reads through its own snapshot, from a
+        // rayon task: on a remote store each task mostly waits on a round
+        // trip, so there run as many tasks as the store keeps requests in
+        // flight, not one per core.
+        match remote_pool(self.store.concurrency()).filter(|_| !partial.is_empty()) {
+            Some(pool) => pool.install(|| read_partial(out))?,
+            None => read_partial(out)?,
         }
         let batches: Vec<&[ChunkPiece]> = pieces.chunks(self.batch_size()).collect();
         let fetch = |batch: &[ChunkPiece]| {

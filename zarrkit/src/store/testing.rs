@@ -14,8 +14,8 @@
 use super::{
     ByteRange, ListDir, ReadRequest, Store, StoreCapabilities, StoreError, StoreKey, StorePrefix,
 };
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, PoisonError};
 use std::time::Duration;
 
 /// The value of the environment variable `var` that locates a test server
@@ -66,6 +66,9 @@ pub struct LatencyStore {
     in_flight: AtomicUsize,
     peak: AtomicUsize,
     reads: AtomicUsize,
+    /// How many reads of each key are in flight, and the most keys at once.
+    keys: std::sync::Mutex<std::collections::HashMap<StoreKey, usize>>,
+    peak_keys: AtomicUsize,
 }
 
 impl LatencyStore {
@@ -79,12 +82,20 @@ impl LatencyStore {
             in_flight: AtomicUsize::new(0),
             peak: AtomicUsize::new(0),
             reads: AtomicUsize::new(0),
+            keys: std::sync::Mutex::default(),
+            peak_keys: AtomicUsize::new(0),
         }
     }
 
     /// The most reads that were in flight at once.
     pub fn peak_in_flight(&self) -> usize {
         self.peak.load(Ordering::SeqCst)
+    }
+
+    /// The most distinct keys that had reads in flight at once (many
+    /// ranges of one shard count once).
+    pub fn peak_keys_in_flight(&self) -> usize {
+        self.peak_keys.load(Ordering::SeqCst)
     }
 
     /// The number of reads so far.
@@ -96,6 +107,7 @@ impl LatencyStore {
     pub fn reset_counts(&self) {
         self.peak.store(0, Ordering::SeqCst);
         self.reads.store(0, Ordering::SeqCst);
+        self.peak_keys.store(0, Ordering::SeqCst);
     }
 
     /// The wrapped store.
@@ -111,8 +123,22 @@ impl LatencyStore {
         let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
         self.peak.fetch_max(now, Ordering::SeqCst);
         self.reads.fetch_add(1, Ordering::SeqCst);
+        {
+            let mut keys = self.keys.lock().unwrap_or_else(PoisonError::into_inner);
+            *keys.entry(key.clone()).or_default() += 1;
+            self.peak_keys.fetch_max(keys.len(), Ordering::SeqCst);
+        }
         std::thread::sleep(self.delay);
         let result = self.inner.get(key, range);
+        {
+            let mut keys = self.keys.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Some(n) = keys.get_mut(key) {
+                *n -= 1;
+                if *n == 0 {
+                    keys.remove(key);
+                }
+            }
+        }
         self.in_flight.fetch_sub(1, Ordering::SeqCst);
         result
     }

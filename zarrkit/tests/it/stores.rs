@@ -445,3 +445,39 @@ fn walking_a_consolidated_v3_hierarchy_reads_one_document() {
     assert_eq!(root.walk().unwrap().len(), 4);
     assert_eq!(counted.reads(), 1);
 }
+
+/// Issue #13: partial reads of shards (an index, then inner chunks, per
+/// shard) from a store with a round trip per read also overlap, beyond
+/// one shard per core. Counted by the store, as shards read at once.
+#[cfg(feature = "zstd")]
+#[test]
+fn partial_shard_reads_overlap_on_a_store_with_latency() {
+    use std::time::Duration;
+    use zarrkit::codec::sharding::ShardingCodec;
+    use zarrkit::codec::{Codec, bytes::BytesCodec, zstd::ZstdCodec};
+    use zarrkit::store::testing::LatencyStore;
+    use zarrkit::{Array, Region, metadata::DataType};
+    let memory: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let zstd = Codec::BytesToBytes(Arc::new(ZstdCodec::new(0, false).unwrap()));
+    let bytes = Codec::ArrayToBytes(Arc::new(BytesCodec::little()));
+    let sharding = Codec::ArrayToBytes(Arc::new(ShardingCodec::new(&[4, 4], vec![bytes, zstd])));
+    let shape = [128u64, 128];
+    let array = Array::builder(&shape, DataType::UInt16, &[16, 16])
+        .codecs(vec![sharding])
+        .create(Arc::clone(&memory), "/s")
+        .unwrap();
+    let data: Vec<u16> = (0..128 * 128).map(|i| (i % 977) as u16).collect();
+    array.write_region(&Region::whole(&shape), &data).unwrap();
+    let slow = Arc::new(LatencyStore::new(memory, Duration::from_millis(20), 64));
+    let array = Array::open(Arc::clone(&slow) as Arc<dyn Store>, "/s").unwrap();
+    slow.reset_counts();
+    // The 8 shards of the first column, each covered in part.
+    let region = Region::new(vec![0, 1], vec![128, 14]);
+    let got: Vec<u16> = array.read_region(&region).unwrap();
+    for (i, row) in got.chunks(14).enumerate() {
+        let start = i * 128 + 1;
+        assert_eq!(row, &data[start..start + 14], "row {i}");
+    }
+    // All 8 shards are read at once, whatever the number of cores.
+    assert_eq!(slow.peak_keys_in_flight(), 8);
+}
