@@ -424,8 +424,9 @@ fn reads_keep_the_stores_concurrency_in_flight() {
 }
 
 /// Issue #13: opening a hierarchy with consolidated metadata and walking
-/// it (what `zarrkit tree` does) reads one document, so a remote store
-/// answers it in one round trip.
+/// it (what `zarrkit tree` does) takes one round trip on a remote store:
+/// the root's documents of every format, asked for at once, and nothing
+/// after them.
 #[test]
 fn walking_a_consolidated_v3_hierarchy_reads_one_document() {
     use std::time::Duration;
@@ -440,10 +441,10 @@ fn walking_a_consolidated_v3_hierarchy_reads_one_document() {
             .unwrap();
     }
     zarrkit::format::consolidate::consolidate(memory.as_ref(), "/").unwrap();
-    let counted = Arc::new(LatencyStore::new(memory, Duration::ZERO, 64));
+    let counted = Arc::new(LatencyStore::new(memory, Duration::from_millis(20), 64));
     let root = Group::open(Arc::clone(&counted) as Arc<dyn Store>, "/").unwrap();
     assert_eq!(root.walk().unwrap().len(), 4);
-    assert_eq!(counted.reads(), 1);
+    assert_eq!(counted.peak_in_flight(), counted.reads());
 }
 
 /// Issue #13: partial reads of shards (an index, then inner chunks, per
@@ -480,4 +481,24 @@ fn partial_shard_reads_overlap_on_a_store_with_latency() {
     }
     // All 8 shards are read at once, whatever the number of cores.
     assert_eq!(slow.peak_keys_in_flight(), 8);
+}
+
+/// Issue #13: reading a node on a remote store asks for every format's
+/// documents at once, not one format after another: a v2 group (after no
+/// `zarr.json`, no `.zarray`) costs one round trip, not four.
+#[test]
+fn reading_a_v2_group_on_a_remote_store_reads_its_documents_at_once() {
+    use std::time::Duration;
+    use zarrkit::format::ZarrFormat;
+    use zarrkit::store::testing::LatencyStore;
+    use zarrkit::{Group, metadata::JsonMap};
+    let memory: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    Group::create_as(Arc::clone(&memory), "/", ZarrFormat::V2, JsonMap::new()).unwrap();
+    let counted = LatencyStore::new(memory, Duration::from_millis(20), 64);
+    let (format, _) = zarrkit::format::read_node(&counted, &zarrkit::NodePath::root())
+        .unwrap()
+        .unwrap();
+    assert_eq!(format, ZarrFormat::V2);
+    // Everything read was read at once: one round trip.
+    assert_eq!(counted.peak_in_flight(), counted.reads());
 }
