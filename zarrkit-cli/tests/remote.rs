@@ -139,3 +139,19 @@ fn a_url_with_no_hierarchy_says_so() {
         run.stderr
     );
 }
+
+/// `--anonymous` sends unsigned requests: the test bucket is not public,
+/// so the server refuses them, and the error says access was denied.
+#[test]
+fn anonymous_requests_to_a_private_bucket_are_denied() {
+    let Some(endpoint) = server("ZARRKIT_S3_ENDPOINT") else {
+        return;
+    };
+    let bucket = std::env::var("ZARRKIT_TEST_BUCKET").unwrap_or_else(|_| "zarrkit".into());
+    let url = format!("s3://{bucket}/{}/data.zarr", unique("cli"));
+    let mut args = s3_args(&endpoint);
+    args.extend(["--anonymous".to_string(), "tree".to_string(), url]);
+    let run = zarrkit(args);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(run.stderr.contains("denied"), "{}", run.stderr);
+}

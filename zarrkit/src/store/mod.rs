@@ -351,7 +351,7 @@ pub enum StoreError {
     /// The server refused access to a key: wrong or missing credentials, or
     /// a policy that does not allow the operation (HTTP 401 or 403).
     #[error(
-        "access to `{key}` denied by {store} (check the credentials, or --anonymous for a public bucket)"
+        "access to `{key}` denied by {store} (check the credentials; a public bucket opens anonymously)"
     )]
     AccessDenied {
         /// The backend's name and location.

@@ -428,7 +428,7 @@ fn reads_keep_the_stores_concurrency_in_flight() {
 /// the root's documents of every format, asked for at once, and nothing
 /// after them.
 #[test]
-fn walking_a_consolidated_v3_hierarchy_reads_one_document() {
+fn walking_a_consolidated_v3_hierarchy_takes_one_round_trip() {
     use std::time::Duration;
     use zarrkit::store::testing::LatencyStore;
     use zarrkit::{Array, Group, metadata::DataType, metadata::JsonMap};
