@@ -319,6 +319,7 @@ mod remote {
     }
 
     /// Finishes a builder: anonymous access, retries, then `build`.
+    #[cfg(any(feature = "s3", feature = "gcs", feature = "azure"))]
     macro_rules! finish {
         ($builder:expr, $options:expr, $backend:expr, $location:expr) => {{
             let mut builder = $builder;
@@ -336,6 +337,7 @@ mod remote {
     /// Whether the configured endpoint is plain HTTP (a local test server,
     /// MinIO) and no option says whether to allow it: without
     /// `allow_http`, the client would refuse it with a message about TLS.
+    #[cfg(any(feature = "s3", feature = "azure"))]
     fn plain_http(endpoint: Option<String>, options: &StoreOptions) -> bool {
         endpoint.is_some_and(|e| e.starts_with("http://"))
             && options.get("allow_http").is_none()
