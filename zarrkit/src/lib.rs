@@ -79,7 +79,9 @@ pub use format::consolidate;
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
 
-pub use array::{Array, ArrayBuilder, DEFAULT_MEMORY_BUDGET, Element, Region};
+pub use array::{
+    Array, ArrayBuilder, DEFAULT_IN_FLIGHT_BYTES, DEFAULT_MEMORY_BUDGET, Element, Region,
+};
 pub use error::{Error, NodeKind};
 pub use group::{Group, Node};
 pub use node::NodePath;

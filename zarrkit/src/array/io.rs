@@ -23,11 +23,6 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 /// The decoded bytes a batch of large chunks aims to stay under.
 const BATCH_BYTES: usize = 64 << 20;
 
-/// The decoded bytes a read from a remote store keeps in flight: a batch
-/// being decoded, one fetched and waiting, and one being fetched, each a
-/// third of this.
-const IN_FLIGHT_BYTES: usize = 256 << 20;
-
 /// The threads of [`remote_pool`].
 const REMOTE_THREADS: usize = 64;
 
@@ -247,13 +242,14 @@ impl Array {
     ///
     /// A remote store ([`Store::concurrency`] above 1) gets batches of at
     /// least as many chunks as it keeps requests in flight, within a third
-    /// of [`IN_FLIGHT_BYTES`] (see [`Self::read_planned`]).
+    /// of [`Array::in_flight_bytes`]: a batch being decoded, one fetched
+    /// and waiting, and one being fetched (see [`Self::read_planned`]).
     pub(super) fn batch_size(&self) -> usize {
         let threads = rayon::current_num_threads();
         let in_flight = self.store.concurrency();
         let by_count = (threads * 4).max(8).max(in_flight);
         let budget = if in_flight > 1 {
-            IN_FLIGHT_BYTES / 3
+            self.in_flight_bytes / 3
         } else {
             BATCH_BYTES
         };

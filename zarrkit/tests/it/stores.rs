@@ -502,3 +502,27 @@ fn reading_a_v2_group_on_a_remote_store_reads_its_documents_at_once() {
     // Everything read was read at once: one round trip.
     assert_eq!(counted.peak_in_flight(), counted.reads());
 }
+
+/// Issue #13: the bytes in flight stay within the array's budget: a budget
+/// of three batches of 16 chunks keeps 16 requests in flight, not 64.
+#[test]
+fn the_in_flight_budget_bounds_the_requests_in_flight() {
+    use std::time::Duration;
+    use zarrkit::store::testing::LatencyStore;
+    use zarrkit::{Array, Region, metadata::DataType};
+    let memory: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let shape = [64u64, 64, 128];
+    let array = Array::builder(&shape, DataType::UInt16, &[8, 8, 16])
+        .create(Arc::clone(&memory), "/a")
+        .unwrap();
+    let data: Vec<u16> = (0..64 * 64 * 128).map(|i| (i % 1000) as u16).collect();
+    let region = Region::whole(&shape);
+    array.write_region(&region, &data).unwrap();
+    let slow = Arc::new(LatencyStore::new(memory, Duration::from_millis(5), 64));
+    let mut array = Array::open(Arc::clone(&slow) as Arc<dyn Store>, "/a").unwrap();
+    // 8 × 8 × 16 two-byte elements: 2 KiB a chunk.
+    array.set_in_flight_bytes(3 * 16 * 2048);
+    slow.reset_counts();
+    assert_eq!(array.read_region::<u16>(&region).unwrap(), data);
+    assert_eq!(slow.peak_in_flight(), 16);
+}
