@@ -26,11 +26,12 @@ const BATCH_BYTES: usize = 64 << 20;
 /// The threads of [`remote_pool`].
 const REMOTE_THREADS: usize = 64;
 
-/// The pool that runs partial reads from a store with `concurrency` above
-/// 1: [`REMOTE_THREADS`] threads, made on first use, which mostly wait on
-/// the network. `None` for a local store (or if the pool cannot be made),
-/// whose partial reads stay on the global pool.
-fn remote_pool(concurrency: usize) -> Option<&'static rayon::ThreadPool> {
+/// The pool that runs partial reads (and the opening of a group's children)
+/// from a store with `concurrency` above 1: [`REMOTE_THREADS`] threads,
+/// made on first use, which mostly wait on the network. `None` for a local
+/// store (or if the pool cannot be made), whose reads stay on the global
+/// pool.
+pub(crate) fn remote_pool(concurrency: usize) -> Option<&'static rayon::ThreadPool> {
     static POOL: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
     if concurrency <= 1 {
         return None;

@@ -12,6 +12,7 @@
 mod builder;
 mod element;
 mod io;
+pub(crate) use io::remote_pool;
 mod object;
 mod plan;
 mod stored;

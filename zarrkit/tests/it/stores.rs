@@ -526,3 +526,27 @@ fn the_in_flight_budget_bounds_the_requests_in_flight() {
     assert_eq!(array.read_region::<u16>(&region).unwrap(), data);
     assert_eq!(slow.peak_in_flight(), 16);
 }
+
+/// Issue #13: the children of a group without consolidated metadata open
+/// at once on a remote store (each child's documents a round trip), not one
+/// after another.
+#[test]
+fn a_groups_children_open_at_once_on_a_remote_store() {
+    use std::time::Duration;
+    use zarrkit::store::testing::LatencyStore;
+    use zarrkit::{Array, Group, metadata::DataType, metadata::JsonMap};
+    let memory: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    Group::create(Arc::clone(&memory), "/", JsonMap::new()).unwrap();
+    for i in 0..8 {
+        Array::builder(&[10], DataType::Int32, &[5])
+            .create(Arc::clone(&memory), &format!("/a{i}"))
+            .unwrap();
+    }
+    let counted = Arc::new(LatencyStore::new(memory, Duration::from_millis(20), 64));
+    let root = Group::open(Arc::clone(&counted) as Arc<dyn Store>, "/").unwrap();
+    counted.reset_counts();
+    assert_eq!(root.children().unwrap().len(), 8);
+    // Every child's documents (one batch of the 6 each format keeps
+    // beside a node) were in flight together: 48, not 6.
+    assert_eq!(counted.peak_in_flight(), 8 * 6);
+}
