@@ -515,6 +515,15 @@ async fn read_ranges(
 type Answers = Vec<(Vec<usize>, Result<Option<Vec<Vec<u8>>>, Failure>)>;
 
 impl RemoteStore {
+    /// Whether `err`, from a read, means a missing key: over HTTP a static
+    /// file server answers 403 Forbidden for a directory (nginx does, for
+    /// `meta` holding a v3 draft's documents, where a v1 reader looks for
+    /// a file), as the filesystem store reads a directory as no value. A
+    /// 401 (credentials) stays [`StoreError::AccessDenied`].
+    fn forbidden_is_missing(&self, err: &object_store::Error) -> bool {
+        self.backend == Backend::Http && matches!(err, object_store::Error::PermissionDenied { .. })
+    }
+
     /// Whether the backend answers suffix ranges itself.
     fn has_suffix_ranges(&self) -> bool {
         self.backend != Backend::Azure
@@ -577,6 +586,7 @@ impl RemoteStore {
                 }
                 Ok(None) => {}
                 Err(Failure::NotFound(err)) if !is_missing_bucket(&err) => {}
+                Err(Failure::Backend(err)) if self.forbidden_is_missing(&err) => {}
                 Err(failure) => {
                     return Err(self.error(requests[indices[0]].0.as_str(), failure, false));
                 }
@@ -903,6 +913,7 @@ impl Store for RemoteStore {
         match self.run(key.as_str(), false, async move { inner.head(&path).await })? {
             Ok(meta) => Ok(Some(meta.size)),
             Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(err) if self.forbidden_is_missing(&err) => Ok(None),
             Err(err) => Err(self.error(key.as_str(), Failure::from(err), false)),
         }
     }
