@@ -411,7 +411,7 @@ impl Array {
     }
 
     /// The decoded bytes a read from a remote store (one whose
-    /// [`Store::concurrency`](crate::store::Store::concurrency) is above 1)
+    /// [`Store::concurrency`] is above 1)
     /// keeps in flight while it fetches ahead: three batches of chunks, each
     /// a third of this, but always at least one chunk per thread;
     /// [`DEFAULT_IN_FLIGHT_BYTES`] unless set.
