@@ -15,17 +15,25 @@ use std::io::{BufWriter, Write};
 use std::process::ExitCode;
 
 const LONG_ABOUT: &str = "\
-Inspect Zarr hierarchies on the filesystem in every Zarr format, export their \
-arrays, and migrate them between formats: Zarr v3 (3.0, 3.1), v2, v1, the v3 \
-drafts of 2022-05-25 (`v3-draft-2022`), 2019-06-19 (`v3-draft-2019`) and early \
-2019 (`v3-draft-2019a`), and zarr-python 2.x's experimental v3 layout \
-(`v3-draft-2019-json`, `meta/root/….json`). Remote stores (URLs) and zip files \
+Inspect Zarr hierarchies on the filesystem and in object storage in every Zarr \
+format, export their arrays, and migrate them between formats: Zarr v3 (3.0, \
+3.1), v2, v1, the v3 drafts of 2022-05-25 (`v3-draft-2022`), 2019-06-19 \
+(`v3-draft-2019`) and early 2019 (`v3-draft-2019a`), and zarr-python 2.x's \
+experimental v3 layout (`v3-draft-2019-json`, `meta/root/….json`). Zip files \
 are not supported yet.
 
-A store is a directory holding a Zarr hierarchy: its root node's document \
+A store is a directory or a URL holding a Zarr hierarchy: its root node's document \
 (`zarr.json`; for v2, `.zgroup` or `.zarray`; for v1, `meta`; for the v3 drafts, \
 the entry point `zarr.json`) sits directly in it. Nodes inside the store are named by paths \
-such as `/weather/temperature` (`/` is the root).";
+such as `/weather/temperature` (`/` is the root).
+
+URLs: `s3://bucket/prefix`, `gs://bucket/prefix`, `az://container/prefix` \
+(also `azure://`, `abfs://`), `http://` and `https://` (read-only). Credentials, \
+endpoints and regions come from the environment variables the cloud tools use \
+(`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_REGION`, `AWS_ENDPOINT_URL`, \
+`GOOGLE_SERVICE_ACCOUNT`, `AZURE_STORAGE_ACCOUNT_NAME`, …) and from \
+`--storage-option KEY=VALUE`; `--anonymous` reads public buckets without \
+credentials.";
 
 const AFTER_LONG_HELP: &str = "\
 Examples:
@@ -36,6 +44,9 @@ Examples:
   zarrkit export testdata/sample.zarr /weather/temperature --out temperature.npy
   zarrkit migrate --dry-run old-v2.zarr new.zarr
   zarrkit consolidate --check --json testdata/sample.zarr
+  zarrkit tree --anonymous s3://bucket/data.zarr
+  zarrkit info --storage-option aws_endpoint=http://127.0.0.1:8333 s3://bucket/data.zarr/a
+  zarrkit migrate --to v3 old-v2.zarr s3://bucket/new.zarr
 
 Exit codes: 0 success, 1 error (the message on stderr names the path), 2 usage error.";
 
@@ -54,6 +65,18 @@ struct Cli {
     /// (by default a key reached through one is refused, and listings skip it)
     #[arg(long, global = true)]
     follow_links_outside_root: bool,
+
+    /// Open remote stores without credentials (unsigned requests), as
+    /// public buckets allow
+    #[arg(long, global = true)]
+    anonymous: bool,
+
+    /// An option of remote stores, KEY=VALUE (repeatable): the object_store
+    /// keys such as `aws_endpoint`, `aws_region`, `allow_http`, `timeout`,
+    /// and zarrkit's `concurrency` (requests in flight, default 64),
+    /// `max_retries` and `retry_timeout` (seconds)
+    #[arg(long = "storage-option", global = true, value_name = "KEY=VALUE", value_parser = parse_storage_option)]
+    storage_options: Vec<(String, String)>,
 
     #[command(subcommand)]
     command: Command,
@@ -99,6 +122,16 @@ enum Command {
     Consolidate(cmd::consolidate::ConsolidateArgs),
 }
 
+/// Parses `KEY=VALUE` of `--storage-option`.
+fn parse_storage_option(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((key, value)) if !key.trim().is_empty() => {
+            Ok((key.trim().to_string(), value.to_string()))
+        }
+        _ => Err(format!("`{text}` is not KEY=VALUE")),
+    }
+}
+
 fn main() -> ExitCode {
     // Usage errors print clap's message and exit with 2.
     let cli = Cli::parse();
@@ -116,6 +149,11 @@ fn main() -> ExitCode {
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     cmd::follow_links_outside_root(cli.follow_links_outside_root);
+    let mut options = zarrkit::store::StoreOptions::new().anonymous(cli.anonymous);
+    for (key, value) in &cli.storage_options {
+        options.set(key, value.clone());
+    }
+    cmd::set_store_options(options);
     let result = match cli.command {
         Command::Info(args) => cmd::info::run(&args, &mut out),
         Command::Tree(args) => cmd::tree::run(&args, &mut out),
@@ -134,6 +172,10 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         // `zarrkit tree ... | head` closes the pipe early; that is not a failure.
         Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
+        Err(err) if cmd::is_usage_error(&err) => {
+            eprintln!("error: {err:#}");
+            ExitCode::from(2)
+        }
         Err(err) => {
             eprintln!("error: {err:#}");
             if cmd::is_link_outside_root(&err) {

@@ -422,10 +422,17 @@ impl Group {
                 .map(|(path, metadata)| self.node_from_view(view, path.clone(), metadata.clone()))
                 .collect();
         }
-        format::list_children(self.store.as_ref(), &self.path, self.format)?
-            .into_iter()
-            .map(|child| Node::open_path(Arc::clone(&self.store), child))
-            .collect()
+        let children = format::list_children(self.store.as_ref(), &self.path, self.format)?;
+        let open = |child| Node::open_path(Arc::clone(&self.store), child);
+        // On a remote store each child's documents are a round trip: open
+        // the children at once rather than one after another.
+        match crate::array::remote_pool(self.store.concurrency()) {
+            Some(pool) if children.len() > 1 => {
+                use rayon::prelude::*;
+                pool.install(|| children.into_par_iter().map(open).collect())
+            }
+            _ => children.into_iter().map(open).collect(),
+        }
     }
 
     /// Every node below the group, depth first, parents before children and

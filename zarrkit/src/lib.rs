@@ -82,8 +82,8 @@ pub use format::consolidate;
 pub struct ReadmeDoctests;
 
 pub use array::{
-    Array, ArrayBuilder, DEFAULT_MEMORY_BUDGET, Element, Region, Selection, SelectionError,
-    SelectionItem, SelectionMode, Slice,
+    Array, ArrayBuilder, DEFAULT_IN_FLIGHT_BYTES, DEFAULT_MEMORY_BUDGET, Element, Region,
+    Selection, SelectionError, SelectionItem, SelectionMode, Slice,
 };
 pub use error::{Error, NodeKind};
 pub use group::{Group, Node};

@@ -67,7 +67,7 @@ pub struct ConsolidateArgs {
 pub fn run(args: &ConsolidateArgs, out: &mut impl Write) -> anyhow::Result<()> {
     // `locate` finds the store above a path that does not exist (and the
     // node is then missing); a consolidation target must exist.
-    if args.path.is_none() && !args.target.exists() {
+    if args.path.is_none() && super::url_of(&args.target).is_none() && !args.target.exists() {
         check_supported(&args.target)?;
         bail!("`{}` does not exist", args.target.display());
     }

@@ -1,6 +1,6 @@
 //! `zarrkit migrate`: copy a whole hierarchy into another Zarr format.
 
-use super::{check_supported, format_bytes, open_store, plural, resolve};
+use super::{check_supported, format_bytes, open_store, open_url, plural, resolve, url_of};
 use anyhow::Context;
 use clap::Args;
 use clap::builder::{PossibleValue, TypedValueParser};
@@ -170,12 +170,16 @@ pub fn run(args: &MigrateArgs, out: &mut impl Write) -> anyhow::Result<()> {
             )
         })
     };
+    let dst_url = url_of(&args.dst);
     let open_dst = || -> anyhow::Result<Arc<dyn Store>> {
+        if let Some(url) = dst_url {
+            return open_url(url);
+        }
         Ok(Arc::new(FilesystemStore::new(&args.dst).with_context(
             || format!("cannot open `{}`", args.dst.display()),
         )?))
     };
-    if resuming && !args.dry_run {
+    if resuming && !args.dry_run && dst_url.is_none() {
         // A resumed migration owns the destination: the temporary files of
         // the interrupted run's unfinished writes can go.
         let dst = FilesystemStore::open_existing(&args.dst)
@@ -192,7 +196,7 @@ pub fn run(args: &MigrateArgs, out: &mut impl Write) -> anyhow::Result<()> {
             )?;
         }
     }
-    let plan = if args.dst.exists() {
+    let plan = if dst_url.is_some() || args.dst.exists() {
         make_plan(open_dst()?)?
     } else {
         // Plan against an empty store first, so a refused migration (and a
@@ -327,7 +331,13 @@ pub fn check_usage(args: &MigrateArgs) -> Result<(), String> {
 /// migration would copy its own output (`migrate a.zarr a.zarr/sub` wrote
 /// a copy into the source), or write over what it reads.
 fn check_not_nested(src: &Path, dst: &Path) -> anyhow::Result<()> {
-    let (src_full, dst_full) = (resolve(src)?, resolve(dst)?);
+    let (src_full, dst_full) = match (url_of(src), url_of(dst)) {
+        (None, None) => (resolve(src)?, resolve(dst)?),
+        // `Path::starts_with` compares whole names, as URL prefixes must be.
+        (Some(src), Some(dst)) => (PathBuf::from(src), PathBuf::from(dst)),
+        // A local directory and a URL: never one inside the other.
+        _ => return Ok(()),
+    };
     if dst_full.starts_with(&src_full) {
         anyhow::bail!(
             "the destination `{}` is inside the source `{}`: migrate into a directory outside it",
@@ -349,6 +359,21 @@ fn check_not_nested(src: &Path, dst: &Path) -> anyhow::Result<()> {
 /// a store is opened on it, unless it holds the marker of an unfinished
 /// migration: returns whether it does (the migration then resumes).
 fn check_destination(dst: &Path) -> anyhow::Result<bool> {
+    if let Some(url) = url_of(dst) {
+        let store = open_url(url)?;
+        if zarrkit::migrate::check_finished(store.as_ref()).is_err() {
+            return Ok(true);
+        }
+        let listed = store
+            .list_dir(&zarrkit::store::StorePrefix::root())
+            .with_context(|| format!("cannot list the destination `{url}`"))?;
+        if !listed.keys.is_empty() || !listed.prefixes.is_empty() {
+            anyhow::bail!(
+                "the destination `{url}` is not empty (migrate into a new or empty prefix)"
+            );
+        }
+        return Ok(false);
+    }
     match std::fs::read_dir(dst) {
         Ok(mut entries) => {
             if dst.join(MIGRATION_MARKER).is_file() {

@@ -10,9 +10,9 @@ pub mod tree;
 use anyhow::{Context, bail};
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use zarrkit::NodePath;
-use zarrkit::store::{FilesystemStore, SkipReason, Store, StoreError};
+use zarrkit::store::{FilesystemStore, SkipReason, Store, StoreError, StoreKey, StoreOptions};
 
 /// The names of node documents in every format read (v3 `zarr.json`, v2
 /// `.zarray` and `.zgroup`, v1 `meta`), as the library lists them.
@@ -36,7 +36,11 @@ when `data/my.zarr/zarr.json`, `data/my.zarr/a/zarr.json` and \
 `data/my.zarr/a/b/zarr.json` exist and `data/zarr.json` does not. A path \
 below a node that does not exist still finds the store (and then reports \
 that the node is missing). With `--path`, no search is made: the first \
-argument is the store root and `--path` names the node.";
+argument is the store root and `--path` names the node.
+
+A URL (`s3://bucket/data.zarr/a/b`, `gs://…`, `az://…`, `https://…`) is \
+split the same way, by looking for the node documents under each prefix \
+of its path (all in one batch of requests).";
 
 /// A store root on the filesystem and a node inside it.
 #[derive(Debug)]
@@ -54,6 +58,9 @@ pub struct Location {
 /// If the target does not exist, no hierarchy contains it, a path component
 /// is not valid UTF-8, or the node path is invalid.
 pub fn locate(target: &Path, explicit_node: Option<&str>) -> anyhow::Result<Location> {
+    if let Some(url) = url_of(target) {
+        return locate_remote(url, explicit_node);
+    }
     check_supported(target)?;
     if let Some(node) = explicit_node {
         check_store_dir(target)?;
@@ -119,6 +126,110 @@ pub fn locate(target: &Path, explicit_node: Option<&str>) -> anyhow::Result<Loca
     })
 }
 
+/// The URL `target` is (`s3://…`, `https://…`), or `None` for a local path.
+pub fn url_of(target: &Path) -> Option<&str> {
+    let text = target.to_str()?;
+    let (scheme, _) = text.split_once("://")?;
+    let is_scheme = scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+    is_scheme.then_some(text)
+}
+
+/// [`locate`] for a URL: probes every prefix of the URL's path for the
+/// node documents of every format, in one batch, and takes the topmost of
+/// the prefixes holding one (that contain the target) as the store root.
+fn locate_remote(url: &str, explicit_node: Option<&str>) -> anyhow::Result<Location> {
+    let (scheme, rest) = url.split_once("://").unwrap_or((url, ""));
+    let rest = rest.trim_end_matches('/');
+    let url = format!("{scheme}://{rest}");
+    if let Some(node) = explicit_node {
+        return Ok(Location {
+            root: PathBuf::from(url),
+            node: NodePath::new(node)?,
+        });
+    }
+    let (host, path) = rest.split_once('/').unwrap_or((rest, ""));
+    let base = format!("{scheme}://{host}");
+    let mut names: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    // `…/a/zarr.json` (or `.zarray`, `.zgroup`) means the node `…/a`.
+    if names.last().is_some_and(|n| NODE_DOCUMENTS.contains(n)) {
+        names.pop();
+    }
+    let store = open_url(&base)?;
+    let mut requests = Vec::new();
+    for depth in 0..=names.len() {
+        for document in NODE_DOCUMENTS {
+            let mut key = names[..depth].join("/");
+            if !key.is_empty() {
+                key.push('/');
+            }
+            key.push_str(document);
+            requests.push((StoreKey::new(key)?, None));
+        }
+    }
+    let found = store
+        .get_partial_values(&requests)
+        .with_context(|| format!("cannot look for a Zarr hierarchy at `{url}`"))?;
+    let is_node = |depth: usize| {
+        found[depth * NODE_DOCUMENTS.len()..(depth + 1) * NODE_DOCUMENTS.len()]
+            .iter()
+            .any(Option::is_some)
+    };
+    let mut root = None;
+    for depth in (0..=names.len()).rev() {
+        if is_node(depth) {
+            root = Some(depth);
+        } else if root.is_some() {
+            break;
+        }
+    }
+    let Some(root) = root else {
+        bail!(
+            "no Zarr hierarchy at `{url}`: neither it nor a prefix above it holds `{NODE_DOCUMENT}`, `.zarray`, `.zgroup` or a v1 `meta`"
+        );
+    };
+    let mut root_url = base;
+    for name in &names[..root] {
+        root_url.push('/');
+        root_url.push_str(name);
+    }
+    Ok(Location {
+        root: PathBuf::from(root_url),
+        node: NodePath::new(&names[root..].join("/"))?,
+    })
+}
+
+/// The options of every store opened from now on (`--anonymous`,
+/// `--storage-option`), set once by `main`.
+static STORE_OPTIONS: OnceLock<StoreOptions> = OnceLock::new();
+
+/// Sets the options remote stores are opened with.
+pub fn set_store_options(options: StoreOptions) {
+    let _ = STORE_OPTIONS.set(options);
+}
+
+/// Opens the remote store at `url` with the command line's options.
+///
+/// # Errors
+/// If the URL is malformed or names a store this build cannot open.
+pub fn open_url(url: &str) -> anyhow::Result<Arc<dyn Store>> {
+    let options = STORE_OPTIONS.get().cloned().unwrap_or_default();
+    zarrkit::store::open(url, &options).with_context(|| format!("cannot open store `{url}`"))
+}
+
+/// Whether `err` is a malformed location or storage option, which the
+/// command line reports as a usage error (exit code 2).
+pub fn is_usage_error(err: &anyhow::Error) -> bool {
+    err.chain().any(|cause| {
+        matches!(
+            cause.downcast_ref::<StoreError>(),
+            Some(StoreError::InvalidLocation { .. } | StoreError::InvalidOption { .. })
+        )
+    })
+}
+
 /// `path` made absolute with `..`, `.` and symbolic links resolved in the
 /// part of it that exists (the rest, which does not exist yet, appended).
 ///
@@ -160,26 +271,17 @@ fn split_existing(path: &Path) -> (Option<PathBuf>, Vec<std::ffi::OsString>) {
     (existing, rest)
 }
 
-/// Refuses, saying what is unsupported, a target that names a kind of store
-/// the CLI cannot open yet: a URL (`https://…`, `s3://…`: remote stores) or
-/// a zip file (`data.zip`, `data.zip/a/b`). Without this they fell through
-/// to "does not exist" or "no Zarr hierarchy", which sends the user looking
-/// for a typo.
+/// Refuses, saying what is unsupported, a local target that names a kind
+/// of store the CLI cannot open yet: a zip file (`data.zip`,
+/// `data.zip/a/b`). Without this it fell through to "does not exist" or
+/// "no Zarr hierarchy", which sends the user looking for a typo. URLs pass.
 ///
 /// # Errors
-/// If `target` is a URL or lies in a zip file.
+/// If `target` lies in a zip file.
 pub fn check_supported(target: &Path) -> anyhow::Result<()> {
-    let text = target.to_string_lossy();
-    if let Some((scheme, _)) = text.split_once("://")
-        && !scheme.is_empty()
-        && scheme
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
-    {
-        bail!(
-            "`{text}` is a URL ({scheme}://), and remote stores are not supported yet: \
-             zarrkit opens local directories only (download the store first)"
-        );
+    if url_of(target).is_some() {
+        // The library says what it cannot open (a zip inside a remote store).
+        return Ok(());
     }
     let mut prefix = PathBuf::new();
     for component in target.components() {
@@ -205,6 +307,9 @@ pub fn check_supported(target: &Path) -> anyhow::Result<()> {
 /// # Errors
 /// If it does not exist or is not a directory, or is a URL or a zip file.
 pub fn check_store_dir(root: &Path) -> anyhow::Result<()> {
+    if url_of(root).is_some() {
+        return Ok(());
+    }
     check_supported(root)?;
     match std::fs::metadata(root) {
         Ok(m) if m.is_dir() => Ok(()),
@@ -228,11 +333,17 @@ pub fn follow_links_outside_root(follow: bool) {
     FOLLOW_LINKS_OUTSIDE_ROOT.store(follow, Ordering::Relaxed);
 }
 
-/// Opens the filesystem store at `root`, which must be an existing directory.
+/// Opens the store at `root`: a URL, or an existing directory.
 ///
 /// # Errors
 /// If `root` is not a directory or the store cannot be opened.
 pub fn open_store(root: &Path) -> anyhow::Result<Arc<dyn Store>> {
+    if let Some(url) = url_of(root) {
+        let store = open_url(url)?;
+        zarrkit::migrate::check_finished(store.as_ref())
+            .with_context(|| format!("cannot open store `{url}`"))?;
+        return Ok(store);
+    }
     check_store_dir(root)?;
     let store = FilesystemStore::open_existing(root)
         .with_context(|| format!("cannot open store `{}`", root.display()))?

@@ -23,6 +23,29 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 /// The decoded bytes a batch of large chunks aims to stay under.
 const BATCH_BYTES: usize = 64 << 20;
 
+/// The threads of [`remote_pool`].
+const REMOTE_THREADS: usize = 64;
+
+/// The pool that runs partial reads (and the opening of a group's children)
+/// from a store with `concurrency` above 1: [`REMOTE_THREADS`] threads,
+/// made on first use, which mostly wait on the network. `None` for a local
+/// store (or if the pool cannot be made), whose reads stay on the global
+/// pool.
+pub(crate) fn remote_pool(concurrency: usize) -> Option<&'static rayon::ThreadPool> {
+    static POOL: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
+    if concurrency <= 1 {
+        return None;
+    }
+    POOL.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(REMOTE_THREADS)
+            .thread_name(|i| format!("zarrkit-remote-read-{i}"))
+            .build()
+            .ok()
+    })
+    .as_ref()
+}
+
 /// The number of lock stripes shared by every array in the process.
 const STRIPES: usize = 256;
 
@@ -217,12 +240,23 @@ impl Array {
     /// busy, few enough that memory in flight stays a few chunks per thread
     /// and, for large chunks (whole shards), about [`BATCH_BYTES`] of
     /// decoded data (but always one chunk per thread).
+    ///
+    /// A remote store ([`Store::concurrency`] above 1) gets batches of at
+    /// least as many chunks as it keeps requests in flight, within a third
+    /// of [`Array::in_flight_bytes`]: a batch being decoded, one fetched
+    /// and waiting, and one being fetched (see [`Self::read_planned`]).
     pub(super) fn batch_size(&self) -> usize {
         let threads = rayon::current_num_threads();
-        let by_count = (threads * 4).max(8);
+        let in_flight = self.store.concurrency();
+        let by_count = (threads * 4).max(8).max(in_flight);
+        let budget = if in_flight > 1 {
+            self.in_flight_bytes / 3
+        } else {
+            BATCH_BYTES
+        };
         // Variable-length chunks have no fixed size: the count alone bounds them.
         let chunk = self.chunk_repr.size_bytes().unwrap_or(0).max(1);
-        by_count.min((BATCH_BYTES / chunk).max(threads).max(1))
+        by_count.min((budget / chunk).max(threads).max(1))
     }
 
     /// The representation of the chunk `piece` lies in.
@@ -633,8 +667,8 @@ impl Array {
             } else {
                 (Vec::new(), pieces)
             };
-        match out {
-            ReadOut::Fixed(buf) => self.read_partial_into(region, &partial, buf)?,
+        let read_partial = |out: &mut ReadOut<'_>| match out {
+            ReadOut::Fixed(buf) => self.read_partial_into(region, &partial, buf),
             ReadOut::Vlen { .. } => {
                 for batch in partial.chunks(self.batch_size()) {
                     let decoded = batch
@@ -643,37 +677,86 @@ impl Array {
                         .collect::<Result<Vec<_>, Error>>()?;
                     out.put(self, region, decoded, true)?;
                 }
+                Ok(())
             }
+        };
+        // A partial read of a chunk reads through its own snapshot, from a
+        // rayon task: on a remote store each task mostly waits on a round
+        // trip, so there run as many tasks as the store keeps requests in
+        // flight, not one per core.
+        match remote_pool(self.store.concurrency()).filter(|_| !partial.is_empty()) {
+            Some(pool) => pool.install(|| read_partial(out))?,
+            None => read_partial(out)?,
         }
-        for batch in pieces.chunks(self.batch_size()) {
+        let batches: Vec<&[ChunkPiece]> = pieces.chunks(self.batch_size()).collect();
+        let fetch = |batch: &[ChunkPiece]| {
             let requests: Vec<ReadRequest> = batch.iter().map(|p| (p.key.clone(), None)).collect();
-            let fetched = self.store.get_partial_values(&requests)?;
-            let staged: Vec<(&ChunkPiece, Option<Vec<u8>>)> = match out {
-                ReadOut::Fixed(buf) => {
-                    let elem = self.data_type().size();
-                    let mut direct = Vec::new();
-                    let mut staged = Vec::new();
-                    for (piece, bytes) in batch.iter().zip(fetched) {
-                        match self.contiguous_range(region, piece, elem) {
-                            Some(range) => direct.push((range, piece, bytes)),
-                            None => staged.push((piece, bytes)),
-                        }
-                    }
-                    self.decode_direct(direct, buf)?;
-                    staged
-                }
-                ReadOut::Vlen { .. } => batch.iter().zip(fetched).collect(),
-            };
-            if !staged.is_empty() {
-                let decoded = staged
-                    .into_par_iter()
-                    .map(|(piece, bytes)| {
-                        let repr = self.piece_repr(piece);
-                        Ok((piece, self.decode_chunk(&piece.key, repr, bytes)?))
-                    })
-                    .collect::<Result<Vec<_>, Error>>()?;
-                out.put(self, region, decoded, false)?;
+            self.store.get_partial_values(&requests)
+        };
+        if self.store.concurrency() <= 1 || batches.len() < 2 {
+            for batch in batches {
+                let fetched = fetch(batch)?;
+                self.put_batch(region, batch, fetched, out)?;
             }
+            return Ok(());
+        }
+        // A remote store: fetch the next batch while this one decodes, so
+        // requests stay in flight while the CPUs work. One fetched batch
+        // waits in the channel at most, which bounds the memory in flight
+        // to three batches (see `batch_size`).
+        let fetch = &fetch;
+        std::thread::scope(|scope| {
+            let (sender, receiver) = std::sync::mpsc::sync_channel(1);
+            scope.spawn(move || {
+                for batch in batches {
+                    let fetched = fetch(batch);
+                    let failed = fetched.is_err();
+                    // A closed channel: the reader stopped at an error.
+                    if sender.send((batch, fetched)).is_err() || failed {
+                        break;
+                    }
+                }
+            });
+            for (batch, fetched) in receiver {
+                self.put_batch(region, batch, fetched?, out)?;
+            }
+            Ok(())
+        })
+    }
+
+    /// Decodes a fetched batch of whole chunks into `out`.
+    fn put_batch(
+        &self,
+        region: &Region,
+        batch: &[ChunkPiece],
+        fetched: Vec<Option<Vec<u8>>>,
+        out: &mut ReadOut<'_>,
+    ) -> Result<(), Error> {
+        let staged: Vec<(&ChunkPiece, Option<Vec<u8>>)> = match out {
+            ReadOut::Fixed(buf) => {
+                let elem = self.data_type().size();
+                let mut direct = Vec::new();
+                let mut staged = Vec::new();
+                for (piece, bytes) in batch.iter().zip(fetched) {
+                    match self.contiguous_range(region, piece, elem) {
+                        Some(range) => direct.push((range, piece, bytes)),
+                        None => staged.push((piece, bytes)),
+                    }
+                }
+                self.decode_direct(direct, buf)?;
+                staged
+            }
+            ReadOut::Vlen { .. } => batch.iter().zip(fetched).collect(),
+        };
+        if !staged.is_empty() {
+            let decoded = staged
+                .into_par_iter()
+                .map(|(piece, bytes)| {
+                    let repr = self.piece_repr(piece);
+                    Ok((piece, self.decode_chunk(&piece.key, repr, bytes)?))
+                })
+                .collect::<Result<Vec<_>, Error>>()?;
+            out.put(self, region, decoded, false)?;
         }
         Ok(())
     }

@@ -14,6 +14,7 @@
 mod builder;
 mod element;
 mod io;
+pub(crate) use io::remote_pool;
 mod object;
 mod plan;
 mod select;
@@ -64,7 +65,12 @@ pub struct Array {
     write_empty_chunks: bool,
     /// The most bytes one read may hold in memory for its output and plan.
     memory_budget: u64,
+    /// The decoded bytes a read from a remote store keeps in flight.
+    in_flight_bytes: usize,
 }
+
+/// The default of [`Array::in_flight_bytes`]: 256 MiB.
+pub const DEFAULT_IN_FLIGHT_BYTES: usize = 256 << 20;
 
 /// The default of [`Array::memory_budget`]: 8 GiB.
 ///
@@ -228,6 +234,7 @@ impl Array {
             uniform_chunks,
             write_empty_chunks: undefined_fill,
             memory_budget: DEFAULT_MEMORY_BUDGET,
+            in_flight_bytes: DEFAULT_IN_FLIGHT_BYTES,
         })
     }
 
@@ -406,6 +413,22 @@ impl Array {
     /// Read a large array in regions that fit (as `zarrkit export` does).
     pub fn set_memory_budget(&mut self, bytes: u64) {
         self.memory_budget = bytes;
+    }
+
+    /// The decoded bytes a read from a remote store (one whose
+    /// [`Store::concurrency`] is above 1)
+    /// keeps in flight while it fetches ahead: three batches of chunks, each
+    /// a third of this, but always at least one chunk per thread;
+    /// [`DEFAULT_IN_FLIGHT_BYTES`] unless set.
+    #[must_use]
+    pub fn in_flight_bytes(&self) -> usize {
+        self.in_flight_bytes
+    }
+
+    /// Sets [`Array::in_flight_bytes`]: less memory, or more requests in
+    /// flight for large chunks.
+    pub fn set_in_flight_bytes(&mut self, bytes: usize) {
+        self.in_flight_bytes = bytes;
     }
 
     /// The number of chunks along each dimension.

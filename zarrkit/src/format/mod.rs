@@ -475,12 +475,107 @@ pub fn read_node(
     store: &dyn Store,
     path: &NodePath,
 ) -> Result<Option<(ZarrFormat, NodeMetadata)>, Error> {
+    if store.concurrency() > 1 {
+        // A remote store: each format's documents would be one round trip
+        // after another (`zarr.json`, then `.zarray`, `.zgroup`,
+        // `.zattrs`); ask for all of them at once.
+        return read_node_in(&Prefetched::new(store, path)?, path);
+    }
+    read_node_in(store, path)
+}
+
+fn read_node_in(
+    store: &dyn Store,
+    path: &NodePath,
+) -> Result<Option<(ZarrFormat, NodeMetadata)>, Error> {
     for &format in ZarrFormat::ALL {
         if let Some(metadata) = read_node_as(store, path, format)? {
             return Ok(Some((format, metadata)));
         }
     }
     Ok(None)
+}
+
+/// A store whose node documents at one path were read in one batch: reads
+/// of those keys are answered from the batch, the rest go to the store.
+#[derive(Debug)]
+struct Prefetched<'a> {
+    store: &'a dyn Store,
+    values: std::collections::HashMap<StoreKey, Option<Vec<u8>>>,
+}
+
+impl<'a> Prefetched<'a> {
+    /// Reads the documents every format keeps beside a node at `path`.
+    fn new(store: &'a dyn Store, path: &NodePath) -> Result<Self, Error> {
+        let names = NODE_DOCUMENT_NAMES
+            .iter()
+            .chain(&[v2::ATTRIBUTES_KEY, v1::ATTRIBUTES_KEY]);
+        let keys = names
+            .map(|name| v2::node_key(path, name))
+            .collect::<Result<Vec<_>, _>>()?;
+        let requests: Vec<_> = keys.iter().map(|k| (k.clone(), None)).collect();
+        let values = store.get_partial_values(&requests)?;
+        Ok(Self {
+            store,
+            values: keys.into_iter().zip(values).collect(),
+        })
+    }
+}
+
+impl Store for Prefetched<'_> {
+    fn name(&self) -> &'static str {
+        self.store.name()
+    }
+
+    fn capabilities(&self) -> crate::store::StoreCapabilities {
+        self.store.capabilities()
+    }
+
+    fn concurrency(&self) -> usize {
+        self.store.concurrency()
+    }
+
+    fn get(
+        &self,
+        key: &StoreKey,
+        range: Option<crate::store::ByteRange>,
+    ) -> Result<Option<Vec<u8>>, StoreError> {
+        match (self.values.get(key), range) {
+            (Some(value), None) => Ok(value.clone()),
+            _ => self.store.get(key, range),
+        }
+    }
+
+    fn set(&self, key: &StoreKey, value: &[u8]) -> Result<(), StoreError> {
+        self.store.set(key, value)
+    }
+
+    fn set_partial_values(&self, items: &[(StoreKey, u64, Vec<u8>)]) -> Result<(), StoreError> {
+        self.store.set_partial_values(items)
+    }
+
+    fn erase(&self, key: &StoreKey) -> Result<(), StoreError> {
+        self.store.erase(key)
+    }
+
+    fn erase_prefix(&self, prefix: &StorePrefix) -> Result<(), StoreError> {
+        self.store.erase_prefix(prefix)
+    }
+
+    fn list_prefix(&self, prefix: &StorePrefix) -> Result<Vec<StoreKey>, StoreError> {
+        self.store.list_prefix(prefix)
+    }
+
+    fn list_dir(&self, prefix: &StorePrefix) -> Result<crate::store::ListDir, StoreError> {
+        self.store.list_dir(prefix)
+    }
+
+    fn size(&self, key: &StoreKey) -> Result<Option<u64>, StoreError> {
+        match self.values.get(key) {
+            Some(value) => Ok(value.as_ref().map(|v| v.len() as u64)),
+            None => self.store.size(key),
+        }
+    }
 }
 
 /// Reads and parses the node at `path` in the given format.

@@ -11,16 +11,22 @@
 
 mod filesystem;
 mod key;
+mod location;
 mod memory;
+#[cfg(feature = "remote")]
+mod object;
 pub mod testing;
 #[cfg(feature = "zip")]
 mod zip;
 
 pub use filesystem::{FilesystemStore, SkipReason, SkippedLink};
 pub use key::{StoreKey, StorePrefix};
+pub use location::{StoreOptions, open, open_or_create};
 pub use memory::MemoryStore;
 #[cfg(feature = "zip")]
 pub use zip::{SkippedMember, ZipStore, ZipStoreWriter};
+#[cfg(feature = "remote")]
+pub use object::{Backend, DEFAULT_CONCURRENCY, RemoteStore};
 
 use std::fmt::Debug;
 use std::sync::Arc;
@@ -358,6 +364,61 @@ pub enum StoreError {
         /// The operation that was asked for.
         operation: &'static str,
     },
+
+    /// The server refused access to a key: wrong or missing credentials, or
+    /// a policy that does not allow the operation (HTTP 401 or 403).
+    #[error(
+        "access to `{key}` denied by {store} (check the credentials; a public bucket opens anonymously)"
+    )]
+    AccessDenied {
+        /// The backend's name and location.
+        store: &'static str,
+        /// The key (or prefix) being accessed.
+        key: String,
+        /// What the backend reported.
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// The bucket (S3, GCS) or container (Azure) of a remote store does not exist.
+    #[error("the bucket or container of {store} does not exist")]
+    NoSuchBucket {
+        /// The backend's name and location.
+        store: &'static str,
+        /// What the backend reported.
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// A location (a path or URL) given to [`open`] is malformed.
+    #[error("invalid store location `{location}`: {reason}")]
+    InvalidLocation {
+        /// The location as given.
+        location: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+
+    /// A location names a kind of store that this build cannot open (its
+    /// cargo feature is off, or it is not implemented yet).
+    #[error("cannot open `{location}`: {reason}")]
+    UnsupportedLocation {
+        /// The location as given.
+        location: String,
+        /// Why, naming the feature or the missing support.
+        reason: String,
+    },
+
+    /// A storage option given to [`open`] is unknown to the backend or has an invalid value.
+    #[error("invalid storage option `{key}` for {backend}: {reason}")]
+    InvalidOption {
+        /// The backend the option was given for.
+        backend: &'static str,
+        /// The option's key.
+        key: String,
+        /// What is wrong with it.
+        reason: String,
+    },
 }
 
 /// A key/value store, the storage layer under every Zarr format.
@@ -371,6 +432,19 @@ pub trait Store: Send + Sync + Debug {
 
     /// Which groups of operations this store supports.
     fn capabilities(&self) -> StoreCapabilities;
+
+    /// How many requests are worth keeping in flight at once, for readers
+    /// that batch their reads (the array read engine sizes its batches and
+    /// prefetches by it).
+    ///
+    /// 1 (the default) for local stores, where a read costs CPU time rather
+    /// than a wait; a remote store answers its configured concurrency
+    /// (64 by default), since each of its
+    /// reads mostly waits a round trip. A store that wraps another answers
+    /// what the inner one does.
+    fn concurrency(&self) -> usize {
+        1
+    }
 
     /// Reads the value under `key`, or the given byte range of it.
     ///

@@ -12,6 +12,9 @@ mod interop;
 mod migrate;
 mod regressions;
 mod selections;
+// Remote stores against the test servers (scripts/servers.sh).
+#[cfg(feature = "s3")]
+mod remote;
 // Sharded arrays here use zstd inner chunks and a crc32c index.
 #[cfg(all(feature = "zstd", feature = "crc32c"))]
 mod sharding;

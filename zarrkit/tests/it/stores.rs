@@ -4,6 +4,7 @@
 use std::collections::BTreeSet;
 use std::fs;
 use std::path::Path;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use zarrkit::store::{
     ByteRange, FilesystemStore, MemoryStore, Store, StoreError, StoreKey, StorePrefix, testing,
@@ -342,7 +343,7 @@ fn errors_name_the_key() {
 #[test]
 fn both_backends_list_the_same_keys_in_the_same_order() {
     let (_dir, fs_store) = temp_store();
-    let memory = MemoryStore::new();
+    let memory: Arc<dyn Store> = Arc::new(MemoryStore::new());
     let names = [
         "z", "a-b/c", "a.b", "a/b", "a/b.c/d", "a/b-c", "a/b/c", "ä/ß", "A/x", "_/y", "0/0", "0.0",
     ];
@@ -395,4 +396,157 @@ fn rewriting_values_replaces_them_and_leaves_no_old_copies() {
         tree(store.root()),
         vec!["c/", "c/0/", "c/0/0", "c/0/1", "c/1/", "c/1/0"]
     );
+}
+
+/// Issue #13: against a store with a round trip per read, the read engine
+/// keeps the store's whole concurrency in flight (64 by default for a
+/// remote store), whatever the number of cores. Counted by the store, not
+/// timed; `examples/latency.rs` measures the time.
+#[test]
+fn reads_keep_the_stores_concurrency_in_flight() {
+    use std::time::Duration;
+    use zarrkit::store::testing::LatencyStore;
+    use zarrkit::{Array, Region, metadata::DataType};
+    let memory: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let shape = [64u64, 64, 128];
+    let array = Array::builder(&shape, DataType::UInt16, &[8, 8, 16])
+        .create(Arc::clone(&memory), "/a")
+        .unwrap();
+    let data: Vec<u16> = (0..64 * 64 * 128).map(|i| (i % 1000) as u16).collect();
+    let region = Region::whole(&shape);
+    array.write_region(&region, &data).unwrap();
+    let slow = Arc::new(LatencyStore::new(memory, Duration::from_millis(20), 64));
+    let array = Array::open(Arc::clone(&slow) as Arc<dyn Store>, "/a").unwrap();
+    slow.reset_counts();
+    assert_eq!(array.read_region::<u16>(&region).unwrap(), data);
+    assert_eq!(slow.reads(), 512);
+    assert_eq!(slow.peak_in_flight(), 64);
+}
+
+/// Issue #13: opening a hierarchy with consolidated metadata and walking
+/// it (what `zarrkit tree` does) takes one round trip on a remote store:
+/// the root's documents of every format, asked for at once, and nothing
+/// after them.
+#[test]
+fn walking_a_consolidated_v3_hierarchy_takes_one_round_trip() {
+    use std::time::Duration;
+    use zarrkit::store::testing::LatencyStore;
+    use zarrkit::{Array, Group, metadata::DataType, metadata::JsonMap};
+    let memory: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    Group::create(Arc::clone(&memory), "/", JsonMap::new()).unwrap();
+    Group::create(Arc::clone(&memory), "/g", JsonMap::new()).unwrap();
+    for path in ["/g/a", "/g/b", "/c"] {
+        Array::builder(&[10], DataType::Int32, &[5])
+            .create(Arc::clone(&memory), path)
+            .unwrap();
+    }
+    zarrkit::format::consolidate::consolidate(memory.as_ref(), "/").unwrap();
+    let counted = Arc::new(LatencyStore::new(memory, Duration::from_millis(20), 64));
+    let root = Group::open(Arc::clone(&counted) as Arc<dyn Store>, "/").unwrap();
+    assert_eq!(root.walk().unwrap().len(), 4);
+    assert_eq!(counted.peak_in_flight(), counted.reads());
+}
+
+/// Issue #13: partial reads of shards (an index, then inner chunks, per
+/// shard) from a store with a round trip per read also overlap, beyond
+/// one shard per core. Counted by the store, as shards read at once.
+#[cfg(feature = "zstd")]
+#[test]
+fn partial_shard_reads_overlap_on_a_store_with_latency() {
+    use std::time::Duration;
+    use zarrkit::codec::sharding::ShardingCodec;
+    use zarrkit::codec::{Codec, bytes::BytesCodec, zstd::ZstdCodec};
+    use zarrkit::store::testing::LatencyStore;
+    use zarrkit::{Array, Region, metadata::DataType};
+    let memory: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let zstd = Codec::BytesToBytes(Arc::new(ZstdCodec::new(0, false).unwrap()));
+    let bytes = Codec::ArrayToBytes(Arc::new(BytesCodec::little()));
+    let sharding = Codec::ArrayToBytes(Arc::new(ShardingCodec::new(&[4, 4], vec![bytes, zstd])));
+    let shape = [128u64, 128];
+    let array = Array::builder(&shape, DataType::UInt16, &[16, 16])
+        .codecs(vec![sharding])
+        .create(Arc::clone(&memory), "/s")
+        .unwrap();
+    let data: Vec<u16> = (0..128 * 128).map(|i| (i % 977) as u16).collect();
+    array.write_region(&Region::whole(&shape), &data).unwrap();
+    let slow = Arc::new(LatencyStore::new(memory, Duration::from_millis(20), 64));
+    let array = Array::open(Arc::clone(&slow) as Arc<dyn Store>, "/s").unwrap();
+    slow.reset_counts();
+    // The 8 shards of the first column, each covered in part.
+    let region = Region::new(vec![0, 1], vec![128, 14]);
+    let got: Vec<u16> = array.read_region(&region).unwrap();
+    for (i, row) in got.chunks(14).enumerate() {
+        let start = i * 128 + 1;
+        assert_eq!(row, &data[start..start + 14], "row {i}");
+    }
+    // All 8 shards are read at once, whatever the number of cores.
+    assert_eq!(slow.peak_keys_in_flight(), 8);
+}
+
+/// Issue #13: reading a node on a remote store asks for every format's
+/// documents at once, not one format after another: a v2 group (after no
+/// `zarr.json`, no `.zarray`) costs one round trip, not four.
+#[test]
+fn reading_a_v2_group_on_a_remote_store_reads_its_documents_at_once() {
+    use std::time::Duration;
+    use zarrkit::format::ZarrFormat;
+    use zarrkit::store::testing::LatencyStore;
+    use zarrkit::{Group, metadata::JsonMap};
+    let memory: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    Group::create_as(Arc::clone(&memory), "/", ZarrFormat::V2, JsonMap::new()).unwrap();
+    let counted = LatencyStore::new(memory, Duration::from_millis(20), 64);
+    let (format, _) = zarrkit::format::read_node(&counted, &zarrkit::NodePath::root())
+        .unwrap()
+        .unwrap();
+    assert_eq!(format, ZarrFormat::V2);
+    // Everything read was read at once: one round trip.
+    assert_eq!(counted.peak_in_flight(), counted.reads());
+}
+
+/// Issue #13: the bytes in flight stay within the array's budget: a budget
+/// of three batches of 16 chunks keeps 16 requests in flight, not 64.
+#[test]
+fn the_in_flight_budget_bounds_the_requests_in_flight() {
+    use std::time::Duration;
+    use zarrkit::store::testing::LatencyStore;
+    use zarrkit::{Array, Region, metadata::DataType};
+    let memory: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let shape = [64u64, 64, 128];
+    let array = Array::builder(&shape, DataType::UInt16, &[8, 8, 16])
+        .create(Arc::clone(&memory), "/a")
+        .unwrap();
+    let data: Vec<u16> = (0..64 * 64 * 128).map(|i| (i % 1000) as u16).collect();
+    let region = Region::whole(&shape);
+    array.write_region(&region, &data).unwrap();
+    let slow = Arc::new(LatencyStore::new(memory, Duration::from_millis(5), 64));
+    let mut array = Array::open(Arc::clone(&slow) as Arc<dyn Store>, "/a").unwrap();
+    // 8 × 8 × 16 two-byte elements: 2 KiB a chunk.
+    array.set_in_flight_bytes(3 * 16 * 2048);
+    slow.reset_counts();
+    assert_eq!(array.read_region::<u16>(&region).unwrap(), data);
+    assert_eq!(slow.peak_in_flight(), 16);
+}
+
+/// Issue #13: the children of a group without consolidated metadata open
+/// at once on a remote store (each child's documents a round trip), not one
+/// after another.
+#[test]
+fn a_groups_children_open_at_once_on_a_remote_store() {
+    use std::time::Duration;
+    use zarrkit::store::testing::LatencyStore;
+    use zarrkit::{Array, Group, metadata::DataType, metadata::JsonMap};
+    let memory: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    Group::create(Arc::clone(&memory), "/", JsonMap::new()).unwrap();
+    for i in 0..8 {
+        Array::builder(&[10], DataType::Int32, &[5])
+            .create(Arc::clone(&memory), &format!("/a{i}"))
+            .unwrap();
+    }
+    let counted = Arc::new(LatencyStore::new(memory, Duration::from_millis(20), 64));
+    let root = Group::open(Arc::clone(&counted) as Arc<dyn Store>, "/").unwrap();
+    counted.reset_counts();
+    assert_eq!(root.children().unwrap().len(), 8);
+    // Every child's documents (one batch of the 6 each format keeps
+    // beside a node) were in flight together: 48, not 6.
+    assert_eq!(counted.peak_in_flight(), 8 * 6);
 }
