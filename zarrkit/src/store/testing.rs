@@ -11,12 +11,10 @@
 //! zarrkit::store::testing::run_all(&zarrkit::store::MemoryStore::new());
 //! ```
 
-use super::{ByteRange, ListDir, ReadRequest, Store, StoreError, StoreKey, StorePrefix};
-use std::sync::atomic::{AtomicU64, Ordering};
 use super::{
     ByteRange, ListDir, ReadRequest, Store, StoreCapabilities, StoreError, StoreKey, StorePrefix,
 };
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, PoisonError};
 use std::time::Duration;
 
