@@ -1963,36 +1963,89 @@ fn issue_10_a_killed_migration_is_marked_unfinished_and_resumes() {
     assert!(interrupted > 0, "no trial was killed part way");
 }
 
-/// Issue #15: a zip file given as the store said "does not exist" or "no
-/// Zarr hierarchy", as `locate` took it for a directory without documents.
-/// Every command now says what is unsupported, and touches nothing. (URLs
-/// were refused the same way until remote stores came, #13: see
-/// `tests/remote.rs`.)
+/// Zip archives are stores (#13): `migrate` writes one whole, every
+/// command reads one by its path (`data.zip/sub/flags` names a node inside
+/// it), and what a zip cannot do (be written again, be resumed) is refused
+/// by name. Before, a zip given as the store said "does not exist" or "no
+/// Zarr hierarchy" (#15), then "not supported yet".
 #[test]
-fn issue_15_zip_files_are_reported_as_unsupported() {
-    let dir = tempfile::tempdir().unwrap();
+fn zip_archives_are_stores_for_every_command() {
+    let (dir, root) = sample_store();
     let zip = dir.path().join("data.zip");
-    std::fs::write(&zip, b"PK\x05\x06").unwrap();
-    let zip_node = zip.join("a/b");
-    let dst = dir.path().join("out.zarr");
-    for target in [zip.as_os_str(), zip_node.as_os_str()] {
-        for command in [
-            vec![OsStr::new("info"), target],
-            vec![OsStr::new("tree"), target],
-            vec![OsStr::new("migrate"), target, dst.as_os_str()],
-        ] {
-            let run = zarrkit(&command);
-            assert_eq!(run.code, 1, "{command:?}");
-            assert!(
-                run.stderr
-                    .contains(&format!("`{}` is a zip file", zip.display()))
-                    && run.stderr.contains("zip stores are not supported yet"),
-                "{command:?}: {}",
-                run.stderr
-            );
-        }
+    let run = zarrkit([OsStr::new("migrate"), root.as_os_str(), zip.as_os_str()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("verification passed"), "{}", run.stdout);
+    assert_eq!(&std::fs::read(&zip).unwrap()[..2], b"PK");
+    // The same tree as the directory it came from.
+    let from_dir = zarrkit([OsStr::new("tree"), root.as_os_str()]);
+    let from_zip = zarrkit([OsStr::new("tree"), zip.as_os_str()]);
+    assert_eq!(from_zip.code, 0, "{}", from_zip.stderr);
+    assert_eq!(from_zip.stdout, from_dir.stdout);
+    // A node inside the archive, by path or with --path.
+    let node = zip.join("sub/flags");
+    let info = zarrkit([OsStr::new("info"), node.as_os_str(), OsStr::new("--json")]);
+    assert_eq!(info.code, 0, "{}", info.stderr);
+    let info: serde_json::Value = serde_json::from_str(&info.stdout).unwrap();
+    assert_eq!(info["path"], "/sub/flags");
+    assert_eq!(info["summary"]["shape"], json!([5]));
+    let with_path = zarrkit([
+        OsStr::new("info"),
+        zip.as_os_str(),
+        OsStr::new("--path"),
+        OsStr::new("/counts"),
+    ]);
+    assert_eq!(with_path.code, 0, "{}", with_path.stderr);
+    assert!(with_path.stdout.contains("[10, 7]"), "{}", with_path.stdout);
+    // Exported values equal the directory's.
+    let npy_dir = dir.path().join("dir.npy");
+    let npy_zip = dir.path().join("zip.npy");
+    for (store, npy) in [(&root, &npy_dir), (&zip, &npy_zip)] {
+        let run = zarrkit([
+            OsStr::new("export"),
+            store.as_os_str(),
+            OsStr::new("/counts"),
+            OsStr::new("--out"),
+            npy.as_os_str(),
+        ]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
     }
-    assert!(!dst.exists());
+    assert_eq!(std::fs::read(&npy_dir).unwrap(), std::fs::read(&npy_zip).unwrap());
+    // Back out of the zip, into another format.
+    let back = dir.path().join("back.zarr");
+    let run = zarrkit([
+        OsStr::new("migrate"),
+        zip.as_os_str(),
+        back.as_os_str(),
+        OsStr::new("--to"),
+        OsStr::new("v2"),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(back.join(".zgroup").is_file());
+    // What a zip cannot do is refused by name, and the archive is untouched.
+    let before = std::fs::read(&zip).unwrap();
+    let again = zarrkit([OsStr::new("migrate"), root.as_os_str(), zip.as_os_str()]);
+    assert_eq!(again.code, 1);
+    assert!(again.stderr.contains("exists (migrate into a new archive)"), "{}", again.stderr);
+    let consolidate = zarrkit([OsStr::new("consolidate"), zip.as_os_str()]);
+    assert_eq!(consolidate.code, 1);
+    assert!(consolidate.stderr.contains("does not support writes"), "{}", consolidate.stderr);
+    assert_eq!(std::fs::read(&zip).unwrap(), before);
+    // A dry run into a new archive creates nothing.
+    let new = dir.path().join("new.zip");
+    let dry = zarrkit([
+        OsStr::new("migrate"),
+        OsStr::new("--dry-run"),
+        root.as_os_str(),
+        new.as_os_str(),
+    ]);
+    assert_eq!(dry.code, 0, "{}", dry.stderr);
+    assert!(!new.exists());
+    // A file that is no zip archive says so, naming it.
+    let bad = dir.path().join("bad.zip");
+    std::fs::write(&bad, b"PK\x05\x06").unwrap();
+    let run = zarrkit([OsStr::new("tree"), bad.as_os_str()]);
+    assert_eq!(run.code, 1);
+    assert!(run.stderr.contains(&format!("{}", bad.display())), "{}", run.stderr);
     // A directory whose name ends in `.zip` is an ordinary store.
     let store_dir = dir.path().join("dir.zip");
     Group::create(open_store(&store_dir), "/", JsonMap::new()).unwrap();

@@ -1,6 +1,6 @@
 //! `zarrkit consolidate`: write or check a hierarchy's consolidated metadata.
 
-use super::{Location, check_supported, locate, open_store, plural};
+use super::{Location, locate, open_store, plural, zip_archive};
 use anyhow::{Context, bail};
 use clap::Args;
 use std::io::Write;
@@ -67,8 +67,11 @@ pub struct ConsolidateArgs {
 pub fn run(args: &ConsolidateArgs, out: &mut impl Write) -> anyhow::Result<()> {
     // `locate` finds the store above a path that does not exist (and the
     // node is then missing); a consolidation target must exist.
-    if args.path.is_none() && super::url_of(&args.target).is_none() && !args.target.exists() {
-        check_supported(&args.target)?;
+    if args.path.is_none()
+        && super::url_of(&args.target).is_none()
+        && zip_archive(&args.target).is_none()
+        && !args.target.exists()
+    {
         bail!("`{}` does not exist", args.target.display());
     }
     let Location { root, node } = locate(&args.target, args.path.as_deref())?;

@@ -1,6 +1,6 @@
 //! `zarrkit migrate`: copy a whole hierarchy into another Zarr format.
 
-use super::{check_supported, format_bytes, open_store, open_url, plural, resolve, url_of};
+use super::{format_bytes, open_store, open_url, plural, resolve, url_of, zip_archive};
 use anyhow::Context;
 use clap::Args;
 use clap::builder::{PossibleValue, TypedValueParser};
@@ -155,7 +155,6 @@ fn parse_format(name: &str) -> Result<ZarrFormat, String> {
 /// chunk cannot be copied, verification fails, or writing to `out` fails.
 pub fn run(args: &MigrateArgs, out: &mut impl Write) -> anyhow::Result<()> {
     let src = open_store(&args.src)?;
-    check_supported(&args.dst)?;
     check_not_nested(&args.src, &args.dst)?;
     let resuming = check_destination(&args.dst)?;
     check_usage(args).map_err(anyhow::Error::msg)?;
@@ -170,8 +169,17 @@ pub fn run(args: &MigrateArgs, out: &mut impl Write) -> anyhow::Result<()> {
             )
         })
     };
-    let dst_url = url_of(&args.dst);
+    // A zip destination is written whole when the migration ends
+    // (`Store::finish`); a URL or directory as the migration goes.
+    let dst_zip = zip_archive(&args.dst).is_some();
+    let dst_url = url_of(&args.dst).or_else(|| dst_zip.then(|| args.dst.to_str()).flatten());
     let open_dst = || -> anyhow::Result<Arc<dyn Store>> {
+        if dst_zip {
+            let location = dst_url.context("a zip archive's path must be UTF-8")?;
+            let options = super::store_options();
+            return zarrkit::store::open_or_create(location, &options)
+                .with_context(|| format!("cannot create the zip archive `{location}`"));
+        }
         if let Some(url) = dst_url {
             return open_url(url);
         }
@@ -196,16 +204,20 @@ pub fn run(args: &MigrateArgs, out: &mut impl Write) -> anyhow::Result<()> {
             )?;
         }
     }
-    let plan = if dst_url.is_some() || args.dst.exists() {
-        make_plan(open_dst()?)?
+    // A new zip archive is planned like a new directory: nothing is
+    // created before the plan is accepted (and nothing by a dry run).
+    let (plan, dst_store) = if (dst_url.is_some() && !dst_zip) || args.dst.exists() {
+        let dst = open_dst()?;
+        (make_plan(Arc::clone(&dst))?, Some(dst))
     } else {
         // Plan against an empty store first, so a refused migration (and a
         // dry run) does not even create the directory.
         let plan = make_plan(Arc::new(MemoryStore::new()))?;
         if args.dry_run {
-            plan
+            (plan, None)
         } else {
-            make_plan(open_dst()?)?
+            let dst = open_dst()?;
+            (make_plan(Arc::clone(&dst))?, Some(dst))
         }
     };
     if args.json {
@@ -273,6 +285,11 @@ pub fn run(args: &MigrateArgs, out: &mut impl Write) -> anyhow::Result<()> {
             args.dst.display()
         )
     })?;
+    if let Some(dst) = &dst_store {
+        // A zip archive is written now, whole (other stores wrote through).
+        dst.finish()
+            .with_context(|| format!("cannot finish `{}`", args.dst.display()))?;
+    }
     for node in plan.nodes() {
         for note in &node.notes {
             writeln!(out, "{}: {note}", node.path)?;
@@ -359,6 +376,24 @@ fn check_not_nested(src: &Path, dst: &Path) -> anyhow::Result<()> {
 /// a store is opened on it, unless it holds the marker of an unfinished
 /// migration: returns whether it does (the migration then resumes).
 fn check_destination(dst: &Path) -> anyhow::Result<bool> {
+    if let Some((archive, rest)) = zip_archive(dst) {
+        // A zip archive is written once, whole: it cannot be added to or
+        // resumed.
+        if !rest.is_empty() {
+            anyhow::bail!(
+                "the destination `{}` lies inside the zip archive `{}`: migrate into the archive itself",
+                dst.display(),
+                archive.display()
+            );
+        }
+        if url_of(dst).is_none() && dst.exists() {
+            anyhow::bail!(
+                "the destination zip archive `{}` exists (migrate into a new archive)",
+                dst.display()
+            );
+        }
+        return Ok(false);
+    }
     if let Some(url) = url_of(dst) {
         let store = open_url(url)?;
         if zarrkit::migrate::check_finished(store.as_ref()).is_err() {

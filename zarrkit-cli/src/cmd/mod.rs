@@ -40,7 +40,9 @@ argument is the store root and `--path` names the node.
 
 A URL (`s3://bucket/data.zarr/a/b`, `gs://…`, `az://…`, `https://…`) is \
 split the same way, by looking for the node documents under each prefix \
-of its path (all in one batch of requests).";
+of its path (all in one batch of requests).
+
+A zip archive (`data.zip`, `image.ozx`, or one inside a URL: `s3://bucket/image.ome.zip`) is a store whose root is the archive's root: `data.zip/a/b` opens node `/a/b` of the archive `data.zip`.";
 
 /// A store root on the filesystem and a node inside it.
 #[derive(Debug)]
@@ -58,10 +60,21 @@ pub struct Location {
 /// If the target does not exist, no hierarchy contains it, a path component
 /// is not valid UTF-8, or the node path is invalid.
 pub fn locate(target: &Path, explicit_node: Option<&str>) -> anyhow::Result<Location> {
+    if let Some((archive, rest)) = zip_archive(target) {
+        // A zip archive's root is its store root (as zarr-python's
+        // `ZipStore` and zipped OME-Zarr have it); the rest names the node.
+        let node = match explicit_node {
+            Some(node) => node.to_string(),
+            None => rest.join("/"),
+        };
+        return Ok(Location {
+            root: archive,
+            node: NodePath::new(&node)?,
+        });
+    }
     if let Some(url) = url_of(target) {
         return locate_remote(url, explicit_node);
     }
-    check_supported(target)?;
     if let Some(node) = explicit_node {
         check_store_dir(target)?;
         return Ok(Location {
@@ -210,13 +223,18 @@ pub fn set_store_options(options: StoreOptions) {
     let _ = STORE_OPTIONS.set(options);
 }
 
-/// Opens the remote store at `url` with the command line's options.
+/// Opens the remote store or zip archive at `url` with the command line's options.
 ///
 /// # Errors
 /// If the URL is malformed or names a store this build cannot open.
 pub fn open_url(url: &str) -> anyhow::Result<Arc<dyn Store>> {
-    let options = STORE_OPTIONS.get().cloned().unwrap_or_default();
-    zarrkit::store::open(url, &options).with_context(|| format!("cannot open store `{url}`"))
+    zarrkit::store::open(url, &store_options())
+        .with_context(|| format!("cannot open store `{url}`"))
+}
+
+/// The options of the command line (`--anonymous`, `--storage-option`).
+pub fn store_options() -> StoreOptions {
+    STORE_OPTIONS.get().cloned().unwrap_or_default()
 }
 
 /// Whether `err` is a malformed location or storage option, which the
@@ -271,46 +289,56 @@ fn split_existing(path: &Path) -> (Option<PathBuf>, Vec<std::ffi::OsString>) {
     (existing, rest)
 }
 
-/// Refuses, saying what is unsupported, a local target that names a kind
-/// of store the CLI cannot open yet: a zip file (`data.zip`,
-/// `data.zip/a/b`). Without this it fell through to "does not exist" or
-/// "no Zarr hierarchy", which sends the user looking for a typo. URLs pass.
-///
-/// # Errors
-/// If `target` lies in a zip file.
-pub fn check_supported(target: &Path) -> anyhow::Result<()> {
-    if url_of(target).is_some() {
-        // The library says what it cannot open (a zip inside a remote store).
-        return Ok(());
+/// Whether `name` is a zip archive's name (`.zip`, or zipped OME-Zarr's `.ozx`).
+fn is_zip_name(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    name.ends_with(".zip") || name.ends_with(".ozx")
+}
+
+/// The zip archive `target` lies in, and the names after it: the first
+/// component named `*.zip` (or `*.ozx`) that is, locally, not a directory
+/// (a directory named `x.zip` is an ordinary store), or, in a URL, any
+/// (`s3://bucket/image.ome.zip/0`). `None` when it lies in none.
+pub fn zip_archive(target: &Path) -> Option<(PathBuf, Vec<String>)> {
+    if let Some(url) = url_of(target) {
+        let (scheme, rest) = url.split_once("://")?;
+        let names: Vec<&str> = rest.split('/').collect();
+        // The first name is the bucket or host, never the archive.
+        let at = names.iter().skip(1).position(|n| is_zip_name(n))? + 1;
+        let archive = format!("{scheme}://{}", names[..=at].join("/"));
+        let rest = names[at + 1..]
+            .iter()
+            .filter(|n| !n.is_empty())
+            .map(ToString::to_string)
+            .collect();
+        return Some((PathBuf::from(archive), rest));
     }
     let mut prefix = PathBuf::new();
-    for component in target.components() {
+    let mut components = target.components();
+    for component in components.by_ref() {
         prefix.push(component);
-        let is_zip = component
-            .as_os_str()
-            .to_str()
-            .is_some_and(|name| name.to_ascii_lowercase().ends_with(".zip"));
-        // A directory named `x.zip` is an ordinary store.
+        let is_zip = component.as_os_str().to_str().is_some_and(is_zip_name);
         if is_zip && !prefix.is_dir() {
-            bail!(
-                "`{}` is a zip file, and zip stores are not supported yet: zarrkit opens \
-                 local directories only (unzip it first)",
-                prefix.display()
-            );
+            let rest = components
+                .filter_map(|c| match c {
+                    Component::Normal(name) => name.to_str().map(ToString::to_string),
+                    _ => None,
+                })
+                .collect();
+            return Some((prefix, rest));
         }
     }
-    Ok(())
+    None
 }
 
 /// Checks that `root` is a directory, so that opening a store never creates one.
 ///
 /// # Errors
-/// If it does not exist or is not a directory, or is a URL or a zip file.
+/// If it does not exist or is not a directory (URLs and zip archives pass).
 pub fn check_store_dir(root: &Path) -> anyhow::Result<()> {
-    if url_of(root).is_some() {
+    if url_of(root).is_some() || zip_archive(root).is_some() {
         return Ok(());
     }
-    check_supported(root)?;
     match std::fs::metadata(root) {
         Ok(m) if m.is_dir() => Ok(()),
         Ok(_) => bail!("store `{}` is not a directory", root.display()),
@@ -338,6 +366,13 @@ pub fn follow_links_outside_root(follow: bool) {
 /// # Errors
 /// If `root` is not a directory or the store cannot be opened.
 pub fn open_store(root: &Path) -> anyhow::Result<Arc<dyn Store>> {
+    if zip_archive(root).is_some() {
+        let location = root.to_str().context("a zip archive's path must be UTF-8")?;
+        let store = open_url(location)?;
+        zarrkit::migrate::check_finished(store.as_ref())
+            .with_context(|| format!("cannot open store `{location}`"))?;
+        return Ok(store);
+    }
     if let Some(url) = url_of(root) {
         let store = open_url(url)?;
         zarrkit::migrate::check_finished(store.as_ref())

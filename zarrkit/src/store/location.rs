@@ -94,13 +94,15 @@ fn scheme(location: &str) -> Option<&str> {
 }
 
 /// Whether `location` names a zip archive (`zip://…`, or a path or URL
-/// whose last name ends in `.zip`).
+/// whose last name ends in `.zip`, or `.ozx` as zipped OME-Zarr does).
 fn is_zip(location: &str) -> bool {
-    scheme(location).is_some_and(|s| s.eq_ignore_ascii_case("zip"))
-        || location
-            .trim_end_matches('/')
-            .to_ascii_lowercase()
-            .ends_with(".zip")
+    if scheme(location).is_some_and(|s| s.eq_ignore_ascii_case("zip")) {
+        return true;
+    }
+    let name = location.trim_end_matches('/').to_ascii_lowercase();
+    let named = name.ends_with(".zip") || name.ends_with(".ozx");
+    // A local directory named `x.zip` is an ordinary store.
+    named && (scheme(location).is_some() || !std::path::Path::new(location).is_dir())
 }
 
 /// Opens the store at `location`, which must exist when it is a directory:
@@ -113,6 +115,7 @@ fn is_zip(location: &str) -> bool {
 /// | `gs://bucket/prefix` | Google Cloud Storage (feature `gcs`) |
 /// | `az://container/prefix`, `azure://…`, `abfs://…`, `abfss://…`, `adl://…` | Azure Blob Storage (feature `azure`) |
 /// | `http://host/path`, `https://…` | HTTP, read-only (feature `http`) |
+/// | `data.zip`, `zip://data.zip`, `s3://bucket/image.ome.zip`, `….ozx` | a zip archive (feature `zip`): [`ZipStore`](super::ZipStore) reads a local file or a value in any of the stores above by ranges; [`open_or_create`] of a missing archive gives a [`ZipStoreWriter`](super::ZipStoreWriter), whose archive appears at [`Store::finish`] |
 ///
 /// Remote stores read `options` and then the environment variables their
 /// backends know (see [`StoreOptions`]); they open without a request, so a
@@ -145,12 +148,7 @@ fn open_with(
     create: bool,
 ) -> Result<Arc<dyn Store>, StoreError> {
     if is_zip(location) {
-        // TODO(#13): open a zip store (store/zip.rs) over the store the
-        // rest of the location names.
-        return Err(StoreError::UnsupportedLocation {
-            location: location.to_string(),
-            reason: "zip stores are not supported yet".to_string(),
-        });
+        return open_zip(location, options, create);
     }
     let Some(scheme) = scheme(location) else {
         return open_local(location, create);
@@ -178,6 +176,87 @@ fn open_with(
             ),
         }),
     }
+}
+
+/// Opens the zip archive `location` names (`zip://` is optional): a
+/// local file, or a value in any other store (`s3://bucket/image.ome.zip`,
+/// read by ranges). A missing archive is created when `create` is set, as
+/// a [`ZipStoreWriter`](super::ZipStoreWriter) whose archive appears when
+/// the store is finished ([`Store::finish`]).
+#[cfg(feature = "zip")]
+fn open_zip(
+    location: &str,
+    options: &StoreOptions,
+    create: bool,
+) -> Result<Arc<dyn Store>, StoreError> {
+    use super::{StoreKey, ZipStore, ZipStoreWriter};
+    let archive = match scheme(location) {
+        Some(s) if s.eq_ignore_ascii_case("zip") => &location["zip://".len()..],
+        _ => location,
+    };
+    let archive = archive.trim_end_matches('/');
+    let local = match scheme(archive) {
+        None => Some(archive),
+        Some(s) if s.eq_ignore_ascii_case("file") => Some(&archive["file://".len()..]),
+        Some(_) => None,
+    };
+    let missing = |path: &str| StoreError::Open {
+        store: "zip store",
+        path: path.to_string(),
+        source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such zip archive"),
+    };
+    if let Some(path) = local {
+        if path.is_empty() {
+            return Err(StoreError::InvalidLocation {
+                location: location.to_string(),
+                reason: "a zip location needs the archive's path (`zip://data.zip`)".to_string(),
+            });
+        }
+        return match std::path::Path::new(path).try_exists() {
+            Ok(true) => Ok(Arc::new(ZipStore::open_path(path)?)),
+            Ok(false) if create => Ok(Arc::new(ZipStoreWriter::create(path)?)),
+            Ok(false) => Err(missing(path)),
+            Err(source) => Err(StoreError::Open {
+                store: "zip store",
+                path: path.to_string(),
+                source,
+            }),
+        };
+    }
+    // A zip inside a remote store: the store of the folder holding it,
+    // and the archive's name as a key there.
+    let invalid = || StoreError::InvalidLocation {
+        location: location.to_string(),
+        reason: "a zip URL names the archive inside a bucket or folder (`s3://bucket/data.zip`)"
+            .to_string(),
+    };
+    let (_, path) = archive.split_once("://").ok_or_else(invalid)?;
+    let (_, within) = path.split_once('/').ok_or_else(invalid)?;
+    let (folder, name) = match archive.rsplit_once('/') {
+        Some((folder, name)) if !within.is_empty() && !name.is_empty() => (folder, name),
+        _ => return Err(invalid()),
+    };
+    let parent = open_with(folder, options, false)?;
+    let key = StoreKey::new(name)?;
+    if parent.size(&key)?.is_some() {
+        Ok(Arc::new(ZipStore::open(parent, key)?))
+    } else if create {
+        Ok(Arc::new(ZipStoreWriter::create_in(parent, key)?))
+    } else {
+        Err(missing(archive))
+    }
+}
+
+#[cfg(not(feature = "zip"))]
+fn open_zip(
+    location: &str,
+    _options: &StoreOptions,
+    _create: bool,
+) -> Result<Arc<dyn Store>, StoreError> {
+    Err(StoreError::UnsupportedLocation {
+        location: location.to_string(),
+        reason: "this build of zarrkit leaves out the cargo feature `zip`".to_string(),
+    })
 }
 
 fn open_local(path: &str, create: bool) -> Result<Arc<dyn Store>, StoreError> {
@@ -470,12 +549,39 @@ mod tests {
     }
 
     #[test]
-    fn zip_locations_say_zip_is_not_supported_yet() {
-        let err = open("data.zip", &StoreOptions::new()).unwrap_err();
+    #[cfg(feature = "zip")]
+    fn zip_locations_open_zip_stores_and_create_missing_ones() {
+        use crate::store::StoreKey;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("data.zip");
+        let path = path.to_str().unwrap();
+        let options = StoreOptions::new();
+        let missing = open(path, &options).unwrap_err();
         assert!(
-            matches!(err, StoreError::UnsupportedLocation { .. }),
-            "{err:?}"
+            matches!(&missing, StoreError::Open { path: p, .. } if p == path),
+            "{missing:?}"
         );
+        let key = StoreKey::new("a/zarr.json").unwrap();
+        let writer = open_or_create(path, &options).unwrap();
+        assert!(writer.capabilities().write);
+        writer.set(&key, b"{}").unwrap();
+        assert!(!std::path::Path::new(path).exists(), "written before finish");
+        writer.finish().unwrap();
+        for location in [path.to_string(), format!("zip://{path}"), format!("file://{path}")] {
+            let store = open(&location, &options).unwrap();
+            assert!(!store.capabilities().write, "{location}");
+            assert_eq!(store.get(&key, None).unwrap().as_deref(), Some(&b"{}"[..]));
+        }
+        // An existing archive opens for reading even with `open_or_create`.
+        assert!(!open_or_create(path, &options).unwrap().capabilities().write);
+        // A directory named like an archive is an ordinary store.
+        let folder = dir.path().join("folder.zip");
+        std::fs::create_dir(&folder).unwrap();
+        assert!(open(folder.to_str().unwrap(), &options).unwrap().capabilities().write);
+        assert!(matches!(
+            open("zip://", &options).unwrap_err(),
+            StoreError::InvalidLocation { .. }
+        ));
     }
 
     #[test]

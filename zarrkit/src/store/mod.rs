@@ -569,6 +569,17 @@ pub trait Store: Send + Sync + Debug {
     /// [`StoreError::Unsupported`] on an unlistable store, or a backend error.
     fn list_dir(&self, prefix: &StorePrefix) -> Result<ListDir, StoreError>;
 
+    /// Completes the writes the store holds back until the end: a zip
+    /// writer (`ZipStoreWriter`, feature `zip`) writes its archive. Stores that write through
+    /// (every other backend) have nothing to do. Call it once all writes
+    /// are done; the store may refuse writes afterwards.
+    ///
+    /// # Errors
+    /// A backend error; the held-back writes are then not complete.
+    fn finish(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
+
     /// The size in bytes of the value under `key`, or `None` if it is missing.
     ///
     /// # Errors

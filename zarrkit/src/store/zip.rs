@@ -641,6 +641,15 @@ impl Store for ZipStore {
         NAME
     }
 
+    /// What the store holding the archive keeps in flight: a zip in S3
+    /// reads its members with as many requests at once as S3 does.
+    fn concurrency(&self) -> usize {
+        match &self.source {
+            Source::Store { store, .. } => store.concurrency(),
+            Source::File { .. } => 1,
+        }
+    }
+
     fn capabilities(&self) -> StoreCapabilities {
         StoreCapabilities {
             read: true,
@@ -945,9 +954,14 @@ impl ZipStoreWriter {
             Target::Path(path) => path.parent().unwrap_or(Path::new(".")).to_path_buf(),
             Target::Store { .. } => std::env::temp_dir(),
         };
-        let archive = tempfile::Builder::new()
-            .prefix(".zarrkit-zip-")
-            .suffix(".tmp")
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(".zarrkit-zip-").suffix(".tmp");
+        // A temporary file is private (0600) by default; the archive is a
+        // file like any other, so it gets 0666 less the umask, as
+        // `File::create` would give it.
+        #[cfg(unix)]
+        builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+        let archive = builder
             .tempfile_in(dir)
             .map_err(finish_error)?;
         write_archive(staging, &state.members, archive.as_file()).map_err(finish_error)?;
@@ -1048,6 +1062,10 @@ impl Drop for ZipStoreWriter {
 impl Store for ZipStoreWriter {
     fn name(&self) -> &'static str {
         WRITER_NAME
+    }
+
+    fn finish(&self) -> Result<(), StoreError> {
+        ZipStoreWriter::finish(self)
     }
 
     fn capabilities(&self) -> StoreCapabilities {
