@@ -1,0 +1,282 @@
+"""One repetition set of one Python peer, run as a child of bench-compare.
+
+    python peer.py IMP WORKLOAD CODECS DIR SIDE REPS THREADS [cold]
+
+IMP is tensorstore, zarr-python or zarr-python-zarrs (zarr-python with the
+`zarrs` codec pipeline). Prints one `time_s SECONDS` line per repetition,
+then `vmhwm_kib KIB` (this process's peak RSS), as bench-compare's own Rust
+child does. Reads do an untimed warm-up pass first unless `cold` is given
+(the parent drops the page cache before starting a cold child), and every
+read's values are checked against the formula after the timing.
+
+The data arrays' metadata documents are written by the parent (the same
+document for every implementation), so `write` opens the array and writes
+every chunk; the hierarchy workloads create and list nodes natively.
+
+Thread limits: the parent sets RAYON_NUM_THREADS, OMP_NUM_THREADS,
+OPENBLAS_NUM_THREADS, MKL_NUM_THREADS and BLOSC_NTHREADS to THREADS before
+starting this script; here zarr-python's `threading.max_workers`,
+numcodecs' blosc threads and tensorstore's `data_copy_concurrency` and
+`file_io_concurrency` limits are set to THREADS too.
+"""
+
+import os
+import shutil
+import sys
+import time
+
+import numpy as np
+
+REGION = 32
+REGION_COUNT = 64
+REGION_SEED = 0x5EED2A22
+INNER = 32
+HIERARCHY_ARRAYS = 1000
+MASK64 = (1 << 64) - 1
+ARRAY = "array"
+
+
+def vmhwm_kib():
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    raise RuntimeError("no VmHWM line in /proc/self/status")
+
+
+def values(region):
+    """The formula's values of `region` (three (start, stop) pairs), C order:
+    v = (x + 2y + 3z) / 4 wrapping to 16 bits, x the last index."""
+    (z0, z1), (y0, y1), (x0, x1) = region
+    z = np.arange(z0, z1, dtype=np.uint64)[:, None, None]
+    y = np.arange(y0, y1, dtype=np.uint64)[None, :, None]
+    x = np.arange(x0, x1, dtype=np.uint64)[None, None, :]
+    return ((x + 2 * y + 3 * z) // 4).astype(np.uint16)
+
+
+def check(region, data):
+    expected = values(region)
+    data = np.asarray(data)
+    if data.shape != expected.shape or data.dtype != np.uint16:
+        raise SystemExit(f"region {region}: got {data.dtype}{data.shape}, expected uint16{expected.shape}")
+    if not np.array_equal(data, expected):
+        idx = tuple(int(i[0]) for i in np.nonzero(data != expected))
+        raise SystemExit(f"region {region}: element {idx} is {data[idx]}, expected {expected[idx]}")
+
+
+def splitmix64(state):
+    state = (state + 0x9E3779B97F4A7C15) & MASK64
+    z = state
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
+    return state, z ^ (z >> 31)
+
+
+def random_regions(side):
+    """The same regions as bench-compare's `random_regions`."""
+    state = REGION_SEED
+    span = side - REGION + 1
+    out = []
+    for _ in range(REGION_COUNT):
+        region = []
+        for _ in range(3):
+            state, r = splitmix64(state)
+            start = r % span
+            region.append((start, start + REGION))
+        out.append(tuple(region))
+    return out
+
+
+def inner_blocks(side):
+    n = side // INNER
+    return [
+        tuple((i * INNER, (i + 1) * INNER) for i in (b // (n * n), b // n % n, b % n))
+        for b in range(n * n * n)
+    ]
+
+
+def slices(region):
+    return tuple(slice(a, b) for a, b in region)
+
+
+# ------------------------------------------------------------- backends ---
+
+
+class ZarrPython:
+    def __init__(self, threads, zarrs_pipeline):
+        import zarr
+
+        self.zarr = zarr
+        config = {"threading.max_workers": threads}
+        if zarrs_pipeline:
+            import zarrs  # noqa: F401  (registers the pipeline)
+
+            config["codec_pipeline.path"] = "zarrs.ZarrsCodecPipeline"
+            # Fail rather than silently fall back to zarr-python's pipeline.
+            config["codec_pipeline.strict"] = True
+        zarr.config.set(config)
+        try:
+            import numcodecs.blosc
+
+            numcodecs.blosc.set_nthreads(threads)
+        except ImportError:
+            pass
+
+    def store(self, path):
+        return self.zarr.storage.LocalStore(path)
+
+    def open(self, path):
+        return self.zarr.open_array(store=self.store(path), path=ARRAY, mode="r+")
+
+    def write(self, array, data):
+        array[...] = data
+
+    def read(self, array, region):
+        return array[slices(region)]
+
+    def create_hierarchy(self, path):
+        group = self.zarr.create_group(store=self.store(path), zarr_format=3)
+        for i in range(HIERARCHY_ARRAYS):
+            group.create_array(f"a{i:04}", shape=(64, 64), chunks=(32, 32), dtype="uint16")
+
+    def list_hierarchy(self, path):
+        group = self.zarr.open_group(store=self.store(path), mode="r")
+        return sum(1 for _ in group.arrays())
+
+
+class Tensorstore:
+    def __init__(self, threads):
+        import tensorstore as ts
+
+        self.ts = ts
+        self.context = ts.Context(
+            {
+                "data_copy_concurrency": {"limit": threads},
+                "file_io_concurrency": {"limit": threads},
+            }
+        )
+
+    def spec(self, path):
+        driver = "zarr3" if os.path.exists(os.path.join(path, ARRAY, "zarr.json")) else "zarr"
+        return {"driver": driver, "kvstore": {"driver": "file", "path": os.path.join(path, ARRAY) + "/"}}
+
+    def open(self, path):
+        return self.ts.open(self.spec(path), open=True, context=self.context).result()
+
+    def write(self, array, data):
+        array.write(data).result()
+
+    def read(self, array, region):
+        return array[slices(region)].read().result()
+
+    def create_hierarchy(self, path):
+        ts = self.ts
+        os.makedirs(path, exist_ok=True)
+        kv = ts.KvStore.open({"driver": "file", "path": path + "/"}, context=self.context).result()
+        kv.write("zarr.json", b'{"zarr_format":3,"node_type":"group","attributes":{}}').result()
+        futures = [
+            ts.open(
+                {
+                    "driver": "zarr3",
+                    "kvstore": {"driver": "file", "path": f"{path}/a{i:04}/"},
+                    "metadata": {
+                        "shape": [64, 64],
+                        "data_type": "uint16",
+                        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [32, 32]}},
+                    },
+                },
+                create=True,
+                context=self.context,
+            )
+            for i in range(HIERARCHY_ARRAYS)
+        ]
+        for f in futures:
+            f.result()
+
+    def list_hierarchy(self, path):
+        ts = self.ts
+        kv = ts.KvStore.open({"driver": "file", "path": path + "/"}, context=self.context).result()
+        keys = kv.list().result()
+        names = [k[: -len(b"/zarr.json")].decode() for k in keys if k.endswith(b"/zarr.json")]
+        futures = [
+            ts.open(
+                {"driver": "zarr3", "kvstore": {"driver": "file", "path": f"{path}/{name}/"}},
+                open=True,
+                context=self.context,
+            )
+            for name in names
+        ]
+        return sum(1 for f in futures if f.result() is not None)
+
+
+# ----------------------------------------------------------------- main ---
+
+
+def main(argv):
+    if len(argv) < 7:
+        raise SystemExit(__doc__)
+    imp, workload, codecs, path, side, reps, threads = argv[:7]
+    cold = argv[7:] == ["cold"]
+    side, reps, threads = int(side), int(reps), int(threads)
+    if imp == "tensorstore":
+        peer = Tensorstore(threads)
+    elif imp == "zarr-python":
+        peer = ZarrPython(threads, zarrs_pipeline=False)
+    elif imp == "zarr-python-zarrs":
+        peer = ZarrPython(threads, zarrs_pipeline=True)
+    else:
+        raise SystemExit(f"unknown peer `{imp}`")
+    whole = ((0, side), (0, side), (0, side))
+    times = []
+    if workload == "write":
+        data = values(whole)
+        array = peer.open(path)
+        for _ in range(reps):
+            start = time.perf_counter()
+            peer.write(array, data)
+            times.append(time.perf_counter() - start)
+    elif workload in ("read_all", "read_regions", "read_inner", "verify"):
+        regions = {
+            "read_all": [whole],
+            "verify": [whole],
+            "read_regions": random_regions(side),
+            "read_inner": inner_blocks(side),
+        }[workload]
+        array = peer.open(path)
+        if not cold and workload != "verify":
+            for region in regions:
+                peer.read(array, region)
+        last = []
+        for _ in range(1 if workload == "verify" else reps):
+            last = []
+            start = time.perf_counter()
+            for region in regions:
+                last.append(peer.read(array, region))
+            times.append(time.perf_counter() - start)
+        for region, data in zip(regions, last):
+            check(region, data)
+        if workload == "verify":
+            times = []
+    elif workload == "create":
+        for _ in range(reps):
+            shutil.rmtree(path, ignore_errors=True)
+            start = time.perf_counter()
+            peer.create_hierarchy(path)
+            times.append(time.perf_counter() - start)
+    elif workload == "list":
+        peer.list_hierarchy(path)
+        for _ in range(reps):
+            start = time.perf_counter()
+            n = peer.list_hierarchy(path)
+            times.append(time.perf_counter() - start)
+            if n != HIERARCHY_ARRAYS:
+                raise SystemExit(f"listed {n} arrays, expected {HIERARCHY_ARRAYS}")
+    else:
+        raise SystemExit(f"unknown workload `{workload}`")
+    for t in times:
+        print(f"time_s {t}")
+    print(f"vmhwm_kib {vmhwm_kib()}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
