@@ -44,24 +44,41 @@ def vmhwm_kib():
     raise RuntimeError("no VmHWM line in /proc/self/status")
 
 
-def values(region):
-    """The formula's values of `region` (three (start, stop) pairs), C order:
+def plane(region, z):
+    """The formula's values of plane `z` of `region` (uint16, C order):
     v = (x + 2y + 3z) / 4 wrapping to 16 bits, x the last index."""
-    (z0, z1), (y0, y1), (x0, x1) = region
-    z = np.arange(z0, z1, dtype=np.uint64)[:, None, None]
-    y = np.arange(y0, y1, dtype=np.uint64)[None, :, None]
-    x = np.arange(x0, x1, dtype=np.uint64)[None, None, :]
+    (y0, y1), (x0, x1) = region[1], region[2]
+    y = np.arange(y0, y1, dtype=np.uint32)[:, None]
+    x = np.arange(x0, x1, dtype=np.uint32)[None, :]
     return ((x + 2 * y + 3 * z) // 4).astype(np.uint16)
 
 
+def values(region):
+    """The formula's values of `region` (three (start, stop) pairs), made a
+    plane at a time so that the peak memory is the result plus one plane,
+    as for the Rust child."""
+    shape = tuple(b - a for a, b in region)
+    out = np.empty(shape, dtype=np.uint16)
+    for i, z in enumerate(range(*region[0])):
+        out[i] = plane(region, z)
+    return out
+
+
 def check(region, data):
-    expected = values(region)
+    """Checks `data` against the formula a plane at a time (no second
+    array-sized buffer, so the check does not raise the peak memory)."""
+    shape = tuple(b - a for a, b in region)
     data = np.asarray(data)
-    if data.shape != expected.shape or data.dtype != np.uint16:
-        raise SystemExit(f"region {region}: got {data.dtype}{data.shape}, expected uint16{expected.shape}")
-    if not np.array_equal(data, expected):
-        idx = tuple(int(i[0]) for i in np.nonzero(data != expected))
-        raise SystemExit(f"region {region}: element {idx} is {data[idx]}, expected {expected[idx]}")
+    if data.shape != shape or data.dtype != np.uint16:
+        raise SystemExit(f"region {region}: got {data.dtype}{data.shape}, expected uint16{shape}")
+    for i, z in enumerate(range(*region[0])):
+        expected = plane(region, z)
+        if not np.array_equal(data[i], expected):
+            y, x = (int(v[0]) for v in np.nonzero(data[i] != expected))
+            raise SystemExit(
+                f"region {region}: element {(z, region[1][0] + y, region[2][0] + x)} "
+                f"is {data[i][y, x]}, expected {expected[y, x]}"
+            )
 
 
 def splitmix64(state):

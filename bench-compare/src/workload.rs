@@ -394,6 +394,9 @@ mod tests {
             }
         }
         assert!(straddling > REGION_COUNT / 2, "{straddling} straddle");
+        // peers/peer.py generates the same regions: pinned on both sides.
+        assert_eq!(a[0], [478..510, 355..387, 8..40]);
+        assert_eq!(a[1], [342..374, 159..191, 267..299]);
     }
 
     #[test]
