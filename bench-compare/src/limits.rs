@@ -309,35 +309,45 @@ pub fn measure(
             });
         }
     }
-    // memcpy of the whole array into a fresh (not yet faulted-in) buffer.
+    // memcpy of the whole array into a fresh (not yet faulted-in) buffer,
+    // with the kernel's default 4 KiB pages and with transparent huge pages
+    // asked for (`madvise(MADV_HUGEPAGE)`, as numpy does for large arrays).
     let bytes = (side.pow(3) * 2) as usize;
     let source: Vec<u8> = (0..bytes).map(|i| i as u8).collect();
-    let mut gbps = Vec::new();
-    for &threads in thread_counts {
-        // Every repetition's buffer is kept until the end, so the allocator
-        // cannot hand back pages an earlier one already faulted in.
-        let mut kept = Vec::with_capacity(reps);
-        let mut times = Vec::with_capacity(reps);
-        for _ in 0..reps {
-            let start = Instant::now();
-            let mut dest = vec![0u8; bytes];
-            let part = bytes.div_ceil(threads);
-            std::thread::scope(|scope| {
-                for (d, s) in dest.chunks_mut(part).zip(source.chunks(part)) {
-                    scope.spawn(move || d.copy_from_slice(s));
+    for huge in [false, true] {
+        let mut gbps = Vec::new();
+        for &threads in thread_counts {
+            // Every repetition's buffer is kept until the end, so the
+            // allocator cannot hand back pages an earlier one faulted in.
+            let mut kept = Vec::with_capacity(reps);
+            let mut times = Vec::with_capacity(reps);
+            for _ in 0..reps {
+                let start = Instant::now();
+                let mut dest = vec![0u8; bytes];
+                if huge {
+                    advise_huge_pages(&mut dest);
                 }
-            });
-            times.push(start.elapsed().as_secs_f64());
-            assert_eq!(dest[bytes - 1], source[bytes - 1]);
-            kept.push(dest);
+                let part = bytes.div_ceil(threads);
+                std::thread::scope(|scope| {
+                    for (d, s) in dest.chunks_mut(part).zip(source.chunks(part)) {
+                        scope.spawn(move || d.copy_from_slice(s));
+                    }
+                });
+                times.push(start.elapsed().as_secs_f64());
+                assert_eq!(dest[bytes - 1], source[bytes - 1]);
+                kept.push(dest);
+            }
+            gbps.push(bytes as f64 / median(times) / 1e9);
         }
-        gbps.push(bytes as f64 / median(times) / 1e9);
+        out.push(Limit {
+            name: format!(
+                "memcpy of the array into a fresh buffer{}",
+                if huge { ", MADV_HUGEPAGE" } else { "" }
+            ),
+            chain: None,
+            gbps,
+        });
     }
-    out.push(Limit {
-        name: "memcpy into a fresh buffer (whole array)".into(),
-        chain: None,
-        gbps,
-    });
     drop(source);
     // File reads of every chunk file of zarrkit's stores.
     for (name, dir) in stores {
@@ -391,6 +401,76 @@ pub fn measure(
                 gbps,
             });
         }
+    }
+    Ok(out)
+}
+
+/// Asks the kernel for transparent huge pages on the page-aligned part of
+/// `buffer` (a hint: ignored where transparent huge pages are off).
+fn advise_huge_pages(buffer: &mut [u8]) {
+    const PAGE: usize = 4096;
+    let address = buffer.as_mut_ptr() as usize;
+    let start = address.next_multiple_of(PAGE);
+    let end = (address + buffer.len()) / PAGE * PAGE;
+    if end > start {
+        // SAFETY: [start, end) lies inside `buffer`, which we own; the
+        // advice changes how the kernel backs the pages, not their contents.
+        unsafe {
+            libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
+        }
+    }
+}
+
+/// Decode throughput of zlib streams other implementations wrote: the
+/// chunk files of the `v2_zlib` stores, so the zlib rows can be read
+/// against what each store costs to decode (zlib-rs's level 1 and zlib's
+/// level 1 compress this data very differently).
+pub fn zlib_store_limits(
+    stores: &[(String, PathBuf)],
+    thread_counts: &[usize],
+    reps: usize,
+    chunk_bytes: usize,
+) -> Result<Vec<Limit>, BoxError> {
+    let codec = Codec::Zlib(1);
+    let mut out = Vec::new();
+    for (name, dir) in stores {
+        let mut files = Vec::new();
+        list_files(dir, &mut files)?;
+        files.retain(|f| {
+            f.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| !n.starts_with('.'))
+        });
+        if files.is_empty() {
+            continue;
+        }
+        let encoded: Vec<Vec<u8>> = files.iter().map(std::fs::read).collect::<Result<_, _>>()?;
+        let stored: usize = encoded.iter().map(Vec::len).sum();
+        let total = chunk_bytes * encoded.len();
+        let mut gbps = Vec::new();
+        for &threads in thread_counts {
+            let times = (0..reps)
+                .map(|_| {
+                    par_time(
+                        threads,
+                        encoded.len(),
+                        || Ctx::new(codec, chunk_bytes + 4096).expect("codec context"),
+                        |ctx, i| {
+                            assert_eq!(ctx.decode(codec, &encoded[i], 1), chunk_bytes);
+                        },
+                    )
+                })
+                .collect();
+            gbps.push(total as f64 / median(times) / 1e9);
+        }
+        out.push(Limit {
+            name: format!(
+                "zlib decode (zlib-rs) of the {name}-written v2 zlib chunks (ratio {:.0}:1)",
+                total as f64 / stored as f64
+            ),
+            chain: None,
+            gbps,
+        });
     }
     Ok(out)
 }

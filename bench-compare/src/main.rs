@@ -500,6 +500,23 @@ fn parent(args: &[String]) -> Result<(), BoxError> {
             vec![1, options.threads]
         };
         limits = limits::measure(side, &counts, options.reps.max(3), &stores, options.cold)?;
+        if side % 64 == 0 {
+            let zlib_stores: Vec<(String, PathBuf)> = options
+                .imps
+                .iter()
+                .map(|imp| {
+                    let dir = options.dir.join(format!("{}-{imp}.zarr", Codecs::V2Zlib));
+                    (imp.name().to_string(), dir.join("array"))
+                })
+                .filter(|(_, d)| d.exists())
+                .collect();
+            limits.extend(limits::zlib_store_limits(
+                &zlib_stores,
+                &counts,
+                options.reps.max(3),
+                64 * 64 * 64 * 2,
+            )?);
+        }
         print_limits(&limits, &counts);
     }
     println!();
@@ -713,7 +730,17 @@ fn print_limits(limits: &[limits::Limit], counts: &[usize]) {
     println!("| limit | {} |", header.join(" | "));
     println!("|---|{}", "---:|".repeat(counts.len()));
     for l in limits {
-        let cells: Vec<String> = l.gbps.iter().map(|g| format!("{g:.2}")).collect();
+        let cells: Vec<String> = l
+            .gbps
+            .iter()
+            .map(|g| {
+                if *g < 0.1 {
+                    format!("{g:.4}")
+                } else {
+                    format!("{g:.2}")
+                }
+            })
+            .collect();
         println!("| {} | {} |", l.name, cells.join(" | "));
     }
 }
