@@ -13,6 +13,9 @@ The data arrays' metadata documents are written by the parent (the same
 document for every implementation), so `write` opens the array and writes
 every chunk; the hierarchy workloads create and list nodes natively.
 
+The values carry BENCH_COMPARE_NOISE_BITS bits of noise when the parent
+sets it (bench-compare --noise).
+
 Thread limits: the parent sets RAYON_NUM_THREADS, OMP_NUM_THREADS,
 OPENBLAS_NUM_THREADS, MKL_NUM_THREADS and BLOSC_NTHREADS to THREADS before
 starting this script; here zarr-python's `threading.max_workers`,
@@ -44,27 +47,43 @@ def vmhwm_kib():
     raise RuntimeError("no VmHWM line in /proc/self/status")
 
 
-def plane(region, z):
+NOISE_BITS = min(int(os.environ.get("BENCH_COMPARE_NOISE_BITS", "0") or 0), 16)
+
+
+def mix64(z):
+    """splitmix64's finaliser on a uint64 array (wrapping, as in Rust)."""
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+def plane(region, z, side):
     """The formula's values of plane `z` of `region` (uint16, C order):
-    v = (x + 2y + 3z) / 4 wrapping to 16 bits, x the last index."""
+    v = (x + 2y + 3z) / 4 + n wrapping to 16 bits, x the last index, n the
+    top NOISE_BITS bits of mix64 of the element's C-order index (see
+    bench-compare's `Pattern`)."""
     (y0, y1), (x0, x1) = region[1], region[2]
-    y = np.arange(y0, y1, dtype=np.uint32)[:, None]
-    x = np.arange(x0, x1, dtype=np.uint32)[None, :]
-    return ((x + 2 * y + 3 * z) // 4).astype(np.uint16)
+    y = np.arange(y0, y1, dtype=np.uint64)[:, None]
+    x = np.arange(x0, x1, dtype=np.uint64)[None, :]
+    smooth = (x + 2 * y + 3 * z) // 4
+    if NOISE_BITS:
+        index = (np.uint64(z) * np.uint64(side) + y) * np.uint64(side) + x
+        smooth = smooth + (mix64(index) >> np.uint64(64 - NOISE_BITS))
+    return smooth.astype(np.uint16)
 
 
-def values(region):
+def values(region, side):
     """The formula's values of `region` (three (start, stop) pairs), made a
     plane at a time so that the peak memory is the result plus one plane,
     as for the Rust child."""
     shape = tuple(b - a for a, b in region)
     out = np.empty(shape, dtype=np.uint16)
     for i, z in enumerate(range(*region[0])):
-        out[i] = plane(region, z)
+        out[i] = plane(region, z, side)
     return out
 
 
-def check(region, data):
+def check(region, data, side):
     """Checks `data` against the formula a plane at a time (no second
     array-sized buffer, so the check does not raise the peak memory)."""
     shape = tuple(b - a for a, b in region)
@@ -72,7 +91,7 @@ def check(region, data):
     if data.shape != shape or data.dtype != np.uint16:
         raise SystemExit(f"region {region}: got {data.dtype}{data.shape}, expected uint16{shape}")
     for i, z in enumerate(range(*region[0])):
-        expected = plane(region, z)
+        expected = plane(region, z, side)
         if not np.array_equal(data[i], expected):
             y, x = (int(v[0]) for v in np.nonzero(data[i] != expected))
             raise SystemExit(
@@ -246,7 +265,7 @@ def main(argv):
     whole = ((0, side), (0, side), (0, side))
     times = []
     if workload == "write":
-        data = values(whole)
+        data = values(whole, side)
         array = peer.open(path)
         for _ in range(reps):
             start = time.perf_counter()
@@ -271,7 +290,7 @@ def main(argv):
                 last.append(peer.read(array, region))
             times.append(time.perf_counter() - start)
         for region, data in zip(regions, last):
-            check(region, data)
+            check(region, data, side)
         if workload == "verify":
             times = []
     elif workload == "create":

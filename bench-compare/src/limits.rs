@@ -239,12 +239,13 @@ pub const CODECS: [(&str, Codec, u64); 6] = [
 /// page cache can be dropped.
 pub fn measure(
     side: u64,
+    noise_bits: u32,
     thread_counts: &[usize],
     reps: usize,
     stores: &[(String, PathBuf)],
     cold: bool,
 ) -> Result<Vec<Limit>, BoxError> {
-    let pattern = Pattern::new(side);
+    let pattern = Pattern::with_noise(side, noise_bits);
     let mut out = Vec::new();
     for (chain, codec, edge) in CODECS {
         if edge > side {

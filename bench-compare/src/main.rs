@@ -18,7 +18,7 @@ const USAGE: &str = "\
 usage: bench-compare [--quick] [--side N] [--reps N] [--threads N]
                      [--python PATH] [--imps zarrkit,zarrs,...]
                      [--codecs zstd,raw,...] [--workloads write,read_all,...]
-                     [--no-cold] [--no-limits] [--dir DIR] [--keep]
+                     [--noise BITS] [--no-cold] [--no-limits] [--dir DIR] [--keep]
 
   --side N     the array is N^3 uint16 (default 256; a multiple of 256
                keeps the shards whole)
@@ -35,6 +35,8 @@ usage: bench-compare [--quick] [--side N] [--reps N] [--threads N]
                v2_blosc, blosc256, hierarchy (default all)
   --workloads  write, read_all, read_inner, read_regions, create, list
                (default all that apply); reads write the store first if missing
+  --noise BITS add BITS (0-16) bits of hash noise to every value (default
+               0: the smooth field of earlier runs; 4 or 8 make the codecs work)
   --no-cold    skip the cold-cache reads (skipped anyway when not root)
   --no-limits  skip measuring the machine's limits
   --dir DIR    where the stores go (kept afterwards); default a fresh
@@ -193,6 +195,7 @@ struct Options {
     workloads: Vec<Workload>,
     cold: bool,
     limits: bool,
+    noise_bits: u32,
 }
 
 fn list<T: std::str::FromStr<Err = String>>(value: &str) -> Result<Vec<T>, BoxError> {
@@ -217,6 +220,7 @@ fn parse_options(args: &[String]) -> Result<Options, BoxError> {
         workloads: Workload::TIMED.to_vec(),
         cold: true,
         limits: true,
+        noise_bits: 0,
     };
     let mut dir = None;
     let mut keep = false;
@@ -248,6 +252,7 @@ fn parse_options(args: &[String]) -> Result<Options, BoxError> {
                     return Err("`verify` is not a timed workload".into());
                 }
             }
+            "--noise" => options.noise_bits = value()?.parse()?,
             "--no-cold" => options.cold = false,
             "--no-limits" => options.limits = false,
             "-h" | "--help" => {
@@ -257,8 +262,11 @@ fn parse_options(args: &[String]) -> Result<Options, BoxError> {
             _ => return Err(format!("unknown argument `{arg}`\n{USAGE}").into()),
         }
     }
-    if options.reps == 0 || options.threads == 0 || options.side < 32 {
-        return Err("--reps and --threads must be at least 1, --side at least 32".into());
+    if options.reps == 0 || options.threads == 0 || options.side < 32 || options.noise_bits > 16 {
+        return Err(
+            "--reps and --threads must be at least 1, --side at least 32, --noise at most 16"
+                .into(),
+        );
     }
     options.remove_dir = dir.is_none() && !keep;
     options.dir = dir.unwrap_or_else(|| {
@@ -343,8 +351,9 @@ fn parent(args: &[String]) -> Result<(), BoxError> {
         options.cold = false;
     }
     eprintln!(
-        "array {side}^3 uint16; {REGION_COUNT} regions of {REGION}^3; {} reps; {} threads \
+        "array {side}^3 uint16 ({} noise bits); {REGION_COUNT} regions of {REGION}^3; {} reps; {} threads \
          per implementation ({} cores); stores in {}",
+        options.noise_bits,
         options.reps,
         options.threads,
         std::thread::available_parallelism().map_or(1, |n| n.get()),
@@ -359,6 +368,7 @@ fn parent(args: &[String]) -> Result<(), BoxError> {
         script: &script,
         side,
         threads: options.threads,
+        noise_bits: options.noise_bits,
     };
     let mut rows = Vec::new();
     for &codecs in &options.codecs {
@@ -499,7 +509,14 @@ fn parent(args: &[String]) -> Result<(), BoxError> {
         } else {
             vec![1, options.threads]
         };
-        limits = limits::measure(side, &counts, options.reps.max(3), &stores, options.cold)?;
+        limits = limits::measure(
+            side,
+            options.noise_bits,
+            &counts,
+            options.reps.max(3),
+            &stores,
+            options.cold,
+        )?;
         if side % 64 == 0 {
             let zlib_stores: Vec<(String, PathBuf)> = options
                 .imps
@@ -600,6 +617,7 @@ struct Runner<'a> {
     script: &'a Path,
     side: u64,
     threads: usize,
+    noise_bits: u32,
 }
 
 impl Runner<'_> {
@@ -649,6 +667,7 @@ impl Runner<'_> {
         ] {
             command.env(var, &threads);
         }
+        command.env(workload::NOISE_VAR, self.noise_bits.to_string());
         let output = command.output()?;
         let stdout = String::from_utf8_lossy(&output.stdout);
         if !output.status.success() {
@@ -748,9 +767,14 @@ fn print_limits(limits: &[limits::Limit], counts: &[usize]) {
 fn print_table(rows: &[Row], options: &Options, limits: &[limits::Limit]) {
     let side = options.side;
     println!(
-        "{side}³ uint16 ({}), {} threads per implementation, median (min–max) of {} repetitions, \
+        "{side}³ uint16 ({}{}), {} threads per implementation, median (min–max) of {} repetitions, \
          each in its own process; ratio = zarrkit median / best peer median (lower is better; bold where zarrkit trails)",
         format_bytes(side.pow(3) * 2),
+        if options.noise_bits > 0 {
+            format!(", {} bits of noise", options.noise_bits)
+        } else {
+            String::new()
+        },
         options.threads,
         options.reps
     );

@@ -263,20 +263,46 @@ impl fmt::Display for Workload {
     }
 }
 
-/// The array's values: `v = (x + 2y + 3z) / 4` (integer division, wrapping
-/// to 16 bits), with `x` the fastest-varying (last) index and `z` the
-/// slowest. Smooth and compressible: rows repeat each other shifted.
+/// The environment variable that carries `--noise` to the children.
+pub const NOISE_VAR: &str = "BENCH_COMPARE_NOISE_BITS";
+
+/// The array's values: `v = (x + 2y + 3z) / 4 + n` (integer division,
+/// wrapping to 16 bits), with `x` the fastest-varying (last) index and `z`
+/// the slowest, and `n` the top `noise_bits` bits of the splitmix64
+/// finaliser of the element's C-order index `(z·side + y)·side + x` (0
+/// without noise, the default). Without noise the field is smooth and very
+/// compressible (rows repeat each other shifted); each noise bit makes it
+/// less so, closer to measured data.
 pub struct Pattern {
     side: u64,
+    noise_bits: u32,
 }
 
 impl Pattern {
+    /// The pattern of a `side`³ array, with the noise bits the parent
+    /// passed in `NOISE_VAR` (none if unset).
     pub fn new(side: u64) -> Self {
-        Self { side }
+        let noise_bits = std::env::var(NOISE_VAR)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+        Self::with_noise(side, noise_bits)
     }
 
-    fn value(z: u64, y: u64, x: u64) -> u16 {
-        ((x + 2 * y + 3 * z) / 4) as u16
+    pub fn with_noise(side: u64, noise_bits: u32) -> Self {
+        Self {
+            side,
+            noise_bits: noise_bits.min(16),
+        }
+    }
+
+    fn value(&self, z: u64, y: u64, x: u64) -> u16 {
+        let smooth = ((x + 2 * y + 3 * z) / 4) as u16;
+        if self.noise_bits == 0 {
+            return smooth;
+        }
+        let index = (z * self.side + y) * self.side + x;
+        smooth.wrapping_add((mix64(index) >> (64 - self.noise_bits)) as u16)
     }
 
     /// The values of `region`, in C order.
@@ -285,7 +311,7 @@ impl Pattern {
         let mut out = Vec::with_capacity(len);
         for z in region[0].clone() {
             for y in region[1].clone() {
-                out.extend(region[2].clone().map(|x| Self::value(z, y, x)));
+                out.extend(region[2].clone().map(|x| self.value(z, y, x)));
             }
         }
         out
@@ -310,7 +336,7 @@ impl Pattern {
             for i1 in region[1].clone() {
                 for i2 in region[2].clone() {
                     let got = *values.next().expect("length checked above");
-                    let expected = Self::value(i0, i1, i2);
+                    let expected = self.value(i0, i1, i2);
                     if got != expected {
                         return Err(format!(
                             "element [{i0}, {i1}, {i2}] is {got}, expected {expected}"
@@ -356,7 +382,11 @@ pub fn blocks(side: u64, edge: u64) -> Vec<[Range<u64>; 3]> {
 /// The splitmix64 generator: tiny, fixed, and the same everywhere.
 fn splitmix64(state: &mut u64) -> u64 {
     *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *state;
+    mix64(*state)
+}
+
+/// splitmix64's finaliser: a fixed 64-bit hash (peer.py has the same).
+fn mix64(mut z: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
@@ -397,6 +427,18 @@ mod tests {
         // peers/peer.py generates the same regions: pinned on both sides.
         assert_eq!(a[0], [478..510, 355..387, 8..40]);
         assert_eq!(a[1], [342..374, 159..191, 267..299]);
+    }
+
+    #[test]
+    fn noise_changes_the_low_bits_and_is_pinned() {
+        let smooth = Pattern::with_noise(64, 0).generate(&[0..1, 0..1, 0..4]);
+        let noisy = Pattern::with_noise(64, 4).generate(&[0..1, 0..1, 0..4]);
+        assert_eq!(smooth, [0, 0, 0, 0]);
+        // peers/peer.py's `plane` gives the same values (pinned on both sides).
+        assert_eq!(noisy, [0, 5, 13, 1]);
+        let region = [5..9, 60..64, 1..30];
+        let pattern = Pattern::with_noise(64, 4);
+        assert_eq!(pattern.check(&region, &pattern.generate(&region)), Ok(()));
     }
 
     #[test]
