@@ -739,7 +739,7 @@ fn op_label(workload: Workload) -> String {
 fn print_limits(limits: &[limits::Limit], counts: &[usize]) {
     println!();
     println!(
-        "Machine limits (same chunks, same run; GB/s of decoded bytes, file bytes for file reads):"
+        "Machine limits (same chunks, same run, best of 3 or more passes; GB/s of decoded bytes, file bytes for file reads):"
     );
     println!();
     let header: Vec<String> = counts
