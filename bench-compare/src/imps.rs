@@ -1,7 +1,9 @@
-//! The two implementations behind one small interface: create or open an
-//! array in a filesystem store, write a region, read a region.
+//! The implementations: zarrkit and zarrs in this binary (behind one small
+//! interface: open an array in a filesystem store, write a region, read a
+//! region; create and list the hierarchy), and the Python peers, which run
+//! `peers/peer.py` in the peers' virtualenv.
 
-use crate::workload::{Codecs, INNER};
+use crate::workload::HIERARCHY_ARRAYS;
 use std::fmt;
 use std::ops::Range;
 use std::path::Path;
@@ -10,24 +12,54 @@ use std::sync::Arc;
 
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
-/// The array's path in its store, for both implementations.
-const ARRAY_PATH: &str = "/array";
+/// The array's path in its store, for every implementation.
+pub const ARRAY_PATH: &str = "/array";
 
 /// Which implementation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Imp {
     Zarrkit,
     Zarrs,
+    Tensorstore,
+    /// zarr-python with its own codec pipeline.
+    ZarrPython,
+    /// zarr-python with the `zarrs` codec pipeline (zarrs-python).
+    ZarrPythonZarrs,
 }
 
 impl Imp {
-    pub const ALL: [Imp; 2] = [Imp::Zarrkit, Imp::Zarrs];
+    pub const ALL: [Imp; 5] = [
+        Imp::Zarrkit,
+        Imp::Zarrs,
+        Imp::Tensorstore,
+        Imp::ZarrPython,
+        Imp::ZarrPythonZarrs,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             Imp::Zarrkit => "zarrkit",
             Imp::Zarrs => "zarrs",
+            Imp::Tensorstore => "tensorstore",
+            Imp::ZarrPython => "zarr-python",
+            Imp::ZarrPythonZarrs => "zarr-python-zarrs",
         }
+    }
+
+    /// A short name for table headers.
+    pub fn short(self) -> &'static str {
+        match self {
+            Imp::Zarrkit => "zarrkit",
+            Imp::Zarrs => "zarrs",
+            Imp::Tensorstore => "ts",
+            Imp::ZarrPython => "zp",
+            Imp::ZarrPythonZarrs => "zp+zarrs",
+        }
+    }
+
+    /// Whether it runs as `peers/peer.py` in Python.
+    pub fn is_python(self) -> bool {
+        !matches!(self, Imp::Zarrkit | Imp::Zarrs)
     }
 }
 
@@ -37,7 +69,13 @@ impl FromStr for Imp {
         Self::ALL
             .into_iter()
             .find(|i| i.name() == s)
-            .ok_or_else(|| format!("unknown implementation `{s}` (expected zarrkit or zarrs)"))
+            .ok_or_else(|| {
+                let names: Vec<&str> = Self::ALL.iter().map(|i| i.name()).collect();
+                format!(
+                    "unknown implementation `{s}` (expected one of {})",
+                    names.join(", ")
+                )
+            })
     }
 }
 
@@ -47,87 +85,15 @@ impl fmt::Display for Imp {
     }
 }
 
-/// An open `uint16` array of either implementation.
+/// An open `uint16` array of one of the Rust implementations.
 pub enum Handle {
     Zarrkit(Box<zarrkit::Array>),
     Zarrs(Box<zarrs::array::Array<zarrs::filesystem::FilesystemStore>>),
 }
 
 impl Handle {
-    /// Opens the array in `dir`, creating it (metadata only) first if it is
-    /// not there. An existing array keeps its chunks, so a write repetition
-    /// overwrites the chunk files of the one before.
-    pub fn open_or_create(
-        imp: Imp,
-        dir: &Path,
-        side: u64,
-        codecs: Codecs,
-    ) -> Result<Self, BoxError> {
-        std::fs::create_dir_all(dir)?;
-        match imp {
-            Imp::Zarrkit => {
-                let store = zarrkit_store(dir)?;
-                match zarrkit::Array::open(Arc::clone(&store), ARRAY_PATH) {
-                    Ok(array) => Ok(Handle::Zarrkit(Box::new(array))),
-                    Err(zarrkit::Error::NodeNotFound { .. }) => {
-                        let array = zarrkit::Array::builder(
-                            &[side; 3],
-                            zarrkit::metadata::DataType::UInt16,
-                            &[codecs.chunk(side); 3],
-                        )
-                        .codecs_metadata(zarrkit_codecs(codecs))
-                        .create(store, ARRAY_PATH)?;
-                        Ok(Handle::Zarrkit(Box::new(array)))
-                    }
-                    Err(e) => Err(e.into()),
-                }
-            }
-            Imp::Zarrs => {
-                let store = Arc::new(zarrs::filesystem::FilesystemStore::new(dir)?);
-                let zstd: Arc<dyn zarrs::array::BytesToBytesCodecTraits> =
-                    Arc::new(zarrs::array::codec::ZstdCodec::new(0, false));
-                let bytes = Arc::new(zarrs::array::codec::BytesCodec::little());
-                let mut builder = zarrs::array::ArrayBuilder::new(
-                    vec![side; 3],
-                    vec![codecs.chunk(side); 3],
-                    zarrs::array::data_type::uint16(),
-                    0u16,
-                );
-                match codecs {
-                    Codecs::Zstd => {
-                        builder
-                            .array_to_bytes_codec(bytes)
-                            .bytes_to_bytes_codecs(vec![zstd]);
-                    }
-                    Codecs::Raw => {
-                        builder.array_to_bytes_codec(bytes);
-                    }
-                    Codecs::Sharded => {
-                        // zarrs's default index codecs are bytes + crc32c,
-                        // its default index location the end: as zarrkit's (the index
-                        // `bytes` codec is made little endian explicitly).
-                        let inner = std::num::NonZeroU64::new(INNER).expect("non-zero");
-                        let mut sharding = zarrs::array::codec::ShardingCodecBuilder::new(
-                            vec![inner; 3].into(),
-                            &zarrs::array::data_type::uint16(),
-                        );
-                        sharding.index_array_to_bytes_codec(Arc::new(
-                            zarrs::array::codec::BytesCodec::little(),
-                        ));
-                        sharding
-                            .array_to_bytes_codec(bytes)
-                            .bytes_to_bytes_codecs(vec![zstd]);
-                        builder.array_to_bytes_codec(Arc::new(sharding.build()));
-                    }
-                }
-                let array = builder.build(store, ARRAY_PATH)?;
-                array.store_metadata()?;
-                Ok(Handle::Zarrs(Box::new(array)))
-            }
-        }
-    }
-
-    /// Opens the array in `dir`, whichever implementation wrote it.
+    /// Opens the array in `dir` (its metadata written by the harness, or
+    /// by whichever implementation wrote it).
     pub fn open(imp: Imp, dir: &Path) -> Result<Self, BoxError> {
         match imp {
             Imp::Zarrkit => Ok(Handle::Zarrkit(Box::new(zarrkit::Array::open(
@@ -140,6 +106,7 @@ impl Handle {
                     store, ARRAY_PATH,
                 )?)))
             }
+            _ => Err(format!("{imp} is not a Rust implementation").into()),
         }
     }
 
@@ -167,39 +134,65 @@ impl Handle {
     }
 }
 
-fn zarrkit_store(dir: &Path) -> Result<Arc<dyn zarrkit::store::Store>, BoxError> {
-    Ok(Arc::new(zarrkit::store::FilesystemStore::new(dir)?))
+/// Creates the hierarchy in `dir` (which must not exist): a root group and
+/// `HIERARCHY_ARRAYS` arrays of 64² `uint16` in 32² chunks, metadata only.
+pub fn create_hierarchy(imp: Imp, dir: &Path) -> Result<(), BoxError> {
+    std::fs::create_dir_all(dir)?;
+    match imp {
+        Imp::Zarrkit => {
+            let store = zarrkit_store(dir)?;
+            zarrkit::Group::create(Arc::clone(&store), "/", zarrkit::metadata::JsonMap::new())?;
+            for i in 0..HIERARCHY_ARRAYS {
+                zarrkit::Array::builder(&[64, 64], zarrkit::metadata::DataType::UInt16, &[32, 32])
+                    .create(Arc::clone(&store), &format!("/a{i:04}"))?;
+            }
+        }
+        Imp::Zarrs => {
+            let store = Arc::new(zarrs::filesystem::FilesystemStore::new(dir)?);
+            zarrs::group::GroupBuilder::new()
+                .build(Arc::clone(&store), "/")?
+                .store_metadata()?;
+            for i in 0..HIERARCHY_ARRAYS {
+                zarrs::array::ArrayBuilder::new(
+                    vec![64, 64],
+                    vec![32, 32],
+                    zarrs::array::data_type::uint16(),
+                    0u16,
+                )
+                .build(Arc::clone(&store), &format!("/a{i:04}"))?
+                .store_metadata()?;
+            }
+        }
+        _ => return Err(format!("{imp} is not a Rust implementation").into()),
+    }
+    Ok(())
 }
 
-fn zarrkit_codecs(codecs: Codecs) -> Vec<zarrkit::metadata::ExtensionObject> {
-    use zarrkit::metadata::{ExtensionObject, JsonMap};
-    let mut bytes = JsonMap::new();
-    bytes.insert("endian".into(), "little".into());
-    let bytes = ExtensionObject::with_configuration("bytes", bytes);
-    let mut zstd = JsonMap::new();
-    zstd.insert("level".into(), 0.into());
-    zstd.insert("checksum".into(), false.into());
-    let zstd = ExtensionObject::with_configuration("zstd", zstd);
-    match codecs {
-        Codecs::Zstd => vec![bytes, zstd],
-        Codecs::Raw => vec![bytes],
-        Codecs::Sharded => {
-            let to_json = zarrkit::format::v3::extension_to_json;
-            let mut sharding = JsonMap::new();
-            sharding.insert("chunk_shape".into(), vec![INNER; 3].into());
-            sharding.insert(
-                "codecs".into(),
-                vec![to_json(&bytes), to_json(&zstd)].into(),
-            );
-            sharding.insert(
-                "index_codecs".into(),
-                vec![to_json(&bytes), serde_json::json!({"name": "crc32c"})].into(),
-            );
-            sharding.insert("index_location".into(), "end".into());
-            vec![ExtensionObject::with_configuration(
-                "sharding_indexed",
-                sharding,
-            )]
+/// Opens the hierarchy's root group, lists it and opens every child;
+/// returns how many arrays it found.
+pub fn list_hierarchy(imp: Imp, dir: &Path) -> Result<usize, BoxError> {
+    Ok(match imp {
+        Imp::Zarrkit => {
+            let group = zarrkit::Group::open(zarrkit_store(dir)?, "/")?;
+            group
+                .children()?
+                .iter()
+                .filter(|n| matches!(n, zarrkit::Node::Array(_)))
+                .count()
         }
-    }
+        Imp::Zarrs => {
+            let store = Arc::new(zarrs::filesystem::FilesystemStore::new(dir)?);
+            let group = zarrs::group::Group::open(store, "/")?;
+            group
+                .children(false)?
+                .iter()
+                .filter(|n| matches!(n.metadata(), zarrs::node::NodeMetadata::Array(_)))
+                .count()
+        }
+        _ => return Err(format!("{imp} is not a Rust implementation").into()),
+    })
+}
+
+fn zarrkit_store(dir: &Path) -> Result<Arc<dyn zarrkit::store::Store>, BoxError> {
+    Ok(Arc::new(zarrkit::store::FilesystemStore::new(dir)?))
 }
