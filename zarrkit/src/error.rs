@@ -1,6 +1,7 @@
 //! The top-level error type that users match on.
 
 use crate::codec::CodecError;
+use crate::grid::SelectionError;
 use crate::metadata::{DataType, MetadataError};
 use crate::metadata::{NodePath, NodePathError};
 use crate::store::{StoreError, StoreKey};
@@ -225,5 +226,17 @@ pub enum Error {
         path: NodePath,
         /// What is wrong, naming the element.
         reason: String,
+    },
+
+    /// A selection does not fit the array (an index out of bounds, a step
+    /// of zero, a mask of the wrong shape, index arrays that do not
+    /// broadcast, too many indices).
+    #[error("invalid selection for array `{path}`")]
+    Selection {
+        /// The array.
+        path: NodePath,
+        /// What is wrong, naming the dimension and the bound.
+        #[source]
+        source: SelectionError,
     },
 }

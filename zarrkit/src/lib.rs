@@ -32,7 +32,9 @@
 //!   [`codec::ChunkBox`]), the one walk over grid coordinates
 //!   ([`array::GridWalk`]) and the pure planner (a region → the chunks it
 //!   touches and the box of each, with no store keys), shared by the array
-//!   engine and sharding.
+//!   engine and sharding; and [`Selection`]s with NumPy's semantics (parsed,
+//!   resolved against a shape, grouped by chunk), which the array engine
+//!   reads and writes ([`Array::read_selection`]).
 //! - [`codec`]: array→array, array→bytes and bytes→bytes codecs by family
 //!   ([`codec::core`], [`codec::ext`], [`codec::numcodecs`],
 //!   [`codec::object`]) and the chain, all over one chunk-data type
@@ -79,7 +81,10 @@ pub use format::consolidate;
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
 
-pub use array::{Array, ArrayBuilder, DEFAULT_MEMORY_BUDGET, Element, Region};
+pub use array::{
+    Array, ArrayBuilder, DEFAULT_MEMORY_BUDGET, Element, Region, Selection, SelectionError,
+    SelectionItem, SelectionMode, Slice,
+};
 pub use error::{Error, NodeKind};
 pub use group::{Group, Node};
 pub use node::NodePath;

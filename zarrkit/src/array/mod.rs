@@ -6,6 +6,8 @@
 //!   shared by reads, writes, `resize`, listing, migration, sharding and
 //!   the CLI's export;
 //! - `io.rs`: the batched, parallel read and write engines over a plan;
+//! - `select.rs`: reads and writes of [`Selection`]s (NumPy's indexing),
+//!   grouped by chunk with the pure selection planner of `grid/`;
 //! - `stored.rs`: the chunks in the store ([`Array::stored_chunks`]);
 //! - `vlen.rs`, `vlen_array.rs`, `object.rs`: variable-length and object data.
 
@@ -14,11 +16,14 @@ mod element;
 mod io;
 mod object;
 mod plan;
+mod select;
 mod stored;
 mod vlen;
 mod vlen_array;
 
-pub use crate::grid::{GridWalk, Region};
+pub use crate::grid::{
+    GridWalk, Region, Selection, SelectionError, SelectionItem, SelectionMode, Slice,
+};
 pub use builder::ArrayBuilder;
 pub use element::Element;
 pub use stored::{StoredChunk, StoredSize};

@@ -16,7 +16,7 @@ use crate::error::Error;
 use crate::metadata::{DataType, strings};
 
 impl Array {
-    fn vlen_only(&self, requested: &'static str) -> Result<(), Error> {
+    pub(super) fn vlen_only(&self, requested: &'static str) -> Result<(), Error> {
         if self.data_type().is_variable_length() {
             Ok(())
         } else {
@@ -48,7 +48,7 @@ impl Array {
     }
 
     /// The number of elements of one chunk of representation `repr`.
-    fn chunk_len(&self, repr: &ChunkRepr) -> Result<usize, Error> {
+    pub(super) fn chunk_len(&self, repr: &ChunkRepr) -> Result<usize, Error> {
         repr.num_elements()
             .and_then(|n| usize::try_from(n).ok())
             .filter(|&n| u32::try_from(n).is_ok())
@@ -104,14 +104,7 @@ impl Array {
                 actual: data.len() as u64,
             });
         }
-        if *self.data_type() == DataType::String {
-            if let Some(i) = data.iter().position(|e| std::str::from_utf8(e).is_err()) {
-                return Err(Error::InvalidInput {
-                    path: self.path.clone(),
-                    reason: format!("element {i} is not UTF-8"),
-                });
-            }
-        }
+        self.check_utf8(data)?;
         if n == 0 {
             return Ok(());
         }
@@ -129,14 +122,37 @@ impl Array {
     /// [`Error::InvalidValue`] for an element that is not a valid string,
     /// or the errors of [`Array::read_vlen`] and [`Array::read_region_bytes`].
     pub fn read_strings(&self, region: &Region) -> Result<Vec<String>, Error> {
+        self.strings_from(|| self.read_vlen(region), || self.read_region_bytes(region))
+    }
+
+    /// Checks that every element of `data` is UTF-8 when the array holds
+    /// `string`s.
+    pub(super) fn check_utf8(&self, data: &VlenChunk) -> Result<(), Error> {
+        if *self.data_type() == DataType::String {
+            if let Some(i) = data.iter().position(|e| std::str::from_utf8(e).is_err()) {
+                return Err(Error::InvalidInput {
+                    path: self.path.clone(),
+                    reason: format!("element {i} is not UTF-8"),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The strings of a read: from `vlen` for `string`, from the element
+    /// bytes `bytes` gives for the fixed-length string types.
+    pub(super) fn strings_from(
+        &self,
+        vlen: impl FnOnce() -> Result<VlenChunk, Error>,
+        bytes: impl FnOnce() -> Result<Vec<u8>, Error>,
+    ) -> Result<Vec<String>, Error> {
         let invalid = |i: usize, reason: String| Error::InvalidValue {
             path: self.path.clone(),
             data_type: self.data_type().clone(),
             reason: format!("element {i} of the region: {reason}"),
         };
         match self.data_type() {
-            DataType::String => self
-                .read_vlen(region)?
+            DataType::String => vlen()?
                 .iter()
                 .enumerate()
                 .map(|(i, e)| {
@@ -145,7 +161,7 @@ impl Array {
                 .collect(),
             DataType::FixedUtf32(n) => {
                 let n = *n;
-                self.read_region_bytes(region)?
+                bytes()?
                     .chunks_exact(n)
                     .enumerate()
                     .map(|(i, e)| strings::decode_utf32(e).map_err(|reason| invalid(i, reason)))
@@ -153,7 +169,7 @@ impl Array {
             }
             DataType::FixedBytes(n) => {
                 let n = *n;
-                self.read_region_bytes(region)?
+                bytes()?
                     .chunks_exact(n)
                     .enumerate()
                     .map(|(i, e)| {
@@ -177,14 +193,21 @@ impl Array {
     /// [`Error::DataTypeMismatch`] for other data types, or the errors of
     /// [`Array::read_vlen`] and [`Array::read_region_bytes`].
     pub fn read_byte_strings(&self, region: &Region) -> Result<Vec<Vec<u8>>, Error> {
+        self.byte_strings_from(|| self.read_vlen(region), || self.read_region_bytes(region))
+    }
+
+    /// The byte strings of a read: from `vlen` for `string` and `bytes`,
+    /// from the element bytes `bytes` gives for NumPy `S`.
+    pub(super) fn byte_strings_from(
+        &self,
+        vlen: impl FnOnce() -> Result<VlenChunk, Error>,
+        bytes: impl FnOnce() -> Result<Vec<u8>, Error>,
+    ) -> Result<Vec<Vec<u8>>, Error> {
         match self.data_type() {
-            DataType::String | DataType::Bytes => {
-                Ok(self.read_vlen(region)?.iter().map(<[u8]>::to_vec).collect())
-            }
+            DataType::String | DataType::Bytes => Ok(vlen()?.iter().map(<[u8]>::to_vec).collect()),
             DataType::FixedBytes(n) => {
                 let n = *n;
-                Ok(self
-                    .read_region_bytes(region)?
+                Ok(bytes()?
                     .chunks_exact(n)
                     .map(|e| strings::trim_nul(e).to_vec())
                     .collect())
@@ -205,11 +228,20 @@ impl Array {
     /// fixed-length type, [`Error::DataTypeMismatch`] for other data types,
     /// or the errors of [`Array::write_vlen`] and [`Array::write_region_bytes`].
     pub fn write_strings<S: AsRef<str>>(&self, region: &Region, data: &[S]) -> Result<(), Error> {
+        match self.strings_data(data)? {
+            ChunkData::Vlen(chunk) => self.write_vlen(region, &chunk),
+            ChunkData::Fixed(bytes) => self.write_region_bytes(region, &bytes),
+        }
+    }
+
+    /// The elements of strings for the array's data type: variable-length
+    /// for `string`, element bytes for the fixed-length string types.
+    pub(super) fn strings_data<S: AsRef<str>>(
+        &self,
+        data: &[S],
+    ) -> Result<ChunkData<'static>, Error> {
         match self.data_type() {
-            DataType::String => self.write_vlen(
-                region,
-                &VlenChunk::from_items(data.iter().map(|s| s.as_ref())),
-            ),
+            DataType::String => Ok(VlenChunk::from_items(data.iter().map(|s| s.as_ref())).into()),
             DataType::FixedUtf32(n) => {
                 let n = *n;
                 let mut bytes = Vec::with_capacity(data.len().saturating_mul(n));
@@ -222,21 +254,35 @@ impl Array {
                     })?;
                     bytes.extend(encoded);
                 }
-                self.write_region_bytes(region, &bytes)
+                Ok(bytes.into())
             }
-            DataType::FixedBytes(_) => self.write_byte_strings(
-                region,
-                &data
-                    .iter()
-                    .map(|s| s.as_ref().as_bytes())
-                    .collect::<Vec<_>>(),
-            ),
+            DataType::FixedBytes(n) => {
+                let bytes: Vec<&[u8]> = data.iter().map(|s| s.as_ref().as_bytes()).collect();
+                Ok(self.fixed_byte_strings(*n, &bytes)?.into())
+            }
             other => Err(Error::DataTypeMismatch {
                 path: self.path.clone(),
                 data_type: other.clone(),
                 requested: "String",
             }),
         }
+    }
+
+    /// Byte strings as NumPy `S` elements of `n` bytes, zero-padded.
+    fn fixed_byte_strings<B: AsRef<[u8]>>(&self, n: usize, data: &[B]) -> Result<Vec<u8>, Error> {
+        let mut bytes = Vec::with_capacity(data.len().saturating_mul(n));
+        for (i, b) in data.iter().enumerate() {
+            let b = b.as_ref();
+            if b.len() > n {
+                return Err(Error::InvalidInput {
+                    path: self.path.clone(),
+                    reason: format!("byte string {i} has {} bytes, more than {n}", b.len()),
+                });
+            }
+            bytes.extend_from_slice(b);
+            bytes.resize(bytes.len() + n - b.len(), 0);
+        }
+        Ok(bytes)
     }
 
     /// Writes byte strings into `region` (C order), for `bytes`, `string`
@@ -255,20 +301,7 @@ impl Array {
                 self.write_vlen(region, &VlenChunk::from_items(data))
             }
             DataType::FixedBytes(n) => {
-                let n = *n;
-                let mut bytes = Vec::with_capacity(data.len().saturating_mul(n));
-                for (i, b) in data.iter().enumerate() {
-                    let b = b.as_ref();
-                    if b.len() > n {
-                        return Err(Error::InvalidInput {
-                            path: self.path.clone(),
-                            reason: format!("byte string {i} has {} bytes, more than {n}", b.len()),
-                        });
-                    }
-                    bytes.extend_from_slice(b);
-                    bytes.resize(bytes.len() + n - b.len(), 0);
-                }
-                self.write_region_bytes(region, &bytes)
+                self.write_region_bytes(region, &self.fixed_byte_strings(*n, data)?)
             }
             other => Err(Error::DataTypeMismatch {
                 path: self.path.clone(),

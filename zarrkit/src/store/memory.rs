@@ -56,14 +56,40 @@ impl MemoryStore {
 }
 
 /// The keys of `map` that start with `prefix`, in order.
-fn keys_with_prefix<'a>(
-    map: &'a Values,
+pub(super) fn keys_with_prefix<'a, V>(
+    map: &'a BTreeMap<StoreKey, V>,
     prefix: &'a StorePrefix,
 ) -> impl Iterator<Item = &'a StoreKey> + 'a {
     // Keys that start with `prefix` sort at or after it and form one run.
     map.range::<str, _>((Bound::Included(prefix.as_str()), Bound::Unbounded))
         .map(|(key, _)| key)
         .take_while(move |key| key.has_prefix(prefix))
+}
+
+/// The keys and child prefixes of `map` directly under `prefix`.
+pub(super) fn list_dir_of<V>(
+    map: &BTreeMap<StoreKey, V>,
+    prefix: &StorePrefix,
+) -> Result<ListDir, StoreError> {
+    let mut keys = Vec::new();
+    let mut children = BTreeSet::new();
+    // Each child name once; many keys may lie under one child prefix.
+    for key in keys_with_prefix(map, prefix) {
+        let rest = &key.as_str()[prefix.as_str().len()..];
+        match rest.split_once('/') {
+            None => keys.push(key.clone()),
+            Some((child, _)) => {
+                children.insert(child);
+            }
+        }
+    }
+    let mut prefixes = children
+        .into_iter()
+        .map(|child| prefix.child(child))
+        .collect::<Result<Vec<_>, _>>()?;
+    // Sort whole prefixes, not names: `a-b/` sorts before `a/`.
+    prefixes.sort_unstable();
+    Ok(ListDir { keys, prefixes })
 }
 
 /// Slices `value` to `range`, or reports the range as out of bounds.
@@ -264,26 +290,7 @@ impl Store for MemoryStore {
     }
 
     fn list_dir(&self, prefix: &StorePrefix) -> Result<ListDir, StoreError> {
-        let values = self.read();
-        let mut keys = Vec::new();
-        let mut children = BTreeSet::new();
-        // Each child name once; many keys may lie under one child prefix.
-        for key in keys_with_prefix(&values, prefix) {
-            let rest = &key.as_str()[prefix.as_str().len()..];
-            match rest.split_once('/') {
-                None => keys.push(key.clone()),
-                Some((child, _)) => {
-                    children.insert(child);
-                }
-            }
-        }
-        let mut prefixes = children
-            .into_iter()
-            .map(|child| prefix.child(child))
-            .collect::<Result<Vec<_>, _>>()?;
-        // Sort whole prefixes, not names: `a-b/` sorts before `a/`.
-        prefixes.sort_unstable();
-        Ok(ListDir { keys, prefixes })
+        list_dir_of(&self.read(), prefix)
     }
 
     fn size(&self, key: &StoreKey) -> Result<Option<u64>, StoreError> {

@@ -13,10 +13,14 @@ mod filesystem;
 mod key;
 mod memory;
 pub mod testing;
+#[cfg(feature = "zip")]
+mod zip;
 
 pub use filesystem::{FilesystemStore, SkipReason, SkippedLink};
 pub use key::{StoreKey, StorePrefix};
 pub use memory::MemoryStore;
+#[cfg(feature = "zip")]
+pub use zip::{SkippedMember, ZipStore, ZipStoreWriter};
 
 use std::fmt::Debug;
 use std::sync::Arc;
@@ -327,6 +331,19 @@ pub enum StoreError {
         /// The backend's name.
         store: &'static str,
         /// The root path.
+        path: String,
+        /// What the backend reported.
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// Finishing a store that writes its values out at the end (a zip
+    /// archive) failed.
+    #[error("cannot finish {store} at `{path}`")]
+    Finish {
+        /// The backend's name.
+        store: &'static str,
+        /// Where the store writes.
         path: String,
         /// What the backend reported.
         #[source]

@@ -12,6 +12,7 @@
 //! ```
 
 use super::{ByteRange, ListDir, ReadRequest, Store, StoreError, StoreKey, StorePrefix};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Runs every check that `store`'s [`capabilities`](Store::capabilities) allow.
 ///
@@ -704,5 +705,110 @@ impl Suite<'_> {
         self.erase_all(&ks);
         self.check_eq("list after erasing every key", self.list(), vec![]);
         self.check_list_dir("", &[], &[]);
+    }
+}
+
+/// A store that forwards every operation to another and counts the reads
+/// that reach it: requests, bytes, and reads of whole values.
+///
+/// For tests that prove a reader reads by ranges (a zip archive on object
+/// storage, a shard index) rather than downloading whole values.
+///
+/// ```
+/// use zarrkit::store::{ByteRange, MemoryStore, Store, StoreKey, testing::CountingStore};
+///
+/// let store = CountingStore::new(MemoryStore::new());
+/// let key = StoreKey::new("a")?;
+/// store.set(&key, b"hello")?;
+/// store.get(&key, Some(ByteRange::new(1, 2)))?;
+/// assert_eq!((store.requests(), store.bytes_read(), store.whole_reads()), (1, 2, 0));
+/// # Ok::<(), zarrkit::store::StoreError>(())
+/// ```
+#[derive(Debug, Default)]
+pub struct CountingStore<S> {
+    inner: S,
+    requests: AtomicU64,
+    bytes: AtomicU64,
+    whole_reads: AtomicU64,
+}
+
+impl<S: Store> CountingStore<S> {
+    /// Counts the reads of `inner`, from zero.
+    pub fn new(inner: S) -> Self {
+        Self {
+            inner,
+            requests: AtomicU64::new(0),
+            bytes: AtomicU64::new(0),
+            whole_reads: AtomicU64::new(0),
+        }
+    }
+
+    /// The store being counted.
+    pub fn inner(&self) -> &S {
+        &self.inner
+    }
+
+    /// How many values or ranges were read (each of a batch counts).
+    pub fn requests(&self) -> u64 {
+        self.requests.load(Ordering::Relaxed)
+    }
+
+    /// How many bytes the reads returned.
+    pub fn bytes_read(&self) -> u64 {
+        self.bytes.load(Ordering::Relaxed)
+    }
+
+    /// How many reads asked for a whole value (no byte range).
+    pub fn whole_reads(&self) -> u64 {
+        self.whole_reads.load(Ordering::Relaxed)
+    }
+}
+
+impl<S: Store> Store for CountingStore<S> {
+    fn name(&self) -> &'static str {
+        "counting store"
+    }
+
+    fn capabilities(&self) -> super::StoreCapabilities {
+        self.inner.capabilities()
+    }
+
+    fn get(&self, key: &StoreKey, range: Option<ByteRange>) -> Result<Option<Vec<u8>>, StoreError> {
+        let value = self.inner.get(key, range)?;
+        self.requests.fetch_add(1, Ordering::Relaxed);
+        if range.is_none() {
+            self.whole_reads.fetch_add(1, Ordering::Relaxed);
+        }
+        let n = value.as_ref().map_or(0, Vec::len) as u64;
+        self.bytes.fetch_add(n, Ordering::Relaxed);
+        Ok(value)
+    }
+
+    fn set(&self, key: &StoreKey, value: &[u8]) -> Result<(), StoreError> {
+        self.inner.set(key, value)
+    }
+
+    fn set_partial_values(&self, items: &[(StoreKey, u64, Vec<u8>)]) -> Result<(), StoreError> {
+        self.inner.set_partial_values(items)
+    }
+
+    fn erase(&self, key: &StoreKey) -> Result<(), StoreError> {
+        self.inner.erase(key)
+    }
+
+    fn erase_prefix(&self, prefix: &StorePrefix) -> Result<(), StoreError> {
+        self.inner.erase_prefix(prefix)
+    }
+
+    fn list_prefix(&self, prefix: &StorePrefix) -> Result<Vec<StoreKey>, StoreError> {
+        self.inner.list_prefix(prefix)
+    }
+
+    fn list_dir(&self, prefix: &StorePrefix) -> Result<ListDir, StoreError> {
+        self.inner.list_dir(prefix)
+    }
+
+    fn size(&self, key: &StoreKey) -> Result<Option<u64>, StoreError> {
+        self.inner.size(key)
     }
 }

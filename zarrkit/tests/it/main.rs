@@ -11,8 +11,13 @@ mod interop;
 #[cfg(all(feature = "gzip", feature = "zstd", feature = "crc32c"))]
 mod migrate;
 mod regressions;
+mod selections;
 // Sharded arrays here use zstd inner chunks and a crc32c index.
 #[cfg(all(feature = "zstd", feature = "crc32c"))]
 mod sharding;
 mod stores;
 mod support;
+// The zipped hierarchies hold sharded arrays with zstd inner chunks and a
+// crc32c index.
+#[cfg(all(feature = "zip", feature = "zstd", feature = "crc32c"))]
+mod zip_stores;
