@@ -6,6 +6,7 @@
 
 mod imps;
 mod limits;
+mod selections;
 mod workload;
 
 use imps::{ARRAY_PATH, BoxError, Handle, Imp};
@@ -45,14 +46,18 @@ usage: bench-compare [--quick] [--side N] [--reps N] [--threads N]
 Profiling one side by hand:
   bench-compare child IMP WORKLOAD CODECS DIR SIDE [REPS [cold]]
   (IMP: zarrkit|zarrs; WORKLOAD: write|read_all|read_inner|read_regions|
-  create|list|verify; DIR: the store, e.g. DIR/zstd-zarrkit.zarr)";
+  create|list|verify; DIR: the store, e.g. DIR/zstd-zarrkit.zarr)
+
+Selections (issue #12): bench-compare selections --help";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let result = if args.first().map(String::as_str) == Some("child") {
-        child(&args[1..])
-    } else {
-        parent(&args)
+    let result = match args.first().map(String::as_str) {
+        Some("child") => child(&args[1..]),
+        // Issue #12's selections: their own table (src/selections.rs).
+        Some("selections") => selections::parent(&args[1..]),
+        Some("selections-child") => selections::child(&args[1..]),
+        _ => parent(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

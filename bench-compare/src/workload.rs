@@ -296,7 +296,7 @@ impl Pattern {
         }
     }
 
-    fn value(&self, z: u64, y: u64, x: u64) -> u16 {
+    pub fn value(&self, z: u64, y: u64, x: u64) -> u16 {
         let smooth = ((x + 2 * y + 3 * z) / 4) as u16;
         if self.noise_bits == 0 {
             return smooth;
