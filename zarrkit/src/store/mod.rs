@@ -23,10 +23,10 @@ pub use filesystem::{FilesystemStore, SkipReason, SkippedLink};
 pub use key::{StoreKey, StorePrefix};
 pub use location::{StoreOptions, open, open_or_create};
 pub use memory::MemoryStore;
-#[cfg(feature = "zip")]
-pub use zip::{SkippedMember, ZipStore, ZipStoreWriter};
 #[cfg(feature = "remote")]
 pub use object::{Backend, DEFAULT_CONCURRENCY, RemoteStore};
+#[cfg(feature = "zip")]
+pub use zip::{SkippedMember, ZipStore, ZipStoreWriter};
 
 use std::fmt::Debug;
 use std::sync::Arc;

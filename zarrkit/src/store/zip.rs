@@ -961,9 +961,7 @@ impl ZipStoreWriter {
         // `File::create` would give it.
         #[cfg(unix)]
         builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
-        let archive = builder
-            .tempfile_in(dir)
-            .map_err(finish_error)?;
+        let archive = builder.tempfile_in(dir).map_err(finish_error)?;
         write_archive(staging, &state.members, archive.as_file()).map_err(finish_error)?;
         match &self.target {
             Target::Path(path) => {
