@@ -26,6 +26,8 @@
 #                            there; nginx's www-data worker must be able to
 #                            read what they write (mode 0644 files, 0755
 #                            directories, as the default umask gives)
+#   ZARRKIT_HTTP_ACCESS_LOG  nginx's access log, a line per request (the
+#                            CLI tests count the requests a command makes)
 #   ZARRKIT_AZURE_ENDPOINT   Azurite's blob service (npm azurite),
 #                            http://127.0.0.1:PORT/devstoreaccount1
 #   AZURE_STORAGE_ACCOUNT_NAME, AZURE_STORAGE_ACCOUNT_KEY   its well-known
@@ -314,7 +316,8 @@ pid $_srv_dir/nginx/nginx.pid;
 error_log $_srv_dir/nginx/error.log warn;
 events { worker_connections 1024; }
 http {
-    access_log off;
+    # One line per request: the CLI tests count requests in it.
+    access_log $_srv_dir/nginx/access.log;
     default_type application/octet-stream;
     sendfile on;
     keepalive_requests 100000;
@@ -396,6 +399,7 @@ EOF
     export AWS_EC2_METADATA_DISABLED=true
     export ZARRKIT_HTTP_URL="$http"
     export ZARRKIT_HTTP_ROOT="$root"
+    export ZARRKIT_HTTP_ACCESS_LOG="$_srv_dir/nginx/access.log"
     export ZARRKIT_AZURE_ENDPOINT="$azure"
     export AZURE_STORAGE_ACCOUNT_NAME="$_srv_azure_account"
     export AZURE_STORAGE_ACCOUNT_KEY="$_srv_azure_key"

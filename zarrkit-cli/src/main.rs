@@ -9,6 +9,7 @@
 
 mod cmd;
 mod npy;
+mod prefetched;
 
 use clap::{CommandFactory, Parser, Subcommand};
 use std::io::{BufWriter, Write};

@@ -155,3 +155,115 @@ fn anonymous_requests_to_a_private_bucket_are_denied() {
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert!(run.stderr.contains("denied"), "{}", run.stderr);
 }
+
+/// The requests nginx logged whose path holds `name`.
+fn requests_naming(log: &str, name: &str) -> Vec<String> {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .filter(|line| line.contains(&format!("/{name}/")))
+        .map(ToString::to_string)
+        .collect()
+}
+
+#[test]
+fn tree_on_a_consolidated_store_over_http_makes_few_requests() {
+    let (Some(url), Some(root), Some(log)) = (
+        server("ZARRKIT_HTTP_URL"),
+        server("ZARRKIT_HTTP_ROOT"),
+        server("ZARRKIT_HTTP_ACCESS_LOG"),
+    ) else {
+        return;
+    };
+    // Not a 0700 temporary directory: nginx's worker must read it.
+    let name = unique("tree");
+    let dir = Path::new(&root).join(&name);
+    std::fs::create_dir(&dir).unwrap();
+    let store = dir.join("sample.zarr");
+    let store = store.to_str().unwrap();
+    let run = zarrkit(["migrate", &sample(), store]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let run = zarrkit(["consolidate", store]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let local = zarrkit(["tree", store]);
+    let store_url = format!("{url}/{name}/sample.zarr");
+
+    // Each command's requests: the lines it added to the log.
+    let mut seen = requests_naming(&log, &name).len();
+    let mut requests = |args: &[&str]| {
+        let run = zarrkit(args);
+        assert_eq!(run.code, 0, "{args:?}: {}", run.stderr);
+        assert_eq!(run.stdout, local.stdout, "{args:?}");
+        assert_eq!(run.stderr, "", "{args:?}");
+        let lines = requests_naming(&log, &name);
+        let new = lines[seen..].to_vec();
+        seen = lines.len();
+        new
+    };
+    // One batch of concurrent requests: locating the root probes
+    // `sample.zarr` and its parent for every format's documents, the
+    // attribute documents and the migration marker (14 requests); opening
+    // the root then reuses what the probe read, and the root's `zarr.json`
+    // holds the consolidated metadata the tree is drawn from (a store that
+    // cannot list has no other way to find the nodes). Before #13's
+    // change: the probe (8), the marker (1), the root's documents again
+    // (6), 15 requests in 3 round trips, and then an error: checking the
+    // consolidated metadata for staleness listed the store.
+    let probe = requests(&["tree", &store_url]);
+    eprintln!("tree URL: {} requests:\n{}", probe.len(), probe.join("\n"));
+    assert_eq!(probe.len(), 14, "{probe:#?}");
+    let marker = "zarrkit-migration-unfinished.json";
+    assert_eq!(
+        probe.iter().filter(|line| line.contains(marker)).count(),
+        2,
+        "the marker is asked once per candidate root, in the probe"
+    );
+    let root_document = "/sample.zarr/zarr.json ";
+    assert_eq!(
+        probe
+            .iter()
+            .filter(|line| line.contains(root_document))
+            .count(),
+        1,
+        "{probe:#?}"
+    );
+    // With `--path` nothing is probed: the marker, then the root's
+    // documents (7 requests in 2 round trips).
+    let explicit = requests(&["tree", &store_url, "--path", "/"]);
+    eprintln!(
+        "tree URL --path /: {} requests:\n{}",
+        explicit.len(),
+        explicit.join("\n")
+    );
+    assert_eq!(explicit.len(), 7, "{explicit:#?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn tree_over_http_refuses_an_unfinished_migration_found_by_the_probe() {
+    let (Some(url), Some(root)) = (server("ZARRKIT_HTTP_URL"), server("ZARRKIT_HTTP_ROOT")) else {
+        return;
+    };
+    // Not a 0700 temporary directory: nginx's worker must read it.
+    let name = unique("marker");
+    let dir = Path::new(&root).join(&name);
+    std::fs::create_dir(&dir).unwrap();
+    let store = dir.join("sample.zarr");
+    let run = zarrkit(["migrate", &sample(), store.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    std::fs::write(store.join("zarrkit-migration-unfinished.json"), "{}").unwrap();
+    let store_url = format!("{url}/{name}/sample.zarr");
+    for args in [
+        vec!["tree", store_url.as_str()],
+        vec!["tree", store_url.as_str(), "--path", "/"],
+    ] {
+        let run = zarrkit(&args);
+        assert_eq!(run.code, 1, "{args:?}: {}", run.stdout);
+        assert!(
+            run.stderr.contains("unfinished migration"),
+            "{args:?}: {}",
+            run.stderr
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -1,6 +1,6 @@
 //! `zarrkit consolidate`: write or check a hierarchy's consolidated metadata.
 
-use super::{Location, locate, open_store, plural, zip_archive};
+use super::{Location, locate, open_located, plural, zip_archive};
 use anyhow::{Context, bail};
 use clap::Args;
 use std::io::Write;
@@ -74,8 +74,9 @@ pub fn run(args: &ConsolidateArgs, out: &mut impl Write) -> anyhow::Result<()> {
     {
         bail!("`{}` does not exist", args.target.display());
     }
-    let Location { root, node } = locate(&args.target, args.path.as_deref())?;
-    let store = open_store(&root)?;
+    let location = locate(&args.target, args.path.as_deref())?;
+    let store = open_located(&location)?;
+    let Location { root, node, .. } = location;
     let display = args.target.display();
     if args.check {
         return check(&store, &node, &display.to_string(), args.json, out);

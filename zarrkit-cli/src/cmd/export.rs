@@ -1,7 +1,7 @@
 //! `zarrkit export`: an array to a NumPy `.npy` file, attributes to JSON.
 
 use super::{
-    Location, format_bytes, format_shape, locate, open_store, product, resolve,
+    Location, format_bytes, format_shape, locate, open_located, product, resolve,
     warn_stale_consolidated,
 };
 use crate::npy;
@@ -134,8 +134,9 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
 /// If the store or node cannot be opened, `--out` is given for a group, the
 /// data type has no NumPy equivalent, reading fails, or a file cannot be written.
 pub fn run(args: &ExportArgs, out: &mut impl Write) -> anyhow::Result<()> {
-    let Location { root, node: path } = locate(&args.target, args.node.as_deref())?;
-    let store = open_store(&root)?;
+    let location = locate(&args.target, args.node.as_deref())?;
+    let store = open_located(&location)?;
+    let Location { node: path, .. } = location;
     warn_stale_consolidated(&store, &path);
     let mut node = Node::open(store, path.as_str())?;
     // With data on standard output, the report goes to stderr.

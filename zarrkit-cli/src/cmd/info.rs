@@ -1,7 +1,7 @@
 //! `zarrkit info`: a readable summary of one array or group.
 
 use super::{
-    Location, format_bytes, format_shape, locate, open_store, plural, product,
+    Location, format_bytes, format_shape, locate, open_located, plural, product,
     warn_stale_consolidated,
 };
 use anyhow::Context;
@@ -76,8 +76,9 @@ pub struct InfoArgs {
 /// # Errors
 /// If the store or node cannot be opened, or writing to `out` fails.
 pub fn run(args: &InfoArgs, out: &mut impl Write) -> anyhow::Result<()> {
-    let Location { root, node } = locate(&args.target, args.path.as_deref())?;
-    let store = open_store(&root)?;
+    let location = locate(&args.target, args.path.as_deref())?;
+    let store = open_located(&location)?;
+    let Location { node, .. } = location;
     warn_stale_consolidated(&store, &node);
     let node = Node::open(store, node.as_str())?;
     if args.json {

@@ -7,12 +7,16 @@ pub mod info;
 pub mod migrate;
 pub mod tree;
 
+use crate::prefetched::Prefetched;
 use anyhow::{Context, bail};
+use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use zarrkit::NodePath;
-use zarrkit::store::{FilesystemStore, SkipReason, Store, StoreError, StoreKey, StoreOptions};
+use zarrkit::store::{
+    ByteRange, FilesystemStore, SkipReason, Store, StoreError, StoreKey, StoreOptions,
+};
 
 /// The names of node documents in every format read (v3 `zarr.json`, v2
 /// `.zarray` and `.zgroup`, v1 `meta`), as the library lists them.
@@ -51,6 +55,11 @@ pub struct Location {
     pub root: PathBuf,
     /// The node inside the store.
     pub node: NodePath,
+    /// What a remote store's probe read, keyed from the store root, when
+    /// it found no [`zarrkit::migrate::MIGRATION_MARKER`] there (the probe
+    /// asks for it in the same batch): [`open_located`] then neither asks
+    /// for the marker again nor reads these keys again.
+    pub probed: Option<HashMap<StoreKey, Option<Vec<u8>>>>,
 }
 
 /// Splits `target` into a store root and a node, as [`LOCATE_HELP`] says,
@@ -70,6 +79,7 @@ pub fn locate(target: &Path, explicit_node: Option<&str>) -> anyhow::Result<Loca
         return Ok(Location {
             root: archive,
             node: NodePath::new(&node)?,
+            probed: None,
         });
     }
     if let Some(url) = url_of(target) {
@@ -80,6 +90,7 @@ pub fn locate(target: &Path, explicit_node: Option<&str>) -> anyhow::Result<Loca
         return Ok(Location {
             root: target.to_path_buf(),
             node: NodePath::new(node)?,
+            probed: None,
         });
     }
     // `STORE/a/zarr.json` (or `.zarray`, `.zgroup`) means the node `STORE/a`.
@@ -136,6 +147,7 @@ pub fn locate(target: &Path, explicit_node: Option<&str>) -> anyhow::Result<Loca
     Ok(Location {
         root: root.to_path_buf(),
         node: NodePath::new(&names.join("/"))?,
+        probed: None,
     })
 }
 
@@ -153,6 +165,9 @@ pub fn url_of(target: &Path) -> Option<&str> {
 /// [`locate`] for a URL: probes every prefix of the URL's path for the
 /// node documents of every format, in one batch, and takes the topmost of
 /// the prefixes holding one (that contain the target) as the store root.
+/// The same batch asks each prefix for the migration marker and the
+/// attribute documents that opening a node reads, so that opening the
+/// store and the node found costs no second round trip (#13).
 fn locate_remote(url: &str, explicit_node: Option<&str>) -> anyhow::Result<Location> {
     let (scheme, rest) = url.split_once("://").unwrap_or((url, ""));
     let rest = rest.trim_end_matches('/');
@@ -161,6 +176,7 @@ fn locate_remote(url: &str, explicit_node: Option<&str>) -> anyhow::Result<Locat
         return Ok(Location {
             root: PathBuf::from(url),
             node: NodePath::new(node)?,
+            probed: None,
         });
     }
     let (host, path) = rest.split_once('/').unwrap_or((rest, ""));
@@ -172,8 +188,15 @@ fn locate_remote(url: &str, explicit_node: Option<&str>) -> anyhow::Result<Locat
     }
     let store = open_url(&base)?;
     let mut requests = Vec::new();
+    // What opening a node reads besides its document: v2's and v1's
+    // attributes.
+    let documents: Vec<&str> = NODE_DOCUMENTS
+        .iter()
+        .copied()
+        .chain([".zattrs", "attrs"])
+        .collect();
     for depth in 0..=names.len() {
-        for document in NODE_DOCUMENTS {
+        for document in &documents {
             let mut key = names[..depth].join("/");
             if !key.is_empty() {
                 key.push('/');
@@ -182,11 +205,22 @@ fn locate_remote(url: &str, explicit_node: Option<&str>) -> anyhow::Result<Locat
             requests.push((StoreKey::new(key)?, None));
         }
     }
+    // Each candidate root's migration marker; an empty suffix asks whether
+    // it exists without reading it, as `check_finished` does.
+    let markers = requests.len();
+    for depth in 0..=names.len() {
+        let mut key = names[..depth].join("/");
+        if !key.is_empty() {
+            key.push('/');
+        }
+        key.push_str(zarrkit::migrate::MIGRATION_MARKER);
+        requests.push((StoreKey::new(key)?, Some(ByteRange::Suffix(0))));
+    }
     let found = store
         .get_partial_values(&requests)
         .with_context(|| format!("cannot look for a Zarr hierarchy at `{url}`"))?;
     let is_node = |depth: usize| {
-        found[depth * NODE_DOCUMENTS.len()..(depth + 1) * NODE_DOCUMENTS.len()]
+        found[depth * documents.len()..][..NODE_DOCUMENTS.len()]
             .iter()
             .any(Option::is_some)
     };
@@ -211,6 +245,22 @@ fn locate_remote(url: &str, explicit_node: Option<&str>) -> anyhow::Result<Locat
     Ok(Location {
         root: PathBuf::from(root_url),
         node: NodePath::new(&names[root..].join("/"))?,
+        // With a marker, `open_located` asks again and reports it.
+        probed: found[markers + root].is_none().then(|| {
+            let at_root = if root == 0 {
+                0
+            } else {
+                names[..root].join("/").len() + 1
+            };
+            requests[root * documents.len()..markers]
+                .iter()
+                .zip(&found[root * documents.len()..markers])
+                .filter_map(|((key, _), value)| {
+                    let key = StoreKey::new(&key.as_str()[at_root..]).ok()?;
+                    Some((key, value.clone()))
+                })
+                .collect()
+        }),
     })
 }
 
@@ -359,6 +409,21 @@ static OPENED: Mutex<Vec<FilesystemStore>> = Mutex::new(Vec::new());
 /// Makes every store opened from now on follow links out of its root.
 pub fn follow_links_outside_root(follow: bool) {
     FOLLOW_LINKS_OUTSIDE_ROOT.store(follow, Ordering::Relaxed);
+}
+
+/// Opens the store `location` names, as [`open_store`] does, without
+/// asking again for the migration marker or the documents when locating
+/// already read them.
+///
+/// # Errors
+/// As [`open_store`].
+pub fn open_located(location: &Location) -> anyhow::Result<Arc<dyn Store>> {
+    match (&location.probed, url_of(&location.root)) {
+        (Some(probed), Some(url)) if zip_archive(&location.root).is_none() => {
+            Ok(Arc::new(Prefetched::new(open_url(url)?, probed.clone())))
+        }
+        _ => open_store(&location.root),
+    }
 }
 
 /// Opens the store at `root`: a URL, or an existing directory.

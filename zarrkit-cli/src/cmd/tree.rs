@@ -1,6 +1,6 @@
 //! `zarrkit tree`: the hierarchy as an indented tree.
 
-use super::{Location, format_shape, locate, open_store, plural};
+use super::{Location, format_shape, locate, open_located, plural};
 use clap::Args;
 use std::io::Write;
 use std::path::PathBuf;
@@ -13,7 +13,9 @@ Each array is shown with its shape, data type and chunk shape, each group \
 with a trailing `/`; siblings are sorted by name, and the last line counts \
 the groups and arrays shown, the top group included (as `migrate` counts \
 them). Consolidated metadata is used when it agrees with the documents; \
-when it is stale, a warning says so and the real documents are shown.
+when it is stale, a warning says so and the real documents are shown. A \
+store that cannot be listed (HTTP) is shown from its consolidated metadata \
+alone.
 
 Examples:
   zarrkit tree testdata/sample.zarr
@@ -61,8 +63,9 @@ pub struct TreeArgs {
 /// the hierarchy is invalid (after printing the whole tree, with the invalid
 /// nodes marked), or if writing to `out` fails.
 pub fn run(args: &TreeArgs, out: &mut impl Write) -> anyhow::Result<()> {
-    let Location { root, node } = locate(&args.target, args.path.as_deref())?;
-    let store = open_store(&root)?;
+    let location = locate(&args.target, args.path.as_deref())?;
+    let store = open_located(&location)?;
+    let Location { node, .. } = location;
     if args.json {
         return print_json(Node::open(store, node.as_str())?, out);
     }
@@ -150,7 +153,12 @@ fn array_json(array: &Array) -> serde_json::Value {
 /// documents below it (a node added, changed or removed after `zarrkit
 /// consolidate`), the group reopened from its real documents, with a
 /// warning: the tree shows what the store holds, never a stale summary.
+/// A store that cannot list (HTTP) has no other way to find the nodes, so
+/// there the consolidated metadata is the tree, unchecked.
 fn check_consolidated(group: Group) -> anyhow::Result<Group> {
+    if !group.store().capabilities().list {
+        return Ok(group);
+    }
     let stale = match consolidate::check(group.store().as_ref(), group.path().as_str()) {
         Ok(mismatches) if mismatches.is_empty() => return Ok(group),
         Ok(mismatches) => {

@@ -15,6 +15,9 @@ mod selections;
 // Remote stores against the test servers (scripts/servers.sh).
 #[cfg(feature = "s3")]
 mod remote;
+// zarr-python's sharding index is checksummed with crc32c.
+#[cfg(all(feature = "s3", feature = "http", feature = "zstd", feature = "crc32c"))]
+mod remote_interop;
 // Sharded arrays here use zstd inner chunks and a crc32c index.
 #[cfg(all(feature = "zstd", feature = "crc32c"))]
 mod sharding;
