@@ -2009,7 +2009,10 @@ fn zip_archives_are_stores_for_every_command() {
         ]);
         assert_eq!(run.code, 0, "{}", run.stderr);
     }
-    assert_eq!(std::fs::read(&npy_dir).unwrap(), std::fs::read(&npy_zip).unwrap());
+    assert_eq!(
+        std::fs::read(&npy_dir).unwrap(),
+        std::fs::read(&npy_zip).unwrap()
+    );
     // Back out of the zip, into another format.
     let back = dir.path().join("back.zarr");
     let run = zarrkit([
@@ -2025,10 +2028,18 @@ fn zip_archives_are_stores_for_every_command() {
     let before = std::fs::read(&zip).unwrap();
     let again = zarrkit([OsStr::new("migrate"), root.as_os_str(), zip.as_os_str()]);
     assert_eq!(again.code, 1);
-    assert!(again.stderr.contains("exists (migrate into a new archive)"), "{}", again.stderr);
+    assert!(
+        again.stderr.contains("exists (migrate into a new archive)"),
+        "{}",
+        again.stderr
+    );
     let consolidate = zarrkit([OsStr::new("consolidate"), zip.as_os_str()]);
     assert_eq!(consolidate.code, 1);
-    assert!(consolidate.stderr.contains("does not support writes"), "{}", consolidate.stderr);
+    assert!(
+        consolidate.stderr.contains("does not support writes"),
+        "{}",
+        consolidate.stderr
+    );
     assert_eq!(std::fs::read(&zip).unwrap(), before);
     // A dry run into a new archive creates nothing.
     let new = dir.path().join("new.zip");
@@ -2045,7 +2056,11 @@ fn zip_archives_are_stores_for_every_command() {
     std::fs::write(&bad, b"PK\x05\x06").unwrap();
     let run = zarrkit([OsStr::new("tree"), bad.as_os_str()]);
     assert_eq!(run.code, 1);
-    assert!(run.stderr.contains(&format!("{}", bad.display())), "{}", run.stderr);
+    assert!(
+        run.stderr.contains(&format!("{}", bad.display())),
+        "{}",
+        run.stderr
+    );
     // A directory whose name ends in `.zip` is an ordinary store.
     let store_dir = dir.path().join("dir.zip");
     Group::create(open_store(&store_dir), "/", JsonMap::new()).unwrap();

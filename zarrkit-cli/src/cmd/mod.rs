@@ -367,7 +367,9 @@ pub fn follow_links_outside_root(follow: bool) {
 /// If `root` is not a directory or the store cannot be opened.
 pub fn open_store(root: &Path) -> anyhow::Result<Arc<dyn Store>> {
     if zip_archive(root).is_some() {
-        let location = root.to_str().context("a zip archive's path must be UTF-8")?;
+        let location = root
+            .to_str()
+            .context("a zip archive's path must be UTF-8")?;
         let store = open_url(location)?;
         zarrkit::migrate::check_finished(store.as_ref())
             .with_context(|| format!("cannot open store `{location}`"))?;

@@ -565,9 +565,16 @@ mod tests {
         let writer = open_or_create(path, &options).unwrap();
         assert!(writer.capabilities().write);
         writer.set(&key, b"{}").unwrap();
-        assert!(!std::path::Path::new(path).exists(), "written before finish");
+        assert!(
+            !std::path::Path::new(path).exists(),
+            "written before finish"
+        );
         writer.finish().unwrap();
-        for location in [path.to_string(), format!("zip://{path}"), format!("file://{path}")] {
+        for location in [
+            path.to_string(),
+            format!("zip://{path}"),
+            format!("file://{path}"),
+        ] {
             let store = open(&location, &options).unwrap();
             assert!(!store.capabilities().write, "{location}");
             assert_eq!(store.get(&key, None).unwrap().as_deref(), Some(&b"{}"[..]));
@@ -577,7 +584,12 @@ mod tests {
         // A directory named like an archive is an ordinary store.
         let folder = dir.path().join("folder.zip");
         std::fs::create_dir(&folder).unwrap();
-        assert!(open(folder.to_str().unwrap(), &options).unwrap().capabilities().write);
+        assert!(
+            open(folder.to_str().unwrap(), &options)
+                .unwrap()
+                .capabilities()
+                .write
+        );
         assert!(matches!(
             open("zip://", &options).unwrap_err(),
             StoreError::InvalidLocation { .. }
