@@ -122,8 +122,16 @@ impl Node {
 impl Group {
     /// Creates a group at `path` in final v3 with `attributes`.
     ///
+    /// The group's document is created only if none is there, in one
+    /// atomic step where the store has
+    /// [`StoreCapabilities::conditional_create`](crate::store::StoreCapabilities::conditional_create):
+    /// of several writers creating one group at once exactly one succeeds
+    /// (see [`format::create_node`]). Elsewhere the store is checked and
+    /// then written, which two writers can both pass.
+    ///
     /// # Errors
-    /// [`Error::NodeExists`] if a node is already there, or a store error.
+    /// [`Error::NodeExists`] if a node is already there (or another writer
+    /// created one meanwhile), or a store error.
     pub fn create(store: Arc<dyn Store>, path: &str, attributes: JsonMap) -> Result<Self, Error> {
         Self::create_as(store, path, ZarrFormat::V3, attributes)
     }
@@ -152,7 +160,10 @@ impl Group {
             attributes,
             extra_fields: JsonMap::new(),
         };
-        format::write_node(
+        // Another writer may create a node between the check above and
+        // this write: create the document only if it is still absent,
+        // atomically where the store can.
+        format::create_node(
             store.as_ref(),
             &path,
             format,

@@ -232,8 +232,19 @@ impl ArrayBuilder {
 
     /// Writes the array's metadata at `path` and returns the array.
     ///
+    /// With overwriting off (the default) the array's document is created
+    /// only if none is there, in one atomic step where the store has
+    /// [`StoreCapabilities::conditional_create`](crate::store::StoreCapabilities::conditional_create)
+    /// (the filesystem, memory and zip-writer stores; S3, Azure and GCS):
+    /// of several writers creating one array at once exactly one succeeds
+    /// and the others get [`Error::NodeExists`]. Elsewhere the store is
+    /// checked and then written, which two writers can both pass. See
+    /// [`format::create_node`] for what the formats with two document
+    /// names (v2, the drafts) leave open.
+    ///
     /// # Errors
-    /// [`Error::NodeExists`] if a node is there and overwriting is off,
+    /// [`Error::NodeExists`] if a node is there (or another writer created
+    /// one meanwhile) and overwriting is off,
     /// [`Error::InvalidMetadata`] or [`Error::Codecs`] for invalid options,
     /// or a store error.
     pub fn create(&self, store: Arc<dyn Store>, path: &str) -> Result<Array, Error> {
@@ -263,7 +274,15 @@ impl ArrayBuilder {
             }
             store.erase_prefix(&format::node_prefix(self.format, &path))?;
         }
-        array.write_metadata()?;
+        let metadata = NodeMetadata::Array(array.metadata().clone());
+        if self.overwrite {
+            format::write_node(store.as_ref(), &path, self.format, &metadata)?;
+        } else {
+            // The check above is only a check: another writer may create
+            // the node before this one writes. Create the document only if
+            // it is still absent, atomically where the store can.
+            format::create_node(store.as_ref(), &path, self.format, &metadata)?;
+        }
         Ok(array)
     }
 }

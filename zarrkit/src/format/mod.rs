@@ -344,13 +344,18 @@ pub(crate) trait Version: Sync {
         Ok(())
     }
 
-    /// Writes the node's documents at `path`.
+    /// Writes the node's documents at `path`. Under [`WriteMode::Create`]
+    /// the document that makes the node a node goes first, through
+    /// [`put_node_document`], and nothing else is written when it finds
+    /// one there: returns whether it wrote (always `true` under
+    /// [`WriteMode::Replace`]).
     fn write_node(
         &self,
         store: &dyn Store,
         path: &NodePath,
         metadata: &NodeMetadata,
-    ) -> Result<(), Error>;
+        mode: WriteMode,
+    ) -> Result<bool, Error>;
 
     /// The paths of the children of the group at `path`, sorted by name.
     fn children(&self, store: &dyn Store, path: &NodePath) -> Result<Vec<NodePath>, Error>;
@@ -408,6 +413,77 @@ pub(crate) trait Version: Sync {
     fn consolidation(&self) -> Option<&'static dyn consolidate::Consolidation> {
         None
     }
+}
+
+/// How [`Version::write_node`] writes a node's documents.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum WriteMode {
+    /// Over whatever is there (rewriting a node's metadata).
+    Replace,
+    /// Only where the node's document is not there yet (creating a node).
+    Create,
+}
+
+/// Writes `bytes` under `key`, a document that makes a node a node (v3
+/// `zarr.json`, v2 `.zarray` or `.zgroup`, v1 `meta`, the drafts'
+/// `.array.json` or `.group.json`, an entry point): under
+/// [`WriteMode::Replace`] over whatever is there; under
+/// [`WriteMode::Create`] only if nothing is, with [`Store::set_if_absent`]
+/// where the store has [`StoreCapabilities::conditional_create`], so that
+/// of two writers creating it exactly one succeeds. Elsewhere (or where the
+/// store turns out not to offer it) it writes with [`Store::set`]: the
+/// caller has checked that nothing is there, which is not atomic. Returns
+/// whether it wrote.
+///
+/// [`StoreCapabilities::conditional_create`]: crate::store::StoreCapabilities::conditional_create
+///
+/// # Errors
+/// A store error.
+pub(crate) fn put_node_document(
+    store: &dyn Store,
+    key: &StoreKey,
+    bytes: &[u8],
+    mode: WriteMode,
+) -> Result<bool, Error> {
+    if mode == WriteMode::Create && store.capabilities().conditional_create {
+        match store.set_if_absent(key, bytes) {
+            Err(StoreError::Unsupported { .. }) => {}
+            result => return Ok(result?),
+        }
+    }
+    store.set(key, bytes)?;
+    Ok(true)
+}
+
+/// Writes a node's document and the separate document of its attributes
+/// (v2 `.zattrs`, v1 `attrs`); returns whether it wrote (see
+/// [`put_node_document`]). Over an existing node the attributes go first,
+/// so that a reader that finds the new document finds them too. Creating
+/// a node, the document goes first, so that a writer that loses the race
+/// to create the node writes nothing; a reader may then see the new node
+/// without its attributes for a moment.
+///
+/// # Errors
+/// A store error.
+pub(crate) fn put_node_with_attributes(
+    store: &dyn Store,
+    (document_key, document): (&StoreKey, &[u8]),
+    (attributes_key, attributes): (&StoreKey, &[u8]),
+    mode: WriteMode,
+) -> Result<bool, Error> {
+    match mode {
+        WriteMode::Replace => {
+            store.set(attributes_key, attributes)?;
+            store.set(document_key, document)?;
+        }
+        WriteMode::Create => {
+            if !put_node_document(store, document_key, document, mode)? {
+                return Ok(false);
+            }
+            store.set(attributes_key, attributes)?;
+        }
+    }
+    Ok(true)
 }
 
 /// The implementation of `format`: the one `match` over formats for what
@@ -550,6 +626,10 @@ impl Store for Prefetched<'_> {
         self.store.set(key, value)
     }
 
+    fn set_if_absent(&self, key: &StoreKey, value: &[u8]) -> Result<bool, StoreError> {
+        self.store.set_if_absent(key, value)
+    }
+
     fn set_partial_values(&self, items: &[(StoreKey, u64, Vec<u8>)]) -> Result<(), StoreError> {
         self.store.set_partial_values(items)
     }
@@ -622,7 +702,57 @@ pub fn write_node(
     format: ZarrFormat,
     metadata: &NodeMetadata,
 ) -> Result<(), Error> {
-    version(format).write_node(store, path, metadata)
+    version(format)
+        .write_node(store, path, metadata, WriteMode::Replace)
+        .map(drop)
+}
+
+/// Writes the documents of a new node at `path` in `format`, failing if
+/// another writer has created the node's document meanwhile.
+///
+/// The caller checks first that no node is at `path` ([`read_node`]); this
+/// closes the gap between that check and the write where the store has
+/// [`StoreCapabilities::conditional_create`]: the document that makes the
+/// node a node (v3 `zarr.json`, v2 `.zarray` or `.zgroup`, v1 `meta`, the
+/// drafts' `.array.json` or `.group.json`) is written first with
+/// [`Store::set_if_absent`], and the other documents (v2 `.zattrs`, v1
+/// `attrs`) only after it succeeded. So of two writers creating one node
+/// at once exactly one succeeds, and the node holds that writer's
+/// documents; the other gets [`Error::NodeExists`] and writes nothing.
+/// Where the store lacks the capability the document is written with
+/// [`Store::set`], and two writers can both succeed, the later one's
+/// document replacing the earlier one's.
+///
+/// In the formats that name an array's and a group's documents differently
+/// (v2, the drafts), the condition covers one key: writers creating an
+/// array and a group at one path at once are not kept apart.
+///
+/// [`StoreCapabilities::conditional_create`]: crate::store::StoreCapabilities::conditional_create
+///
+/// # Errors
+/// [`Error::NodeExists`] naming what is there when the node's document
+/// already exists, [`Error::InvalidMetadata`] for what `format` cannot say,
+/// or a store error.
+pub fn create_node(
+    store: &dyn Store,
+    path: &NodePath,
+    format: ZarrFormat,
+    metadata: &NodeMetadata,
+) -> Result<(), Error> {
+    if version(format).write_node(store, path, metadata, WriteMode::Create)? {
+        return Ok(());
+    }
+    // Read the node the other writer created, to say what it is; should it
+    // be gone again already, what blocked this one was a node of the kind
+    // being created.
+    let found = match read_node(store, path)? {
+        Some((_, existing)) => kind_of(&existing),
+        None => kind_of(metadata),
+    };
+    Err(Error::NodeExists {
+        path: path.clone(),
+        found,
+    })
 }
 
 /// Checks that `metadata` can be written in `format`, before anything is

@@ -593,7 +593,8 @@ impl super::Version for V1 {
         store: &dyn Store,
         path: &NodePath,
         metadata: &NodeMetadata,
-    ) -> Result<(), Error> {
+        mode: super::WriteMode,
+    ) -> Result<bool, Error> {
         let invalid = |source| Error::InvalidMetadata {
             path: path.clone(),
             source,
@@ -603,13 +604,15 @@ impl super::Version for V1 {
         let NodeMetadata::Array(array) = metadata else {
             return Err(invalid(no_groups()));
         };
-        // Attributes first: a reader that finds `meta` finds `attrs` too.
-        store.set(
-            &root_key(ATTRIBUTES_KEY)?,
-            &to_bytes(&v2::attributes_to_json(&array.attributes), false),
-        )?;
-        store.set(&root_key(META_KEY)?, &meta)?;
-        Ok(())
+        super::put_node_with_attributes(
+            store,
+            (&root_key(META_KEY)?, &meta),
+            (
+                &root_key(ATTRIBUTES_KEY)?,
+                &to_bytes(&v2::attributes_to_json(&array.attributes), false),
+            ),
+            mode,
+        )
     }
 
     /// None: v1 has no hierarchy (a v1 array is the only node).
@@ -998,6 +1001,7 @@ mod tests {
             &store,
             &NodePath::root(),
             &NodeMetadata::Array(array),
+            crate::format::WriteMode::Replace,
         )
         .unwrap();
         let attrs = store

@@ -1737,7 +1737,8 @@ impl super::Version for V2 {
         store: &dyn Store,
         path: &NodePath,
         metadata: &NodeMetadata,
-    ) -> Result<(), Error> {
+        mode: super::WriteMode,
+    ) -> Result<bool, Error> {
         let (name, document, attributes) = match metadata {
             NodeMetadata::Array(array) => (
                 ARRAY_KEY,
@@ -1756,19 +1757,29 @@ impl super::Version for V2 {
                 && store.size(&node_key(&parent, ARRAY_KEY)?)?.is_none()
                 && store.size(&v3::document_key(&parent)?)?.is_none()
             {
-                store.set(&node_key(&parent, GROUP_KEY)?, &to_bytes(&group_to_json()))?;
+                // Created only if absent where the store can: a writer
+                // creating an array there meanwhile keeps its node, and
+                // two writers creating a child each write one `.zgroup`.
+                super::put_node_document(
+                    store,
+                    &node_key(&parent, GROUP_KEY)?,
+                    &to_bytes(&group_to_json()),
+                    super::WriteMode::Create,
+                )?;
             }
             ancestor = parent.parent();
         }
-        // Attributes first: a reader that finds the document finds them too.
         // zarr-python writes `.zattrs` even when empty; so does this, which
         // also replaces any stale one.
-        store.set(
-            &node_key(path, ATTRIBUTES_KEY)?,
-            &to_bytes(&attributes_to_json(attributes)),
-        )?;
-        store.set(&node_key(path, name)?, &to_bytes(&document))?;
-        Ok(())
+        super::put_node_with_attributes(
+            store,
+            (&node_key(path, name)?, &to_bytes(&document)),
+            (
+                &node_key(path, ATTRIBUTES_KEY)?,
+                &to_bytes(&attributes_to_json(attributes)),
+            ),
+            mode,
+        )
     }
 
     /// The paths of the children of the group at `path`, sorted by name: the

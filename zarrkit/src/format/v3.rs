@@ -825,14 +825,14 @@ impl super::Version for V3 {
         store: &dyn Store,
         path: &NodePath,
         metadata: &NodeMetadata,
-    ) -> Result<(), Error> {
+        mode: super::WriteMode,
+    ) -> Result<bool, Error> {
         let key = document_key(path)?;
         let bytes = serialize_node_checked(metadata).map_err(|source| Error::InvalidMetadata {
             path: path.clone(),
             source,
         })?;
-        store.set(&key, &bytes)?;
-        Ok(())
+        super::put_node_document(store, &key, &bytes, mode)
     }
 
     /// The paths of the children of the group at `path`, sorted by name: the

@@ -29,6 +29,13 @@
 //!   same key may be overwritten by it. Elsewhere the store has no
 //!   conditional writes, and zarrkit guards read-modify-writes within one
 //!   process only.
+//! - [`Store::set_if_absent`] is atomic across processes too: it writes a
+//!   temporary file and moves it to the target's name only if nothing is
+//!   there, in one step (`renameat2(RENAME_NOREPLACE)` on Linux; elsewhere,
+//!   or on a filesystem without it, a hard link, which also fails where the
+//!   name exists), so the value appears whole or not at all and of two
+//!   creators exactly one succeeds. A filesystem with neither (some network
+//!   and FAT filesystems) makes it fail with [`StoreError::Write`].
 //! - Erasing a key removes directories it leaves empty, up to the root.
 //!
 //! # Limitations
@@ -698,6 +705,33 @@ impl FilesystemStore {
         Ok(())
     }
 
+    /// Moves the temporary file `temp` to `path` only if nothing is there,
+    /// in one step; returns whether it did. Where something is, `temp` is
+    /// removed and the target left alone.
+    fn persist_new(key: &StoreKey, temp: TempFile, path: &Path) -> Result<bool, StoreError> {
+        // After a link the temporary name is a second name of the new file,
+        // which dropping `temp` removes; after a rename it is gone, and
+        // removing it again fails harmlessly (the name is this process's
+        // own, so no other file can have taken it).
+        match create_by_rename(&temp.path, path).unwrap_or_else(|| fs::hard_link(&temp.path, path))
+        {
+            Ok(()) => Ok(true),
+            // Something is there. A directory or a link that leads nowhere
+            // holds no value, but a plain `set` cannot replace it either:
+            // report it as `set` would rather than as a value found.
+            Err(err) if err.kind() == ErrorKind::AlreadyExists => {
+                match fs::symlink_metadata(path) {
+                    Ok(metadata) if metadata.is_file() => Ok(false),
+                    Ok(metadata) if metadata.file_type().is_symlink() && path.is_file() => {
+                        Ok(false)
+                    }
+                    _ => Err(write_error(key, err)),
+                }
+            }
+            Err(err) => Err(write_error(key, err)),
+        }
+    }
+
     /// Removes the now-empty directories from `dir` up to, not including, the root.
     fn remove_empty_parents(&self, dir: Option<&Path>) {
         let mut dir = dir;
@@ -1049,6 +1083,30 @@ fn replace_by_exchange(_temp: &Path, _target: &Path) -> bool {
     false
 }
 
+/// Renames `temp` to `target` unless `target` exists
+/// (`renameat2(RENAME_NOREPLACE)`, one atomic step); `None` where the
+/// system or the filesystem cannot, for the caller to link instead.
+#[cfg(target_os = "linux")]
+fn create_by_rename(temp: &Path, target: &Path) -> Option<io::Result<()>> {
+    match rustix::fs::renameat_with(
+        rustix::fs::CWD,
+        temp,
+        rustix::fs::CWD,
+        target,
+        rustix::fs::RenameFlags::NOREPLACE,
+    ) {
+        Ok(()) => Some(Ok(())),
+        // The kernel (ENOSYS) or the filesystem (EINVAL) lacks the flag.
+        Err(rustix::io::Errno::NOSYS | rustix::io::Errno::INVAL) => None,
+        Err(err) => Some(Err(err.into())),
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn create_by_rename(_temp: &Path, _target: &Path) -> Option<io::Result<()>> {
+    None
+}
+
 impl Store for FilesystemStore {
     fn name(&self) -> &'static str {
         NAME
@@ -1061,6 +1119,7 @@ impl Store for FilesystemStore {
             partial_write: true,
             list: true,
             conditional_write: cfg!(unix),
+            conditional_create: true,
         }
     }
 
@@ -1142,6 +1201,14 @@ impl Store for FilesystemStore {
         Self::persist(key, temp, &path)
     }
 
+    fn set_if_absent(&self, key: &StoreKey, value: &[u8]) -> Result<bool, StoreError> {
+        let path = self.key_path(key);
+        let dir = path.parent().unwrap_or(&self.root);
+        self.check_dir_inside(key.as_str(), dir, |err| write_error(key, err))?;
+        let temp = self.write_temp(key, &path, value)?;
+        Self::persist_new(key, temp, &path)
+    }
+
     fn snapshot<'a>(&'a self, key: &StoreKey) -> Result<Box<dyn ValueSnapshot + 'a>, StoreError> {
         Ok(Box::new(FileSnapshot {
             key: key.clone(),
@@ -1188,7 +1255,7 @@ impl Store for FilesystemStore {
             Err(err) if is_missing(&err) => None,
             Err(err) => return Err(write_error(key, err)),
         };
-        let unchanged = match (expected, &current) {
+        let mut unchanged = match (expected, &current) {
             (None, None) => true,
             (Some(expected), Some(current)) => expected.identity == *current,
             _ => false,
@@ -1196,6 +1263,11 @@ impl Store for FilesystemStore {
         let mut erased = false;
         if unchanged {
             match temp {
+                // Created only where nothing is, as `set_if_absent` creates,
+                // so that it and this cannot both create the key.
+                Some(temp) if expected.is_none() => {
+                    unchanged = Self::persist_new(key, temp, &path)?;
+                }
                 Some(temp) => Self::persist(key, temp, &path)?,
                 None if current.is_some() => {
                     fs::remove_file(&path).map_err(|err| erase_error(key.as_str(), err))?;
@@ -1637,6 +1709,121 @@ mod tests {
         let version = store.snapshot(&k).unwrap().version().unwrap();
         assert!(store.set_if_unchanged(&k, None, &version).unwrap());
         assert_eq!(fs::read_dir(store.root()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn racing_creates_leave_one_whole_value_and_no_temporary_files() {
+        let (_dir, store) = temp_store();
+        for _ in 0..20 {
+            crate::store::testing::check_racing_creates(&store, 8);
+        }
+        // Losers remove their temporary files, and the winner's link leaves
+        // no second name behind.
+        assert!(store.set_if_absent(&key("race/zarr.json"), b"1").unwrap());
+        assert!(!store.set_if_absent(&key("race/zarr.json"), b"2").unwrap());
+        let names: Vec<_> = fs::read_dir(store.root().join("race"))
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["zarr.json"]);
+    }
+
+    #[test]
+    fn creating_a_key_where_a_directory_is_fails_as_set_does() {
+        let (_dir, store) = temp_store();
+        store.set(&key("a/b"), b"x").unwrap();
+        let err = store.set_if_absent(&key("a"), b"y").unwrap_err();
+        assert!(matches!(err, StoreError::Write { .. }), "{err:?}");
+        assert!(err.to_string().contains("`a`"), "{err}");
+        assert!(store.set(&key("a"), b"y").is_err());
+        assert_eq!(fs::read_dir(store.root().join("a")).unwrap().count(), 1);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_conditional_write_expecting_no_value_does_not_replace_a_created_one() {
+        // `set_if_unchanged` from the missing version checks under its lock
+        // that nothing is there; a `set_if_absent` in another process takes
+        // no lock, so the write itself must not replace what appeared.
+        let (_dir, store) = temp_store();
+        let k = key("a/zarr.json");
+        let missing = store.snapshot(&k).unwrap().version().unwrap();
+        assert!(store.set_if_absent(&k, b"created").unwrap());
+        assert!(!store.set_if_unchanged(&k, Some(b"cas"), &missing).unwrap());
+        assert_eq!(store.get(&k, None).unwrap().unwrap(), b"created");
+    }
+
+    /// Where a child process of [`processes_racing_to_create_one_key_leave_one_winner`]
+    /// creates the key, from `ZARRKIT_TEST_RACE`.
+    const RACE_VAR: &str = "ZARRKIT_TEST_RACE";
+
+    /// Two processes (this test binary again, running only this test)
+    /// create one key at one moment: exactly one wins. A child finds
+    /// `ZARRKIT_TEST_RACE` (the store root, its own name and when to
+    /// start), creates the key and prints whether it won.
+    #[test]
+    fn processes_racing_to_create_one_key_leave_one_winner() {
+        use std::time::{Duration, SystemTime, UNIX_EPOCH};
+        let now = || SystemTime::now().duration_since(UNIX_EPOCH).unwrap();
+        if let Ok(spec) = std::env::var(RACE_VAR) {
+            let mut parts = spec.splitn(3, '\n');
+            let (root, name, start) = (
+                parts.next().unwrap(),
+                parts.next().unwrap(),
+                parts.next().unwrap(),
+            );
+            let start = Duration::from_nanos(start.parse().unwrap());
+            let store = FilesystemStore::new(root).unwrap();
+            let value = format!("{name} ").repeat(10_000);
+            std::thread::sleep(start.saturating_sub(now()));
+            let won = store
+                .set_if_absent(&key("race/zarr.json"), value.as_bytes())
+                .unwrap();
+            println!("race-result {name} {won}");
+            return;
+        }
+        let (_dir, store) = temp_store();
+        for round in 0..5 {
+            let root = store.root().join(round.to_string());
+            let start = now() + Duration::from_millis(300);
+            let children: Vec<_> = ["p0", "p1"]
+                .iter()
+                .map(|name| {
+                    let spec = format!("{}\n{name}\n{}", root.display(), start.as_nanos());
+                    std::process::Command::new(std::env::current_exe().unwrap())
+                        .args([
+                            "--exact",
+                            "store::filesystem::tests::processes_racing_to_create_one_key_leave_one_winner",
+                            "--nocapture",
+                        ])
+                        .env(RACE_VAR, spec)
+                        .stdout(std::process::Stdio::piped())
+                        .spawn()
+                        .unwrap()
+                })
+                .collect();
+            let mut winners = Vec::new();
+            for child in children {
+                let out = child.wait_with_output().unwrap();
+                assert!(out.status.success(), "a racing process failed");
+                let out = String::from_utf8(out.stdout).unwrap();
+                let line = out
+                    .lines()
+                    .find(|l| l.starts_with("race-result "))
+                    .unwrap_or_else(|| panic!("no result from a racing process: {out}"));
+                let mut words = line.split(' ').skip(1);
+                let (name, won) = (words.next().unwrap(), words.next().unwrap());
+                if won == "true" {
+                    winners.push(name.to_string());
+                }
+            }
+            assert_eq!(winners.len(), 1, "round {round}: winners {winners:?}");
+            let stored = fs::read(root.join("race/zarr.json")).unwrap();
+            assert_eq!(
+                stored,
+                format!("{} ", winners[0]).repeat(10_000).into_bytes()
+            );
+        }
     }
 
     #[cfg(unix)]

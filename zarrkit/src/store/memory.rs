@@ -150,6 +150,7 @@ impl Store for MemoryStore {
             partial_write: true,
             list: true,
             conditional_write: true,
+            conditional_create: true,
         }
     }
 
@@ -215,6 +216,17 @@ impl Store for MemoryStore {
             };
         }
         Ok(unchanged)
+    }
+
+    fn set_if_absent(&self, key: &StoreKey, value: &[u8]) -> Result<bool, StoreError> {
+        // One write lock for the check and the insert.
+        match self.write().entry(key.clone()) {
+            std::collections::btree_map::Entry::Occupied(_) => Ok(false),
+            std::collections::btree_map::Entry::Vacant(slot) => {
+                slot.insert(Arc::new(value.to_vec()));
+                Ok(true)
+            }
+        }
     }
 
     fn set_partial_values(&self, items: &[(StoreKey, u64, Vec<u8>)]) -> Result<(), StoreError> {
@@ -313,6 +325,14 @@ mod tests {
     #[test]
     fn passes_the_conformance_suite() {
         crate::store::testing::run_all(&MemoryStore::new());
+    }
+
+    #[test]
+    fn racing_creates_leave_one_winner() {
+        let store = MemoryStore::new();
+        for _ in 0..20 {
+            crate::store::testing::check_racing_creates(&store, 8);
+        }
     }
 
     #[test]

@@ -114,6 +114,11 @@ pub struct StoreCapabilities {
     /// [`Store::set_if_unchanged`] replaces exactly that version, also
     /// against writers in other processes.
     pub conditional_write: bool,
+    /// [`Store::set_if_absent`] creates a value only where none is, as one
+    /// atomic step, so that of two writers creating one key exactly one
+    /// succeeds (also across processes and machines, as far as the
+    /// backend reaches).
+    pub conditional_create: bool,
 }
 
 /// What [`Store::list_dir`] finds directly under a prefix.
@@ -526,6 +531,28 @@ pub trait Store: Send + Sync + Debug {
         Err(StoreError::Unsupported {
             store: self.name(),
             operation: "conditional writes",
+        })
+    }
+
+    /// Stores `value` under `key` only if the key holds no value, as one
+    /// atomic step; returns whether it did. Of several writers creating one
+    /// key at once, exactly one gets `true` and the value is that writer's
+    /// whole: no reader sees a partly written value.
+    ///
+    /// Creating a Zarr node with overwriting off goes through this where the
+    /// store has [`StoreCapabilities::conditional_create`], so two writers
+    /// cannot both create the node.
+    ///
+    /// # Errors
+    /// [`StoreError::Unsupported`] unless the store has
+    /// [`StoreCapabilities::conditional_create`] (some backends also answer
+    /// it when the server turns out not to offer conditional creates), or a
+    /// backend error, as [`Store::set`] gives.
+    fn set_if_absent(&self, key: &StoreKey, value: &[u8]) -> Result<bool, StoreError> {
+        let _ = (key, value);
+        Err(StoreError::Unsupported {
+            store: self.name(),
+            operation: "conditional creates",
         })
     }
 

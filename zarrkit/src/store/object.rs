@@ -16,6 +16,15 @@
 //!   [`StoreError::Unsupported`].
 //! - Azure has no suffix ranges in `object_store`: a suffix read asks for
 //!   the size first, then reads a bounded range (two round trips).
+//! - Every backend but HTTP offers
+//!   [`StoreCapabilities::conditional_create`] ([`Store::set_if_absent`]
+//!   is a `PUT` with `If-None-Match: *` on S3 and Azure, with
+//!   `ifGenerationMatch=0` on GCS), so creating a node is atomic where the
+//!   server honours the condition: Amazon S3, Azure, GCS, and S3-compatible
+//!   servers that implement it (SeaweedFS does, atomically; s3s-fs checks
+//!   it, but not atomically against a concurrent `PUT`). S3 configured with
+//!   `conditional_put=disabled` answers it as unsupported, and zarrkit
+//!   then checks and writes in two steps.
 //! - No backend offers [`StoreCapabilities::conditional_write`]: object
 //!   storage keeps one version of an object (without bucket versioning),
 //!   so a [`Store::snapshot`] cannot keep reading a version once it is
@@ -813,6 +822,11 @@ impl Store for RemoteStore {
             list: write,
             // A snapshot cannot pin a version (see `TaggedSnapshot::version`).
             conditional_write: false,
+            // `PutMode::Create`: `If-None-Match: *` on S3 and Azure,
+            // `ifGenerationMatch=0` on GCS; any other `object_store` says
+            // `NotImplemented` if it cannot, which `set_if_absent` reports
+            // as unsupported.
+            conditional_create: write,
         }
     }
 
@@ -834,6 +848,21 @@ impl Store for RemoteStore {
 
     fn set(&self, key: &StoreKey, value: &[u8]) -> Result<(), StoreError> {
         self.put(key, value, PutMode::Overwrite).map(|_| ())
+    }
+
+    fn set_if_absent(&self, key: &StoreKey, value: &[u8]) -> Result<bool, StoreError> {
+        // `put` maps the answer of a failed condition (`AlreadyExists`, or
+        // `Precondition` where a server answers 412) to `false`, and
+        // `NotImplemented` (S3 with `conditional_put` set to `disabled`, a
+        // backend without conditional puts) to `Unsupported`.
+        self.put(key, value, PutMode::Create)
+            .map_err(|err| match err {
+                StoreError::Unsupported { store, .. } => StoreError::Unsupported {
+                    store,
+                    operation: "conditional creates",
+                },
+                err => err,
+            })
     }
 
     fn set_partial_values(&self, _items: &[(StoreKey, u64, Vec<u8>)]) -> Result<(), StoreError> {
@@ -931,6 +960,14 @@ mod tests {
     #[test]
     fn passes_the_conformance_suite_over_object_stores_memory_backend() {
         crate::store::testing::run_all(&memory());
+    }
+
+    #[test]
+    fn racing_creates_leave_one_winner_over_object_stores_memory_backend() {
+        let store = memory();
+        for _ in 0..5 {
+            crate::store::testing::check_racing_creates(&store, 8);
+        }
     }
 
     #[test]

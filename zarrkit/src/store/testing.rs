@@ -191,6 +191,10 @@ impl Store for LatencyStore {
         self.inner.set(key, value)
     }
 
+    fn set_if_absent(&self, key: &StoreKey, value: &[u8]) -> Result<bool, StoreError> {
+        self.inner.set_if_absent(key, value)
+    }
+
     fn set_partial_values(&self, items: &[(StoreKey, u64, Vec<u8>)]) -> Result<(), StoreError> {
         self.inner.set_partial_values(items)
     }
@@ -219,8 +223,12 @@ impl Store for LatencyStore {
 /// `ranges/`, …) and erases its keys with [`Store::erase`] when done. Groups
 /// that write are skipped when the store is not writeable, partial writes are
 /// checked to fail with [`StoreError::Unsupported`] when `partial_write` is
-/// off, conditional writes are checked when `conditional_write` is on, and
-/// listing groups are skipped when the store is not listable.
+/// off, conditional writes are checked when `conditional_write` is on,
+/// conditional creates ([`Store::set_if_absent`], one writer at a time; see
+/// [`check_racing_creates`] for writers at once) are checked when
+/// `conditional_create` is on and checked to fail with
+/// [`StoreError::Unsupported`] when it is off, and listing groups are
+/// skipped when the store is not listable.
 ///
 /// # Panics
 /// On the first check that fails, with a message naming the store and the
@@ -244,6 +252,67 @@ pub fn run_all_allowing_empty_prefixes(store: &dyn Store) {
         store,
         empty_prefixes_linger: true,
     });
+}
+
+/// Checks that [`Store::set_if_absent`] lets exactly one of `writers`
+/// threads create one key when they all try at once, and that the key then
+/// holds that writer's whole value. Erases the key (`race/zarr.json`) when
+/// done. For stores with [`StoreCapabilities::conditional_create`] whose
+/// backend claims atomic creates; a backend that checks and writes in two
+/// steps may let several writers win, which this reports.
+///
+/// # Panics
+/// When no writer or more than one wins, when the stored value is not the
+/// winner's, or on a store error.
+pub fn check_racing_creates(store: &dyn Store, writers: usize) {
+    let k = key("race/zarr.json");
+    // Values of different lengths, each large enough that a torn write
+    // would show, and each telling its writer.
+    let value = |writer: usize| {
+        format!("writer {writer} ")
+            .repeat(1000 + writer)
+            .into_bytes()
+    };
+    let barrier = std::sync::Barrier::new(writers);
+    let won: Vec<bool> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..writers)
+            .map(|writer| {
+                let (k, barrier) = (&k, &barrier);
+                let bytes = value(writer);
+                scope.spawn(move || {
+                    barrier.wait();
+                    store.set_if_absent(k, &bytes)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|p| std::panic::resume_unwind(p))
+                    .unwrap_or_else(|err| panic!("{}: a racing create failed: {err}", store.name()))
+            })
+            .collect()
+    });
+    let winners: Vec<usize> = (0..writers).filter(|&w| won[w]).collect();
+    assert!(
+        winners.len() == 1,
+        "{}: {writers} writers created one key at once and {} of them won ({winners:?})",
+        store.name(),
+        winners.len()
+    );
+    let stored = store
+        .get(&k, None)
+        .unwrap_or_else(|err| panic!("{}: reading the created key failed: {err}", store.name()));
+    assert!(
+        stored.as_deref() == Some(&value(winners[0])[..]),
+        "{}: the created key does not hold the winner's (writer {}) whole value",
+        store.name(),
+        winners[0]
+    );
+    store
+        .erase(&k)
+        .unwrap_or_else(|err| panic!("{}: erasing `{k}` failed: {err}", store.name()));
 }
 
 fn run_suite(suite: Suite<'_>) {
@@ -273,6 +342,11 @@ fn run_suite(suite: Suite<'_>) {
     }
     if caps.conditional_write {
         suite.conditional_writes();
+    }
+    if caps.conditional_create {
+        suite.conditional_creates();
+    } else {
+        suite.conditional_creates_are_unsupported();
     }
     suite.erases();
     suite.erase_prefix();
@@ -740,6 +814,62 @@ impl Suite<'_> {
         self.check_get("cas/c/0", None, None);
     }
 
+    fn conditional_creates(&self) {
+        let create = |k: &str, value: &[u8]| {
+            self.store
+                .set_if_absent(&key(k), value)
+                .unwrap_or_else(|err| self.fail(&format!("set_if_absent `{k}`"), &err))
+        };
+        self.check_eq("creating a missing key", create("create/a", b"one"), true);
+        self.check_get("create/a", None, Some(b"one"));
+        self.check_eq(
+            "creating an existing key fails",
+            create("create/a", b"two"),
+            false,
+        );
+        self.check_get("create/a", None, Some(b"one"));
+        self.set("create/a", b"three");
+        self.check_eq(
+            "creating a key that `set` wrote fails",
+            create("create/a", b"four"),
+            false,
+        );
+        self.check_get("create/a", None, Some(b"three"));
+        self.erase("create/a");
+        self.check_eq(
+            "creating an erased key succeeds",
+            create("create/a", b"five"),
+            true,
+        );
+        self.check_get("create/a", None, Some(b"five"));
+        self.check_eq(
+            "creating a key under a missing prefix",
+            create("create/b/c/zarr.json", b"{}"),
+            true,
+        );
+        self.check_get("create/b/c/zarr.json", None, Some(b"{}"));
+        self.check_eq("creating an empty value", create("create/empty", b""), true);
+        self.check_eq(
+            "creating over an empty value fails",
+            create("create/empty", b"x"),
+            false,
+        );
+        self.check_get("create/empty", None, Some(b""));
+        self.erase("create/a");
+        self.erase("create/b/c/zarr.json");
+        self.erase("create/empty");
+    }
+
+    fn conditional_creates_are_unsupported(&self) {
+        let result = self.store.set_if_absent(&key("create/a"), b"one");
+        assert!(
+            matches!(result, Err(StoreError::Unsupported { .. })),
+            "{}: capabilities say no conditional creates, but set_if_absent gave {result:?}",
+            self.store.name()
+        );
+        self.check_get("create/a", None, None);
+    }
+
     fn erases(&self) {
         for k in ["erase/a", "erase/b", "erase/c/d", "erase/c/e"] {
             self.set(k, k.as_bytes());
@@ -1012,6 +1142,10 @@ impl<S: Store> Store for CountingStore<S> {
 
     fn set(&self, key: &StoreKey, value: &[u8]) -> Result<(), StoreError> {
         self.inner.set(key, value)
+    }
+
+    fn set_if_absent(&self, key: &StoreKey, value: &[u8]) -> Result<bool, StoreError> {
+        self.inner.set_if_absent(key, value)
     }
 
     fn set_partial_values(&self, items: &[(StoreKey, u64, Vec<u8>)]) -> Result<(), StoreError> {

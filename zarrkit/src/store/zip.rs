@@ -657,6 +657,7 @@ impl Store for ZipStore {
             partial_write: false,
             list: true,
             conditional_write: false,
+            conditional_create: false,
         }
     }
 
@@ -1057,6 +1058,24 @@ impl Drop for ZipStoreWriter {
     }
 }
 
+/// Appends `value` to the staging file as the value of `key` (a later value
+/// of a key replaces the earlier one in the archive).
+fn stage(state: &mut WriterState, key: &StoreKey, value: &[u8]) -> Result<(), StoreError> {
+    let offset = state.staging_len;
+    let Some(mut staging) = state.staging.as_ref() else {
+        return Err(writer_error(key, finished_error()));
+    };
+    staging
+        .seek(SeekFrom::Start(offset))
+        .and_then(|_| staging.write_all(value))
+        .map_err(|source| writer_error(key, source))?;
+    state.staging_len += value.len() as u64;
+    state
+        .members
+        .insert(key.clone(), (offset, value.len() as u64));
+    Ok(())
+}
+
 impl Store for ZipStoreWriter {
     fn name(&self) -> &'static str {
         WRITER_NAME
@@ -1073,6 +1092,7 @@ impl Store for ZipStoreWriter {
             partial_write: false,
             list: true,
             conditional_write: false,
+            conditional_create: true,
         }
     }
 
@@ -1119,20 +1139,18 @@ impl Store for ZipStoreWriter {
     }
 
     fn set(&self, key: &StoreKey, value: &[u8]) -> Result<(), StoreError> {
+        stage(&mut self.state(), key, value)
+    }
+
+    fn set_if_absent(&self, key: &StoreKey, value: &[u8]) -> Result<bool, StoreError> {
+        // Under the one lock every write takes, so the check and the write
+        // are one step for every handle of this writer.
         let mut state = self.state();
-        let offset = state.staging_len;
-        let Some(mut staging) = state.staging.as_ref() else {
-            return Err(writer_error(key, finished_error()));
-        };
-        staging
-            .seek(SeekFrom::Start(offset))
-            .and_then(|_| staging.write_all(value))
-            .map_err(|source| writer_error(key, source))?;
-        state.staging_len += value.len() as u64;
-        state
-            .members
-            .insert(key.clone(), (offset, value.len() as u64));
-        Ok(())
+        if state.staging.is_some() && state.members.contains_key(key) {
+            return Ok(false);
+        }
+        stage(&mut state, key, value)?;
+        Ok(true)
     }
 
     fn set_partial_values(&self, _items: &[(StoreKey, u64, Vec<u8>)]) -> Result<(), StoreError> {
@@ -1317,6 +1335,24 @@ mod tests {
         writer.finish().unwrap();
         let store = ZipStore::open_path(dir.path().join("suite.zip")).unwrap();
         assert_eq!(store.list().unwrap(), Vec::<StoreKey>::new());
+    }
+
+    #[test]
+    fn zip_writer_lets_one_of_racing_creators_win_and_refuses_after_finish() {
+        let dir = tempfile::tempdir().unwrap();
+        let writer = ZipStoreWriter::create(dir.path().join("race.zip")).unwrap();
+        for _ in 0..20 {
+            crate::store::testing::check_racing_creates(&writer, 8);
+        }
+        let k = StoreKey::new("zarr.json").unwrap();
+        assert!(writer.set_if_absent(&k, b"{}").unwrap());
+        writer.finish().unwrap();
+        // A finished writer refuses every write, a create too.
+        let other = StoreKey::new("other").unwrap();
+        assert!(writer.set_if_absent(&k, b"[]").is_err());
+        assert!(writer.set_if_absent(&other, b"[]").is_err());
+        let store = ZipStore::open_path(dir.path().join("race.zip")).unwrap();
+        assert_eq!(store.list().unwrap(), [k]);
     }
 
     /// A writable store whose every read goes through a [`ZipStore`]:

@@ -1818,3 +1818,69 @@ fn issue_15_portable_plans_reencode_only_into_core_codecs() {
         ["tensorstore cannot read the codec `numcodecs.zlib`"]
     );
 }
+
+/// Creating a node (an array with overwriting off, a group) checked that
+/// none was there (`format::read_node`) and then wrote the node's document
+/// with a plain `set`: writers that all checked before any of them wrote
+/// all succeeded, each replacing the document of the one before. Reads
+/// here wait 2 ms each, so every writer's check passes before the first
+/// one writes; only a create that is conditional in the store itself
+/// (`Store::set_if_absent`) lets exactly one of them win.
+#[test]
+fn issue_13_racing_creators_of_one_node_cannot_both_succeed() {
+    use crate::support::{Racing, race_to_create};
+    use std::time::Duration;
+    use zarrkit::store::testing::LatencyStore;
+    let dir = tempfile::tempdir().unwrap();
+    let formats = [
+        ZarrFormat::V3,
+        ZarrFormat::V2,
+        ZarrFormat::V1,
+        ZarrFormat::V3Draft2022,
+        ZarrFormat::V3Draft2019,
+    ];
+    for (i, format) in formats.into_iter().enumerate() {
+        // A store of each kind per format: the drafts' entry points (and
+        // v1's one array) leave no room for another format beside them.
+        let inners: [Arc<dyn Store>; 2] = [
+            Arc::new(MemoryStore::new()),
+            Arc::new(FilesystemStore::new(dir.path().join(i.to_string())).unwrap()),
+        ];
+        for inner in inners {
+            let store: Arc<dyn Store> =
+                Arc::new(LatencyStore::new(inner, Duration::from_millis(2), 1));
+            if format == ZarrFormat::V1 {
+                // v1 has one array, at the root, and no groups.
+                race_to_create(&store, format, "/", 8, Racing::Arrays);
+                continue;
+            }
+            race_to_create(&store, format, "/a", 8, Racing::Arrays);
+            race_to_create(&store, format, "/g/h", 8, Racing::Groups);
+        }
+    }
+}
+
+/// As above, on a plain filesystem store, with no delay to widen the gap:
+/// many rounds of writers that start together.
+#[test]
+fn issue_13_racing_creators_on_the_filesystem_leave_one_intact_node() {
+    use crate::support::{Racing, race_to_create};
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> = Arc::new(FilesystemStore::new(dir.path()).unwrap());
+    for round in 0..20 {
+        race_to_create(
+            &store,
+            ZarrFormat::V3,
+            &format!("/a{round}"),
+            4,
+            Racing::Arrays,
+        );
+        race_to_create(
+            &store,
+            ZarrFormat::V2,
+            &format!("/g{round}"),
+            4,
+            Racing::Groups,
+        );
+    }
+}

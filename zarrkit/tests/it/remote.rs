@@ -115,6 +115,51 @@ fn azurite_passes_the_conformance_suite() {
     zarrkit::store::testing::run_all(&*store);
 }
 
+/// SeaweedFS honours `If-None-Match: *` atomically: of writers creating
+/// one key, or one array or group, at once exactly one wins. (s3s-fs
+/// checks the condition too, but not atomically against a concurrent
+/// `PUT`, so only its sequential behaviour is tested, by the suite.)
+#[test]
+fn racing_creators_on_seaweedfs_leave_one_winner() {
+    use crate::support::{Racing, race_to_create};
+    use zarrkit::format::ZarrFormat;
+    let Some((store, _)) = s3_store("ZARRKIT_S3_ENDPOINT", "race") else {
+        return;
+    };
+    assert!(store.capabilities().conditional_create);
+    for _ in 0..5 {
+        zarrkit::store::testing::check_racing_creates(&*store, 8);
+    }
+    for (i, format) in [ZarrFormat::V3, ZarrFormat::V2].into_iter().enumerate() {
+        race_to_create(&store, format, &format!("/a{i}"), 8, Racing::Arrays);
+        race_to_create(&store, format, &format!("/g{i}/h"), 8, Racing::Groups);
+    }
+    store
+        .erase_prefix(&zarrkit::store::StorePrefix::root())
+        .unwrap();
+}
+
+/// Azurite answers `If-None-Match: *` atomically too.
+#[test]
+fn racing_creators_on_azurite_leave_one_winner() {
+    use crate::support::{Racing, race_to_create};
+    use zarrkit::format::ZarrFormat;
+    let Some(endpoint) = server("ZARRKIT_AZURE_ENDPOINT") else {
+        return;
+    };
+    let url = format!("az://{}/{}", bucket(), unique("race"));
+    let store = open(&url, &azure_options(&endpoint)).unwrap();
+    assert!(store.capabilities().conditional_create);
+    for _ in 0..5 {
+        zarrkit::store::testing::check_racing_creates(&*store, 8);
+    }
+    race_to_create(&store, ZarrFormat::V3, "/a", 8, Racing::Arrays);
+    race_to_create(&store, ZarrFormat::V3, "/g", 8, Racing::Groups);
+    store
+        .erase_prefix(&zarrkit::store::StorePrefix::root())
+        .unwrap();
+}
+
 #[test]
 fn s3_reads_of_a_missing_key_are_none_and_name_nothing_else() {
     let Some((store, _)) = s3_store("ZARRKIT_S3_ENDPOINT", "missing") else {

@@ -96,3 +96,95 @@ pub fn to_little_endian(bytes: &mut [u8], data_type: &DataType) {
         }
     }
 }
+
+/// Whether to race to create arrays or groups in [`race_to_create`].
+#[derive(Clone, Copy, Debug)]
+pub enum Racing {
+    /// `ArrayBuilder::create` with overwriting off.
+    Arrays,
+    /// `Group::create_as`.
+    Groups,
+}
+
+/// Lets `writers` threads create a node at `path` of `store` in `format`
+/// all at once, each with an attribute `writer` naming it (and an array
+/// shape of its own), and checks that exactly one succeeds, that the
+/// others get `Error::NodeExists` naming what is there, and that the node
+/// is the winner's whole.
+///
+/// # Panics
+/// When any of that does not hold.
+pub fn race_to_create(
+    store: &std::sync::Arc<dyn zarrkit::store::Store>,
+    format: zarrkit::format::ZarrFormat,
+    path: &str,
+    writers: u64,
+    racing: Racing,
+) {
+    use std::sync::{Arc, Barrier};
+    use zarrkit::metadata::JsonMap;
+    use zarrkit::{Array, Error, Group, NodeKind};
+    let attributes = |writer: u64| {
+        let mut map = JsonMap::new();
+        map.insert("writer".into(), writer.into());
+        map
+    };
+    let barrier = Barrier::new(usize::try_from(writers).unwrap());
+    let results: Vec<Result<(), Error>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..writers)
+            .map(|writer| {
+                let (store, barrier) = (Arc::clone(store), &barrier);
+                scope.spawn(move || {
+                    let builder = Array::builder(&[10 + writer], DataType::Int32, &[5])
+                        .format(format)
+                        .attributes(attributes(writer));
+                    barrier.wait();
+                    match racing {
+                        Racing::Arrays => builder.create(store, path).map(drop),
+                        Racing::Groups => {
+                            Group::create_as(store, path, format, attributes(writer)).map(drop)
+                        }
+                    }
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let winners: Vec<u64> = (0..writers)
+        .filter(|&w| results[usize::try_from(w).unwrap()].is_ok())
+        .collect();
+    assert_eq!(
+        winners.len(),
+        1,
+        "{racing:?} in {format} at `{path}` of {}: {writers} writers, winners {winners:?}: {:?}",
+        store.name(),
+        results
+            .iter()
+            .map(|r| r.as_ref().map_err(ToString::to_string))
+            .collect::<Vec<_>>()
+    );
+    let expected_kind = match racing {
+        Racing::Arrays => NodeKind::Array,
+        Racing::Groups => NodeKind::Group,
+    };
+    for result in &results {
+        match result {
+            Ok(()) => {}
+            Err(Error::NodeExists { found, .. }) => assert_eq!(*found, expected_kind),
+            Err(err) => panic!("a losing writer failed otherwise: {err}"),
+        }
+    }
+    let winner = winners[0];
+    let stored = match racing {
+        Racing::Arrays => {
+            let array = Array::open(Arc::clone(store), path).unwrap();
+            assert_eq!(array.shape(), [10 + winner], "the winner's shape");
+            array.attributes().clone()
+        }
+        Racing::Groups => Group::open(Arc::clone(store), path)
+            .unwrap()
+            .attributes()
+            .clone(),
+    };
+    assert_eq!(stored, attributes(winner), "the winner's attributes");
+}

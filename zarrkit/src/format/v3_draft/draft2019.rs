@@ -892,7 +892,8 @@ impl crate::format::Version for Draft2019 {
         store: &dyn Store,
         path: &NodePath,
         metadata: &NodeMetadata,
-    ) -> Result<(), Error> {
+        mode: crate::format::WriteMode,
+    ) -> Result<bool, Error> {
         let format = self.0;
         shared::check_names(path, Some(MAX_NAME_LEN))?;
         let bytes = serialize_node(metadata, format).map_err(|source| Error::InvalidMetadata {
@@ -948,7 +949,7 @@ impl crate::format::Version for Draft2019 {
             NodeMetadata::Array(_) => DocKind::Array,
             NodeMetadata::Group(_) => DocKind::Group,
         };
-        shared::put_document(store, &keys, path, kind, &bytes)
+        shared::put_document(store, &keys, path, kind, &bytes, mode)
     }
 
     /// The children of the group at `path` in `format`.

@@ -732,7 +732,8 @@ impl crate::format::Version for Draft2022 {
         store: &dyn Store,
         path: &NodePath,
         metadata: &NodeMetadata,
-    ) -> Result<(), Error> {
+        mode: crate::format::WriteMode,
+    ) -> Result<bool, Error> {
         check_names(path, None)?;
         let bytes = serialize_node(metadata).map_err(|source| Error::InvalidMetadata {
             path: path.clone(),
@@ -750,7 +751,7 @@ impl crate::format::Version for Draft2022 {
             NodeMetadata::Array(_) => DocKind::Array,
             NodeMetadata::Group(_) => DocKind::Group,
         };
-        put_document(store, &keys, path, kind, &bytes)
+        put_document(store, &keys, path, kind, &bytes, mode)
     }
 
     /// The children of the group at `path`.

@@ -819,16 +819,17 @@ pub(crate) fn split_codecs(codecs: &[ExtensionObject], ndim: usize) -> SplitCode
     split
 }
 
-/// Writes `bytes` under the document key of `kind` for the node at `path`.
+/// Writes `bytes` under the document key of `kind` for the node at `path`
+/// (see [`crate::format::put_node_document`]); returns whether it wrote.
 pub(crate) fn put_document(
     store: &dyn Store,
     keys: &DraftKeys,
     path: &NodePath,
     kind: DocKind,
     bytes: &[u8],
-) -> Result<(), Error> {
-    store.set(&keys.doc_key(path, kind)?, bytes)?;
-    Ok(())
+    mode: crate::format::WriteMode,
+) -> Result<bool, Error> {
+    crate::format::put_node_document(store, &keys.doc_key(path, kind)?, bytes, mode)
 }
 
 /// Erases the node at `path` in a draft layout and everything below it
