@@ -19,4 +19,4 @@ if [[ ! -x "$venv/bin/python" || ! -f "$stamp" || "$(cat "$stamp")" != "$want" ]
 else
     echo "the peers' virtualenv at $venv is up to date" >&2
 fi
-"$venv/bin/python" -c 'import zarr, zarrs, tensorstore, numcodecs; print("zarr", zarr.__version__, "zarrs", zarrs.__version__ if hasattr(zarrs, "__version__") else "?", "numcodecs", numcodecs.__version__, "in", __import__("sys").prefix)'
+"$venv/bin/python" -c 'import zarr, zarrs, tensorstore, numcodecs, obstore; print("zarr", zarr.__version__, "zarrs", zarrs.__version__ if hasattr(zarrs, "__version__") else "?", "numcodecs", numcodecs.__version__, "in", __import__("sys").prefix)'

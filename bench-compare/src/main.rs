@@ -6,6 +6,7 @@
 
 mod imps;
 mod limits;
+mod s3;
 mod selections;
 mod workload;
 
@@ -48,7 +49,8 @@ Profiling one side by hand:
   (IMP: zarrkit|zarrs; WORKLOAD: write|read_all|read_inner|read_regions|
   create|list|verify; DIR: the store, e.g. DIR/zstd-zarrkit.zarr)
 
-Selections (issue #12): bench-compare selections --help";
+Selections (issue #12): bench-compare selections --help
+S3 (issue #13): bench-compare s3 --help";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -57,6 +59,9 @@ fn main() -> ExitCode {
         // Issue #12's selections: their own table (src/selections.rs).
         Some("selections") => selections::parent(&args[1..]),
         Some("selections-child") => selections::child(&args[1..]),
+        // Issue #13's S3 benchmark: its own table (src/s3.rs).
+        Some("s3") => s3::parent(&args[1..]),
+        Some("s3-child") => s3::child(&args[1..]),
         _ => parent(&args),
     };
     match result {
