@@ -17,11 +17,11 @@ use super::disjoint::DisjointOut;
 use super::io::{SnapshotReader, partial_error};
 use super::{Array, Element};
 use crate::codec::vlen::VlenChunk;
-use crate::codec::{ChunkBox, ChunkData, CodecError};
+use crate::codec::{BoxOut, BytesRangeReader, ChunkBox, ChunkData, CodecError};
 use crate::error::Error;
 use crate::grid::Selection;
 use crate::grid::selection::{CellGrid, Entries, Grouped, ResolveError, Resolved, Task};
-use crate::store::ReadRequest;
+use crate::store::{ByteRange, ReadRequest};
 use rayon::prelude::*;
 use std::sync::Arc;
 
@@ -359,7 +359,11 @@ impl Array {
                 }
             };
             if partial {
+                let fixed = !self.data_type().is_variable_length();
                 batch.into_par_iter().try_for_each(|task| {
+                    if fixed && self.dense_cells(&grouped, &task) {
+                        return self.gather_cells(&grouped, &task, put);
+                    }
                     let cells = self.read_cells(&grouped, &task)?;
                     scatter(&task, cells);
                     Ok::<_, Error>(())
@@ -391,6 +395,79 @@ impl Array {
             }
         }
         Ok(())
+    }
+
+    /// Whether `task`'s cells hold enough entries (on average one in 256
+    /// of their elements) that each is read whole, as [`Self::gather_cells`]
+    /// does, rather than only its entries' bounding box.
+    fn dense_cells(&self, grouped: &Grouped<'_>, task: &Task) -> bool {
+        let Some(inner) = grouped.inner_shape() else {
+            return false;
+        };
+        let volume: u64 = inner.iter().product();
+        let cells = grouped.cells(task).len() as u64;
+        grouped.task_len(task).saturating_mul(256) >= cells.saturating_mul(volume)
+    }
+
+    /// Reads each cell (inner chunk) of `task` that the selection touches
+    /// whole, straight into this thread's reused buffer (no allocation and
+    /// no page faults per inner chunk, no copy of a box), and puts its
+    /// elements from there: `gather_resolved` for fixed-size elements.
+    fn gather_cells(&self, grouped: &Grouped<'_>, task: &Task, put: &Put<'_>) -> Result<(), Error> {
+        thread_local! {
+            /// One decoded inner chunk of a sharded array, kept between tasks.
+            static CELL: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+        }
+        let key = self.layout.chunk_key(&task.chunk_coords)?;
+        let repr = self.chunk_repr_at(&task.chunk_coords);
+        let inner = grouped.inner_shape().unwrap_or(&repr.shape);
+        let elem = repr.data_type.size();
+        let cells = grouped.cells(task);
+        // Taken, not borrowed: a task stolen by this thread while a decode
+        // waits on rayon finds it empty and allocates its own.
+        let mut buf = CELL.take();
+        let result = (|| loop {
+            let seen = self.generation(&key);
+            let snapshot = self.store.snapshot(&key)?;
+            let reader = RepeatReader {
+                reader: &SnapshotReader(&*snapshot),
+                first: std::sync::OnceLock::new(),
+            };
+            for cell in &cells {
+                let (start, shape) = grouped.cell_extent(cell, &repr.shape, inner);
+                let len = shape.iter().product::<u64>() as usize * elem;
+                buf.resize(len, 0);
+                let b = ChunkBox::new(start, shape);
+                let zeros = vec![0; b.ndim()];
+                let out = BoxOut {
+                    buf: &mut buf[..len],
+                    shape: b.shape(),
+                    start: &zeros,
+                };
+                let stored = self
+                    .codecs
+                    .decode_partial_into(&reader, &repr, &b, out)
+                    .map_err(|source| partial_error(&key, source, false))?;
+                let data = ChunkData::Fixed(std::borrow::Cow::Borrowed(&buf[..len]));
+                let data = stored.then_some(&data);
+                grouped.for_each_strided_run(
+                    task,
+                    cell,
+                    b.start(),
+                    b.shape(),
+                    |b, step, o, len| {
+                        put(data, (b, step, o, len));
+                    },
+                );
+            }
+            // Read unpinned while another thread replaced it: read again
+            // (every element is put again).
+            if snapshot.version().is_some() || self.generation(&key) == seen {
+                return Ok(());
+            }
+        })();
+        CELL.set(buf);
+        result
     }
 
     /// Reads the cells (inner chunks) of `task` that the selection touches,
@@ -432,10 +509,36 @@ impl Array {
     }
 }
 
+/// A reader that answers its first request again from memory when it is
+/// repeated: a shard's index, read for every inner chunk
+/// [`Array::gather_cells`] decodes on its own.
+struct RepeatReader<'a> {
+    reader: &'a dyn BytesRangeReader,
+    /// The first request and its answer.
+    first: std::sync::OnceLock<(Vec<ByteRange>, Values)>,
+}
+
+/// What a [`BytesRangeReader`] answers.
+type Values = Option<Vec<Vec<u8>>>;
+
+impl BytesRangeReader for RepeatReader<'_> {
+    fn read_ranges(&self, ranges: &[ByteRange]) -> Result<Option<Vec<Vec<u8>>>, CodecError> {
+        if let Some((first, values)) = self.first.get() {
+            if first == ranges {
+                return Ok(values.clone());
+            }
+            return self.reader.read_ranges(ranges);
+        }
+        let values = self.reader.read_ranges(ranges)?;
+        let _ = self.first.set((ranges.to_vec(), values.clone()));
+        Ok(values)
+    }
+}
+
 /// Where a selection read puts a strided run of elements, called from the
 /// parallel tasks: the decoded data of their cell (`None` for a chunk not
 /// stored) and (offset in it, step in it, offset in the output, length).
-type Put<'p> = dyn Fn(Option<&ChunkData<'static>>, (usize, isize, usize, usize)) + Sync + 'p;
+type Put<'p> = dyn Fn(Option<&ChunkData<'_>>, (usize, isize, usize, usize)) + Sync + 'p;
 
 /// Copies the strided run of `dst.len() / elem` elements of `elem` bytes
 /// at element `b` (then every `step` elements) of `src` into `dst`.

@@ -182,6 +182,33 @@ impl<'r> Grouped<'r> {
         (start, shape)
     }
 
+    /// The inner chunk shape cells are grouped by (a sharded array).
+    pub(crate) fn inner_shape(&self) -> Option<&[u64]> {
+        self.grid.inner
+    }
+
+    /// The chunk-local extent of `cell` in a chunk of `chunk_shape` with
+    /// cells of `inner` (the whole inner chunk, not only its entries'
+    /// bounding box): its start and shape.
+    pub(crate) fn cell_extent(
+        &self,
+        cell: &[usize],
+        chunk_shape: &[u64],
+        inner: &[u64],
+    ) -> (Vec<u64>, Vec<u64>) {
+        let ndim = self.grid.shape.len();
+        let mut start = vec![0; ndim];
+        let mut shape = chunk_shape.to_vec();
+        for ((factor, grouped), &g) in self.resolved.factors.iter().zip(&self.factors).zip(cell) {
+            let group = &grouped.groups[g];
+            for (k, &d) in factor.dims.iter().enumerate() {
+                start[d] = group.cell[k] * inner[d];
+                shape[d] = inner[d].min(chunk_shape[d].saturating_sub(start[d]));
+            }
+        }
+        (start, shape)
+    }
+
     /// Whether `cell`'s entries (deduplicated) are every element of its
     /// cell inside the array (then its bounding box is that extent).
     pub(crate) fn covers_cell(&self, task: &Task, cell: &[usize]) -> bool {
