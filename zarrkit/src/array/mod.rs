@@ -12,6 +12,8 @@
 //! - `vlen.rs`, `vlen_array.rs`, `object.rs`: variable-length and object data.
 
 mod builder;
+#[allow(unsafe_code)]
+mod disjoint;
 mod element;
 mod io;
 pub(crate) use io::remote_pool;

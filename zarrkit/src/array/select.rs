@@ -13,14 +13,15 @@
 //! A selection that is a box walked with steps of ±1 takes the region
 //! path unchanged, then flips the reversed axes in place.
 
+use super::disjoint::DisjointOut;
 use super::io::{SnapshotReader, partial_error};
 use super::{Array, Element};
 use crate::codec::vlen::VlenChunk;
-use crate::codec::{ChunkBox, ChunkData, CodecError};
+use crate::codec::{BoxOut, BytesRangeReader, ChunkBox, ChunkData, CodecError};
 use crate::error::Error;
 use crate::grid::Selection;
 use crate::grid::selection::{CellGrid, Entries, Grouped, ResolveError, Resolved, Task};
-use crate::store::ReadRequest;
+use crate::store::{ByteRange, ReadRequest};
 use rayon::prelude::*;
 use std::sync::Arc;
 
@@ -282,13 +283,25 @@ impl Array {
             ));
         }
         let mut out: Vec<Vec<u8>> = vec![Vec::new(); n];
-        self.gather_resolved(&resolved, &mut |cell_data, run| {
-            let (b, o, len) = run;
-            for j in 0..len {
-                out[o + j] = match cell_data.map(|d| &**d) {
-                    Some(ChunkData::Vlen(chunk)) => chunk.get(b + j).unwrap_or_default().to_vec(),
-                    _ => self.fill_value().as_bytes().to_vec(),
-                };
+        let shared = DisjointOut::new(&mut out);
+        self.gather_resolved(&resolved, &|cell_data, (b, step, o, len)| {
+            let fill = || self.fill_value().as_bytes().to_vec();
+            let item = |j: usize| match cell_data {
+                Some(ChunkData::Vlen(chunk)) => chunk
+                    .get(b.wrapping_add_signed(step * j as isize))
+                    .unwrap_or_default()
+                    .to_vec(),
+                _ => fill(),
+            };
+            // SAFETY: the runs of a selection read are disjoint (one per
+            // output element, module doc of `disjoint`).
+            #[allow(unsafe_code)]
+            unsafe {
+                shared.with_range(o, len, |dst| {
+                    for (j, d) in dst.iter_mut().enumerate() {
+                        *d = item(j);
+                    }
+                });
             }
         })?;
         Ok(VlenChunk::from_items(out))
@@ -306,13 +319,16 @@ impl Array {
             return Ok(());
         }
         let fill = self.fill_value();
-        self.gather_resolved(resolved, &mut |cell_data, (b, o, len)| {
-            let dst = &mut out[o * elem..(o + len) * elem];
-            match cell_data.map(|d| &**d) {
-                Some(ChunkData::Fixed(bytes)) => {
-                    dst.copy_from_slice(&bytes[b * elem..(b + len) * elem]);
-                }
-                _ => fill.fill(dst),
+        let shared = DisjointOut::new(out);
+        self.gather_resolved(resolved, &|cell_data, (b, step, o, len)| {
+            // SAFETY: the runs of a selection read are disjoint (one per
+            // output element, module doc of `disjoint`).
+            #[allow(unsafe_code)]
+            unsafe {
+                shared.with_range(o * elem, len * elem, |dst| match cell_data {
+                    Some(ChunkData::Fixed(bytes)) => copy_run(bytes, b, step, dst, elem),
+                    _ => fill.fill(dst),
+                });
             }
         })
     }
@@ -320,34 +336,46 @@ impl Array {
     /// The read engine of selections: groups `resolved` by chunk, fetches
     /// and decodes each chunk touched once (a batch at a time, decoded in
     /// parallel; a sharded array's inner chunks through partial reads), and
-    /// calls `put(data, (buffer offset, output offset, len))` for each run
-    /// of elements (`data` is `None` for a chunk not stored).
-    fn gather_resolved(&self, resolved: &Resolved, put: &mut Put<'_>) -> Result<(), Error> {
+    /// calls `put(data, (buffer offset, buffer step, output offset, len))`
+    /// for each strided run of elements (`data` is `None` for a chunk not
+    /// stored) from the task that decoded it, so in parallel.
+    fn gather_resolved(&self, resolved: &Resolved, put: &Put<'_>) -> Result<(), Error> {
         let grid = self.cell_grid();
         let partial = grid.inner.is_some();
         let grouped = Grouped::new(resolved, grid, false);
         let mut tasks = grouped.tasks().peekable();
         while tasks.peek().is_some() {
             let batch: Vec<Task> = tasks.by_ref().take(self.batch_size()).collect();
-            let decoded: Vec<(Task, Vec<CellData>)> = if partial {
-                batch
-                    .into_par_iter()
-                    .map(|task| {
-                        let cells = self.read_cells(&grouped, &task)?;
-                        Ok((task, cells))
-                    })
-                    .collect::<Result<_, Error>>()?
+            let scatter = |task: &Task, cells: Vec<CellData>| {
+                for cell in cells {
+                    let data = cell.data.as_deref();
+                    grouped.for_each_strided_run(
+                        task,
+                        &cell.cell,
+                        &cell.start,
+                        &cell.shape,
+                        |b, step, o, len| put(data, (b, step, o, len)),
+                    );
+                }
+            };
+            if partial {
+                let fixed = !self.data_type().is_variable_length();
+                batch.into_par_iter().try_for_each(|task| {
+                    if fixed && self.dense_cells(&grouped, &task) {
+                        return self.gather_cells(&grouped, &task, put);
+                    }
+                    let cells = self.read_cells(&grouped, &task)?;
+                    scatter(&task, cells);
+                    Ok::<_, Error>(())
+                })?;
             } else {
                 let keys = batch
                     .iter()
                     .map(|task| Ok((self.layout.chunk_key(&task.chunk_coords)?, None)))
                     .collect::<Result<Vec<ReadRequest>, Error>>()?;
                 let fetched = self.store.get_partial_values(&keys)?;
-                batch
-                    .into_par_iter()
-                    .zip(keys)
-                    .zip(fetched)
-                    .map(|((task, (key, _)), bytes)| {
+                batch.into_par_iter().zip(keys).zip(fetched).try_for_each(
+                    |((task, (key, _)), bytes)| {
                         let repr = self.chunk_repr_at(&task.chunk_coords);
                         let data = self.decode_chunk(&key, &repr, bytes)?.map(Arc::new);
                         let cells = grouped
@@ -360,25 +388,86 @@ impl Array {
                                 data: data.clone(),
                             })
                             .collect();
-                        Ok((task, cells))
-                    })
-                    .collect::<Result<_, Error>>()?
-            };
-            for (task, cells) in &decoded {
-                for cell in cells {
-                    grouped.for_each_run(
-                        task,
-                        &cell.cell,
-                        &cell.start,
-                        &cell.shape,
-                        |b, o, len| {
-                            put(cell.data.as_ref(), (b, o, len));
-                        },
-                    );
-                }
+                        scatter(&task, cells);
+                        Ok::<_, Error>(())
+                    },
+                )?;
             }
         }
         Ok(())
+    }
+
+    /// Whether `task`'s cells hold enough entries (on average one in 256
+    /// of their elements) that each is read whole, as [`Self::gather_cells`]
+    /// does, rather than only its entries' bounding box.
+    fn dense_cells(&self, grouped: &Grouped<'_>, task: &Task) -> bool {
+        let Some(inner) = grouped.inner_shape() else {
+            return false;
+        };
+        let volume: u64 = inner.iter().product();
+        let cells = grouped.cells(task).len() as u64;
+        grouped.task_len(task).saturating_mul(256) >= cells.saturating_mul(volume)
+    }
+
+    /// Reads each cell (inner chunk) of `task` that the selection touches
+    /// whole, straight into this thread's reused buffer (no allocation and
+    /// no page faults per inner chunk, no copy of a box), and puts its
+    /// elements from there: `gather_resolved` for fixed-size elements.
+    fn gather_cells(&self, grouped: &Grouped<'_>, task: &Task, put: &Put<'_>) -> Result<(), Error> {
+        thread_local! {
+            /// One decoded inner chunk of a sharded array, kept between tasks.
+            static CELL: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+        }
+        let key = self.layout.chunk_key(&task.chunk_coords)?;
+        let repr = self.chunk_repr_at(&task.chunk_coords);
+        let inner = grouped.inner_shape().unwrap_or(&repr.shape);
+        let elem = repr.data_type.size();
+        let cells = grouped.cells(task);
+        // Taken, not borrowed: a task stolen by this thread while a decode
+        // waits on rayon finds it empty and allocates its own.
+        let mut buf = CELL.take();
+        let result = (|| loop {
+            let seen = self.generation(&key);
+            let snapshot = self.store.snapshot(&key)?;
+            let reader = RepeatReader {
+                reader: &SnapshotReader(&*snapshot),
+                first: std::sync::OnceLock::new(),
+            };
+            for cell in &cells {
+                let (start, shape) = grouped.cell_extent(cell, &repr.shape, inner);
+                let len = shape.iter().product::<u64>() as usize * elem;
+                buf.resize(len, 0);
+                let b = ChunkBox::new(start, shape);
+                let zeros = vec![0; b.ndim()];
+                let out = BoxOut {
+                    buf: &mut buf[..len],
+                    shape: b.shape(),
+                    start: &zeros,
+                };
+                let stored = self
+                    .codecs
+                    .decode_partial_into(&reader, &repr, &b, out)
+                    .map_err(|source| partial_error(&key, source, false))?;
+                let data = ChunkData::Fixed(std::borrow::Cow::Borrowed(&buf[..len]));
+                let data = stored.then_some(&data);
+                grouped.for_each_strided_run(
+                    task,
+                    cell,
+                    b.start(),
+                    b.shape(),
+                    |b, step, o, len| {
+                        put(data, (b, step, o, len));
+                    },
+                );
+            }
+            // Read unpinned while another thread replaced it: read again
+            // (every element is put again).
+            if snapshot.version().is_some() || self.generation(&key) == seen {
+                return Ok(());
+            }
+        })();
+        CELL.set(buf);
+        result
     }
 
     /// Reads the cells (inner chunks) of `task` that the selection touches,
@@ -420,10 +509,65 @@ impl Array {
     }
 }
 
-/// Where a selection read puts a run of elements: the decoded data of their
-/// cell (`None` for a chunk not stored) and (offset in it, offset in the
-/// output, length).
-type Put<'p> = dyn FnMut(Option<&Arc<ChunkData<'static>>>, (usize, usize, usize)) + 'p;
+/// A reader that answers its first request again from memory when it is
+/// repeated: a shard's index, read for every inner chunk
+/// [`Array::gather_cells`] decodes on its own.
+struct RepeatReader<'a> {
+    reader: &'a dyn BytesRangeReader,
+    /// The first request and its answer.
+    first: std::sync::OnceLock<(Vec<ByteRange>, Values)>,
+}
+
+/// What a [`BytesRangeReader`] answers.
+type Values = Option<Vec<Vec<u8>>>;
+
+impl BytesRangeReader for RepeatReader<'_> {
+    fn read_ranges(&self, ranges: &[ByteRange]) -> Result<Option<Vec<Vec<u8>>>, CodecError> {
+        if let Some((first, values)) = self.first.get() {
+            if first == ranges {
+                return Ok(values.clone());
+            }
+            return self.reader.read_ranges(ranges);
+        }
+        let values = self.reader.read_ranges(ranges)?;
+        let _ = self.first.set((ranges.to_vec(), values.clone()));
+        Ok(values)
+    }
+}
+
+/// Where a selection read puts a strided run of elements, called from the
+/// parallel tasks: the decoded data of their cell (`None` for a chunk not
+/// stored) and (offset in it, step in it, offset in the output, length).
+type Put<'p> = dyn Fn(Option<&ChunkData<'_>>, (usize, isize, usize, usize)) + Sync + 'p;
+
+/// Copies the strided run of `dst.len() / elem` elements of `elem` bytes
+/// at element `b` (then every `step` elements) of `src` into `dst`.
+fn copy_run(src: &[u8], b: usize, step: isize, dst: &mut [u8], elem: usize) {
+    /// The same for a fixed element size, so each element is one move.
+    fn typed<const E: usize>(src: &[u8], b: usize, step: isize, dst: &mut [u8]) {
+        for (j, d) in dst.chunks_exact_mut(E).enumerate() {
+            let s = b.wrapping_add_signed(step * j as isize) * E;
+            d.copy_from_slice(&src[s..s + E]);
+        }
+    }
+    if step == 1 {
+        dst.copy_from_slice(&src[b * elem..b * elem + dst.len()]);
+        return;
+    }
+    match elem {
+        1 => typed::<1>(src, b, step, dst),
+        2 => typed::<2>(src, b, step, dst),
+        4 => typed::<4>(src, b, step, dst),
+        8 => typed::<8>(src, b, step, dst),
+        16 => typed::<16>(src, b, step, dst),
+        _ => {
+            for (j, d) in dst.chunks_exact_mut(elem.max(1)).enumerate() {
+                let s = b.wrapping_add_signed(step * j as isize) * elem;
+                d.copy_from_slice(&src[s..s + elem]);
+            }
+        }
+    }
+}
 
 /// One cell of a chunk, read: the chunk-local box its data holds.
 struct CellData {

@@ -182,6 +182,33 @@ impl<'r> Grouped<'r> {
         (start, shape)
     }
 
+    /// The inner chunk shape cells are grouped by (a sharded array).
+    pub(crate) fn inner_shape(&self) -> Option<&[u64]> {
+        self.grid.inner
+    }
+
+    /// The chunk-local extent of `cell` in a chunk of `chunk_shape` with
+    /// cells of `inner` (the whole inner chunk, not only its entries'
+    /// bounding box): its start and shape.
+    pub(crate) fn cell_extent(
+        &self,
+        cell: &[usize],
+        chunk_shape: &[u64],
+        inner: &[u64],
+    ) -> (Vec<u64>, Vec<u64>) {
+        let ndim = self.grid.shape.len();
+        let mut start = vec![0; ndim];
+        let mut shape = chunk_shape.to_vec();
+        for ((factor, grouped), &g) in self.resolved.factors.iter().zip(&self.factors).zip(cell) {
+            let group = &grouped.groups[g];
+            for (k, &d) in factor.dims.iter().enumerate() {
+                start[d] = group.cell[k] * inner[d];
+                shape[d] = inner[d].min(chunk_shape[d].saturating_sub(start[d]));
+            }
+        }
+        (start, shape)
+    }
+
     /// Whether `cell`'s entries (deduplicated) are every element of its
     /// cell inside the array (then its bounding box is that extent).
     pub(crate) fn covers_cell(&self, task: &Task, cell: &[usize]) -> bool {
@@ -213,6 +240,38 @@ impl<'r> Grouped<'r> {
         origin: &[u64],
         buf_shape: &[u64],
         mut f: impl FnMut(usize, usize, usize),
+    ) {
+        self.runs(task, cell, origin, buf_shape, false, |b, _, o, len| {
+            f(b, o, len);
+        });
+    }
+
+    /// Calls `f(buf, step, out, len)` for each strided run of `cell`'s
+    /// entries: `len` elements at offsets `buf + j × step` (`j < len`) of
+    /// the buffer as in [`Grouped::for_each_run`], and contiguous at
+    /// offset `out` of the output. A strided read's runs are whole rows
+    /// of its innermost dimension rather than single elements.
+    pub(crate) fn for_each_strided_run(
+        &self,
+        task: &Task,
+        cell: &[usize],
+        origin: &[u64],
+        buf_shape: &[u64],
+        f: impl FnMut(usize, isize, usize, usize),
+    ) {
+        self.runs(task, cell, origin, buf_shape, true, f);
+    }
+
+    /// The runs of `cell`'s entries; a run's buffer offsets step by one
+    /// element, or (`strided`) by any constant.
+    fn runs(
+        &self,
+        task: &Task,
+        cell: &[usize],
+        origin: &[u64],
+        buf_shape: &[u64],
+        strided: bool,
+        mut f: impl FnMut(usize, isize, usize, usize),
     ) {
         let ndim = buf_shape.len();
         let mut strides = vec![1u64; ndim];
@@ -246,18 +305,27 @@ impl<'r> Grouped<'r> {
             })
             .collect();
         let Some((last, outer)) = offsets.split_last() else {
-            f(0, 0, 1);
+            f(0, 1, 0, 1);
             return;
         };
         // The innermost factor's runs: consecutive entries that step by
-        // one element in both the buffer and the output.
-        let mut runs: Vec<(u64, u64, usize)> = Vec::new();
+        // one element in the output and by one element (or, `strided`, by
+        // the run's first step) in the buffer.
+        let mut runs: Vec<(u64, i64, u64, usize)> = Vec::new();
         for &(b, o) in last {
             match runs.last_mut() {
-                Some((rb, ro, len)) if *rb + *len as u64 == b && *ro + *len as u64 == o => {
-                    *len += 1
+                Some((rb, step, ro, len)) if *ro + *len as u64 == o => {
+                    let next = rb.wrapping_add_signed(*step * *len as i64);
+                    if *len == 1 && (strided || b == *rb + 1) {
+                        *step = b.wrapping_sub(*rb) as i64;
+                        *len += 1;
+                    } else if b == next {
+                        *len += 1;
+                    } else {
+                        runs.push((b, 1, o, 1));
+                    }
                 }
-                _ => runs.push((b, o, 1)),
+                _ => runs.push((b, 1, o, 1)),
             }
         }
         let lens: Vec<u64> = outer.iter().map(|o| o.len() as u64).collect();
@@ -268,8 +336,8 @@ impl<'r> Grouped<'r> {
                 b0 += offsets[i as usize].0;
                 o0 += offsets[i as usize].1;
             }
-            for &(b, o, len) in &runs {
-                f((b0 + b) as usize, (o0 + o) as usize, len);
+            for &(b, step, o, len) in &runs {
+                f((b0 + b) as usize, step as isize, (o0 + o) as usize, len);
             }
         }
     }

@@ -271,7 +271,7 @@ fn mask_indices(
             got: shape.to_vec(),
         });
     }
-    let count = values.iter().filter(|&&b| b).count();
+    let count = values.iter().map(|&b| usize::from(b)).sum::<usize>();
     let mut arrays: Vec<IndexArray> = (0..shape.len())
         .map(|k| IndexArray {
             dim: first + k,
@@ -279,11 +279,19 @@ fn mask_indices(
             values: Vec::with_capacity(count),
         })
         .collect();
-    for (flat, _) in values.iter().enumerate().filter(|(_, b)| **b) {
-        let mut rest = flat as u64;
-        for k in (0..shape.len()).rev() {
-            arrays[k].values.push(rest % shape[k]);
-            rest /= shape[k];
+    // A block of the mask at a time, skipping blocks with nothing set
+    // (a sparse mask is mostly those), without branching per element.
+    const BLOCK: usize = 64;
+    for (block, bits) in values.chunks(BLOCK).enumerate() {
+        if !bits.iter().fold(false, |any, &b| any | b) {
+            continue;
+        }
+        for (i, _) in bits.iter().enumerate().filter(|(_, b)| **b) {
+            let mut rest = (block * BLOCK + i) as u64;
+            for k in (0..shape.len()).rev() {
+                arrays[k].values.push(rest % shape[k]);
+                rest /= shape[k];
+            }
         }
     }
     for a in &mut arrays {
