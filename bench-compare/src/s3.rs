@@ -170,21 +170,8 @@ pub fn child(args: &[String]) -> Result<(), BoxError> {
     if workload != "verify" {
         println!("time_s {time}");
     }
-    println!("vmhwm_kib {}", vmhwm_kib()?);
+    println!("vmhwm_kib {}", crate::vmhwm_kib()?);
     Ok(())
-}
-
-fn vmhwm_kib() -> Result<u64, BoxError> {
-    let status = std::fs::read_to_string("/proc/self/status")?;
-    let line = status
-        .lines()
-        .find(|l| l.starts_with("VmHWM:"))
-        .ok_or("no VmHWM line")?;
-    Ok(line
-        .split_whitespace()
-        .nth(1)
-        .ok_or("bad VmHWM line")?
-        .parse()?)
 }
 
 // --------------------------------------------------------------- parent ---

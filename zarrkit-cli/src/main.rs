@@ -20,10 +20,9 @@ Inspect Zarr hierarchies on the filesystem and in object storage in every Zarr \
 format, export their arrays, and migrate them between formats: Zarr v3 (3.0, \
 3.1), v2, v1, the v3 drafts of 2022-05-25 (`v3-draft-2022`), 2019-06-19 \
 (`v3-draft-2019`) and early 2019 (`v3-draft-2019a`), and zarr-python 2.x's \
-experimental v3 layout (`v3-draft-2019-json`, `meta/root/….json`). Zip files \
-are not supported yet.
+experimental v3 layout (`v3-draft-2019-json`, `meta/root/….json`).
 
-A store is a directory or a URL holding a Zarr hierarchy: its root node's document \
+A store is a directory, a URL or a zip archive holding a Zarr hierarchy: its root node's document \
 (`zarr.json`; for v2, `.zgroup` or `.zarray`; for v1, `meta`; for the v3 drafts, \
 the entry point `zarr.json`) sits directly in it. Nodes inside the store are named by paths \
 such as `/weather/temperature` (`/` is the root).
@@ -34,7 +33,12 @@ endpoints and regions come from the environment variables the cloud tools use \
 (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_REGION`, `AWS_ENDPOINT_URL`, \
 `GOOGLE_SERVICE_ACCOUNT`, `AZURE_STORAGE_ACCOUNT_NAME`, …) and from \
 `--storage-option KEY=VALUE`; `--anonymous` reads public buckets without \
-credentials.";
+credentials.
+
+Zip archives (`data.zip`, `image.ozx`, `zip://…`, or one inside a URL: \
+`s3://bucket/image.ome.zip`) are stores whose root is the archive's root: \
+`data.zip/a/b` is node `/a/b`. Every command reads them; `migrate SRC out.zip` \
+writes a new one.";
 
 const AFTER_LONG_HELP: &str = "\
 Examples:

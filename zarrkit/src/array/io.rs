@@ -926,6 +926,20 @@ impl Array {
             return self.read_region_bytes_into(region, bytes);
         }
         let bytes = self.read_region_bytes(region)?;
+        self.elements_from_bytes(&bytes, out)
+    }
+
+    /// Converts native-endian element bytes into `out`, for element types
+    /// whose memory is not the bytes themselves (`bool`).
+    ///
+    /// # Errors
+    /// [`Error::BufferLength`] if the sizes differ, [`Error::InvalidValue`]
+    /// for bytes that are no value of `T`.
+    pub(super) fn elements_from_bytes<T: Element>(
+        &self,
+        bytes: &[u8],
+        out: &mut [T],
+    ) -> Result<(), Error> {
         if bytes.len() != std::mem::size_of_val(out) {
             return Err(Error::BufferLength {
                 path: self.path.clone(),
@@ -933,7 +947,7 @@ impl Array {
                 actual: std::mem::size_of_val(out) as u64,
             });
         }
-        T::from_bytes(&bytes, out).map_err(|reason| Error::InvalidValue {
+        T::from_bytes(bytes, out).map_err(|reason| Error::InvalidValue {
             path: self.path.clone(),
             data_type: self.data_type().clone(),
             reason,

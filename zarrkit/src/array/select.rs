@@ -219,11 +219,7 @@ impl Array {
             None => {
                 let mut bytes = self.zeroed_buffer(n * elem, "the selection's bytes")?;
                 self.read_resolved(&resolved, &mut bytes)?;
-                T::from_bytes(&bytes, &mut out).map_err(|reason| Error::InvalidValue {
-                    path: self.path.clone(),
-                    data_type: self.data_type().clone(),
-                    reason,
-                })?;
+                self.elements_from_bytes(&bytes, &mut out)?;
             }
         }
         Ok(out)
@@ -244,18 +240,7 @@ impl Array {
             return self.read_selection_bytes_into(selection, bytes);
         }
         let bytes = self.read_selection_bytes(selection)?;
-        if bytes.len() != std::mem::size_of_val(out) {
-            return Err(Error::BufferLength {
-                path: self.path.clone(),
-                expected: bytes.len() as u64,
-                actual: std::mem::size_of_val(out) as u64,
-            });
-        }
-        T::from_bytes(&bytes, out).map_err(|reason| Error::InvalidValue {
-            path: self.path.clone(),
-            data_type: self.data_type().clone(),
-            reason,
-        })
+        self.elements_from_bytes(&bytes, out)
     }
 
     /// Reads `selection` of a variable-length array (`string`, `bytes`):

@@ -400,14 +400,13 @@ fn group_factor(factor: &Factor, grid: &CellGrid<'_>, dedupe: bool) -> GroupedFa
         } else {
             this.copy_from_slice(&keys[i * width..(i + 1) * width]);
         }
-        let same = groups
-            .last()
-            .is_some_and(|g| g.chunk[..] == this[..k] && g.cell[..] == this[k..]);
         for (j, &d) in factor.dims.iter().enumerate() {
             local[j] = factor.coord(e, j) - grid.chunk_extent(d, this[j]).0;
         }
-        if same {
-            let group = groups.last_mut().expect("a current group");
+        let current = groups
+            .last_mut()
+            .filter(|g| g.chunk[..] == this[..k] && g.cell[..] == this[k..]);
+        if let Some(group) = current {
             group.range.end = i + 1;
             for ((lo, hi), &x) in group.lo.iter_mut().zip(&mut group.hi).zip(&local) {
                 *lo = (*lo).min(x);
