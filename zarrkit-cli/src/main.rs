@@ -83,6 +83,15 @@ struct Cli {
     #[arg(long = "storage-option", global = true, value_name = "KEY=VALUE", value_parser = parse_storage_option)]
     storage_options: Vec<(String, String)>,
 
+    /// Print no progress bars and no notes on stderr (errors and warnings
+    /// still print)
+    #[arg(long, short = 'q', global = true)]
+    quiet: bool,
+
+    /// Threads for decoding, encoding and copying (default: one per CPU core)
+    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    threads: Option<u16>,
+
     #[command(subcommand)]
     command: Command,
 }
@@ -154,6 +163,17 @@ fn main() -> ExitCode {
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     cmd::follow_links_outside_root(cli.follow_links_outside_root);
+    cmd::progress::set_quiet(cli.quiet);
+    if let Some(threads) = cli.threads {
+        // The library's parallel work runs on rayon's global pool.
+        if let Err(err) = rayon::ThreadPoolBuilder::new()
+            .num_threads(usize::from(threads))
+            .build_global()
+        {
+            eprintln!("error: cannot start {threads} threads: {err}");
+            return ExitCode::FAILURE;
+        }
+    }
     let mut options = zarrkit::store::StoreOptions::new().anonymous(cli.anonymous);
     for (key, value) in &cli.storage_options {
         options.set(key, value.clone());

@@ -723,6 +723,41 @@ fn usage_errors_exit_with_2() {
     ]);
     assert!(run.stderr.contains("--out"), "{}", run.stderr);
     assert!(run.stderr.contains("--attrs"), "{}", run.stderr);
+    // No threads at all, and not a number.
+    for threads in ["--threads=0", "--threads=two"] {
+        let run = zarrkit([OsStr::new(threads), OsStr::new("info"), root.as_os_str()]);
+        assert_eq!(run.code, 2, "{threads}: {}", run.stderr);
+        assert!(run.stderr.contains("invalid value"), "{}", run.stderr);
+        assert!(run.stderr.contains("--threads <N>"), "{}", run.stderr);
+    }
+}
+
+#[test]
+fn global_threads_and_quiet_apply_to_every_command() {
+    let (_dir, root) = sample_store();
+    let plain = zarrkit([OsStr::new("tree"), root.as_os_str()]);
+    assert_eq!(plain.code, 0, "{}", plain.stderr);
+    // Before or after the subcommand, the output is the same.
+    for args in [
+        vec![
+            OsStr::new("--threads"),
+            OsStr::new("1"),
+            OsStr::new("-q"),
+            OsStr::new("tree"),
+            root.as_os_str(),
+        ],
+        vec![
+            OsStr::new("tree"),
+            root.as_os_str(),
+            OsStr::new("--quiet"),
+            OsStr::new("--threads=3"),
+        ],
+    ] {
+        let run = zarrkit(&args);
+        assert_eq!(run.code, 0, "{args:?}: {}", run.stderr);
+        assert_eq!(run.stdout, plain.stdout);
+        assert_eq!(run.stderr, "");
+    }
 }
 
 #[test]

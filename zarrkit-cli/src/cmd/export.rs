@@ -7,9 +7,8 @@ use super::{
 use crate::npy;
 use anyhow::{Context, bail};
 use clap::Args;
-use indicatif::{ProgressBar, ProgressStyle};
 use std::fs::{File, OpenOptions};
-use std::io::{BufWriter, IsTerminal, Write};
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use zarrkit::array::GridWalk;
 use zarrkit::metadata::DataType;
@@ -216,7 +215,7 @@ fn export_npy(array: &Array, dest: &Path, force: bool) -> anyhow::Result<u64> {
     let header = npy::header(&descr, shape);
     let mut file = Sink::create(dest)?;
     file.write_all(&header)?;
-    let progress = progress_bar(data_bytes);
+    let progress = super::progress::bytes(data_bytes, PROGRESS_THRESHOLD);
     for region in slabs(
         shape,
         array.chunk_shape(),
@@ -311,19 +310,6 @@ fn export_vlen_npy(array: &Array, dest: &Path, force: bool) -> anyhow::Result<u6
     }
     file.commit()?;
     Ok(header.len() as u64 + data_bytes)
-}
-
-fn progress_bar(total: u64) -> Option<ProgressBar> {
-    if total <= PROGRESS_THRESHOLD || !std::io::stderr().is_terminal() {
-        return None;
-    }
-    let bar = ProgressBar::new(total);
-    if let Ok(style) = ProgressStyle::with_template(
-        "{wide_bar} {binary_bytes}/{binary_total_bytes} {binary_bytes_per_sec} eta {eta}",
-    ) {
-        bar.set_style(style);
-    }
-    Some(bar)
 }
 
 /// The bytes to aim for per slab: [`SLAB_TARGET`], or less under a smaller memory budget.

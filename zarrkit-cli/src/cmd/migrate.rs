@@ -4,8 +4,7 @@ use super::{format_bytes, open_store, open_url, plural, resolve, url_of, zip_arc
 use anyhow::Context;
 use clap::Args;
 use clap::builder::{PossibleValue, TypedValueParser};
-use indicatif::{ProgressBar, ProgressStyle};
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use zarrkit::format::ZarrFormat;
@@ -246,7 +245,7 @@ pub fn run(args: &MigrateArgs, out: &mut impl Write) -> anyhow::Result<()> {
         writeln!(out, "dry run: nothing written")?;
         return Ok(());
     }
-    let bar = progress_bar(plan.total_chunks());
+    let bar = super::progress::items(plan.total_chunks(), PROGRESS_THRESHOLD, "chunks");
     let mut on_progress = |p: Progress| {
         if let Some(bar) = &bar {
             bar.set_message(format!(
@@ -547,16 +546,4 @@ fn plan_json(plan: &MigrationPlan, src: &Path, dst: &Path) -> serde_json::Value 
             "bytes": plan.total_bytes(),
         },
     })
-}
-
-fn progress_bar(total: u64) -> Option<ProgressBar> {
-    if total <= PROGRESS_THRESHOLD || !std::io::stderr().is_terminal() {
-        return None;
-    }
-    let bar = ProgressBar::new(total);
-    if let Ok(style) = ProgressStyle::with_template("{wide_bar} {pos}/{len} chunks eta {eta} {msg}")
-    {
-        bar.set_style(style);
-    }
-    Some(bar)
 }

@@ -5,6 +5,7 @@ pub mod consolidate;
 pub mod export;
 pub mod info;
 pub mod migrate;
+pub mod progress;
 pub mod tree;
 
 use crate::prefetched::Prefetched;
