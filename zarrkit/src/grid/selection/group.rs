@@ -355,26 +355,18 @@ fn group_factor(factor: &Factor, grid: &CellGrid<'_>, dedupe: bool) -> GroupedFa
             key[k + j] = cell;
         }
     };
+    if let Entries::Points(coords) = &factor.entries
+        && let Some(keys) = Keys::new(factor, grid)
+    {
+        return keys.group(coords, dedupe);
+    }
     // Ranges are monotone, so their groups are runs in entry order; a
-    // list of points is sorted (stably) by key.
+    // list of points is sorted (stably) by key (here only where the keys
+    // of [`Keys`] would not fit in a `u64`).
     let (order, keys): (Option<Vec<u64>>, Vec<u64>) = match &factor.entries {
         Entries::Range { .. } => (None, Vec::new()),
         Entries::Points(coords) => {
-            let point = |e: u64| &coords[e as usize * k..(e as usize + 1) * k];
-            let mut order: Vec<u64> = (0..factor.len).collect();
-            if dedupe {
-                order.sort_by(|&a, &b| point(a).cmp(point(b)));
-                // Of equal points (sorted stably, so in entry order), the last.
-                let mut kept: Vec<u64> = Vec::with_capacity(order.len());
-                for &e in &order {
-                    match kept.last_mut() {
-                        Some(last) if point(*last) == point(e) => *last = e,
-                        _ => kept.push(e),
-                    }
-                }
-                kept.sort_unstable();
-                order = kept;
-            }
+            let order = entry_order(coords, k, factor.len, dedupe);
             let mut keys = vec![0u64; order.len() * width];
             for (key, &e) in keys.chunks_exact_mut(width.max(1)).zip(&order) {
                 key_into(e, &mut key[..width]);
@@ -433,5 +425,225 @@ fn group_factor(factor: &Factor, grid: &CellGrid<'_>, dedupe: bool) -> GroupedFa
         order,
         groups,
         chunk_groups,
+    }
+}
+
+/// The entries of a list of `len` points of `k` coordinates in entry
+/// order, or with `dedupe` only the last of equal points.
+fn entry_order(coords: &[u64], k: usize, len: u64, dedupe: bool) -> Vec<u64> {
+    let mut order: Vec<u64> = (0..len).collect();
+    if dedupe {
+        let point = |e: u64| &coords[e as usize * k..(e as usize + 1) * k];
+        order.sort_by(|&a, &b| point(a).cmp(point(b)));
+        // Of equal points (sorted stably, so in entry order), the last.
+        let mut kept: Vec<u64> = Vec::with_capacity(order.len());
+        for &e in &order {
+            match kept.last_mut() {
+                Some(last) if point(*last) == point(e) => *last = e,
+                _ => kept.push(e),
+            }
+        }
+        kept.sort_unstable();
+        order = kept;
+    }
+    order
+}
+
+/// A point factor's entries keyed by one `u64`: the chunk (in C order of
+/// the factor's chunk coordinates), then the cell in it, so that sorting
+/// by key groups the entries. Each dimension's part of the key, and the
+/// chunk-local coordinate, come from a table where the dimension is short
+/// beside the number of points (no division per point), else from the
+/// grid.
+struct Keys<'a> {
+    factor: &'a Factor,
+    grid: &'a CellGrid<'a>,
+    /// Per factor dimension: chunks, and cells per chunk.
+    chunks: Vec<u64>,
+    cells: Vec<u64>,
+    /// Per factor dimension: the key's stride for its chunk and its cell.
+    chunk_stride: Vec<u64>,
+    cell_stride: Vec<u64>,
+    /// Per factor dimension, where short: `(key part, chunk-local
+    /// coordinate)` of each coordinate.
+    tables: Vec<Option<Vec<(u64, u64)>>>,
+    /// Cells per chunk, over all the factor's dimensions.
+    cells_per_chunk: u64,
+    /// The number of keys.
+    space: u64,
+}
+
+impl<'a> Keys<'a> {
+    /// The keys of `factor` on `grid`, or `None` if they do not fit in a
+    /// `u64`.
+    fn new(factor: &'a Factor, grid: &'a CellGrid<'a>) -> Option<Self> {
+        let k = factor.dims.len();
+        let mut chunks = Vec::with_capacity(k);
+        let mut cells = Vec::with_capacity(k);
+        for &d in &factor.dims {
+            let axis = &grid.axes[d];
+            let n = axis.num_chunks(grid.shape[d]).max(1);
+            chunks.push(n);
+            cells.push(match grid.inner {
+                Some(inner) => {
+                    let longest = if axis.is_regular() {
+                        axis.first_length()
+                    } else {
+                        (0..n).filter_map(|c| axis.span(c)).map(|(_, l)| l).max()?
+                    };
+                    longest.div_ceil(inner[d].max(1)).max(1)
+                }
+                None => 1,
+            });
+        }
+        let cells_per_chunk = cells.iter().try_fold(1u64, |a, &n| a.checked_mul(n))?;
+        let space = chunks
+            .iter()
+            .try_fold(cells_per_chunk, |a, &n| a.checked_mul(n))?;
+        let mut chunk_stride = vec![cells_per_chunk; k];
+        let mut cell_stride = vec![1; k];
+        for j in (0..k.saturating_sub(1)).rev() {
+            chunk_stride[j] = chunk_stride[j + 1] * chunks[j + 1];
+            cell_stride[j] = cell_stride[j + 1] * cells[j + 1];
+        }
+        let mut keys = Self {
+            factor,
+            grid,
+            chunks,
+            cells,
+            chunk_stride,
+            cell_stride,
+            tables: vec![None; k],
+            cells_per_chunk,
+            space,
+        };
+        // A table costs its dimension's length; the points cost at least
+        // their number.
+        let limit = factor.len.saturating_mul(4).saturating_add(1 << 16);
+        for (j, &d) in factor.dims.iter().enumerate() {
+            if grid.shape[d] <= limit {
+                let table = (0..grid.shape[d]).map(|x| keys.compute(j, x)).collect();
+                keys.tables[j] = Some(table);
+            }
+        }
+        Some(keys)
+    }
+
+    /// The key part and chunk-local coordinate of coordinate `x` along
+    /// the factor's `j`-th dimension, from the grid.
+    fn compute(&self, j: usize, x: u64) -> (u64, u64) {
+        let d = self.factor.dims[j];
+        let (chunk, within) = self.grid.axes[d].locate(x);
+        let cell = self.grid.inner.map_or(0, |inner| within / inner[d].max(1));
+        (
+            chunk * self.chunk_stride[j] + cell * self.cell_stride[j],
+            within,
+        )
+    }
+
+    /// The key part and chunk-local coordinate of coordinate `x` along
+    /// the factor's `j`-th dimension.
+    fn part(&self, j: usize, x: u64) -> (u64, u64) {
+        match &self.tables[j] {
+            Some(table) => table[x as usize],
+            None => self.compute(j, x),
+        }
+    }
+
+    /// The key of the point `point`.
+    fn key(&self, point: &[u64]) -> u64 {
+        point
+            .iter()
+            .enumerate()
+            .map(|(j, &x)| self.part(j, x).0)
+            .sum()
+    }
+
+    /// The chunk and cell coordinates of `key`, along the factor's dimensions.
+    fn decode(&self, key: u64) -> (Vec<u64>, Vec<u64>) {
+        let k = self.chunks.len();
+        let (mut chunk_rest, mut cell_rest) =
+            (key / self.cells_per_chunk, key % self.cells_per_chunk);
+        let mut chunk = vec![0; k];
+        let mut cell = vec![0; k];
+        for j in (0..k).rev() {
+            chunk[j] = chunk_rest % self.chunks[j];
+            chunk_rest /= self.chunks[j];
+            cell[j] = cell_rest % self.cells[j];
+            cell_rest /= self.cells[j];
+        }
+        (chunk, cell)
+    }
+
+    /// The factor's entries grouped: sorted by key, stably (a counting
+    /// sort where the keys are few beside the points).
+    fn group(&self, coords: &[u64], dedupe: bool) -> GroupedFactor {
+        let k = self.factor.dims.len();
+        let point = |e: u64| &coords[e as usize * k..(e as usize + 1) * k];
+        let entries = entry_order(coords, k, self.factor.len, dedupe);
+        let keys: Vec<u64> = entries.iter().map(|&e| self.key(point(e))).collect();
+        let order: Vec<u64> = if self.space <= entries.len() as u64 + (1 << 16) {
+            let mut next = vec![0usize; self.space as usize + 1];
+            for &key in &keys {
+                next[key as usize + 1] += 1;
+            }
+            for i in 1..next.len() {
+                next[i] += next[i - 1];
+            }
+            let mut order = vec![0u64; entries.len()];
+            for (&key, &e) in keys.iter().zip(&entries) {
+                order[next[key as usize]] = e;
+                next[key as usize] += 1;
+            }
+            order
+        } else {
+            let mut pairs: Vec<(u64, u64)> =
+                keys.iter().copied().zip(entries.iter().copied()).collect();
+            pairs.sort_unstable();
+            pairs.into_iter().map(|(_, e)| e).collect()
+        };
+        drop(keys);
+        let mut groups: Vec<Group> = Vec::new();
+        let mut chunk_groups: Vec<Range<usize>> = Vec::new();
+        let mut current = None;
+        let mut local = vec![0u64; k];
+        for (i, &e) in order.iter().enumerate() {
+            let mut key = 0;
+            for (j, &x) in point(e).iter().enumerate() {
+                let (part, within) = self.part(j, x);
+                key += part;
+                local[j] = within;
+            }
+            if current == Some(key) {
+                let group = groups.last_mut().expect("a group is open");
+                group.range.end = i + 1;
+                for ((lo, hi), &x) in group.lo.iter_mut().zip(&mut group.hi).zip(&local) {
+                    *lo = (*lo).min(x);
+                    *hi = (*hi).max(x);
+                }
+                continue;
+            }
+            let chunk = key / self.cells_per_chunk;
+            match chunk_groups.last_mut() {
+                Some(run) if current.map(|c| c / self.cells_per_chunk) == Some(chunk) => {
+                    run.end = groups.len() + 1;
+                }
+                _ => chunk_groups.push(groups.len()..groups.len() + 1),
+            }
+            current = Some(key);
+            let (chunk, cell) = self.decode(key);
+            groups.push(Group {
+                range: i..i + 1,
+                chunk,
+                cell,
+                lo: local.clone(),
+                hi: local.clone(),
+            });
+        }
+        GroupedFactor {
+            order: Some(order),
+            groups,
+            chunk_groups,
+        }
     }
 }

@@ -4,6 +4,8 @@
 use super::{Selection, SelectionError, SelectionItem, SelectionMode, Slice};
 use crate::grid::axis::Axis;
 use crate::grid::region::Region;
+use rayon::prelude::*;
+use std::ops::Range;
 
 /// The coordinates a factor lists.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -271,34 +273,106 @@ fn mask_indices(
             got: shape.to_vec(),
         });
     }
-    let count = values.iter().map(|&b| usize::from(b)).sum::<usize>();
-    let mut arrays: Vec<IndexArray> = (0..shape.len())
+    let m = shape.len();
+    if m == 0 || values.is_empty() {
+        // A 0-d mask indexes no dimension; an empty one selects nothing.
+        return Ok((0..m)
+            .map(|k| IndexArray {
+                dim: first + k,
+                shape: vec![0],
+                values: Vec::new(),
+            })
+            .collect());
+    }
+    // The mask in rows of its last dimension (a 1-d mask in rows of a
+    // fixed length), in pieces of whole rows that are counted, then
+    // scanned into their part of the index arrays, in parallel.
+    let (row, lead) = match shape.last() {
+        Some(&last) if m > 1 => (last as usize, m - 1),
+        _ => (values.len().clamp(1, 1 << 16), 0),
+    };
+    let rows = values.len().div_ceil(row);
+    let piece_rows = ((1 << 20) / row.max(1)).max(1);
+    let pieces: Vec<Range<usize>> = (0..rows)
+        .step_by(piece_rows)
+        .map(|r| r..(r + piece_rows).min(rows))
+        .collect();
+    let flat = |r: &Range<usize>| {
+        &values[(r.start * row).min(values.len())..(r.end * row).min(values.len())]
+    };
+    let counts: Vec<usize> = pieces
+        .par_iter()
+        .map(|r| {
+            flat(r)
+                .chunks(64)
+                .map(|block| bits(block).count_ones() as usize)
+                .sum()
+        })
+        .collect();
+    let count: usize = counts.iter().sum();
+    let mut arrays: Vec<IndexArray> = (0..m)
         .map(|k| IndexArray {
             dim: first + k,
             shape: vec![count as u64],
-            values: Vec::with_capacity(count),
+            values: vec![0; count],
         })
         .collect();
-    // A block of the mask at a time, skipping blocks with nothing set
-    // (a sparse mask is mostly those), without branching per element.
-    const BLOCK: usize = 64;
-    for (block, bits) in values.chunks(BLOCK).enumerate() {
-        if !bits.iter().fold(false, |any, &b| any | b) {
-            continue;
+    // Each piece's part of every index array.
+    let mut parts: Vec<Vec<&mut [u64]>> = pieces.iter().map(|_| Vec::with_capacity(m)).collect();
+    for array in &mut arrays {
+        let mut rest = array.values.as_mut_slice();
+        for (part, &n) in parts.iter_mut().zip(&counts) {
+            let (mine, tail) = rest.split_at_mut(n);
+            part.push(mine);
+            rest = tail;
         }
-        for (i, _) in bits.iter().enumerate().filter(|(_, b)| **b) {
-            let mut rest = (block * BLOCK + i) as u64;
-            for k in (0..shape.len()).rev() {
-                arrays[k].values.push(rest % shape[k]);
-                rest /= shape[k];
+    }
+    pieces.par_iter().zip(parts).for_each(|(range, mut part)| {
+        // The coordinates of the piece's first row along the leading
+        // dimensions, then counted up row by row (no division per
+        // element).
+        let mut index = vec![0u64; lead];
+        let mut r = range.start as u64;
+        for k in (0..lead).rev() {
+            index[k] = r % shape[k];
+            r /= shape[k];
+        }
+        let mut n = 0;
+        for row_index in range.clone() {
+            let start = row_index * row;
+            let line = &values[start.min(values.len())..(start + row).min(values.len())];
+            // A 1-d mask's rows are pieces of its only dimension.
+            let base = if lead == 0 { start as u64 } else { 0 };
+            for (block, bools) in line.chunks(64).enumerate() {
+                let mut set = bits(bools);
+                while set != 0 {
+                    let x = base + (block * 64) as u64 + u64::from(set.trailing_zeros());
+                    set &= set - 1;
+                    for (k, &i) in index.iter().enumerate() {
+                        part[k][n] = i;
+                    }
+                    part[lead][n] = x;
+                    n += 1;
+                }
+            }
+            for k in (0..lead).rev() {
+                index[k] += 1;
+                if index[k] < shape[k] {
+                    break;
+                }
+                index[k] = 0;
             }
         }
-    }
-    for a in &mut arrays {
-        // Pushed in C order of the mask already.
-        a.values.shrink_to_fit();
-    }
+    });
     Ok(arrays)
+}
+
+/// The `true` positions of up to 64 booleans as bits (bit `i`: `bools[i]`).
+fn bits(bools: &[bool]) -> u64 {
+    bools
+        .iter()
+        .enumerate()
+        .fold(0u64, |bits, (i, &b)| bits | (u64::from(b) << i))
 }
 
 /// The point factor of `arrays` broadcast together.
@@ -318,6 +392,30 @@ fn point_factor(arrays: &[IndexArray], budget: u64) -> Result<(Factor, Vec<u64>)
         });
     }
     let mut coords = vec![0u64; (n * k) as usize];
+    if arrays.iter().all(|a| a.shape == b) {
+        // Nothing to broadcast (a mask's arrays, equal lists): interleave.
+        for (j, array) in arrays.iter().enumerate() {
+            for (point, &value) in coords.chunks_exact_mut(arrays.len()).zip(&array.values) {
+                point[j] = value;
+            }
+        }
+    } else {
+        broadcast_into(arrays, &b, &mut coords);
+    }
+    let factor = Factor {
+        dims: arrays.iter().map(|a| a.dim).collect(),
+        len: n,
+        entries: Entries::Points(coords),
+        out_stride: 0,
+    };
+    Ok((factor, b))
+}
+
+/// Writes the coordinates of `arrays` broadcast to shape `b` into
+/// `coords`, point after point.
+fn broadcast_into(arrays: &[IndexArray], b: &[u64], coords: &mut [u64]) {
+    let k = arrays.len() as u64;
+    let n = coords.len() as u64 / k.max(1);
     for (j, array) in arrays.iter().enumerate() {
         // The array's strides within the broadcast shape: 0 where it has
         // length 1 (or no dimension).
@@ -346,13 +444,6 @@ fn point_factor(arrays: &[IndexArray], budget: u64) -> Result<(Factor, Vec<u64>)
             }
         }
     }
-    let factor = Factor {
-        dims: arrays.iter().map(|a| a.dim).collect(),
-        len: n,
-        entries: Entries::Points(coords),
-        out_stride: 0,
-    };
-    Ok((factor, b))
 }
 
 /// A 1-d list factor of dimension `dim`.

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use zarrkit::metadata::DataType;
 use zarrkit::store::MemoryStore;
-use zarrkit::{Array, Error, Region, Selection, SelectionError};
+use zarrkit::{Array, Error, Region, Selection, SelectionError, SelectionItem};
 
 /// An array of `shape` holding 0, 1, 2, … in chunks of `chunks`.
 fn arange(shape: &[u64], chunks: &[u64]) -> Array {
@@ -543,4 +543,109 @@ fn huge_arrays_are_selected_without_overflow() {
         )),
         "{err:#}"
     );
+}
+
+/// Masks larger than one piece of the parallel scan (a 3-d one, and a
+/// 1-d one longer than a row of the scan), basic and vectorized, plain
+/// and sharded; points in a grid too large for a table or a counting
+/// sort, and in one whose keys overflow: every grouping path gives the
+/// `true` positions (or the points) in C order.
+#[test]
+fn large_masks_and_sparse_points_are_grouped_exactly() {
+    // A hash decides each position (about 1 % true), so that no piece,
+    // row or block is special.
+    let hashed = |n: u64| -> Vec<bool> {
+        (0..n)
+            .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(17) % 97 == 0)
+            .collect()
+    };
+    for (shape, chunks, inner) in [
+        (vec![67u64, 129, 130], vec![16u64, 32, 64], None),
+        (
+            vec![67, 129, 130],
+            vec![32, 64, 64],
+            Some(vec![8u64, 16, 32]),
+        ),
+        (vec![300_001], vec![4096], None),
+        (vec![300_001], vec![65_536], Some(vec![1024])),
+    ] {
+        let mut builder = Array::builder(&shape, DataType::Int32, &chunks);
+        if let Some(inner) = &inner {
+            builder =
+                builder.codecs_metadata(
+                    vec![zarrkit::metadata::ExtensionObject::with_configuration(
+                "sharding_indexed",
+                serde_json::json!({
+                    "chunk_shape": inner,
+                    "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+                    "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+                })
+                .as_object()
+                .unwrap()
+                .clone(),
+            )],
+                );
+        }
+        let array = builder.create(Arc::new(MemoryStore::new()), "/m").unwrap();
+        let n: u64 = shape.iter().product();
+        let values: Vec<i32> = (0..n as i32).collect();
+        array.write_region(&Region::whole(&shape), &values).unwrap();
+        let mask = hashed(n);
+        let expected: Vec<i32> = (0..n as i32).filter(|&i| mask[i as usize]).collect();
+        assert!(expected.len() > 1000, "{shape:?}");
+        let item = SelectionItem::Mask {
+            shape: shape.clone(),
+            values: mask,
+        };
+        for selection in [
+            Selection::vectorized(vec![item.clone()]),
+            Selection::new(vec![item.clone()]),
+        ] {
+            let got = array.read_selection::<i32>(&selection).unwrap();
+            assert_eq!(got.len(), expected.len(), "{shape:?} {inner:?}");
+            assert!(got == expected, "{shape:?} {inner:?}: values differ");
+            // Writing the negated values there and reading the whole
+            // array back changes exactly the masked elements.
+            let negated: Vec<i32> = expected.iter().map(|v| -v).collect();
+            array.write_selection(&selection, &negated).unwrap();
+            let whole = array.read_region::<i32>(&Region::whole(&shape)).unwrap();
+            let SelectionItem::Mask { values: mask, .. } = &item else {
+                unreachable!()
+            };
+            for (i, (&v, &m)) in whole.iter().zip(mask).enumerate() {
+                assert_eq!(
+                    v,
+                    if m { -(i as i32) } else { i as i32 },
+                    "{shape:?} element {i}"
+                );
+            }
+            array.write_region(&Region::whole(&shape), &values).unwrap();
+        }
+    }
+    // Keys past a counting sort (2^42 chunks), and past a u64 (2^124).
+    for (shape, chunks) in [
+        (vec![1u64 << 62, 8], vec![1u64 << 20, 8]),
+        (vec![1u64 << 62, 1 << 62], vec![1, 1]),
+    ] {
+        let array = Array::builder(&shape, DataType::Int32, &chunks)
+            .fill_value(-1i32)
+            .create(Arc::new(MemoryStore::new()), "/p")
+            .unwrap();
+        let rows = [(1i64 << 62) - 1, 0, 1 << 40, 0, (1 << 40) + 1];
+        let cols = [7i64, 1, 5, 1, 2];
+        let text = format!("{rows:?}, {cols:?}");
+        let points = Selection::parse_vectorized(&text).unwrap();
+        // The duplicate (0, 1) keeps the last value written, 13.
+        array
+            .write_selection(&points, &[10, 11, 12, 13, 14])
+            .unwrap();
+        assert_eq!(
+            array.read_selection::<i32>(&points).unwrap(),
+            [10, 13, 12, 13, 14],
+            "{shape:?}"
+        );
+        let other =
+            Selection::parse_vectorized(&format!("[0, {}], [2, 7]", (1i64 << 62) - 1)).unwrap();
+        assert_eq!(array.read_selection::<i32>(&other).unwrap(), [-1, 10]);
+    }
 }
