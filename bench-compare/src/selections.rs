@@ -138,7 +138,7 @@ impl Inputs {
             all
         });
         let mask = (0..side.pow(3))
-            .filter(|&i| mix64(i ^ SEED) % MASK_EVERY == 0)
+            .filter(|&i| mix64(i ^ SEED).is_multiple_of(MASK_EVERY))
             .collect();
         Self {
             points,

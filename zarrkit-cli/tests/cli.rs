@@ -391,7 +391,7 @@ fn read_npy(path: &Path) -> Npy {
 fn element_le(data_type: &DataType, k: u64) -> Vec<u8> {
     let k8 = k as u8;
     match data_type {
-        DataType::Bool => vec![u8::from(k % 3 == 0)],
+        DataType::Bool => vec![u8::from(k.is_multiple_of(3))],
         DataType::Int8 => (-(k as i8) * 3).to_le_bytes().to_vec(),
         DataType::UInt8 => (k8.wrapping_mul(7)).to_le_bytes().to_vec(),
         DataType::Int16 => (-300 * k as i16).to_le_bytes().to_vec(),

@@ -74,7 +74,9 @@ fn selection(name: &str) -> Selection {
         ]),
         _ => Selection::new(vec![SelectionItem::Mask {
             shape: vec![SIDE; 3],
-            values: (0..N).map(|_| random(&mut seed) % 100 == 0).collect(),
+            values: (0..N)
+                .map(|_| random(&mut seed).is_multiple_of(100))
+                .collect(),
         }]),
     }
 }

@@ -269,10 +269,10 @@ impl Group {
     /// opening it.
     pub fn node(&self, path: &str) -> Result<Node, Error> {
         let path = self.descendant(path)?;
-        if let Some(view) = &self.consolidated {
-            if let Some(metadata) = view.nodes.get(&path) {
-                return self.node_from_view(view, path, metadata.clone());
-            }
+        if let Some(view) = &self.consolidated
+            && let Some(metadata) = view.nodes.get(&path)
+        {
+            return self.node_from_view(view, path, metadata.clone());
         }
         Node::open_path(Arc::clone(&self.store), path)
     }

@@ -355,8 +355,8 @@ fn slabs(shape: &[u64], chunk_shape: &[u64], element_size: u64, target: u64, bud
             for b in &mut block[..d] {
                 *b = 1;
             }
-            let cuts_chunks =
-                block[d] % chunk(d) != 0 && block[d] != len || (0..d).any(|outer| chunk(outer) > 1);
+            let cuts_chunks = !block[d].is_multiple_of(chunk(d)) && block[d] != len
+                || (0..d).any(|outer| chunk(outer) > 1);
             if cuts_chunks {
                 // The smallest slab of whole chunks: one row of chunks
                 // along the first dimension whose chunks are longer than 1.

@@ -1123,31 +1123,30 @@ impl Array {
             shape: &piece.shape,
             elem: self.data_type().size(),
         };
-        if let ChunkData::Fixed(bytes) = data {
-            if old.is_none()
-                && piece.shape == repr.shape
-                && self.codecs.capabilities().partial_encode
-            {
-                // A whole shard from `data`: the sharding codec encodes each
-                // inner chunk straight from it, so the shard is never
-                // gathered (a write of 32 MiB shards holds no 32 MiB buffer
-                // per thread).
-                if !self.write_empty_chunks {
-                    let fill = self.fill_value();
-                    let mut all_fill = true;
-                    copy.for_each_run(|s, _, len| {
-                        all_fill = all_fill && fill.equals_all(&bytes[s..s + len]);
-                    });
-                    if all_fill {
-                        return Ok(None);
-                    }
+        if let ChunkData::Fixed(bytes) = data
+            && old.is_none()
+            && piece.shape == repr.shape
+            && self.codecs.capabilities().partial_encode
+        {
+            // A whole shard from `data`: the sharding codec encodes each
+            // inner chunk straight from it, so the shard is never
+            // gathered (a write of 32 MiB shards holds no 32 MiB buffer
+            // per thread).
+            if !self.write_empty_chunks {
+                let fill = self.fill_value();
+                let mut all_fill = true;
+                copy.for_each_run(|s, _, len| {
+                    all_fill = all_fill && fill.equals_all(&bytes[s..s + len]);
+                });
+                if all_fill {
+                    return Ok(None);
                 }
-                return self
-                    .codecs
-                    .encode_from(bytes, region.shape(), &piece.in_region, repr)
-                    .map(Some)
-                    .map_err(encode_error);
             }
+            return self
+                .codecs
+                .encode_from(bytes, region.shape(), &piece.in_region, repr)
+                .map(Some)
+                .map_err(encode_error);
         }
         let old = self.decode_chunk(&piece.key, repr, old)?;
         let chunk = ChunkData::merge_from(old, repr, data, &copy).map_err(encode_error)?;

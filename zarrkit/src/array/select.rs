@@ -269,24 +269,26 @@ impl Array {
         }
         let mut out: Vec<Vec<u8>> = vec![Vec::new(); n];
         let shared = DisjointOut::new(&mut out);
-        self.gather_resolved(&resolved, &|cell_data, (b, step, o, len)| {
-            let fill = || self.fill_value().as_bytes().to_vec();
-            let item = |j: usize| match cell_data {
-                Some(ChunkData::Vlen(chunk)) => chunk
-                    .get(b.wrapping_add_signed(step * j as isize))
-                    .unwrap_or_default()
-                    .to_vec(),
-                _ => fill(),
-            };
-            // SAFETY: the runs of a selection read are disjoint (one per
-            // output element, module doc of `disjoint`).
-            #[allow(unsafe_code)]
-            unsafe {
-                shared.with_range(o, len, |dst| {
-                    for (j, d) in dst.iter_mut().enumerate() {
-                        *d = item(j);
-                    }
-                });
+        self.gather_resolved(&resolved, &|cell_data, runs| {
+            for &(b, step, o, len) in runs {
+                let fill = || self.fill_value().as_bytes().to_vec();
+                let item = |j: usize| match cell_data {
+                    Some(ChunkData::Vlen(chunk)) => chunk
+                        .get(b.wrapping_add_signed(step * j as isize))
+                        .unwrap_or_default()
+                        .to_vec(),
+                    _ => fill(),
+                };
+                // SAFETY: the runs of a selection read are disjoint (one per
+                // output element, module doc of `disjoint`).
+                #[allow(unsafe_code)]
+                unsafe {
+                    shared.with_range(o, len, |dst| {
+                        for (j, d) in dst.iter_mut().enumerate() {
+                            *d = item(j);
+                        }
+                    });
+                }
             }
         })?;
         Ok(VlenChunk::from_items(out))
@@ -305,15 +307,45 @@ impl Array {
         }
         let fill = self.fill_value();
         let shared = DisjointOut::new(out);
-        self.gather_resolved(resolved, &|cell_data, (b, step, o, len)| {
-            // SAFETY: the runs of a selection read are disjoint (one per
-            // output element, module doc of `disjoint`).
-            #[allow(unsafe_code)]
-            unsafe {
-                shared.with_range(o * elem, len * elem, |dst| match cell_data {
-                    Some(ChunkData::Fixed(bytes)) => copy_run(bytes, b, step, dst, elem),
-                    _ => fill.fill(dst),
-                });
+        /// Puts `runs` of `data` (elements of `E` bytes):
+        /// a run of one element is one move of `E` bytes.
+        fn put<const E: usize>(
+            shared: &DisjointOut<'_, u8>,
+            data: Option<&ChunkData<'_>>,
+            runs: &[Run],
+            fill: &crate::metadata::FillValue,
+        ) {
+            for &(b, step, o, len) in runs {
+                // SAFETY: the runs of a selection read are disjoint (one
+                // per output element, module doc of `disjoint`).
+                #[allow(unsafe_code)]
+                unsafe {
+                    shared.with_range(o * E, len * E, |dst| match data {
+                        Some(ChunkData::Fixed(bytes)) if len == 1 => {
+                            dst.copy_from_slice(&bytes[b * E..b * E + E]);
+                        }
+                        Some(ChunkData::Fixed(bytes)) => copy_run(bytes, b, step, dst, E),
+                        _ => fill.fill(dst),
+                    });
+                }
+            }
+        }
+        self.gather_resolved(resolved, &|cell_data, runs| match elem {
+            1 => put::<1>(&shared, cell_data, runs, fill),
+            2 => put::<2>(&shared, cell_data, runs, fill),
+            4 => put::<4>(&shared, cell_data, runs, fill),
+            8 => put::<8>(&shared, cell_data, runs, fill),
+            _ => {
+                for &(b, step, o, len) in runs {
+                    // SAFETY: as in `put`.
+                    #[allow(unsafe_code)]
+                    unsafe {
+                        shared.with_range(o * elem, len * elem, |dst| match cell_data {
+                            Some(ChunkData::Fixed(bytes)) => copy_run(bytes, b, step, dst, elem),
+                            _ => fill.fill(dst),
+                        });
+                    }
+                }
             }
         })
     }
@@ -334,12 +366,13 @@ impl Array {
             let scatter = |task: &Task, cells: Vec<CellData>| {
                 for cell in cells {
                     let data = cell.data.as_deref();
-                    grouped.for_each_strided_run(
+                    put_runs(
+                        &grouped,
                         task,
                         &cell.cell,
-                        &cell.start,
-                        &cell.shape,
-                        |b, step, o, len| put(data, (b, step, o, len)),
+                        (&cell.start, &cell.shape),
+                        data,
+                        put,
                     );
                 }
             };
@@ -435,15 +468,7 @@ impl Array {
                     .map_err(|source| partial_error(&key, source, false))?;
                 let data = ChunkData::Fixed(std::borrow::Cow::Borrowed(&buf[..len]));
                 let data = stored.then_some(&data);
-                grouped.for_each_strided_run(
-                    task,
-                    cell,
-                    b.start(),
-                    b.shape(),
-                    |b, step, o, len| {
-                        put(data, (b, step, o, len));
-                    },
-                );
+                put_runs(grouped, task, cell, (b.start(), b.shape()), data, put);
             }
             // Read unpinned while another thread replaced it: read again
             // (every element is put again).
@@ -523,28 +548,83 @@ impl BytesRangeReader for RepeatReader<'_> {
 /// Where a selection read puts a strided run of elements, called from the
 /// parallel tasks: the decoded data of their cell (`None` for a chunk not
 /// stored) and (offset in it, step in it, offset in the output, length).
-type Put<'p> = dyn Fn(Option<&ChunkData<'_>>, (usize, isize, usize, usize)) + Sync + 'p;
+type Put<'p> = dyn Fn(Option<&ChunkData<'_>>, &[Run]) + Sync + 'p;
+
+/// A strided run: (offset in the chunk's data, step in it, offset in the
+/// output, length), in elements.
+type Run = (usize, isize, usize, usize);
+
+/// The most runs handed to a [`Put`] at once: a selection of scattered
+/// elements is mostly runs of one, so `put` is called per batch rather
+/// than per element, with memory bounded however large the chunk.
+const RUN_BATCH: usize = 1024;
+
+/// Calls `put(data, runs)` with the strided runs of `cell` of `task` (a
+/// box of `shape` at chunk-local `origin`), [`RUN_BATCH`] at a time.
+fn put_runs(
+    grouped: &Grouped<'_>,
+    task: &Task,
+    cell: &[usize],
+    (origin, shape): (&[u64], &[u64]),
+    data: Option<&ChunkData<'_>>,
+    put: &Put<'_>,
+) {
+    let mut runs: Vec<Run> = Vec::with_capacity(RUN_BATCH);
+    grouped.for_each_strided_run(task, cell, origin, shape, |b, step, o, len| {
+        runs.push((b, step, o, len));
+        if runs.len() == RUN_BATCH {
+            put(data, &runs);
+            runs.clear();
+        }
+    });
+    if !runs.is_empty() {
+        put(data, &runs);
+    }
+}
 
 /// Copies the strided run of `dst.len() / elem` elements of `elem` bytes
 /// at element `b` (then every `step` elements) of `src` into `dst`.
 fn copy_run(src: &[u8], b: usize, step: isize, dst: &mut [u8], elem: usize) {
-    /// The same for a fixed element size, so each element is one move.
-    fn typed<const E: usize>(src: &[u8], b: usize, step: isize, dst: &mut [u8]) {
-        for (j, d) in dst.chunks_exact_mut(E).enumerate() {
-            let s = b.wrapping_add_signed(step * j as isize) * E;
-            d.copy_from_slice(&src[s..s + E]);
+    /// The same for a fixed element size `E` (`P` = 2 × `E`), so each
+    /// element is one move; a reversed run and a run of every second
+    /// element (`::-1`, `::2`, the common strides) check their span once
+    /// rather than each element, which lets them vectorize.
+    fn typed<const E: usize, const P: usize>(src: &[u8], b: usize, step: isize, dst: &mut [u8]) {
+        let (elems, _) = dst.as_chunks_mut::<E>();
+        let n = elems.len();
+        match step {
+            -1 if n > 0 => {
+                let (src, _) = src[(b + 1 - n) * E..(b + 1) * E].as_chunks::<E>();
+                for (d, s) in elems.iter_mut().zip(src.iter().rev()) {
+                    *d = *s;
+                }
+            }
+            2 if n > 0 => {
+                let last = (b + 2 * (n - 1)) * E;
+                let (pairs, _) = src[b * E..last].as_chunks::<P>();
+                for (d, s) in elems[..n - 1].iter_mut().zip(pairs) {
+                    d.copy_from_slice(&s[..E]);
+                }
+                elems[n - 1].copy_from_slice(&src[last..last + E]);
+            }
+            _ => {
+                for (j, d) in elems.iter_mut().enumerate() {
+                    let s = b.wrapping_add_signed(step * j as isize) * E;
+                    d.copy_from_slice(&src[s..s + E]);
+                }
+            }
         }
     }
-    if step == 1 {
+    if step == 1 && dst.len() != elem {
         dst.copy_from_slice(&src[b * elem..b * elem + dst.len()]);
         return;
     }
     match elem {
-        1 => typed::<1>(src, b, step, dst),
-        2 => typed::<2>(src, b, step, dst),
-        4 => typed::<4>(src, b, step, dst),
-        8 => typed::<8>(src, b, step, dst),
-        16 => typed::<16>(src, b, step, dst),
+        1 => typed::<1, 2>(src, b, step, dst),
+        2 => typed::<2, 4>(src, b, step, dst),
+        4 => typed::<4, 8>(src, b, step, dst),
+        8 => typed::<8, 16>(src, b, step, dst),
+        16 => typed::<16, 32>(src, b, step, dst),
         _ => {
             for (j, d) in dst.chunks_exact_mut(elem.max(1)).enumerate() {
                 let s = b.wrapping_add_signed(step * j as isize) * elem;

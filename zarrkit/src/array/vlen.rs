@@ -128,13 +128,13 @@ impl Array {
     /// Checks that every element of `data` is UTF-8 when the array holds
     /// `string`s.
     pub(super) fn check_utf8(&self, data: &VlenChunk) -> Result<(), Error> {
-        if *self.data_type() == DataType::String {
-            if let Some(i) = data.iter().position(|e| std::str::from_utf8(e).is_err()) {
-                return Err(Error::InvalidInput {
-                    path: self.path.clone(),
-                    reason: format!("element {i} is not UTF-8"),
-                });
-            }
+        if *self.data_type() == DataType::String
+            && let Some(i) = data.iter().position(|e| std::str::from_utf8(e).is_err())
+        {
+            return Err(Error::InvalidInput {
+                path: self.path.clone(),
+                reason: format!("element {i} is not UTF-8"),
+            });
         }
         Ok(())
     }

@@ -282,11 +282,11 @@ pub(crate) fn decode_partial_whole(
     };
     let chunk = decode(encoded)?;
     chunk.check(repr)?;
-    if let [b] = boxes {
-        if b.shape() == repr.shape.as_slice() {
-            // The whole chunk: hand it over without a copy.
-            return Ok(Some(vec![chunk]));
-        }
+    if let [b] = boxes
+        && b.shape() == repr.shape.as_slice()
+    {
+        // The whole chunk: hand it over without a copy.
+        return Ok(Some(vec![chunk]));
     }
     boxes
         .iter()

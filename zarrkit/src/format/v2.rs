@@ -861,10 +861,10 @@ pub fn fill_value_from_json_in(
 fn swap_to_native(bytes: &mut [u8], data_type: &DataType, order: &ByteOrder) {
     let native_big = cfg!(target_endian = "big");
     for (i, (offset, unit)) in data_type.endian_units().into_iter().enumerate() {
-        if order.is_big(i) != native_big {
-            if let Some(b) = bytes.get_mut(offset..offset + unit) {
-                b.reverse();
-            }
+        if order.is_big(i) != native_big
+            && let Some(b) = bytes.get_mut(offset..offset + unit)
+        {
+            b.reverse();
         }
     }
 }

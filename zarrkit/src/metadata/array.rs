@@ -261,14 +261,14 @@ impl ArrayMetadata {
             )));
         }
         self.chunk_grid.check_covers(&self.shape)?;
-        if let Some(names) = &self.dimension_names {
-            if names.len() != self.shape.len() {
-                return Err(MetadataError::Inconsistent(format!(
-                    "`dimension_names` has {} entries but `shape` has {} dimensions",
-                    names.len(),
-                    self.shape.len()
-                )));
-            }
+        if let Some(names) = &self.dimension_names
+            && names.len() != self.shape.len()
+        {
+            return Err(MetadataError::Inconsistent(format!(
+                "`dimension_names` has {} entries but `shape` has {} dimensions",
+                names.len(),
+                self.shape.len()
+            )));
         }
         if self.fill_value.as_bytes().len() != self.data_type.size()
             && !self.data_type.is_variable_length()

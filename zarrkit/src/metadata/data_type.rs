@@ -408,7 +408,7 @@ impl DataType {
                     return None;
                 }
                 let bits: usize = digits.parse().ok()?;
-                if bits == 0 || bits % 8 != 0 {
+                if bits == 0 || !bits.is_multiple_of(8) {
                     return None;
                 }
                 Self::RawBits(bits)

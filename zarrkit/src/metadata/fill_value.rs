@@ -35,7 +35,7 @@ impl FillValue {
     #[must_use]
     pub fn equals_all(&self, chunk: &[u8]) -> bool {
         let n = self.0.len();
-        if n == 0 || chunk.len() % n != 0 {
+        if n == 0 || !chunk.len().is_multiple_of(n) {
             return false;
         }
         if self.0.iter().all(|&b| b == self.0[0]) {

@@ -26,7 +26,7 @@ pub fn encode_utf32(s: &str, length_bytes: usize) -> Option<Vec<u8>> {
 /// A description of the first code unit that is not a Unicode scalar value,
 /// or of a length that is not a multiple of 4.
 pub fn decode_utf32(bytes: &[u8]) -> Result<String, String> {
-    if bytes.len() % 4 != 0 {
+    if !bytes.len().is_multiple_of(4) {
         return Err(format!(
             "{} bytes is not a whole number of UTF-32 code units",
             bytes.len()

@@ -471,10 +471,10 @@ impl FilesystemStore {
             } else {
                 rel
             };
-            if let Some(rel) = rel.to_str() {
-                if let Some(Ok(_)) = open_beneath(&self.root, rel, Access::Directory) {
-                    return Ok(());
-                }
+            if let Some(rel) = rel.to_str()
+                && let Some(Ok(_)) = open_beneath(&self.root, rel, Access::Directory)
+            {
+                return Ok(());
             }
         }
         match self.outside_target(dir) {

@@ -115,7 +115,7 @@ fn is_zip(location: &str) -> bool {
 /// | `gs://bucket/prefix` | Google Cloud Storage (feature `gcs`) |
 /// | `az://container/prefix`, `azure://…`, `abfs://…`, `abfss://…`, `adl://…` | Azure Blob Storage (feature `azure`) |
 /// | `http://host/path`, `https://…` | HTTP, read-only (feature `http`) |
-/// | `data.zip`, `zip://data.zip`, `s3://bucket/image.ome.zip`, `….ozx` | a zip archive (feature `zip`): [`ZipStore`](super::ZipStore) reads a local file or a value in any of the stores above by ranges; [`open_or_create`] of a missing archive gives a [`ZipStoreWriter`](super::ZipStoreWriter), whose archive appears at [`Store::finish`] |
+/// | `data.zip`, `zip://data.zip`, `s3://bucket/image.ome.zip`, `….ozx` | a zip archive (feature `zip`): `ZipStore` reads a local file or a value in any of the stores above by ranges; [`open_or_create`] of a missing archive gives a `ZipStoreWriter`, whose archive appears at [`Store::finish`] |
 ///
 /// Remote stores read `options` and then the environment variables their
 /// backends know (see [`StoreOptions`]); they open without a request, so a

@@ -462,10 +462,10 @@ impl Store for Quirky {
     }
     fn set(&self, key: &StoreKey, value: &[u8]) -> Result<(), StoreError> {
         let mut value = value.to_vec();
-        if self.corrupt.is_some_and(|k| key.as_str() == k) {
-            if let Some(first) = value.first_mut() {
-                *first ^= 0x01;
-            }
+        if self.corrupt.is_some_and(|k| key.as_str() == k)
+            && let Some(first) = value.first_mut()
+        {
+            *first ^= 0x01;
         }
         self.inner.set(key, &value)
     }

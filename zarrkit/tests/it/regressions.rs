@@ -739,7 +739,11 @@ mod issue_10 {
         for r in 0..rounds {
             for k in 0..mine.len() {
                 // A rotation, reversed for odd writers: each chunk once per round.
-                let k = if w % 2 == 0 { k } else { mine.len() - 1 - k };
+                let k = if w.is_multiple_of(2) {
+                    k
+                } else {
+                    mine.len() - 1 - k
+                };
                 write_inner(array, mine[(k + w as usize * 5) % mine.len()], r);
             }
         }
@@ -759,7 +763,7 @@ mod issue_10 {
                 .map_err(|err| format!("reading inner chunk {c}: {err}"))?;
             check_consistent(c, &data, rounds)?;
             reads += 1;
-            if reads % 16 == 0 {
+            if reads.is_multiple_of(16) {
                 let shard = array
                     .read_region::<u16>(&Region::new(vec![0, SHARD], vec![SHARD, SHARD]))
                     .map_err(|err| format!("reading shard 0/1: {err}"))?;

@@ -96,7 +96,7 @@ impl StructBytesCodec {
     fn swap(&self, data: &mut [u8], repr: &ChunkRepr) -> Result<(), CodecError> {
         self.validate(repr)?;
         let size = repr.data_type.size();
-        if data.len() % size.max(1) != 0 {
+        if !data.len().is_multiple_of(size.max(1)) {
             return Err(CodecError::WrongSize {
                 expected: data.len() - data.len() % size.max(1),
                 actual: data.len(),

@@ -49,7 +49,7 @@ impl ShuffleCodec {
     }
 
     fn check(&self, data: &[u8]) -> Result<usize, CodecError> {
-        if data.len() % self.elementsize.max(1) != 0 {
+        if !data.len().is_multiple_of(self.elementsize.max(1)) {
             return Err(CodecError::Corrupt {
                 codec: NAME,
                 reason: format!(

@@ -232,7 +232,7 @@ impl VlenArrayCodec {
             let item = encoded.get(at..at.saturating_add(len)).ok_or_else(|| {
                 Self::corrupt(format!("item {i} of {len} bytes runs past the end"))
             })?;
-            if len % size != 0 {
+            if !len.is_multiple_of(size) {
                 return Err(Self::corrupt(format!(
                     "item {i} has {len} bytes, not a whole number of {size}-byte `{}` values",
                     self.dtype.data_type

@@ -110,10 +110,10 @@ impl ShardingCodec {
     /// representation asked for (every shard of a regular grid), built
     /// afresh for others.
     pub(super) fn shard(&self, repr: &ChunkRepr) -> Result<Arc<Shard>, CodecError> {
-        if let Some((prepared, shard)) = self.prepared.get() {
-            if prepared == repr {
-                return Ok(Arc::clone(shard));
-            }
+        if let Some((prepared, shard)) = self.prepared.get()
+            && prepared == repr
+        {
+            return Ok(Arc::clone(shard));
         }
         let shard = Arc::new(self.build_shard(repr)?);
         // Another thread may have prepared one meanwhile: either is right.
@@ -223,12 +223,12 @@ impl ShardingCodec {
                     "inner chunk {i} has offset {offset} and nbytes {nbytes}"
                 )));
             };
-            if let Some(len) = shard_len {
-                if end > len {
-                    return Err(corrupt(format!(
-                        "inner chunk {i} at bytes {offset}..{end} runs past the end of the shard ({len} bytes)"
-                    )));
-                }
+            if let Some(len) = shard_len
+                && end > len
+            {
+                return Err(corrupt(format!(
+                    "inner chunk {i} at bytes {offset}..{end} runs past the end of the shard ({len} bytes)"
+                )));
             }
         }
         Ok(index)

@@ -281,16 +281,16 @@ impl ShardingCodec {
         };
         // The common read of one whole inner chunk (a data loader's unit)
         // hands the decoded chunk over without a copy.
-        if let [plan] = fetched.plans.as_slice() {
-            if let [(i, piece)] = plan.as_slice() {
-                if fetched.parts.is_empty() && piece.covers_chunk {
-                    let chunk = match fetched.whole.remove(i) {
-                        Some(chunk) => chunk,
-                        None => ChunkData::fill(&shard.inner_repr, &piece.shape)?,
-                    };
-                    return Ok(Some(vec![chunk]));
-                }
-            }
+        if let [plan] = fetched.plans.as_slice()
+            && let [(i, piece)] = plan.as_slice()
+            && fetched.parts.is_empty()
+            && piece.covers_chunk
+        {
+            let chunk = match fetched.whole.remove(i) {
+                Some(chunk) => chunk,
+                None => ChunkData::fill(&shard.inner_repr, &piece.shape)?,
+            };
+            return Ok(Some(vec![chunk]));
         }
         boxes
             .iter()
