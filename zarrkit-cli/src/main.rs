@@ -134,6 +134,22 @@ enum Command {
         after_long_help = cmd::consolidate::AFTER_LONG_HELP
     )]
     Consolidate(cmd::consolidate::ConsolidateArgs),
+    /// Create an array (and the parent groups it needs), in a new or existing store
+    #[command(
+        long_about = format!(
+            "Create an empty array, and the parent groups it needs, in a new or existing store.\n\n{}",
+            cmd::layout::LAYOUT_HELP
+        ),
+        after_long_help = cmd::create::AFTER_LONG_HELP
+    )]
+    Create(cmd::create::CreateArgs),
+    /// Create a group (and the parent groups it needs), in a new or existing store
+    #[command(
+        name = "create-group",
+        long_about = "Create a group, and the parent groups it needs, in a new or existing store.",
+        after_long_help = cmd::create::GROUP_AFTER_LONG_HELP
+    )]
+    CreateGroup(cmd::create::CreateGroupArgs),
 }
 
 /// Parses `KEY=VALUE` of `--storage-option`.
@@ -185,6 +201,8 @@ fn main() -> ExitCode {
         Command::Export(args) => cmd::export::run(&args, &mut out),
         Command::Migrate(args) => cmd::migrate::run(&args, &mut out),
         Command::Consolidate(args) => cmd::consolidate::run(&args, &mut out),
+        Command::Create(args) => cmd::create::run(&args, &mut out),
+        Command::CreateGroup(args) => cmd::create::run_group(&args, &mut out),
     }
     .and_then(|()| Ok(out.flush()?));
     // Show what was printed first, then what listings skipped, so that an

@@ -232,8 +232,7 @@ pub struct Source<'a> {
 
 impl LayoutArgs {
     /// Resolves the options for an array of `shape` and `data_type` in
-    /// `format` (the caller's default for `--format`, see
-    /// [`LayoutArgs::format_or`]). `big_endian` chooses the `bytes` codec's
+    /// `format` (`--format` or the caller's default). `big_endian` chooses the `bytes` codec's
     /// byte order when no `--codecs` is given (from a `>` NumPy type).
     ///
     /// What is not given comes from `source` when there is one: its
@@ -405,12 +404,6 @@ impl LayoutArgs {
             attributes,
             chunk_key_encoding,
         })
-    }
-
-    /// `--format`, or `default` when it is not given.
-    #[must_use]
-    pub fn format_or(&self, default: ZarrFormat) -> ZarrFormat {
-        self.format.unwrap_or(default)
     }
 }
 
@@ -1024,7 +1017,6 @@ mod tests {
         let args = parse(&[]).unwrap();
         assert!(args.chunks.is_none() && args.shards.is_none() && args.codecs.is_none());
         assert!(args.compressor.is_none() && args.fill_value.is_none() && args.format.is_none());
-        assert_eq!(args.format_or(ZarrFormat::V2), ZarrFormat::V2);
     }
 
     #[test]
@@ -1300,7 +1292,7 @@ mod tests {
     fn layout(args: &[&str], shape: &[u64], data_type: &DataType) -> anyhow::Result<Layout> {
         let args = parse(args).unwrap();
         args.layout(
-            args.format_or(ZarrFormat::V3),
+            args.format.unwrap_or(ZarrFormat::V3),
             shape,
             data_type,
             false,

@@ -2,9 +2,9 @@
 //! path names, opening the store, and formatting values.
 
 pub mod consolidate;
+pub mod create;
 pub mod export;
 pub mod info;
-#[allow(dead_code)] // Used by `create`, `import` and `cp`, which follow.
 pub mod layout;
 pub mod migrate;
 pub mod progress;
