@@ -142,7 +142,7 @@ enum Command {
         ),
         after_long_help = cmd::create::AFTER_LONG_HELP
     )]
-    Create(cmd::create::CreateArgs),
+    Create(Box<cmd::create::CreateArgs>),
     /// Create a group (and the parent groups it needs), in a new or existing store
     #[command(
         name = "create-group",
