@@ -150,6 +150,16 @@ enum Command {
         after_long_help = cmd::create::GROUP_AFTER_LONG_HELP
     )]
     CreateGroup(cmd::create::CreateGroupArgs),
+    /// Import a NumPy `.npy` file or raw bytes into a new array, streamed
+    #[command(
+        long_about = format!(
+            "Import a NumPy `.npy` file, or a file of raw bytes, into a new array, streamed in \
+             blocks of whole chunks with bounded memory.\n\n{}",
+            cmd::layout::LAYOUT_HELP
+        ),
+        after_long_help = cmd::import::AFTER_LONG_HELP
+    )]
+    Import(Box<cmd::import::ImportArgs>),
 }
 
 /// Parses `KEY=VALUE` of `--storage-option`.
@@ -169,6 +179,7 @@ fn main() -> ExitCode {
     let usage = match &cli.command {
         Command::Export(args) => cmd::export::check_usage(args),
         Command::Migrate(args) => cmd::migrate::check_usage(args),
+        Command::Import(args) => cmd::import::check_usage(args),
         _ => Ok(()),
     };
     if let Err(message) = usage {
@@ -203,6 +214,7 @@ fn main() -> ExitCode {
         Command::Consolidate(args) => cmd::consolidate::run(&args, &mut out),
         Command::Create(args) => cmd::create::run(&args, &mut out),
         Command::CreateGroup(args) => cmd::create::run_group(&args, &mut out),
+        Command::Import(args) => cmd::import::run(&args, &mut out),
     }
     .and_then(|()| Ok(out.flush()?));
     // Show what was printed first, then what listings skipped, so that an

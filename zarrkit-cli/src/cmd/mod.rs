@@ -4,6 +4,7 @@
 pub mod consolidate;
 pub mod create;
 pub mod export;
+pub mod import;
 pub mod info;
 pub mod layout;
 pub mod migrate;
