@@ -267,9 +267,11 @@ pub fn run(args: &ImportArgs, out: &mut impl Write) -> anyhow::Result<()> {
     let target = Target::new(&args.store, &args.node)?;
     let format = target.choose_format(args.layout.format)?;
     let builder = array_builder(&args.layout, format, &source.shape, &source.data_type)?;
-    let (mut array, parents, store) = create_array(&target, &builder, format, args.overwrite)?;
+    let (array, parents, store) = create_array(&target, &builder, format, args.overwrite)?;
+    // The budget bounds the blocks read from the file; the library's own
+    // check of what a write plans keeps its default, which a block of
+    // whole chunks within the budget never nears.
     let budget = args.memory_budget.unwrap_or(DEFAULT_BUDGET);
-    array.set_memory_budget(budget);
     if let Err(err) = copy_blocks(&source, &array, budget / 2) {
         // Erase what this run created: the topmost new parent group, or
         // the array (chunks are written whole, so nothing is half-written).
