@@ -52,6 +52,8 @@ Examples:
   zarrkit tree --anonymous s3://bucket/data.zarr
   zarrkit info --storage-option aws_endpoint=http://127.0.0.1:8333 s3://bucket/data.zarr/a
   zarrkit migrate --to v3 old-v2.zarr s3://bucket/new.zarr
+  zarrkit create data.zarr /image --shape 4096,4096 --dtype uint16 --chunks 256,256
+  zarrkit import volume.npy data.zarr /volume --chunks 64,64,64 --shards 256,256,256
 
 Exit codes: 0 success, 1 error (the message on stderr names the path), 2 usage error.";
 

@@ -38,7 +38,8 @@ Layout options (all optional):
                          a string, or any JSON fill value of the data type
   --dimension-names y,x  one name per dimension (an empty name: unnamed)
   --attrs JSON|@FILE     the user attributes, a JSON object
-  --format FORMAT        v3 (default), v2, v1 or a v3 draft
+  --format FORMAT        v3, v2, v1 or a v3 draft (create and import: the
+                         store root's by default, else v3)
   --chunk-key-encoding E default or v2, optionally with the separator:
                          default:/ (the v3 default), default:., v2:. (the v2
                          default), v2:/";
