@@ -25,17 +25,9 @@ fn ok(args: &[&str]) -> String {
 /// A `.npy` file of `shape` with `descr` holding `data`, written here
 /// (not by NumPy) so that these tests need no Python.
 fn write_npy(path: &Path, descr: &str, fortran: bool, shape: &[u64], data: &[u8]) {
-    let shape = match shape {
-        [] => "()".to_string(),
-        [n] => format!("({n},)"),
-        dims => format!(
-            "({})",
-            dims.iter()
-                .map(u64::to_string)
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    };
+    // `(4,6,)`: a tuple, as Python spells one of any length.
+    let shape: String = shape.iter().map(|n| format!("{n},")).collect();
+    let shape = format!("({shape})");
     let order = if fortran { "True" } else { "False" };
     let mut dict = format!("{{'descr': {descr}, 'fortran_order': {order}, 'shape': {shape}, }}");
     while (10 + dict.len() + 1) % 64 != 0 {

@@ -200,6 +200,13 @@ impl Target {
         })
     }
 
+    /// Whether the store is a new zip archive (written whole by
+    /// [`Target::finish`]).
+    #[must_use]
+    pub fn is_zip(&self) -> bool {
+        matches!(self.kind, TargetKind::Zip(_))
+    }
+
     /// The format of the store's root node, if it has one.
     ///
     /// # Errors
@@ -422,44 +429,71 @@ pub fn create_array(
     Ok((array, parents, store))
 }
 
-/// What `--json` prints (see [`AFTER_LONG_HELP`]).
-///
-/// # Errors
-/// If the document cannot be written in the format.
-pub fn created_json(
-    target: &Target,
-    format: ZarrFormat,
-    parents: &[NodePath],
-    metadata: &NodeMetadata,
-) -> anyhow::Result<serde_json::Value> {
-    let document = zarrkit::format::node_document(format, metadata)
-        .with_context(|| format!("cannot show the document of `{}`", target.path))?;
-    Ok(serde_json::json!({
-        "store": target.name,
-        "path": target.path.as_str(),
-        "node_type": match metadata {
-            NodeMetadata::Array(_) => "array",
-            NodeMetadata::Group(_) => "group",
-        },
-        "format": format.name(),
-        "created_groups": parents.iter().map(NodePath::as_str).collect::<Vec<_>>(),
-        "metadata": document,
-    }))
+/// What a run created, as `--json` prints it (see [`AFTER_LONG_HELP`])
+/// or as lines.
+pub struct Report<'a> {
+    /// Where.
+    pub target: &'a Target,
+    /// In which format.
+    pub format: ZarrFormat,
+    /// The parent groups created, root first.
+    pub parents: &'a [NodePath],
 }
 
-/// Prints the parent groups created, one line each.
-///
-/// # Errors
-/// If writing to `out` fails.
-pub fn print_parents(
-    out: &mut impl Write,
-    target: &Target,
-    parents: &[NodePath],
-) -> anyhow::Result<()> {
-    for parent in parents {
-        writeln!(out, "created group `{parent}` in `{}`", target.name)?;
+impl<'a> Report<'a> {
+    /// What was created at `target`'s node in `format`, with `parents`.
+    #[must_use]
+    pub fn new(target: &'a Target, format: ZarrFormat, parents: &'a [NodePath]) -> Self {
+        Self {
+            target,
+            format,
+            parents,
+        }
     }
-    Ok(())
+
+    /// Prints the JSON object of the node's `metadata`, with the `extra` members after the others,
+    /// or a line per parent group created and then `line`.
+    ///
+    /// # Errors
+    /// If the document cannot be written in the format, or writing to
+    /// `out` fails.
+    pub fn print(
+        &self,
+        out: &mut impl Write,
+        json: bool,
+        metadata: &NodeMetadata,
+        extra: &[(&str, serde_json::Value)],
+        line: &str,
+    ) -> anyhow::Result<()> {
+        let target = self.target;
+        if json {
+            let document = zarrkit::format::node_document(self.format, metadata)
+                .with_context(|| format!("cannot show the document of `{}`", target.path))?;
+            let mut json = serde_json::json!({
+                "store": target.name,
+                "path": target.path.as_str(),
+                "node_type": match metadata {
+                    NodeMetadata::Array(_) => "array",
+                    NodeMetadata::Group(_) => "group",
+                },
+                "format": self.format.name(),
+                "created_groups": self.parents.iter().map(NodePath::as_str).collect::<Vec<_>>(),
+                "metadata": document,
+            });
+            if let Some(object) = json.as_object_mut() {
+                for (key, value) in extra {
+                    object.insert((*key).to_string(), value.clone());
+                }
+            }
+            writeln!(out, "{}", serde_json::to_string_pretty(&json)?)?;
+            return Ok(());
+        }
+        for parent in self.parents {
+            writeln!(out, "created group `{parent}` in `{}`", target.name)?;
+        }
+        writeln!(out, "{line}")?;
+        Ok(())
+    }
 }
 
 /// A one-line summary of an array.
@@ -494,21 +528,14 @@ pub fn run(args: &CreateArgs, out: &mut impl Write) -> anyhow::Result<()> {
     let builder = array_builder(&args.layout, format, &args.shape, &args.dtype)?;
     let (array, parents, store) = create_array(&target, &builder, format, args.overwrite)?;
     target.finish(&store)?;
-    if args.json {
-        let metadata = NodeMetadata::Array(array.metadata().clone());
-        let json = created_json(&target, format, &parents, &metadata)?;
-        writeln!(out, "{}", serde_json::to_string_pretty(&json)?)?;
-        return Ok(());
-    }
-    print_parents(out, &target, &parents)?;
-    writeln!(
-        out,
+    let line = format!(
         "created array `{}` in `{}` ({format}): {}",
         target.path,
         target.name,
         describe_array(&array)
-    )?;
-    Ok(())
+    );
+    let metadata = NodeMetadata::Array(array.metadata().clone());
+    Report::new(&target, format, &parents).print(out, args.json, &metadata, &[], &line)
 }
 
 /// Runs `zarrkit create-group`.
@@ -533,17 +560,10 @@ pub fn run_group(args: &CreateGroupArgs, out: &mut impl Write) -> anyhow::Result
         )
     })?;
     target.finish(&store)?;
-    if args.json {
-        let metadata = NodeMetadata::Group(group.metadata().clone());
-        let json = created_json(&target, format, &parents, &metadata)?;
-        writeln!(out, "{}", serde_json::to_string_pretty(&json)?)?;
-        return Ok(());
-    }
-    print_parents(out, &target, &parents)?;
-    writeln!(
-        out,
+    let line = format!(
         "created group `{}` in `{}` ({format})",
         target.path, target.name
-    )?;
-    Ok(())
+    );
+    let metadata = NodeMetadata::Group(group.metadata().clone());
+    Report::new(&target, format, &parents).print(out, args.json, &metadata, &[], &line)
 }

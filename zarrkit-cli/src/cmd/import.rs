@@ -1,9 +1,7 @@
 //! `zarrkit import`: a NumPy `.npy` file, or raw bytes, into a new array,
 //! streamed in blocks of whole chunks with bounded memory.
 
-use super::create::{
-    Target, array_builder, create_array, created_json, describe_array, print_parents,
-};
+use super::create::{Report, Target, array_builder, create_array, describe_array};
 use super::export::parse_size;
 use super::layout::{DataTypeArg, LayoutArgs, parse_data_type, parse_shape};
 use crate::npy;
@@ -275,11 +273,15 @@ pub fn run(args: &ImportArgs, out: &mut impl Write) -> anyhow::Result<()> {
     if let Err(err) = copy_blocks(&source, &array, budget / 2) {
         // Erase what this run created: the topmost new parent group, or
         // the array (chunks are written whole, so nothing is half-written).
+        // A new zip archive is written only by `finish`: nothing to erase.
         let created = parents.first().unwrap_or(&target.path);
-        let cleanup = zarrkit::node::erase(store.as_ref(), created.as_str());
-        let note = match cleanup {
-            Ok(_) => format!("`{created}` was erased again"),
-            Err(e) => format!("erasing `{created}` again failed too ({e}): erase it by hand"),
+        let note = if target.is_zip() {
+            "the zip archive was not written".to_string()
+        } else {
+            match zarrkit::node::erase(store.as_ref(), created.as_str()) {
+                Ok(_) => format!("`{created}` was erased again"),
+                Err(e) => format!("erasing `{created}` again failed too ({e}): erase it by hand"),
+            }
         };
         return Err(err.context(format!(
             "importing `{}` into `{}` in `{}` failed; {note}",
@@ -289,25 +291,20 @@ pub fn run(args: &ImportArgs, out: &mut impl Write) -> anyhow::Result<()> {
         )));
     }
     target.finish(&store)?;
-    if args.json {
-        let metadata = NodeMetadata::Array(array.metadata().clone());
-        let mut json = created_json(&target, format, &parents, &metadata)?;
-        json["file"] = args.file.display().to_string().into();
-        json["bytes"] = source.data_bytes.into();
-        writeln!(out, "{}", serde_json::to_string_pretty(&json)?)?;
-        return Ok(());
-    }
-    print_parents(out, &target, &parents)?;
-    writeln!(
-        out,
+    let line = format!(
         "imported `{}` ({}) into array `{}` in `{}` ({format}): {}",
         args.file.display(),
         super::format_bytes(source.data_bytes),
         target.path,
         target.name,
         describe_array(&array)
-    )?;
-    Ok(())
+    );
+    let metadata = NodeMetadata::Array(array.metadata().clone());
+    let extra = [
+        ("file", args.file.display().to_string().into()),
+        ("bytes", source.data_bytes.into()),
+    ];
+    Report::new(&target, format, &parents).print(out, args.json, &metadata, &extra, &line)
 }
 
 /// Copies the file into the array, block by block (see [`blocks`]).
