@@ -38,8 +38,8 @@ A file whose size does not match its header (or --dtype and --shape) is \
 an error before anything is written. The file is read in blocks of whole \
 chunks (shards, when sharded) that follow its order, each at most half of \
 --memory-budget (default 1 GiB) unless one chunk is larger, and each block \
-is encoded and written in parallel by the library, so memory stays bounded \
-however large the file. A progress bar shows on stderr for files over \
+is encoded and written in parallel by the library while the next block is \
+read, so memory stays bounded however large the file. A progress bar shows on stderr for files over \
 64 MiB when stderr is a terminal.
 
 If the import fails, the new array is erased again (with the parent groups \
@@ -307,7 +307,10 @@ pub fn run(args: &ImportArgs, out: &mut impl Write) -> anyhow::Result<()> {
     Report::new(&target, format, &parents).print(out, args.json, &metadata, &extra, &line)
 }
 
-/// Copies the file into the array, block by block (see [`blocks`]).
+/// Copies the file into the array, block by block (see [`Plan`]): one
+/// thread reads the next block from the file (and puts it in native byte
+/// order and C order) while the library encodes and writes the current one
+/// in parallel. The two blocks in memory are each at most `target_bytes`.
 fn copy_blocks(source: &Source, array: &Array, target_bytes: u64) -> anyhow::Result<()> {
     let shape = &source.shape;
     if shape.contains(&0) {
@@ -326,37 +329,63 @@ fn copy_blocks(source: &Source, array: &Array, target_bytes: u64) -> anyhow::Res
         }
     };
     let file_shape = rev(shape);
-    let file_chunks = rev(&chunk_shape);
-    let plan = Plan::new(&file_shape, &file_chunks, element as u64, target_bytes);
-    let mut buffer = Vec::new();
-    for (origin, size) in plan.blocks() {
-        let n_bytes = usize::try_from(super::product(&size).unwrap_or(u64::MAX) * element as u64)
+    let plan = Plan::new(
+        &file_shape,
+        &rev(&chunk_shape),
+        element as u64,
+        target_bytes,
+    );
+    let read = |origin: &[u64], size: &[u64]| -> anyhow::Result<(Region, Vec<u8>)> {
+        let n_bytes = super::product(size)
+            .and_then(|n| n.checked_mul(element as u64))
+            .and_then(|n| usize::try_from(n).ok())
             .context("a block does not fit in memory")?;
-        buffer.clear();
-        buffer.resize(n_bytes, 0);
+        let mut buffer = vec![0; n_bytes];
         read_block(
             source,
             &file_shape,
-            &origin,
-            &size,
+            origin,
+            size,
             plan.axis,
             element,
             &mut buffer,
         )?;
         npy::to_native(&mut buffer, &source.data_type.data_type, &source.byte_order);
-        let region = if source.fortran_order {
-            buffer = transpose_reversed(&buffer, &size, element);
-            Region::new(rev(&origin), rev(&size))
+        Ok(if source.fortran_order {
+            (
+                Region::new(rev(origin), rev(size)),
+                transpose_reversed(&buffer, size, element),
+            )
         } else {
-            Region::new(origin.clone(), size.clone())
-        };
-        array
-            .write_region_bytes(&region, &buffer)
-            .with_context(|| format!("cannot write the block at {:?}", region.start()))?;
-        if let Some(bar) = &bar {
-            bar.inc(n_bytes as u64);
+            (Region::new(origin.to_vec(), size.to_vec()), buffer)
+        })
+    };
+    std::thread::scope(|scope| -> anyhow::Result<()> {
+        // A rendezvous channel: the reader waits with its block until the
+        // writer takes it, so at most two blocks are in memory.
+        let (sender, receiver) = std::sync::mpsc::sync_channel(0);
+        let blocks = plan.blocks();
+        scope.spawn(move || {
+            for (origin, size) in blocks {
+                let block = read(&origin, &size);
+                let failed = block.is_err();
+                // The writer stopped (it failed): stop reading.
+                if sender.send(block).is_err() || failed {
+                    return;
+                }
+            }
+        });
+        for block in receiver {
+            let (region, buffer) = block?;
+            array
+                .write_region_bytes(&region, &buffer)
+                .with_context(|| format!("cannot write the block at {:?}", region.start()))?;
+            if let Some(bar) = &bar {
+                bar.inc(buffer.len() as u64);
+            }
         }
-    }
+        Ok(())
+    })?;
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
