@@ -857,3 +857,124 @@ fn zarr_python_and_tensorstore_read_what_import_wrote() {
         }
     }
 }
+
+/// Writes one `.npy` file per NumPy type (C and Fortran order, both byte
+/// orders, structured types with fields in different byte orders), named
+/// by a key, and lists the keys.
+const TYPES_SCRIPT: &str = r#"
+import sys, numpy as np
+d = sys.argv[1]
+rng = np.random.default_rng(7)
+shape = (5, 7)
+def ints(dt):
+    info = np.iinfo(dt)
+    return rng.integers(info.min, info.max, size=shape, dtype=np.dtype(dt).newbyteorder("="), endpoint=True).astype(dt)
+arrays = {
+    "bool": rng.integers(0, 2, size=shape).astype("|b1"),
+    "i1": ints("|i1"), "u1": ints("|u1"),
+    "i2be": ints(">i2"), "u4": ints("<u4"), "i8be": ints(">i8"), "u8": ints("<u8"),
+    "f2": rng.standard_normal(shape).astype("<f2"),
+    "f4be": rng.standard_normal(shape).astype(">f4"),
+    "f8": np.where(rng.random(shape) < 0.2, np.nan, rng.standard_normal(shape)).astype("<f8"),
+    "c8be": (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(">c8"),
+    "c16": (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype("<c16"),
+    "S4": np.array([b"", b"a", b"bc", b"def", b"ghij"] * 7, dtype="|S4").reshape(shape),
+    "U3be": np.array(["", "x", "\u00e9\u00e8", "\U0001f600ab", "zz"] * 7, dtype=">U3").reshape(shape),
+    "V3": np.frombuffer(rng.bytes(3 * 35), dtype="|V3").reshape(shape),
+    "M8ns": rng.integers(-10**15, 10**15, size=shape).astype("<M8[ns]"),
+    "m8sbe": rng.integers(-10**6, 10**6, size=shape).astype(">m8[s]"),
+    "struct": np.array([(i, -i * 1.5, i + 1) for i in range(35)],
+                       dtype=[("a", "<i4"), ("b", ">f8"), ("c", ">u2")]).reshape(shape),
+    # v2 only: v3 `struct` fields are scalars.
+    "structsub": np.array([(i, (i, i + 1)) for i in range(35)],
+                          dtype=[("a", "<i4"), ("c", ">u2", (2,))]).reshape(shape),
+}
+for key, a in list(arrays.items()):
+    arrays[key + "_F"] = np.asfortranarray(a)
+for key, a in arrays.items():
+    np.save(f"{d}/{key}.npy", a)
+print(" ".join(arrays))
+"#;
+
+/// For each key, whether the `.npy` zarrkit exported equals the one NumPy
+/// wrote (values, NaN in place, and the type up to byte order).
+const COMPARE_SCRIPT: &str = r#"
+import json, sys, numpy as np
+d = sys.argv[1]
+result = {}
+for key in sys.argv[2:]:
+    a, b = np.load(f"{d}/{key}.npy"), np.load(f"{d}/{key}.out.npy")
+    def plain(dt):
+        if dt.names:
+            return [(n, plain(dt.fields[n][0])) for n in dt.names]
+        return dt.newbyteorder("=").str if dt.kind not in "SV" else dt.str
+    same = a.shape == b.shape and plain(a.dtype) == plain(b.dtype)
+    if same:
+        if a.dtype.names:
+            same = all(np.array_equal(a[n], b[n]) for n in a.dtype.names)
+        else:
+            same = np.array_equal(a, b, equal_nan=a.dtype.kind in "fc")
+    result[key] = "ok" if same else f"differs: {a.dtype} {b.dtype} {a.shape} {b.shape}"
+print(json.dumps(result))
+"#;
+
+#[test]
+fn every_numpy_type_imports_as_numpy_wrote_it() {
+    let Some(python) = python("ZARRKIT_PYTHON", "NumPy (scripts/requirements.txt)") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let output = Command::new(&python)
+        .args(["-c", TYPES_SCRIPT, d])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let keys: Vec<String> = String::from_utf8(output.stdout)
+        .unwrap()
+        .split_whitespace()
+        .map(String::from)
+        .collect();
+    assert_eq!(keys.len(), 38);
+    for format in ["v3", "v2"] {
+        let store = format!("{d}/{format}.zarr");
+        let keys: Vec<&String> = keys
+            .iter()
+            .filter(|key| format == "v2" || !key.starts_with("structsub"))
+            .collect();
+        for key in &keys {
+            let file = format!("{d}/{key}.npy");
+            ok(&[
+                "import", "--format", format, &file, &store, key, "--chunks", "2,3",
+            ]);
+            let out = format!("{d}/{key}.out.npy");
+            ok(&["export", &format!("{store}/{key}"), "--out", &out]);
+        }
+        let mut args = vec!["-c".to_string(), COMPARE_SCRIPT.to_string(), d.to_string()];
+        args.extend(keys.iter().map(|key| (*key).clone()));
+        let output = Command::new(&python).args(&args).output().unwrap();
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let result: Value = serde_json::from_slice(&output.stdout).unwrap();
+        for key in &keys {
+            assert_eq!(result[key.as_str()], "ok", "{format} {key}");
+        }
+    }
+    // Into v3, a subarray field is refused before anything is written.
+    let run = zarrkit([
+        "import",
+        &format!("{d}/structsub.npy"),
+        &format!("{d}/v3.zarr"),
+        "structsub",
+    ]);
+    assert_eq!(run.code, 1);
+    assert!(run.stderr.contains("fields are scalars"), "{}", run.stderr);
+    assert!(!dir.path().join("v3.zarr/structsub").exists());
+}
