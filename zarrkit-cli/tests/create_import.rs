@@ -978,3 +978,65 @@ fn every_numpy_type_imports_as_numpy_wrote_it() {
     assert!(run.stderr.contains("fields are scalars"), "{}", run.stderr);
     assert!(!dir.path().join("v3.zarr/structsub").exists());
 }
+
+#[test]
+fn create_and_import_write_to_s3() {
+    let Some(endpoint) = zarrkit::store::testing::server_from_env("ZARRKIT_S3_ENDPOINT") else {
+        return;
+    };
+    // Credentials and region come from the environment (`AWS_*`).
+    let endpoint = format!("aws_endpoint={endpoint}");
+    let bucket = std::env::var("ZARRKIT_TEST_BUCKET").unwrap_or_else(|_| "zarrkit".into());
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let url = format!(
+        "s3://{bucket}/create-import-{}-{nanos}/d.zarr",
+        std::process::id()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let npy = dir.path().join("a.npy");
+    let values: Vec<i32> = (0..30).map(|i| i * 7 - 50).collect();
+    let data: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    write_npy(&npy, "'<i4'", false, &[5, 6], &data);
+    let with = |args: &[&str]| {
+        let mut all = vec!["--storage-option", endpoint.as_str()];
+        all.extend_from_slice(args);
+        zarrkit(all)
+    };
+    let run = with(&[
+        "import",
+        npy.to_str().unwrap(),
+        &url,
+        "/g/a",
+        "--chunks",
+        "2,4",
+        "--shards",
+        "4,4",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("created group `/g`"), "{}", run.stdout);
+    // The node exists now: a second create is refused and changes nothing.
+    let run = with(&["create", &url, "/g/a", "--shape", "3", "--dtype", "u1"]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains("an array already exists at `/g/a`"),
+        "{}",
+        run.stderr
+    );
+    let out = dir.path().join("back.npy");
+    let run = with(&[
+        "export",
+        &format!("{url}/g/a"),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let back = std::fs::read(&out).unwrap();
+    assert_eq!(&back[back.len() - data.len()..], &data[..]);
+    let run = with(&["create-group", &url, "/h", "--json"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let json: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(json["created_groups"], json!([]));
+    assert_eq!(json["metadata"]["node_type"], "group");
+}
