@@ -567,3 +567,32 @@ pub fn run_group(args: &CreateGroupArgs, out: &mut impl Write) -> anyhow::Result
     let metadata = NodeMetadata::Group(group.metadata().clone());
     Report::new(&target, format, &parents).print(out, args.json, &metadata, &[], &line)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ancestors_run_from_the_root_down() {
+        let path = NodePath::new("/a/b/c").unwrap();
+        let names: Vec<String> = ancestors(&path).iter().map(ToString::to_string).collect();
+        assert_eq!(names, ["/", "/a", "/a/b"]);
+        assert!(ancestors(&NodePath::root()).is_empty());
+    }
+
+    #[test]
+    fn a_zip_archive_that_exists_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let zip = dir.path().join("x.zip");
+        std::fs::write(&zip, b"PK").unwrap();
+        let err = Target::new(&zip, "/a").err().unwrap().to_string();
+        assert!(err.contains("written once"), "{err}");
+        let err = Target::new(&zip.join("inner"), "/a")
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.contains("lies inside the zip archive"), "{err}");
+        let err = Target::new(dir.path(), "a//b").err().unwrap().to_string();
+        assert!(err.contains("invalid node path `a//b`"), "{err}");
+    }
+}

@@ -244,7 +244,9 @@ impl LayoutArgs {
     /// the format (v3 and v2: `bytes` + `zstd` level 0, as zarr-python
     /// 3.1), zero, no names, no attributes, the format's chunk key
     /// encoding. `--compressor` replaces the bytes→bytes codecs of the
-    /// (inner) codec list and keeps the rest.
+    /// (inner) codec list and keeps the rest. With a sharded source,
+    /// `--chunks` and `--codecs` change the inner chunks and the shards
+    /// stay, unless `--shards` gives new ones or `none`.
     ///
     /// # Errors
     /// If a shape has the wrong number of dimensions, a chunk shape does
