@@ -2,8 +2,11 @@
 //! path names, opening the store, and formatting values.
 
 pub mod consolidate;
+pub mod create;
 pub mod export;
+pub mod import;
 pub mod info;
+pub mod layout;
 pub mod migrate;
 pub mod progress;
 pub mod tree;
