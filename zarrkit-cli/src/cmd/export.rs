@@ -313,7 +313,7 @@ fn export_vlen_npy(array: &Array, dest: &Path, force: bool) -> anyhow::Result<u6
 }
 
 /// The bytes to aim for per slab: [`SLAB_TARGET`], or less under a smaller memory budget.
-fn slab_target(array: &Array) -> u64 {
+pub(crate) fn slab_target(array: &Array) -> u64 {
     SLAB_TARGET.min(array.memory_budget() / 2).max(1)
 }
 
@@ -327,7 +327,13 @@ fn slab_target(array: &Array) -> u64 {
 ///
 /// The slabs are produced one at a time: an array of 10^15 elements has
 /// as many slabs as it has, and listing them first would exhaust memory.
-fn slabs(shape: &[u64], chunk_shape: &[u64], element_size: u64, target: u64, budget: u64) -> Slabs {
+pub(crate) fn slabs(
+    shape: &[u64],
+    chunk_shape: &[u64],
+    element_size: u64,
+    target: u64,
+    budget: u64,
+) -> Slabs {
     let ndim = shape.len();
     let chunk = |d: usize| chunk_shape.get(d).copied().unwrap_or(1).max(1);
     let mut block = shape.to_vec();
@@ -399,7 +405,7 @@ fn slabs(shape: &[u64], chunk_shape: &[u64], element_size: u64, target: u64, bud
 }
 
 /// The iterator of [`slabs`].
-struct Slabs {
+pub(crate) struct Slabs {
     shape: Vec<u64>,
     /// The shape of a slab away from the array's edges.
     block: Vec<u64>,

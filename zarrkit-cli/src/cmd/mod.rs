@@ -1,9 +1,12 @@
 //! The subcommands, and what they share: finding the store and the node a
 //! path names, opening the store, and formatting values.
 
+pub mod bench;
+pub mod completions;
 pub mod consolidate;
 pub mod export;
 pub mod info;
+pub mod ls;
 pub mod migrate;
 pub mod progress;
 pub mod tree;
