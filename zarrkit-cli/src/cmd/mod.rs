@@ -97,10 +97,12 @@ pub fn locate(target: &Path, explicit_node: Option<&str>) -> anyhow::Result<Loca
             probed: None,
         });
     }
-    // `STORE/a/zarr.json` (or `.zarray`, `.zgroup`) means the node `STORE/a`.
+    // `STORE/a/zarr.json` (or `.zarray`, `.zgroup`) means the node `STORE/a`;
+    // a directory of such a name (a v2 node called `meta`) is itself a node.
     let target = if target
         .file_name()
         .is_some_and(|n| NODE_DOCUMENTS.iter().any(|d| n == *d))
+        && !target.is_dir()
     {
         target.parent().unwrap_or(Path::new("."))
     } else {
