@@ -743,3 +743,15 @@ fn ls_and_bench_on_s3_agree_with_the_local_copy() {
     assert!(left.is_empty(), "{left:?}");
     store.erase_prefix(&StorePrefix::root()).unwrap();
 }
+
+#[test]
+fn a_node_named_like_a_document_is_that_node() {
+    // zarr-python 2's fixture has a v2 array called `meta` (the name of a
+    // v1 document): it is listed itself, not its parent group.
+    let meta = shared("zarr-python-2-fixture/meta");
+    let listed = json(&zarrkit(["ls", "--json", meta.to_str().unwrap()]));
+    assert_eq!(listed["path"], "/meta");
+    assert_eq!(listed["node_type"], "array");
+    assert_eq!(listed["entries"][0]["shape"], serde_json::json!([2, 2]));
+    assert_eq!(listed["entries"][0]["stored_chunks"], 1);
+}
