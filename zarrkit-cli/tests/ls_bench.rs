@@ -755,3 +755,80 @@ fn a_node_named_like_a_document_is_that_node() {
     assert_eq!(listed["entries"][0]["shape"], serde_json::json!([2, 2]));
     assert_eq!(listed["entries"][0]["stored_chunks"], 1);
 }
+
+#[test]
+fn every_reporting_command_prints_json_and_shares_the_exit_codes() {
+    let dir = tempfile::tempdir().unwrap();
+    let npy = dir.path().join("labels.npy");
+    let labels = format!("{}/labels", sample());
+    let dst = dir.path().join("migrated.zarr");
+    let commands: Vec<Vec<String>> = vec![
+        vec!["info".into(), labels.clone()],
+        vec!["tree".into(), sample()],
+        vec!["ls".into(), sample()],
+        vec!["bench".into(), labels.clone()],
+        vec![
+            "export".into(),
+            labels.clone(),
+            "-o".into(),
+            npy.to_str().unwrap().into(),
+        ],
+        vec![
+            "migrate".into(),
+            "--dry-run".into(),
+            sample(),
+            dst.to_str().unwrap().into(),
+        ],
+    ];
+    for command in &commands {
+        let mut args = command.clone();
+        args.insert(1, "--json".into());
+        let printed = json(&zarrkit(&args));
+        assert!(printed.is_object(), "{command:?}: {printed}");
+    }
+    assert_eq!(
+        json(&zarrkit([
+            "export",
+            "--json",
+            &labels,
+            "-o",
+            npy.to_str().unwrap()
+        ]))["written"][0]["bytes"],
+        std::fs::metadata(&npy).unwrap().len()
+    );
+    // consolidate --check --json on a store without consolidated metadata:
+    // the JSON says so, and the exit code is 1.
+    let v2 = fixture("fixtures/v2/zarr-python.zarr");
+    let run = zarrkit(["consolidate", "--check", "--json", v2.to_str().unwrap()]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let printed: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(printed["consolidated"], false);
+
+    // A node that does not exist: exit code 1, the message names it, and
+    // nothing is printed on standard output.
+    let missing = format!("{}/no_such_array", sample());
+    for name in ["info", "ls", "bench", "tree"] {
+        let run = zarrkit([name, "--json", &missing]);
+        assert_eq!(run.code, 1, "{name}: {}", run.stderr);
+        assert!(run.stderr.starts_with("error: "), "{name}: {}", run.stderr);
+        assert!(
+            run.stderr.contains("no_such_array"),
+            "{name}: {}",
+            run.stderr
+        );
+        assert_eq!(run.stdout, "", "{name}");
+    }
+    // Usage errors: exit code 2.
+    for name in [
+        "info",
+        "tree",
+        "ls",
+        "bench",
+        "export",
+        "migrate",
+        "consolidate",
+    ] {
+        let run = zarrkit([name, "--no-such-option", &sample()]);
+        assert_eq!(run.code, 2, "{name}: {}", run.stderr);
+    }
+}
