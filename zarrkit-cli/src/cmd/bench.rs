@@ -3,7 +3,7 @@
 //! memory.
 
 use super::export::{parse_size, slab_target, slabs};
-use super::ls::{human, sizes};
+use super::ls::human;
 use super::{
     Location, format_shape, locate, open_located, open_url, plural, product, url_of,
     warn_stale_consolidated,
@@ -258,14 +258,9 @@ pub fn run(args: &BenchArgs, out: &mut impl Write) -> anyhow::Result<()> {
     }
     // What a read fetches: the stored chunks (not timed).
     let stored = array
-        .stored_chunks()
-        .with_context(|| format!("cannot list the stored chunks of `{path}`"))?;
-    let keys: Vec<_> = stored.into_iter().map(|c| c.key).collect();
-    let stored_bytes = sizes(store.as_ref(), &keys, None)?
-        .into_iter()
-        .flatten()
-        .fold(0u64, u64::saturating_add);
-    let stored_chunks = keys.len() as u64;
+        .stored_size()
+        .with_context(|| format!("cannot count the stored chunks of `{path}`"))?;
+    let (stored_chunks, stored_bytes) = (stored.chunks, stored.bytes);
     let decoded = if array.data_type().is_variable_length() {
         None
     } else {
@@ -424,12 +419,9 @@ fn time_writes(
         let run = time_write(array, &scratch, args.memory_budget, decoded, &label)?;
         // What the copy holds (not timed).
         let copy = Array::open(Arc::clone(&scratch.store), array.path().as_str())?;
-        let keys: Vec<_> = copy.stored_chunks()?.into_iter().map(|c| c.key).collect();
-        measurement.chunks = keys.len() as u64;
-        measurement.stored_bytes = sizes(scratch.store.as_ref(), &keys, None)?
-            .into_iter()
-            .flatten()
-            .fold(0u64, u64::saturating_add);
+        let written = copy.stored_size()?;
+        measurement.chunks = written.chunks;
+        measurement.stored_bytes = written.bytes;
         measurement.scratch = Some(scratch.location.clone());
         measurement.runs.push(run);
         scratch.delete()?;

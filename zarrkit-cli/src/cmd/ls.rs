@@ -9,19 +9,17 @@ use super::{
 use crate::prefetched::Prefetched;
 use anyhow::Context;
 use clap::Args;
-use indicatif::ProgressBar;
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use zarrkit::store::{Store, StoreKey};
 use zarrkit::{Array, Group, Node, NodePath, format};
 
-/// Size lookups of more keys than this show a progress bar (on a terminal).
-const PROGRESS_THRESHOLD: u64 = 2000;
-
-/// The most size requests in flight at once on a remote store.
-const MAX_SIZE_WORKERS: usize = 32;
+/// On a remote store, one array is counted at a time per this many of the
+/// store's requests in flight (so 8 at once with the default 64).
+const ARRAYS_PER_REQUESTS: usize = 8;
 
 /// The text after the options in `--help`.
 pub const AFTER_LONG_HELP: &str = "\
@@ -32,8 +30,8 @@ sorted by name. On an array, the row of the array itself. With -R, every \
 node below is listed depth first, named by its path from the listed node \
 (`weather/temperature`). The last line totals the rows. Sizes are binary \
 (`1.5 KiB` = 1536 bytes); --bytes prints exact byte counts. Each array \
-costs one listing of its chunk prefix and one size query per stored chunk \
-(sent many at once to remote stores); a store that cannot list (HTTP) is \
+costs one listing of its chunk prefix, which on object storage carries the \
+sizes (arrays are counted several at once there); a store that cannot list (HTTP) is \
 listed from its consolidated metadata, and its chunks are found by asking \
 for each position of the grid.
 
@@ -68,7 +66,7 @@ Output:
   {\"name\", \"path\", \"error\"} for a node that cannot be opened (the exit
   status is then 1, after everything is printed).
 --keys --json prints {\"prefix\", \"keys\": [{\"key\", \"size\"}, …], \"count\",
-  \"bytes\"}; a key erased while listing has size null.";
+  \"bytes\"}.";
 
 /// Arguments of `zarrkit ls`.
 #[derive(Debug, Args)]
@@ -122,7 +120,8 @@ pub fn run(args: &LsArgs, out: &mut impl Write) -> anyhow::Result<()> {
             } else {
                 array.path().name().to_string()
             };
-            listing.push_array(name, array)?;
+            let counts = stored(array)?;
+            listing.push_array(name, array, counts)?;
         }
         Node::Group(group) => listing.group(group, "", args.recursive)?,
     }
@@ -222,8 +221,14 @@ struct Listing {
 }
 
 impl Listing {
-    fn push_array(&mut self, name: String, array: &Array) -> anyhow::Result<()> {
-        let (stored_chunks, stored_bytes) = stored(array)?;
+    /// Adds the row of `array`, whose stored chunks and bytes are `stored`.
+    fn push_array(
+        &mut self,
+        name: String,
+        array: &Array,
+        stored: (u64, u64),
+    ) -> anyhow::Result<()> {
+        let (stored_chunks, stored_bytes) = stored;
         self.arrays += 1;
         self.stored_chunks += stored_chunks;
         self.stored_bytes = self.stored_bytes.saturating_add(stored_bytes);
@@ -247,10 +252,22 @@ impl Listing {
     /// Lists the children of `group` (and with `recursive` everything
     /// below), their names prefixed by `prefix`.
     fn group(&mut self, group: &Group, prefix: &str, recursive: bool) -> anyhow::Result<()> {
-        for (child, node) in children(group)? {
+        let children = children(group)?;
+        let arrays: Vec<&Array> = children
+            .iter()
+            .filter_map(|(_, node)| match node {
+                Ok(Node::Array(array)) => Some(array),
+                _ => None,
+            })
+            .collect();
+        let mut stored = stored_many(&arrays).into_iter();
+        for (child, node) in children {
             let name = format!("{prefix}{}", child.name());
             match node {
-                Ok(Node::Array(array)) => self.push_array(name, &array)?,
+                Ok(Node::Array(array)) => {
+                    let counts = stored.next().context("an array was not counted")??;
+                    self.push_array(name, &array, counts)?;
+                }
                 Ok(Node::Group(sub)) => {
                     self.groups += 1;
                     self.rows.push(Row {
@@ -416,61 +433,52 @@ fn prefetch_documents(
         .collect())
 }
 
-/// An array's stored chunks (one listing of its chunk prefix) and their
-/// total size (one size query each, many in flight on a remote store).
-fn stored(array: &Array) -> anyhow::Result<(u64, u64)> {
-    let context = || format!("cannot count the stored chunks of `{}`", array.path());
-    let chunks = array.stored_chunks().with_context(context)?;
-    let keys: Vec<StoreKey> = chunks.into_iter().map(|chunk| chunk.key).collect();
-    let sizes = sizes(array.store().as_ref(), &keys, None).with_context(context)?;
-    let bytes = sizes
-        .iter()
-        .flatten()
-        .fold(0u64, |sum, &n| sum.saturating_add(n));
-    Ok((keys.len() as u64, bytes))
+/// An array's stored chunks and bytes, or why they cannot be counted.
+type StoredCounts = anyhow::Result<(u64, u64)>;
+
+/// The stored chunks and bytes of each of `arrays` ([`stored`]), in order:
+/// one after another on a local store; on a remote one, several arrays at
+/// once, sharing the store's requests in flight between them.
+fn stored_many(arrays: &[&Array]) -> Vec<StoredCounts> {
+    let concurrency = arrays.first().map_or(1, |a| a.store().concurrency());
+    let workers = (concurrency / ARRAYS_PER_REQUESTS).clamp(1, arrays.len().max(1));
+    if workers <= 1 {
+        return arrays.iter().map(|a| stored(a)).collect();
+    }
+    let next = AtomicUsize::new(0);
+    let results: Vec<Mutex<Option<StoredCounts>>> =
+        arrays.iter().map(|_| Mutex::new(None)).collect();
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(array) = arrays.get(i) else {
+                        break;
+                    };
+                    let counts = stored(array);
+                    *results[i].lock().unwrap_or_else(PoisonError::into_inner) = Some(counts);
+                }
+            });
+        }
+    });
+    results
+        .into_iter()
+        .map(|slot| {
+            slot.into_inner()
+                .unwrap_or_else(PoisonError::into_inner)
+                .unwrap_or_else(|| Err(anyhow::anyhow!("an array was not counted")))
+        })
+        .collect()
 }
 
-/// The size of each key (`None` for one that is missing), asked one after
-/// another of a local store and [`MAX_SIZE_WORKERS`] at a time (at most the
-/// store's concurrency) of a remote one, whose every answer is a round trip.
-///
-/// # Errors
-/// The first store error.
-pub(crate) fn sizes(
-    store: &dyn Store,
-    keys: &[StoreKey],
-    progress: Option<&ProgressBar>,
-) -> anyhow::Result<Vec<Option<u64>>> {
-    let size = |key: &StoreKey| {
-        let size = store
-            .size(key)
-            .with_context(|| format!("cannot read the size of `{}`", key.as_str()));
-        if let Some(bar) = progress {
-            bar.inc(1);
-        }
-        size
-    };
-    let workers = store.concurrency().min(MAX_SIZE_WORKERS).min(keys.len());
-    if workers <= 1 {
-        return keys.iter().map(size).collect();
-    }
-    let per_worker = keys.len().div_ceil(workers);
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = keys
-            .chunks(per_worker)
-            .map(|part| scope.spawn(move || part.iter().map(size).collect::<Vec<_>>()))
-            .collect();
-        let mut all = Vec::with_capacity(keys.len());
-        for handle in handles {
-            let part = handle
-                .join()
-                .map_err(|_| anyhow::anyhow!("a size query panicked"))?;
-            for size in part {
-                all.push(size?);
-            }
-        }
-        Ok(all)
-    })
+/// An array's stored chunks and their total size: one listing of its chunk
+/// prefix, with sizes ([`Array::stored_size`]).
+fn stored(array: &Array) -> StoredCounts {
+    let stored = array
+        .stored_size()
+        .with_context(|| format!("cannot count the stored chunks of `{}`", array.path()))?;
+    Ok((stored.chunks, stored.bytes))
 }
 
 /// `ls --keys`: every key under the node's prefix with its size.
@@ -481,49 +489,39 @@ fn list_keys(
     out: &mut impl Write,
 ) -> anyhow::Result<()> {
     let prefix = node.to_prefix();
-    let keys = store
-        .list_prefix(&prefix)
+    let listed = store
+        .list_prefix_sizes(&prefix)
         .with_context(|| format!("cannot list the keys under `{}`", prefix.as_str()))?;
-    let progress = super::progress::items(keys.len() as u64, PROGRESS_THRESHOLD, "keys");
-    let sizes = sizes(store.as_ref(), &keys, progress.as_ref())?;
-    if let Some(bar) = progress {
-        bar.finish_and_clear();
-    }
-    let total = sizes
+    let total = listed
         .iter()
-        .flatten()
-        .fold(0u64, |sum, &n| sum.saturating_add(n));
+        .fold(0u64, |sum, (_, n)| sum.saturating_add(*n));
     if args.json {
         let printed = serde_json::json!({
             "prefix": prefix.as_str(),
-            "keys": keys.iter().zip(&sizes).map(|(key, size)| serde_json::json!({
+            "keys": listed.iter().map(|(key, size)| serde_json::json!({
                 "key": key.as_str(),
                 "size": size,
             })).collect::<Vec<_>>(),
-            "count": keys.len(),
+            "count": listed.len(),
             "bytes": total,
         });
         writeln!(out, "{}", serde_json::to_string_pretty(&printed)?)?;
         return Ok(());
     }
-    let shown: Vec<String> = sizes
+    let shown: Vec<String> = listed
         .iter()
-        .map(|size| match size {
-            None => "-".to_string(),
-            Some(n) if args.bytes => n.to_string(),
-            Some(n) => human(*n),
-        })
+        .map(|(_, n)| if args.bytes { n.to_string() } else { human(*n) })
         .collect();
     let width = shown.iter().map(String::len).max().unwrap_or(0).max(4);
     writeln!(out, "{:>width$}  KEY", "SIZE")?;
-    for (key, size) in keys.iter().zip(&shown) {
+    for ((key, _), size) in listed.iter().zip(&shown) {
         writeln!(out, "{size:>width$}  {}", key.as_str())?;
     }
     writeln!(out)?;
     writeln!(
         out,
         "total: {}, {}",
-        plural(keys.len() as u64, "key", "keys"),
+        plural(listed.len() as u64, "key", "keys"),
         if args.bytes {
             plural(total, "byte", "bytes")
         } else {
