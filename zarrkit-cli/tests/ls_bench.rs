@@ -832,3 +832,20 @@ fn every_reporting_command_prints_json_and_shares_the_exit_codes() {
         assert_eq!(run.code, 2, "{name}: {}", run.stderr);
     }
 }
+
+#[test]
+fn the_output_shown_in_ls_help_is_what_ls_prints() {
+    let help = zarrkit(["ls", "--help"]);
+    assert_eq!(help.code, 0);
+    let shown: String = help
+        .stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("Output of the first:"))
+        .skip(1)
+        .take_while(|l| !l.starts_with("--json"))
+        .map(|l| format!("{}\n", l.strip_prefix("  ").unwrap_or(l)))
+        .collect();
+    let run = zarrkit(["ls", &sample()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(shown.trim_end(), run.stdout.trim_end());
+}

@@ -48,12 +48,12 @@ Examples:
   zarrkit ls --keys testdata/sample.zarr/weather
   zarrkit ls --json s3://bucket/data.zarr | jq '.entries[].stored_bytes'
 
-Output:
-  KIND   SHAPE         DATA TYPE  CHUNKS  STORED   NAME
-  array  [36, 72]      uint8      4/4     1.2 KiB  labels
-  group  -             -          -       -        weather/
+Output of the first:
+  KIND   SHAPE     DATA TYPE  CHUNKS  STORED  NAME
+  array  [36, 72]  uint8      4/4     906 B   labels
+  group  -         -          -       -       weather/
 
-  total: 1 array, 1 group, 4 stored chunks, 1.2 KiB
+  total: 1 array, 1 group, 4 stored chunks, 906 B
 
 --json prints {\"path\", \"node_type\", \"format\", \"recursive\", \"entries\": \
 [ENTRY, …], \"arrays\", \"groups\", \"stored_chunks\", \"stored_bytes\"} \
@@ -437,8 +437,8 @@ fn prefetch_documents(
 type StoredCounts = anyhow::Result<(u64, u64)>;
 
 /// The stored chunks and bytes of each of `arrays` ([`stored`]), in order:
-/// one after another on a local store; on a remote one, several arrays at
-/// once, sharing the store's requests in flight between them.
+/// one after another on a local store; on a remote one, where each listing
+/// waits a round trip, several arrays at once.
 fn stored_many(arrays: &[&Array]) -> Vec<StoredCounts> {
     let concurrency = arrays.first().map_or(1, |a| a.store().concurrency());
     let workers = (concurrency / ARRAYS_PER_REQUESTS).clamp(1, arrays.len().max(1));
