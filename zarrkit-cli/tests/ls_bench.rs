@@ -849,3 +849,41 @@ fn the_output_shown_in_ls_help_is_what_ls_prints() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(shown.trim_end(), run.stdout.trim_end());
 }
+
+#[test]
+fn ls_over_http_lists_from_the_consolidated_metadata() {
+    let (Some(url), Some(root)) = (server("ZARRKIT_HTTP_URL"), server("ZARRKIT_HTTP_ROOT")) else {
+        return;
+    };
+    // Not a 0700 temporary directory: nginx's worker must read it.
+    let name = unique("cli-ls");
+    let dir = Path::new(&root).join(&name);
+    std::fs::create_dir(&dir).unwrap();
+    let store = dir.join("sample.zarr");
+    let store = store.to_str().unwrap();
+    let run = zarrkit(["migrate", "-q", &sample(), store]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let run = zarrkit(["consolidate", store]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let store_url = format!("{url}/{name}/sample.zarr");
+    let remote = json(&zarrkit(["ls", "-R", "--json", &store_url]));
+    let local = json(&zarrkit(["ls", "-R", "--json", store]));
+    assert_eq!(remote["entries"], local["entries"]);
+    assert_eq!(remote["stored_bytes"], 51387);
+    let bench = json(&zarrkit([
+        "bench",
+        "--json",
+        &format!("{store_url}/weather/temperature"),
+    ]));
+    bench_checks(&bench, 24 * 36 * 72 * 4, 36, 45714, 1);
+    // HTTP cannot list keys: an error that says so.
+    let run = zarrkit(["ls", "--keys", &store_url]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("cannot list the keys of the store"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("listing"), "{}", run.stderr);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -489,9 +489,13 @@ fn list_keys(
     out: &mut impl Write,
 ) -> anyhow::Result<()> {
     let prefix = node.to_prefix();
-    let listed = store
-        .list_prefix_sizes(&prefix)
-        .with_context(|| format!("cannot list the keys under `{}`", prefix.as_str()))?;
+    let listed = store.list_prefix_sizes(&prefix).with_context(|| {
+        if prefix.is_root() {
+            "cannot list the keys of the store".to_string()
+        } else {
+            format!("cannot list the keys under `{}`", prefix.as_str())
+        }
+    })?;
     let total = listed
         .iter()
         .fold(0u64, |sum, (_, n)| sum.saturating_add(*n));
