@@ -17,6 +17,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 use zarrkit::store::{Store, StoreKey};
 use zarrkit::{Array, Group, Node, NodePath, format};
 
+/// Groups of more arrays than this show a progress bar while their stored
+/// chunks are counted (on a terminal).
+const PROGRESS_THRESHOLD: u64 = 64;
+
 /// On a remote store, one array is counted at a time per this many of the
 /// store's requests in flight (so 8 at once with the default 64).
 const ARRAYS_PER_REQUESTS: usize = 8;
@@ -440,11 +444,33 @@ type StoredCounts = anyhow::Result<(u64, u64)>;
 /// one after another on a local store; on a remote one, where each listing
 /// waits a round trip, several arrays at once.
 fn stored_many(arrays: &[&Array]) -> Vec<StoredCounts> {
+    let progress = super::progress::items(arrays.len() as u64, PROGRESS_THRESHOLD, "arrays");
+    let stored = |array: &Array| {
+        let counts = stored(array);
+        if let Some(bar) = &progress {
+            bar.inc(1);
+        }
+        counts
+    };
     let concurrency = arrays.first().map_or(1, |a| a.store().concurrency());
     let workers = (concurrency / ARRAYS_PER_REQUESTS).clamp(1, arrays.len().max(1));
-    if workers <= 1 {
-        return arrays.iter().map(|a| stored(a)).collect();
+    let counts = if workers <= 1 {
+        arrays.iter().map(|a| stored(a)).collect()
+    } else {
+        stored_in_parallel(arrays, workers, &stored)
+    };
+    if let Some(bar) = progress {
+        bar.finish_and_clear();
     }
+    counts
+}
+
+/// `stored` of each of `arrays`, in order, counted by `workers` threads.
+fn stored_in_parallel(
+    arrays: &[&Array],
+    workers: usize,
+    stored: &(dyn Fn(&Array) -> StoredCounts + Sync),
+) -> Vec<StoredCounts> {
     let next = AtomicUsize::new(0);
     let results: Vec<Mutex<Option<StoredCounts>>> =
         arrays.iter().map(|_| Mutex::new(None)).collect();
