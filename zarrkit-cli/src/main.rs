@@ -162,6 +162,41 @@ enum Command {
         after_long_help = cmd::import::AFTER_LONG_HELP
     )]
     Import(Box<cmd::import::ImportArgs>),
+    /// List a group's children (or an array) with shape, data type, stored chunks and bytes
+    #[command(
+        long_about = format!(
+            "List the children of a group with their kind, shape, data type, stored chunks and \
+             stored bytes (or, on an array, the array itself); with --keys, every key under a \
+             prefix with its size.\n\n{}",
+            cmd::LOCATE_HELP
+        ),
+        after_long_help = cmd::ls::AFTER_LONG_HELP
+    )]
+    Ls(cmd::ls::LsArgs),
+    /// Time reading a whole array (and with --write, writing a copy): GB/s, chunks/s, peak memory
+    #[command(
+        long_about = "Time a whole read of an array, in parallel and in slabs under a memory \
+                      budget, and with --write a whole write of a scratch copy, and print the \
+                      throughput (GB/s of decoded bytes, chunks/s, stored bytes/s), the wall \
+                      time and the peak memory.",
+        after_long_help = cmd::bench::AFTER_LONG_HELP
+    )]
+    Bench(cmd::bench::BenchArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
+    #[command(
+        long_about = "Print a completion script for a shell, generated from the command line's \
+                      own definitions, so it covers every subcommand and option.",
+        after_long_help = cmd::completions::COMPLETIONS_AFTER_LONG_HELP
+    )]
+    Completions(cmd::completions::CompletionsArgs),
+    /// Print the man page (roff), or write one page per subcommand with --out-dir
+    #[command(
+        long_about = "Print the man page of zarrkit (roff, for `man -l -`), generated from the \
+                      command line's own definitions, or with --out-dir write one page per \
+                      command: zarrkit.1, zarrkit-ls.1, ….",
+        after_long_help = cmd::completions::MAN_AFTER_LONG_HELP
+    )]
+    Man(cmd::completions::ManArgs),
 }
 
 /// Parses `KEY=VALUE` of `--storage-option`.
@@ -217,6 +252,10 @@ fn main() -> ExitCode {
         Command::Create(args) => cmd::create::run(&args, &mut out),
         Command::CreateGroup(args) => cmd::create::run_group(&args, &mut out),
         Command::Import(args) => cmd::import::run(&args, &mut out),
+        Command::Ls(args) => cmd::ls::run(&args, &mut out),
+        Command::Bench(args) => cmd::bench::run(&args, &mut out),
+        Command::Completions(args) => cmd::completions::run(&args, Cli::command(), &mut out),
+        Command::Man(args) => cmd::completions::run_man(&args, Cli::command(), &mut out),
     }
     .and_then(|()| Ok(out.flush()?));
     // Show what was printed first, then what listings skipped, so that an

@@ -141,6 +141,10 @@ impl Store for Prefetched {
         self.inner.list_dir(prefix)
     }
 
+    fn list_prefix_sizes(&self, prefix: &StorePrefix) -> Result<Vec<(StoreKey, u64)>, StoreError> {
+        self.inner.list_prefix_sizes(prefix)
+    }
+
     fn finish(&self) -> Result<(), StoreError> {
         self.inner.finish()
     }

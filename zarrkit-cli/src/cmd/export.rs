@@ -12,7 +12,7 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use zarrkit::array::GridWalk;
 use zarrkit::metadata::DataType;
-use zarrkit::{Array, Node, Region};
+use zarrkit::{Array, Node, NodePath, Region};
 
 /// Arrays larger than this show a progress bar (when stderr is a terminal).
 const PROGRESS_THRESHOLD: u64 = 64 << 20;
@@ -43,7 +43,8 @@ a regular file: a device or FIFO (`-o /dev/stdout`, a named pipe) is written \
 directly, `-` writes to standard output (the report line then goes to \
 stderr), and a symbolic link is followed to the file it names, which is \
 replaced (the link stays); a link to nothing is refused. --out and --attrs \
-must name different files. A progress bar is shown on stderr for arrays \
+must name different files. --json reports the files written as JSON \
+instead of text (see --json above). A progress bar is shown on stderr for arrays \
 over 64 MiB when stderr is a terminal. A `.npy` file over 64 GiB is refused \
 unless --force is given: the error says how large it would be.
 
@@ -90,6 +91,12 @@ pub struct ExportArgs {
     /// The most memory one read may hold, such as `512MiB` or `2G` (default 8 GiB)
     #[arg(long, value_name = "BYTES", value_parser = parse_size)]
     pub memory_budget: Option<u64>,
+
+    /// Report the files written as JSON: `{"written": [{"file", "content"
+    /// ("array" or "attributes"), "path" (the node), "bytes"}]}`, on
+    /// standard error when data goes to standard output
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Without `--force`, exports larger than this are refused: a shape edited
@@ -145,6 +152,7 @@ pub fn run(args: &ExportArgs, out: &mut impl Write) -> anyhow::Result<()> {
         .any(|p| is_stdout(p));
     let mut stderr = std::io::stderr();
     let report: &mut dyn Write = if to_stdout { &mut stderr } else { out };
+    let mut files = Vec::new();
     if let Some(npy_path) = &args.out {
         let Node::Array(array) = &mut node else {
             bail!(
@@ -156,14 +164,18 @@ pub fn run(args: &ExportArgs, out: &mut impl Write) -> anyhow::Result<()> {
         }
         let written = export_npy(array, npy_path, args.force)
             .with_context(|| format!("cannot export `{path}` to `{}`", npy_path.display()))?;
-        writeln!(
-            report,
-            "wrote `{}`: {path}, shape {}, {}, {}",
-            npy_path.display(),
-            format_shape(array.shape()),
-            array.data_type(),
-            format_bytes(written)
-        )?;
+        if args.json {
+            files.push(file_json(npy_path, "array", &path, written));
+        } else {
+            writeln!(
+                report,
+                "wrote `{}`: {path}, shape {}, {}, {}",
+                npy_path.display(),
+                format_shape(array.shape()),
+                array.data_type(),
+                format_bytes(written)
+            )?;
+        }
     }
     if let Some(attrs_path) = &args.attrs {
         let mut text = serde_json::to_string_pretty(node.attributes())?;
@@ -171,13 +183,36 @@ pub fn run(args: &ExportArgs, out: &mut impl Write) -> anyhow::Result<()> {
         let mut file = Sink::create(attrs_path)?;
         file.write_all(text.as_bytes())?;
         file.commit()?;
-        writeln!(
-            report,
-            "wrote `{}`: attributes of {path}",
-            attrs_path.display()
-        )?;
+        if args.json {
+            files.push(file_json(
+                attrs_path,
+                "attributes",
+                &path,
+                text.len() as u64,
+            ));
+        } else {
+            writeln!(
+                report,
+                "wrote `{}`: attributes of {path}",
+                attrs_path.display()
+            )?;
+        }
+    }
+    if args.json {
+        let printed = serde_json::json!({ "written": files });
+        writeln!(report, "{}", serde_json::to_string_pretty(&printed)?)?;
     }
     Ok(())
+}
+
+/// One file `export --json` reports.
+fn file_json(file: &Path, content: &str, node: &NodePath, bytes: u64) -> serde_json::Value {
+    serde_json::json!({
+        "file": file.display().to_string(),
+        "content": content,
+        "path": node.as_str(),
+        "bytes": bytes,
+    })
 }
 
 /// Refuses an export of `bytes` bytes (at least) over [`EXPORT_LIMIT`] without `--force`.
@@ -313,7 +348,7 @@ fn export_vlen_npy(array: &Array, dest: &Path, force: bool) -> anyhow::Result<u6
 }
 
 /// The bytes to aim for per slab: [`SLAB_TARGET`], or less under a smaller memory budget.
-fn slab_target(array: &Array) -> u64 {
+pub(crate) fn slab_target(array: &Array) -> u64 {
     SLAB_TARGET.min(array.memory_budget() / 2).max(1)
 }
 
@@ -327,7 +362,13 @@ fn slab_target(array: &Array) -> u64 {
 ///
 /// The slabs are produced one at a time: an array of 10^15 elements has
 /// as many slabs as it has, and listing them first would exhaust memory.
-fn slabs(shape: &[u64], chunk_shape: &[u64], element_size: u64, target: u64, budget: u64) -> Slabs {
+pub(crate) fn slabs(
+    shape: &[u64],
+    chunk_shape: &[u64],
+    element_size: u64,
+    target: u64,
+    budget: u64,
+) -> Slabs {
     let ndim = shape.len();
     let chunk = |d: usize| chunk_shape.get(d).copied().unwrap_or(1).max(1);
     let mut block = shape.to_vec();
@@ -399,7 +440,7 @@ fn slabs(shape: &[u64], chunk_shape: &[u64], element_size: u64, target: u64, bud
 }
 
 /// The iterator of [`slabs`].
-struct Slabs {
+pub(crate) struct Slabs {
     shape: Vec<u64>,
     /// The shape of a slab away from the array's edges.
     block: Vec<u64>,

@@ -1,12 +1,15 @@
 //! The subcommands, and what they share: finding the store and the node a
 //! path names, opening the store, and formatting values.
 
+pub mod bench;
+pub mod completions;
 pub mod consolidate;
 pub mod create;
 pub mod export;
 pub mod import;
 pub mod info;
 pub mod layout;
+pub mod ls;
 pub mod migrate;
 pub mod progress;
 pub mod tree;
@@ -97,10 +100,12 @@ pub fn locate(target: &Path, explicit_node: Option<&str>) -> anyhow::Result<Loca
             probed: None,
         });
     }
-    // `STORE/a/zarr.json` (or `.zarray`, `.zgroup`) means the node `STORE/a`.
+    // `STORE/a/zarr.json` (or `.zarray`, `.zgroup`) means the node `STORE/a`;
+    // a directory of such a name (a v2 node called `meta`) is itself a node.
     let target = if target
         .file_name()
         .is_some_and(|n| NODE_DOCUMENTS.iter().any(|d| n == *d))
+        && !target.is_dir()
     {
         target.parent().unwrap_or(Path::new("."))
     } else {

@@ -58,10 +58,7 @@ impl Array {
             Some(listed) => {
                 let mut found = Vec::with_capacity(listed.len());
                 for chunk in listed {
-                    let inside = chunk.chunk_coords.iter().zip(&grid).all(|(c, n)| c < n);
-                    // Only the one key each chunk has counts (listing may
-                    // meet other spellings that parse to the same coords).
-                    if inside && self.chunk_key(&chunk.chunk_coords)? == chunk.key {
+                    if self.is_own_chunk(&chunk, &grid)? {
                         found.push(chunk);
                     }
                 }
@@ -85,11 +82,25 @@ impl Array {
 
     /// The number of stored chunks ([`Array::stored_chunks`]) and the sum of
     /// their stored sizes; a chunk erased between the listing and the
-    /// size query counts no bytes.
+    /// size query counts no bytes. One listing with sizes
+    /// ([`Store::list_prefix_sizes`](crate::store::Store::list_prefix_sizes))
+    /// where the store can list, so object storage answers without a
+    /// request per chunk.
     ///
     /// # Errors
     /// A store error.
     pub fn stored_size(&self) -> Result<StoredSize, Error> {
+        if let Some(listed) = self.listed_chunk_sizes()? {
+            let grid = self.chunk_grid_shape();
+            let mut stored = StoredSize::default();
+            for (chunk, size) in listed {
+                if self.is_own_chunk(&chunk, &grid)? {
+                    stored.chunks += 1;
+                    stored.bytes = stored.bytes.saturating_add(size);
+                }
+            }
+            return Ok(stored);
+        }
         let chunks = self.stored_chunks()?;
         let mut bytes = 0u64;
         for chunk in &chunks {
@@ -99,6 +110,38 @@ impl Array {
             chunks: chunks.len() as u64,
             bytes,
         })
+    }
+
+    /// Whether `chunk` (a listed key that parses as a chunk key) is a chunk
+    /// of the array: inside the grid `grid`, and under the one key its
+    /// coordinates have (listing may meet other spellings that parse to the
+    /// same coordinates).
+    fn is_own_chunk(&self, chunk: &StoredChunk, grid: &[u64]) -> Result<bool, Error> {
+        let inside = chunk.chunk_coords.iter().zip(grid).all(|(c, n)| c < n);
+        Ok(inside && self.chunk_key(&chunk.chunk_coords)? == chunk.key)
+    }
+
+    /// As [`Array::listed_chunks`], each with its stored size, from one
+    /// listing with sizes; `None` when the store cannot list.
+    fn listed_chunk_sizes(&self) -> Result<Option<Vec<(StoredChunk, u64)>>, Error> {
+        if !self.store.capabilities().list {
+            return Ok(None);
+        }
+        let sized = match self.store.list_prefix_sizes(self.layout.prefix()) {
+            Ok(sized) => sized,
+            Err(StoreError::Unsupported { .. }) => return Ok(None),
+            Err(error) => return Err(error.into()),
+        };
+        let ndim = self.ndim();
+        Ok(Some(
+            sized
+                .into_iter()
+                .filter_map(|(key, size)| {
+                    let chunk_coords = self.layout.parse_chunk_key(&key, ndim)?;
+                    Some((StoredChunk { chunk_coords, key }, size))
+                })
+                .collect(),
+        ))
     }
 
     /// Every key under the array's chunk prefix that parses as a chunk key

@@ -596,6 +596,25 @@ pub trait Store: Send + Sync + Debug {
     /// [`StoreError::Unsupported`] on an unlistable store, or a backend error.
     fn list_dir(&self, prefix: &StorePrefix) -> Result<ListDir, StoreError>;
 
+    /// Every key that starts with `prefix` with the size of its value,
+    /// sorted by key: what [`Store::list_prefix`] and [`Store::size`] say,
+    /// in one listing where the backend's listing carries sizes (object
+    /// storage), so that adding up the bytes under a prefix costs no
+    /// request per key. A key erased between the listing and its size
+    /// query is left out. The default asks [`Store::size`] of each key.
+    ///
+    /// # Errors
+    /// [`StoreError::Unsupported`] on an unlistable store, or a backend error.
+    fn list_prefix_sizes(&self, prefix: &StorePrefix) -> Result<Vec<(StoreKey, u64)>, StoreError> {
+        let mut sized = Vec::new();
+        for key in self.list_prefix(prefix)? {
+            if let Some(size) = self.size(&key)? {
+                sized.push((key, size));
+            }
+        }
+        Ok(sized)
+    }
+
     /// Completes the writes the store holds back until the end: a zip
     /// writer (`ZipStoreWriter`, feature `zip`) writes its archive. Stores that write through
     /// (every other backend) have nothing to do. Call it once all writes

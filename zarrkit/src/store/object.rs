@@ -679,13 +679,22 @@ impl RemoteStore {
     }
 
     fn list_paths(&self, prefix: &StorePrefix) -> Result<Vec<Path>, StoreError> {
+        Ok(self
+            .list_sized_paths(prefix)?
+            .into_iter()
+            .map(|(path, _)| path)
+            .collect())
+    }
+
+    /// The objects under `prefix` with their sizes, as one listing gives them.
+    fn list_sized_paths(&self, prefix: &StorePrefix) -> Result<Vec<(Path, u64)>, StoreError> {
         let path = self.listable_prefix(prefix)?;
         let inner = Arc::clone(&self.inner);
         let listed = self.run(prefix.as_str(), false, async move {
             inner
                 .list(path.as_ref())
-                .map_ok(|meta| meta.location)
-                .try_collect::<Vec<Path>>()
+                .map_ok(|meta| (meta.location, meta.size))
+                .try_collect::<Vec<(Path, u64)>>()
                 .await
         })?;
         listed.map_err(|err| self.list_error(prefix, err))
@@ -911,6 +920,18 @@ impl Store for RemoteStore {
             .collect();
         keys.sort_unstable();
         Ok(keys)
+    }
+
+    fn list_prefix_sizes(&self, prefix: &StorePrefix) -> Result<Vec<(StoreKey, u64)>, StoreError> {
+        // The listing carries the sizes: no request per key.
+        let mut sized: Vec<(StoreKey, u64)> = self
+            .list_sized_paths(prefix)?
+            .iter()
+            .filter_map(|(path, size)| Some((self.key_of(path)?, *size)))
+            .filter(|(key, _)| key.has_prefix(prefix))
+            .collect();
+        sized.sort_unstable();
+        Ok(sized)
     }
 
     fn list_dir(&self, prefix: &StorePrefix) -> Result<ListDir, StoreError> {

@@ -951,6 +951,31 @@ impl Suite<'_> {
             None,
         );
         self.check_get("size_dir/a", None, None);
+        if self.store.capabilities().list {
+            self.set("size_dir/a/c", b"yz");
+            let sized = |prefix: &str| -> Vec<(String, u64)> {
+                self.store
+                    .list_prefix_sizes(&StorePrefix::new(prefix).unwrap())
+                    .unwrap()
+                    .into_iter()
+                    .map(|(k, n)| (k.as_str().to_string(), n))
+                    .collect()
+            };
+            let expect = |pairs: &[(&str, u64)]| -> Vec<(String, u64)> {
+                pairs.iter().map(|(k, n)| ((*k).to_string(), *n)).collect()
+            };
+            self.check_eq(
+                "keys and sizes under a prefix",
+                sized("size/"),
+                expect(&[("size/a", 3), ("size/empty", 0)]),
+            );
+            self.check_eq(
+                "keys and sizes under a deeper prefix",
+                sized("size_dir/"),
+                expect(&[("size_dir/a/b", 1), ("size_dir/a/c", 2)]),
+            );
+            self.erase("size_dir/a/c");
+        }
         self.erase_all(&["size/a", "size/empty", "size_dir/a/b"]);
     }
 

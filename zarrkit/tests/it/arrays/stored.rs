@@ -231,3 +231,94 @@ fn the_key_layout_names_and_parses_the_arrays_chunk_keys() {
     assert_eq!(layout.parse_chunk_key(&key("g/a/3/4"), 2), Some(vec![3, 4]));
     assert_eq!(layout.parse_chunk_key(&key("g/a/.zarray"), 2), None);
 }
+
+/// A memory store whose listing carries sizes (as object storage's does),
+/// counting the size queries asked of it one key at a time.
+#[derive(Debug, Default)]
+struct SizedListing {
+    inner: MemoryStore,
+    size_queries: std::sync::atomic::AtomicUsize,
+}
+
+impl Store for SizedListing {
+    fn name(&self) -> &'static str {
+        "sized listing"
+    }
+    fn capabilities(&self) -> zarrkit::store::StoreCapabilities {
+        self.inner.capabilities()
+    }
+    fn get(
+        &self,
+        key: &StoreKey,
+        range: Option<zarrkit::store::ByteRange>,
+    ) -> Result<Option<Vec<u8>>, zarrkit::store::StoreError> {
+        self.inner.get(key, range)
+    }
+    fn set(&self, key: &StoreKey, value: &[u8]) -> Result<(), zarrkit::store::StoreError> {
+        self.inner.set(key, value)
+    }
+    fn set_partial_values(
+        &self,
+        items: &[(StoreKey, u64, Vec<u8>)],
+    ) -> Result<(), zarrkit::store::StoreError> {
+        self.inner.set_partial_values(items)
+    }
+    fn erase(&self, key: &StoreKey) -> Result<(), zarrkit::store::StoreError> {
+        self.inner.erase(key)
+    }
+    fn erase_prefix(
+        &self,
+        prefix: &zarrkit::store::StorePrefix,
+    ) -> Result<(), zarrkit::store::StoreError> {
+        self.inner.erase_prefix(prefix)
+    }
+    fn list_prefix(
+        &self,
+        prefix: &zarrkit::store::StorePrefix,
+    ) -> Result<Vec<StoreKey>, zarrkit::store::StoreError> {
+        self.inner.list_prefix(prefix)
+    }
+    fn list_dir(
+        &self,
+        prefix: &zarrkit::store::StorePrefix,
+    ) -> Result<zarrkit::store::ListDir, zarrkit::store::StoreError> {
+        self.inner.list_dir(prefix)
+    }
+    fn list_prefix_sizes(
+        &self,
+        prefix: &zarrkit::store::StorePrefix,
+    ) -> Result<Vec<(StoreKey, u64)>, zarrkit::store::StoreError> {
+        self.inner.list_prefix_sizes(prefix)
+    }
+    fn size(&self, key: &StoreKey) -> Result<Option<u64>, zarrkit::store::StoreError> {
+        self.size_queries.fetch_add(1, Ordering::SeqCst);
+        self.inner.size(key)
+    }
+}
+
+#[test]
+fn stored_size_takes_the_sizes_from_one_listing_where_the_store_lists_them() {
+    for (format, keys) in [
+        (ZarrFormat::V3, ["a/c/0/2", "a/c/2/1"]),
+        // v2's chunks lie beside its documents, which do not count.
+        (ZarrFormat::V2, ["a/0.2", "a/2.1"]),
+    ] {
+        let store = Arc::new(SizedListing::default());
+        let array = two_chunks(store.clone(), "/a", format, None);
+        let bytes: u64 = keys
+            .iter()
+            .map(|k| store.inner.size(&key(k)).unwrap().unwrap())
+            .sum();
+        // A chunk outside the grid is listed but not counted.
+        store
+            .set(&key(&keys[0].replace('0', "7")), &[0; 50])
+            .unwrap();
+        store.size_queries.store(0, Ordering::SeqCst);
+        assert_eq!(
+            array.stored_size().unwrap(),
+            StoredSize { chunks: 2, bytes },
+            "{format}"
+        );
+        assert_eq!(store.size_queries.load(Ordering::SeqCst), 0, "{format}");
+    }
+}
