@@ -1,11 +1,14 @@
 //! The subcommands, and what they share: finding the store and the node a
 //! path names, opening the store, and formatting values.
 
+pub mod check;
 pub mod consolidate;
+pub mod diff;
 pub mod export;
 pub mod info;
 pub mod migrate;
 pub mod progress;
+pub mod stats;
 pub mod tree;
 
 use crate::prefetched::Prefetched;
