@@ -906,3 +906,105 @@ fn stats_of_strings_count_only_and_errors_name_what_is_wrong() {
     ]);
     assert_eq!(run.code, 2);
 }
+
+// ---------------------------------------------------------------------------
+// URLs (the test servers of scripts/servers.sh)
+// ---------------------------------------------------------------------------
+
+/// A name no other test run uses.
+fn unique(name: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    format!("{name}-{}-{nanos}", std::process::id())
+}
+
+/// The three commands over HTTP (nginx serving a directory, read-only and
+/// without listings): check finds a truncated chunk by URL, diff compares
+/// a URL with a local copy, stats reads one.
+#[test]
+fn check_diff_and_stats_read_urls() {
+    let (Some(url), Some(root)) = (
+        zarrkit::store::testing::server_from_env("ZARRKIT_HTTP_URL"),
+        zarrkit::store::testing::server_from_env("ZARRKIT_HTTP_ROOT"),
+    ) else {
+        return;
+    };
+    // Not a 0700 temporary directory: nginx's worker must read it.
+    let name = unique("check");
+    let dir = Path::new(&root).join(&name);
+    std::fs::create_dir(&dir).unwrap();
+    let served = dir.join("h.zarr");
+    hierarchy(&served, ZarrFormat::V3);
+    let local = tempfile::tempdir().unwrap();
+    hierarchy(local.path(), ZarrFormat::V3);
+    let store_url = format!("{url}/{name}/h.zarr");
+
+    let check = || {
+        run_json(&[
+            OsStr::new("check"),
+            OsStr::new("--json"),
+            OsStr::new(&store_url),
+        ])
+    };
+    // Nginx cannot list the children: only the root is checked, which is
+    // said, and is no problem of the data.
+    let (code, report, stderr) = check();
+    assert_eq!(code, 0, "{report} {stderr}");
+    assert_eq!(report["listed"], false);
+    assert_eq!(report["totals"]["nodes"], 1);
+    assert!(
+        stderr.contains("warning: the store cannot list the children of group `/`"),
+        "{stderr}"
+    );
+    assert_eq!(report["notes"].as_array().unwrap().len(), 1);
+    // With consolidated metadata, it names the nodes to check.
+    let run = zarrkit([OsStr::new("consolidate"), served.as_os_str()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let (code, report, stderr) = check();
+    assert_eq!(code, 0, "{report} {stderr}");
+    assert_eq!(report["totals"]["nodes"], 4);
+    assert_eq!(report["totals"]["chunks_decoded"], 7);
+    assert_eq!(report["notes"], json!([]));
+
+    let (code, report, stderr) = diff_json(local.path(), Path::new(&store_url), &[]);
+    assert_eq!(code, 0, "{report} {stderr}");
+    assert_eq!(report["nodes"][1]["values"]["elements"], 6);
+
+    let (code, report, _) = stats_json(Path::new(&store_url), "/g/b", &[]);
+    assert_eq!(code, 0);
+    assert_eq!(report["mean"], 8.5);
+    assert_eq!(report["max"], 16.0);
+
+    let chunk = served.join("a/c/2");
+    let bytes = std::fs::read(&chunk).unwrap();
+    std::fs::write(&chunk, &bytes[..bytes.len() - 3]).unwrap();
+    let (code, report, _) = run_json(&[
+        OsStr::new("check"),
+        OsStr::new("--json"),
+        OsStr::new(&format!("{store_url}/a")),
+    ]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        problems(&report),
+        expected(vec![(
+            "undecodable_chunk".to_string(),
+            json!("/a"),
+            json!("a/c/2")
+        )])
+    );
+    // diff cannot compare what does not decode: an error naming the chunk.
+    let run = zarrkit([
+        OsStr::new("diff"),
+        local.path().as_os_str(),
+        OsStr::new(&store_url),
+    ]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr
+            .contains("cannot compare the values of `/a`: cannot decode chunk `a/c/2`"),
+        "{}",
+        run.stderr
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

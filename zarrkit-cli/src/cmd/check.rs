@@ -45,7 +45,9 @@ grid has chunks
   stale_consolidated   consolidated metadata that disagrees with the \
 documents (as `zarrkit consolidate --check` reports it)
 Stray keys are looked for only where the store can list (not over plain \
-HTTP; the report says `\"listed\": false`).
+HTTP; the report says `\"listed\": false`); there the nodes below a group \
+are those its consolidated metadata names, each checked against its own \
+document.
 
 Chunks are decoded in parallel (--threads), one chunk per thread in memory \
 at a time; a progress bar on stderr counts them. --metadata-only skips the \
@@ -58,6 +60,9 @@ store cannot be opened, 2 on a usage error.
   store, path, format   the store as given, the node checked, its format
   listed                whether the store was listed for stray keys
   ok                    true when no problem was found
+  notes                 what could not be checked, which is no problem (a \
+group whose children a store cannot list, with no consolidated metadata \
+naming them); each is also printed on stderr as a warning
   totals                {nodes, groups, arrays, chunks (stored chunks found), \
 chunks_decoded, stored_bytes (of the chunks), problems}
   problems              [{kind, node (the node's path, or null), key (the \
@@ -128,6 +133,9 @@ struct Walk {
     /// reported again as orphans.
     broken: Vec<StorePrefix>,
     problems: Vec<Problem>,
+    /// What could not be checked, which is no problem of the data (a
+    /// store that cannot list a group's children).
+    notes: Vec<String>,
 }
 
 /// The message of an error with its causes, as `main` prints errors.
@@ -179,21 +187,42 @@ impl Walk {
             }
         };
         match metadata {
-            NodeMetadata::Array(metadata) => {
-                match Array::from_metadata(Arc::clone(store), path.clone(), format, metadata) {
-                    Ok(array) => self.arrays.push(array),
-                    Err(err) => {
-                        self.broken.push(format::node_prefix(format, path));
-                        let key = format::metadata_key(format, path)
-                            .ok()
-                            .map(|k| k.as_str().to_string());
-                        self.problems.push(Problem::new(
-                            "invalid_metadata",
-                            Some(path),
-                            key.as_deref(),
-                            message(err),
-                        ));
+            NodeMetadata::Array(metadata) => self.add_array(store, path, format, metadata),
+            NodeMetadata::Group(_) if !store.capabilities().list => {
+                self.groups.push(path.clone());
+                // Over plain HTTP the children are known only from
+                // consolidated metadata: check the real document of each
+                // node it names.
+                let group = Group::open(Arc::clone(store), path.as_str())
+                    .ok()
+                    .filter(Group::is_consolidated);
+                match group.map(|g| (g.walk(), g)) {
+                    Some((Ok(nodes), mut group)) => {
+                        for node in nodes {
+                            self.visit_one(store, node.path(), format)?;
+                            // Records a warning when the entry and the
+                            // document disagree.
+                            let _ = group.open_node_checked(node.path().as_str());
+                        }
+                        for warning in group.warnings() {
+                            self.problems.push(Problem::new(
+                                "stale_consolidated",
+                                Some(path),
+                                None,
+                                warning.clone(),
+                            ));
+                        }
                     }
+                    Some((Err(err), _)) => self.problems.push(Problem::new(
+                        "invalid_metadata",
+                        Some(path),
+                        error_key(&err).as_deref(),
+                        format!("invalid consolidated metadata: {}", message(err)),
+                    )),
+                    None => self.notes.push(format!(
+                        "the store cannot list the children of group `{path}` and it has no \
+                         consolidated metadata: the nodes below it were not checked"
+                    )),
                 }
             }
             NodeMetadata::Group(_) => {
@@ -214,6 +243,69 @@ impl Walk {
             }
         }
         Ok(Some(format))
+    }
+}
+
+impl Walk {
+    /// Reads the node at `path` in `format` alone (its descendants come
+    /// from consolidated metadata).
+    fn visit_one(
+        &mut self,
+        store: &Arc<dyn Store>,
+        path: &NodePath,
+        format: ZarrFormat,
+    ) -> anyhow::Result<()> {
+        match format::read_node_as(store.as_ref(), path, format) {
+            Ok(Some(NodeMetadata::Group(_))) => self.groups.push(path.clone()),
+            Ok(Some(NodeMetadata::Array(metadata))) => {
+                self.add_array(store, path, format, metadata);
+            }
+            Ok(None) => self.problems.push(Problem::new(
+                "stale_consolidated",
+                Some(path),
+                format::metadata_key(format, path)
+                    .ok()
+                    .map(|k| k.as_str().to_string())
+                    .as_deref(),
+                format!("`{path}` is in the consolidated metadata but does not exist"),
+            )),
+            Err(err) => {
+                let key = error_key(&err);
+                let kind = if key.is_some() {
+                    "invalid_metadata"
+                } else {
+                    "unreadable"
+                };
+                self.problems
+                    .push(Problem::new(kind, Some(path), key.as_deref(), message(err)));
+            }
+        }
+        Ok(())
+    }
+
+    /// Records the array at `path`, or its invalid metadata.
+    fn add_array(
+        &mut self,
+        store: &Arc<dyn Store>,
+        path: &NodePath,
+        format: ZarrFormat,
+        metadata: zarrkit::metadata::ArrayMetadata,
+    ) {
+        match Array::from_metadata(Arc::clone(store), path.clone(), format, metadata) {
+            Ok(array) => self.arrays.push(array),
+            Err(err) => {
+                self.broken.push(format::node_prefix(format, path));
+                let key = format::metadata_key(format, path)
+                    .ok()
+                    .map(|k| k.as_str().to_string());
+                self.problems.push(Problem::new(
+                    "invalid_metadata",
+                    Some(path),
+                    key.as_deref(),
+                    message(err),
+                ));
+            }
+        }
     }
 }
 
@@ -323,6 +415,7 @@ pub fn run(args: &CheckArgs, out: &mut impl Write) -> anyhow::Result<()> {
             "format": format.name(),
             "listed": listed,
             "ok": problems.is_empty(),
+            "notes": walk.notes,
             "totals": totals,
             "problems": problems.iter().map(Problem::to_json).collect::<Vec<_>>(),
         });
@@ -362,6 +455,9 @@ pub fn run(args: &CheckArgs, out: &mut impl Write) -> anyhow::Result<()> {
         }
     }
     out.flush()?;
+    for note in &walk.notes {
+        eprintln!("warning: {note}");
+    }
     if !problems.is_empty() {
         bail!(
             "`{display}`: found {}",
@@ -374,6 +470,11 @@ pub fn run(args: &CheckArgs, out: &mut impl Write) -> anyhow::Result<()> {
 /// Compares the consolidated metadata of `group`, if it has any, with the
 /// documents.
 fn check_consolidated(store: &Arc<dyn Store>, group: &NodePath, problems: &mut Vec<Problem>) {
+    // Comparing needs a listing (the documents it lacks); a store that
+    // cannot list had each entry compared with its document in the walk.
+    if !store.capabilities().list {
+        return;
+    }
     // As `consolidate --check`: a group without consolidated metadata is
     // not stale, and would otherwise list every document as missing.
     let has = Group::open(Arc::clone(store), group.as_str())

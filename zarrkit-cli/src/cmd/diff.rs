@@ -15,7 +15,7 @@ use zarrkit::array::GridWalk;
 use zarrkit::format::{self, ZarrFormat, v3};
 use zarrkit::metadata::{ArrayMetadata, NodeMetadata};
 use zarrkit::store::Store;
-use zarrkit::{Array, NodePath, Region};
+use zarrkit::{Array, Group, NodePath, Region};
 
 /// Regions of A's grid before a progress bar is worth showing.
 const PROGRESS_THRESHOLD: u64 = 32;
@@ -31,7 +31,8 @@ Examples:
 A and B are each STORE[/PATH] (as `info` takes it: a directory, URL or zip \
 archive, and a node inside it); --node NODE compares the node NODE below \
 each of them. Groups are compared with everything below them, node by \
-node (matched by their paths relative to A and B).
+node (matched by their paths relative to A and B); over a store that \
+cannot list (plain HTTP), the nodes its consolidated metadata names.
 
 For each node: whether it exists on both sides and is of the same kind, \
 then its metadata field by field (format, shape, data_type, chunk_shape \
@@ -121,7 +122,11 @@ impl Side {
         let store = open_located(&location)?;
         let mut node = location.node;
         if let Some(below) = below {
-            let joined = format!("{}/{}", node.as_str().trim_end_matches('/'), below);
+            let joined = format!(
+                "{}/{}",
+                node.as_str().trim_end_matches('/'),
+                below.trim_start_matches('/')
+            );
             node = NodePath::new(&joined)?;
         }
         let display = target.display().to_string();
@@ -129,8 +134,29 @@ impl Side {
             .with_context(|| format!("cannot read `{display}`"))?
             .with_context(|| format!("no array or group at `{node}` in `{display}`"))?;
         let mut nodes = BTreeMap::new();
-        collect(store.as_ref(), &node, &node, format, metadata, &mut nodes)
-            .with_context(|| format!("cannot read the hierarchy of `{display}`"))?;
+        if store.capabilities().list || matches!(metadata, NodeMetadata::Array(_)) {
+            collect(store.as_ref(), &node, &node, format, metadata, &mut nodes)
+                .with_context(|| format!("cannot read the hierarchy of `{display}`"))?;
+        } else {
+            // Over plain HTTP the nodes below a group are known only from
+            // consolidated metadata; each is read from its own document.
+            let group = Group::open(Arc::clone(&store), node.as_str())?;
+            if !group.is_consolidated() {
+                bail!(
+                    "`{display}` cannot list the nodes below `{node}` and has no consolidated \
+                     metadata naming them"
+                );
+            }
+            nodes.insert("/".to_string(), metadata);
+            for below in group.walk()? {
+                let path = below.path();
+                let metadata = format::read_node_as(store.as_ref(), path, format)?
+                    .with_context(|| {
+                        format!("`{path}` is in the consolidated metadata of `{display}` but does not exist")
+                    })?;
+                nodes.insert(relative(&node, path), metadata);
+            }
+        }
         Ok(Self {
             display,
             store,
@@ -152,6 +178,19 @@ impl Side {
     }
 }
 
+/// The path of `path` relative to `top` (`/` for `top` itself).
+fn relative(top: &NodePath, path: &NodePath) -> String {
+    let relative = path
+        .as_str()
+        .strip_prefix(top.as_str().trim_end_matches('/'))
+        .unwrap_or("/");
+    if relative.is_empty() {
+        "/".to_string()
+    } else {
+        relative.to_string()
+    }
+}
+
 /// Records `metadata` at `path` and every node below it, by their paths
 /// relative to `top`.
 fn collect(
@@ -162,13 +201,8 @@ fn collect(
     metadata: NodeMetadata,
     out: &mut BTreeMap<String, NodeMetadata>,
 ) -> Result<(), zarrkit::Error> {
-    let relative = path
-        .as_str()
-        .strip_prefix(top.as_str().trim_end_matches('/'))
-        .unwrap_or("/");
-    let relative = if relative.is_empty() { "/" } else { relative };
     let is_group = matches!(metadata, NodeMetadata::Group(_));
-    out.insert(relative.to_string(), metadata);
+    out.insert(relative(top, path), metadata);
     if is_group {
         for child in format::list_children(store, path, format)? {
             if let Some(metadata) = format::read_node_as(store, &child, format)? {

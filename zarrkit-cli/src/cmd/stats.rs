@@ -469,14 +469,15 @@ impl Histogram {
         let bins = self.bins();
         let mut counts = vec![0u64; bins];
         #[allow(clippy::cast_precision_loss)]
-        let norm = bins as f64 / (self.hi - self.lo);
+        let numerator = bins as f64;
+        let denominator = self.hi - self.lo;
         for element in bytes.chunks_exact(numeric.size()) {
             let x = numeric.value(element);
             if !(x >= self.lo && x <= self.hi) {
                 continue;
             }
             #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-            let mut i = (((x - self.lo) * norm) as usize).min(bins - 1);
+            let mut i = (((x - self.lo) / denominator * numerator) as usize).min(bins - 1);
             if x < self.edges[i] {
                 i -= 1;
             } else if i + 1 < bins && x >= self.edges[i + 1] {
