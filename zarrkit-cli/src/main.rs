@@ -17,7 +17,8 @@ use std::process::ExitCode;
 
 const LONG_ABOUT: &str = "\
 Inspect Zarr hierarchies on the filesystem and in object storage in every Zarr \
-format, export their arrays, and migrate them between formats: Zarr v3 (3.0, \
+format, export their arrays, check them for damage, compare them, summarise \
+their values, and migrate them between formats: Zarr v3 (3.0, \
 3.1), v2, v1, the v3 drafts of 2022-05-25 (`v3-draft-2022`), 2019-06-19 \
 (`v3-draft-2019`) and early 2019 (`v3-draft-2019a`), and zarr-python 2.x's \
 experimental v3 layout (`v3-draft-2019-json`, `meta/root/….json`).

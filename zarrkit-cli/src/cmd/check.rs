@@ -57,7 +57,8 @@ Exit status: 0 when nothing is wrong, 1 when a problem is found or the \
 store cannot be opened, 2 on a usage error.
 
 --json prints one object:
-  store, path, format   the store as given, the node checked, its format
+  store, path, format   the store as given, the node checked, its format \
+(null when the node's own document is invalid)
   listed                whether the store was listed for stray keys
   ok                    true when no problem was found
   notes                 what could not be checked, which is no problem (a \
@@ -329,7 +330,9 @@ pub fn run(args: &CheckArgs, out: &mut impl Write) -> anyhow::Result<()> {
     let display = args.target.display().to_string();
 
     let mut walk = Walk::default();
-    let format = walk.visit(&store, &node, None)?.unwrap_or(ZarrFormat::V3);
+    // `None` when the node's own document is invalid: its keys are then
+    // not sorted (they would all be strays).
+    let format = walk.visit(&store, &node, None)?;
     for group in walk.groups.clone() {
         check_consolidated(&store, &group, &mut walk.problems);
     }
@@ -338,7 +341,9 @@ pub fn run(args: &CheckArgs, out: &mut impl Write) -> anyhow::Result<()> {
     let listed = store.capabilities().list;
     let mut to_decode = Vec::new();
     if listed {
-        find_keys(&store, &node, format, &mut walk, &mut to_decode);
+        if let Some(format) = format {
+            find_keys(&store, &node, format, &mut walk, &mut to_decode);
+        }
     } else {
         for (index, array) in walk.arrays.iter().enumerate() {
             match array.stored_chunks() {
@@ -412,7 +417,7 @@ pub fn run(args: &CheckArgs, out: &mut impl Write) -> anyhow::Result<()> {
         let printed = json!({
             "store": display,
             "path": node.as_str(),
-            "format": format.name(),
+            "format": format.map(ZarrFormat::name),
             "listed": listed,
             "ok": problems.is_empty(),
             "notes": walk.notes,
@@ -424,7 +429,7 @@ pub fn run(args: &CheckArgs, out: &mut impl Write) -> anyhow::Result<()> {
         writeln!(
             out,
             "checked `{display}` ({}): {} ({}, {}), {} ({} decoded, {})",
-            format.name(),
+            format.map_or("format unknown", ZarrFormat::name),
             plural(
                 (walk.groups.len() + walk.arrays.len()) as u64,
                 "node",

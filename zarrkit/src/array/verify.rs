@@ -60,3 +60,87 @@ impl Array {
         }))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::metadata::{DataType, ExtensionObject};
+    use crate::store::MemoryStore;
+    use crate::{Array, Error, Region};
+    use std::sync::Arc;
+
+    fn extension(value: serde_json::Value) -> ExtensionObject {
+        crate::metadata::json::extension_from_json(&value, "codecs").unwrap()
+    }
+
+    /// Flips one bit of the stored chunk `chunk_coords`, `from_end` bytes
+    /// before its end.
+    fn flip(array: &Array, chunk_coords: &[u64], from_end: usize) {
+        let key = array.chunk_key(chunk_coords).unwrap();
+        let mut bytes = array.store().get(&key, None).unwrap().unwrap();
+        let at = bytes.len() - from_end;
+        bytes[at] ^= 0x10;
+        array.store().set(&key, &bytes).unwrap();
+    }
+
+    #[test]
+    fn a_flipped_bit_under_crc32c_fails_with_the_chunk_key() {
+        let store = Arc::new(MemoryStore::new());
+        let array = Array::builder(&[6], DataType::UInt16, &[3])
+            .codecs_metadata(vec![
+                extension(
+                    serde_json::json!({"name": "bytes", "configuration": {"endian": "little"}}),
+                ),
+                extension(serde_json::json!({"name": "crc32c"})),
+            ])
+            .create(store, "/x")
+            .unwrap();
+        array
+            .write_region(&Region::whole(array.shape()), &[1u16, 2, 3, 4, 5, 6])
+            .unwrap();
+        let verified = array.verify_chunk(&[1]).unwrap().unwrap();
+        assert_eq!((verified.stored_bytes, verified.decoded_bytes), (10, 6));
+        flip(&array, &[1], 6);
+        match array.verify_chunk(&[1]) {
+            Err(Error::Decode { key, .. }) => assert_eq!(key.as_str(), "x/c/1"),
+            other => panic!("{other:?}"),
+        }
+        assert!(array.verify_chunk(&[0]).unwrap().is_some());
+        assert!(matches!(
+            array.verify_chunk(&[2]),
+            Err(Error::OutOfBounds { .. })
+        ));
+    }
+
+    #[test]
+    fn every_inner_chunk_of_a_shard_is_verified() {
+        let store = Arc::new(MemoryStore::new());
+        let array = Array::builder(&[8], DataType::UInt8, &[8])
+            .codecs_metadata(vec![extension(serde_json::json!({
+                "name": "sharding_indexed",
+                "configuration": {
+                    "chunk_shape": [2],
+                    "codecs": [{"name": "bytes"}, {"name": "crc32c"}],
+                    "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}},
+                                     {"name": "crc32c"}],
+                },
+            }))])
+            .create(store, "/s")
+            .unwrap();
+        array
+            .write_region(&Region::whole(array.shape()), &[1u8, 2, 3, 4, 5, 6, 7, 8])
+            .unwrap();
+        assert_eq!(array.verify_chunk(&[0]).unwrap().unwrap().decoded_bytes, 8);
+        // The last inner chunk's data: 2 bytes and their checksum, before
+        // the index (4 × 16 bytes and its checksum).
+        flip(&array, &[0], 68 + 5);
+        let err = array.verify_chunk(&[0]).unwrap_err();
+        assert!(matches!(err, Error::Decode { .. }), "{err:?}");
+        // A read of the first inner chunk alone does not touch it.
+        assert_eq!(
+            array
+                .read_region::<u8>(&Region::new(vec![0], vec![2]))
+                .unwrap(),
+            [1, 2]
+        );
+    }
+}
