@@ -245,9 +245,7 @@ impl Walk {
         }
         Ok(Some(format))
     }
-}
 
-impl Walk {
     /// Reads the node at `path` in `format` alone (its descendants come
     /// from consolidated metadata).
     fn visit_one(

@@ -904,6 +904,34 @@ mod tests {
     }
 
     #[test]
+    fn a_selection_split_along_its_first_slice_reads_the_same_elements() {
+        use std::sync::Arc;
+        use zarrkit::store::MemoryStore;
+        let array = Array::builder(&[10, 3], DataType::Int32, &[4, 2])
+            .create(Arc::new(MemoryStore::new()), "/a")
+            .unwrap();
+        let values: Vec<i32> = (0..30).collect();
+        array
+            .write_region(&Region::whole(array.shape()), &values)
+            .unwrap();
+        for text in ["8:1:-2, :", "::3, 1:", ":, 0", "-1::-1", "2:, [0, 2]"] {
+            let selection = Selection::parse(text).unwrap();
+            let whole: Vec<i32> = array.read_selection(&selection).unwrap();
+            let total = whole.len() as u64;
+            let pieces = split_selection(&array, &selection, total, 2);
+            assert!(pieces.len() > 1, "{text}: not split");
+            let mut joined = Vec::new();
+            for piece in &pieces {
+                joined.extend(array.read_selection::<i32>(piece).unwrap());
+            }
+            assert_eq!(joined, whole, "{text}");
+        }
+        // Not a leading slice: read whole.
+        let selection = Selection::parse("[1, 2], :").unwrap();
+        assert_eq!(split_selection(&array, &selection, 6, 2).len(), 1);
+    }
+
+    #[test]
     fn moments_merge_like_one_pass() {
         let numeric = Numeric::of(&DataType::Float64).unwrap();
         let values: Vec<f64> = (0..100).map(|i| f64::from(i) * 0.37 + 1e6).collect();
