@@ -380,6 +380,51 @@ fn check_finds_invalid_metadata_documents_and_goes_on() {
 }
 
 #[test]
+fn memory_budget_bounds_what_one_chunk_may_decode_to() {
+    let dir = tempfile::tempdir().unwrap();
+    hierarchy(dir.path(), ZarrFormat::V3);
+    // `/a`'s chunks decode to 4 bytes, `/g/b`'s to 16.
+    let (code, report, _) = run_json(&[
+        OsStr::new("check"),
+        OsStr::new("--json"),
+        OsStr::new("--memory-budget"),
+        OsStr::new("8"),
+        dir.path().as_os_str(),
+    ]);
+    assert_eq!(code, 1);
+    let expected_problems: Vec<_> = ["0/0", "0/1", "1/0", "1/1"]
+        .iter()
+        .map(|c| {
+            (
+                "too_large".to_string(),
+                json!("/g/b"),
+                json!(format!("g/b/c/{c}")),
+            )
+        })
+        .collect();
+    assert_eq!(problems(&report), expected(expected_problems));
+    assert_eq!(report["totals"]["chunks_decoded"], 3);
+    let run = zarrkit([
+        OsStr::new("stats"),
+        dir.path().as_os_str(),
+        OsStr::new("/g/b"),
+        OsStr::new("--memory-budget"),
+        OsStr::new("8"),
+    ]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr
+            .contains("array `/g/b` needs 16 bytes of memory, more than the budget of 8 bytes"),
+        "{}",
+        run.stderr
+    );
+    let (code, report, _) = stats_json(dir.path(), "/g/b", &["--memory-budget", "1K"]);
+    assert_eq!(code, 0);
+    assert_eq!(report["mean"], 8.5);
+    assert_eq!(zarrkit(["check", "--memory-budget", "lots", "x"]).code, 2);
+}
+
+#[test]
 fn check_refuses_what_is_not_a_store_and_usage_errors() {
     let dir = tempfile::tempdir().unwrap();
     let run = zarrkit([OsStr::new("check"), dir.path().as_os_str()]);

@@ -35,6 +35,8 @@ consolidated metadata; the key is the document's
 corrupt data, a `crc32c` checksum or a shard index that does not match, a \
 decoded size that is wrong; every inner chunk of a shard is decoded too
   unreadable           a key the store fails to read or list
+  too_large            a chunk that would decode to more than \
+--memory-budget (default 8 GiB), so it was not decoded
   orphan_key           a key that belongs to no node: not a document, and \
 not the key of a chunk of an array (left by a crashed writer, or a chunk \
 under another spelling of its key)
@@ -50,7 +52,8 @@ are those its consolidated metadata names, each checked against its own \
 document.
 
 Chunks are decoded in parallel (--threads), one chunk per thread in memory \
-at a time; a progress bar on stderr counts them. --metadata-only skips the \
+at a time (a chunk that would decode to more than --memory-budget is \
+reported, not decoded); a progress bar on stderr counts them. --metadata-only skips the \
 decoding.
 
 Exit status: 0 when nothing is wrong, 1 when a problem is found or the \
@@ -89,6 +92,10 @@ pub struct CheckArgs {
     /// Print the report as JSON (described below)
     #[arg(long)]
     pub json: bool,
+    /// The most memory one read or chunk decode may hold, such as `512MiB`
+    /// or `2G` (default 8 GiB); larger ones fail with an error naming them
+    #[arg(long, value_name = "BYTES", value_parser = super::export::parse_size)]
+    pub memory_budget: Option<u64>,
 }
 
 /// One thing found wrong.
@@ -137,6 +144,8 @@ struct Walk {
     /// What could not be checked, which is no problem of the data (a
     /// store that cannot list a group's children).
     notes: Vec<String>,
+    /// `--memory-budget`, for each array.
+    memory_budget: Option<u64>,
 }
 
 /// The message of an error with its causes, as `main` prints errors.
@@ -291,7 +300,12 @@ impl Walk {
         metadata: zarrkit::metadata::ArrayMetadata,
     ) {
         match Array::from_metadata(Arc::clone(store), path.clone(), format, metadata) {
-            Ok(array) => self.arrays.push(array),
+            Ok(mut array) => {
+                if let Some(budget) = self.memory_budget {
+                    array.set_memory_budget(budget);
+                }
+                self.arrays.push(array);
+            }
             Err(err) => {
                 self.broken.push(format::node_prefix(format, path));
                 let key = format::metadata_key(format, path)
@@ -327,7 +341,10 @@ pub fn run(args: &CheckArgs, out: &mut impl Write) -> anyhow::Result<()> {
     let Location { node, .. } = location;
     let display = args.target.display().to_string();
 
-    let mut walk = Walk::default();
+    let mut walk = Walk {
+        memory_budget: args.memory_budget,
+        ..Walk::default()
+    };
     // `None` when the node's own document is invalid: its keys are then
     // not sorted (they would all be strays).
     let format = walk.visit(&store, &node, None)?;
@@ -381,10 +398,10 @@ pub fn run(args: &CheckArgs, out: &mut impl Write) -> anyhow::Result<()> {
                     // Erased since the listing.
                     Ok(None) => None,
                     Err(err) => {
-                        let kind = if matches!(err, Error::Decode { .. }) {
-                            "undecodable_chunk"
-                        } else {
-                            "unreadable"
+                        let kind = match err {
+                            Error::Decode { .. } => "undecodable_chunk",
+                            Error::MemoryBudget { .. } => "too_large",
+                            _ => "unreadable",
                         };
                         Some(Problem::new(
                             kind,

@@ -104,6 +104,10 @@ pub struct DiffArgs {
     /// Print JSON (described below)
     #[arg(long)]
     pub json: bool,
+    /// The most memory one read or chunk decode may hold, such as `512MiB`
+    /// or `2G` (default 8 GiB); larger ones fail with an error naming them
+    #[arg(long, value_name = "BYTES", value_parser = super::export::parse_size)]
+    pub memory_budget: Option<u64>,
 }
 
 /// One side of the comparison.
@@ -578,13 +582,17 @@ pub fn run(args: &DiffArgs, out: &mut impl Write) -> anyhow::Result<()> {
             (NodeMetadata::Array(x), NodeMetadata::Array(y)) if !args.metadata_only => {
                 let open = |side: &Side, m: &ArrayMetadata| -> anyhow::Result<Array> {
                     let node = side.path(path)?;
-                    Array::from_metadata(
+                    let mut array = Array::from_metadata(
                         Arc::clone(&side.store),
                         node.clone(),
                         side.format,
                         m.clone(),
                     )
-                    .with_context(|| format!("cannot open array `{node}` of `{}`", side.display))
+                    .with_context(|| format!("cannot open array `{node}` of `{}`", side.display))?;
+                    if let Some(budget) = args.memory_budget {
+                        array.set_memory_budget(budget);
+                    }
+                    Ok(array)
                 };
                 let (xa, ya) = (open(&a, x)?, open(&b, y)?);
                 Some(

@@ -35,8 +35,8 @@ SELECTION is in NumPy syntax (`0, 10:20, ::-1`, `..., 3`, `[1, 5, 7]`, \
 masks), as `get` takes it; the statistics are over the selected elements. \
 Without one they are over the whole array, read chunk by chunk in parallel \
 (--threads) with one chunk per thread in memory; a selection is read in \
-pieces of at most 64 MiB along its first dimension when that is a slice, \
-else whole (up to the memory budget).
+pieces of at most 64 MiB (or half of --memory-budget) along its first \
+dimension when that is a slice, else whole (up to --memory-budget).
 
 Missing chunks read as the fill value and count as data, as zarr-python \
 reads them. NaN elements are counted apart (`nan_count`) and left out of \
@@ -97,6 +97,10 @@ pub struct StatsArgs {
     /// Print JSON (described below)
     #[arg(long)]
     pub json: bool,
+    /// The most memory one read or chunk decode may hold, such as `512MiB`
+    /// or `2G` (default 8 GiB); larger ones fail with an error naming them
+    #[arg(long, value_name = "BYTES", value_parser = super::export::parse_size)]
+    pub memory_budget: Option<u64>,
 }
 
 /// Parses `LO,HI` of `--range`.
@@ -674,8 +678,11 @@ pub fn run(args: &StatsArgs, out: &mut impl Write) -> anyhow::Result<()> {
     let location = locate(&args.store, Some(&args.node))?;
     let store = open_located(&location)?;
     let Location { node, .. } = location;
-    let array =
+    let mut array =
         Array::open(store, node.as_str()).with_context(|| format!("cannot open array `{node}`"))?;
+    if let Some(budget) = args.memory_budget {
+        array.set_memory_budget(budget);
+    }
     let numeric = Numeric::of(array.data_type());
 
     let (count, source) = match &args.selection {
@@ -689,7 +696,8 @@ pub fn run(args: &StatsArgs, out: &mut impl Write) -> anyhow::Result<()> {
                 .map_err(|err| anyhow::anyhow!("invalid selection `{text}`: {err}"))?;
             let shape = array.selection_shape(&selection)?;
             let count = product(&shape).context("the selection has too many elements")?;
-            let max_elements = PIECE_BYTES / array.data_type().size().max(1) as u64;
+            let piece = PIECE_BYTES.min(array.memory_budget() / 2).max(1);
+            let max_elements = piece / array.data_type().size().max(1) as u64;
             (
                 count,
                 Source::Pieces(split_selection(&array, &selection, count, max_elements)),
