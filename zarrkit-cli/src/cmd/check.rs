@@ -47,9 +47,9 @@ grid has chunks
   stale_consolidated   consolidated metadata that disagrees with the \
 documents (as `zarrkit consolidate --check` reports it)
 Stray keys are looked for only where the store can list (not over plain \
-HTTP; the report says `\"listed\": false`); there the nodes below a group \
-are those its consolidated metadata names, each checked against its own \
-document.
+HTTP; the report says `\"listed\": false`). Over a store that cannot \
+list, the nodes below a group are those its consolidated metadata names, \
+each checked against its own document.
 
 Chunks are decoded in parallel (--threads), one chunk per thread in memory \
 at a time (a chunk that would decode to more than --memory-budget is \

@@ -37,8 +37,9 @@ cannot list (plain HTTP), the nodes its consolidated metadata names.
 For each node: whether it exists on both sides and is of the same kind, \
 then its metadata field by field (format, shape, data_type, chunk_shape \
 (the chunk grid), chunk_key_encoding, codecs, fill_value, \
-dimension_names, attributes; codecs and fill values in their v3 JSON form), \
-printed as `field: A: x / B: y`. Then, unless --metadata-only, the values \
+dimension_names, attributes, extra_fields (what the format's document holds \
+beyond the model, such as v2 `order`); codecs and fill values in their v3 \
+JSON form), printed as `field: A: x / B: y`. Then, unless --metadata-only, the values \
 of arrays of the same shape, region by region over A's chunk grid (B read \
 in the same regions whatever its own chunking), in parallel: NaN equals \
 NaN; with --rtol/--atol floats (and integers) are equal when |a - b| <= \
@@ -47,7 +48,8 @@ data types are compared by value; other data types element by element \
 (strings and bytes by their bytes). Chunks missing on both sides of arrays \
 with the same grid and fill value are not read. For each array the number \
 of differing elements is given, and the first --max-diffs of them (in C \
-order) with their indices and both values.
+order) with their indices and both values (a complex value as [re, im], \
+bytes that are not UTF-8 in hex).
 
 --ignore-format leaves out what differs only because the two sides are in \
 different formats (a v2 store and its v3 migration): the `format` and \
@@ -85,11 +87,11 @@ pub struct DiffArgs {
     pub metadata_only: bool,
 
     /// Relative tolerance for values: |a - b| <= atol + rtol * |b|
-    #[arg(long, value_name = "R", default_value_t = 0.0)]
+    #[arg(long, value_name = "RTOL", default_value_t = 0.0)]
     pub rtol: f64,
 
     /// Absolute tolerance for values
-    #[arg(long, value_name = "A", default_value_t = 0.0)]
+    #[arg(long, value_name = "ATOL", default_value_t = 0.0)]
     pub atol: f64,
 
     /// Leave out differences that come only from the formats (the format,

@@ -85,9 +85,10 @@ pub struct StatsArgs {
     #[arg(long, value_name = "MODE", default_value = "basic", value_parser = ["basic", "orthogonal", "vectorized"])]
     pub mode: String,
 
-    /// The number of histogram bins (0: no histogram)
-    #[arg(long, value_name = "N", default_value_t = 10)]
-    pub bins: usize,
+    /// The number of histogram bins (0: no histogram; at most 1000000)
+    #[arg(long, value_name = "N", default_value_t = 10,
+          value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
+    pub bins: u32,
 
     /// The histogram's range `LO,HI` (default: the values' min..max, found in
     /// a first pass)
@@ -731,11 +732,11 @@ pub fn run(args: &StatsArgs, out: &mut impl Write) -> anyhow::Result<()> {
                 .or_else(|| (m.min.is_finite() && m.max.is_finite()).then_some((m.min, m.max)));
             match range {
                 Some((lo, hi)) => {
-                    let histogram = Histogram::new(args.bins, lo, hi);
+                    let histogram = Histogram::new(args.bins as usize, lo, hi);
                     let counts = source.fold(
                         &array,
                         "chunks (histogram)",
-                        &vec![0u64; args.bins],
+                        &vec![0u64; args.bins as usize],
                         |bytes| histogram.count(numeric, bytes),
                         |a, b| a.iter().zip(&b).map(|(x, y)| x + y).collect(),
                     )?;
