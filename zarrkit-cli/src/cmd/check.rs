@@ -6,6 +6,7 @@ use anyhow::bail;
 use clap::Args;
 use rayon::prelude::*;
 use serde_json::{Value, json};
+use std::collections::HashMap;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -557,6 +558,12 @@ fn find_keys(
     };
     // Chunk keys parsed per array, inside the grid or not.
     let mut parsed = vec![0u64; walk.arrays.len()];
+    let by_prefix: HashMap<&str, usize> = walk
+        .arrays
+        .iter()
+        .enumerate()
+        .map(|(index, array)| (array.key_layout().prefix().as_str(), index))
+        .collect();
     let mut found = Vec::new();
     for key in keys {
         if format::is_document_key(format, &key)
@@ -564,13 +571,16 @@ fn find_keys(
         {
             continue;
         }
-        // The array whose chunk prefix is the longest one holding the key.
-        let owner = walk
-            .arrays
-            .iter()
-            .enumerate()
-            .filter(|(_, a)| key.has_prefix(a.key_layout().prefix()))
-            .max_by_key(|(_, a)| a.key_layout().prefix().as_str().len());
+        // The array whose chunk prefix is the longest one holding the key:
+        // the key's own prefixes, longest first, looked up (a hierarchy of
+        // many arrays is not searched once per key).
+        let text = key.as_str();
+        let owner = text
+            .rmatch_indices('/')
+            .map(|(at, _)| &text[..=at])
+            .chain([""])
+            .find_map(|prefix| by_prefix.get(prefix).copied())
+            .map(|index| (index, &walk.arrays[index]));
         let Some((index, array)) = owner else {
             found.push(Problem::new(
                 "orphan_key",
