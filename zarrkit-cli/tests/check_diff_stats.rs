@@ -1053,3 +1053,65 @@ fn check_diff_and_stats_read_urls() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// An empty array, a 0-d array, an array of NaNs only (its fill value) and
+/// complex values (statistics of the modulus).
+#[test]
+fn stats_of_empty_scalar_all_nan_and_complex_arrays() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open_store(dir.path());
+    Group::create(store.clone(), "/", JsonMap::new()).unwrap();
+    Array::builder(&[0], DataType::Float32, &[4])
+        .create(store.clone(), "/empty")
+        .unwrap();
+    let scalar = Array::builder(&[], DataType::Float64, &[])
+        .create(store.clone(), "/scalar")
+        .unwrap();
+    scalar.write_region(&Region::whole(&[]), &[2.5f64]).unwrap();
+    Array::builder(&[4], DataType::Float32, &[2])
+        .fill_value(f32::NAN)
+        .create(store.clone(), "/nan")
+        .unwrap();
+    let complex = Array::builder(&[3], DataType::Complex128, &[2])
+        .create(store.clone(), "/c")
+        .unwrap();
+    let parts = [1.0f64, 1.0, 3.0, -4.0, 0.0, 0.0];
+    let bytes: Vec<u8> = parts.iter().flat_map(|p| p.to_ne_bytes()).collect();
+    complex
+        .write_region_bytes(&Region::whole(complex.shape()), &bytes)
+        .unwrap();
+
+    let (code, report, _) = stats_json(dir.path(), "/empty", &[]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        (
+            &report["count"],
+            &report["nan_count"],
+            &report["mean"],
+            &report["histogram"]
+        ),
+        (&json!(0), &json!(0), &Value::Null, &Value::Null)
+    );
+    let (_, report, _) = stats_json(dir.path(), "/scalar", &["--bins", "2"]);
+    assert_eq!(
+        (&report["count"], &report["mean"], &report["std"]),
+        (&json!(1), &json!(2.5), &json!(0.0))
+    );
+    // One value: numpy's range is value ± 0.5.
+    assert_eq!(report["histogram"]["range"], json!([2.0, 3.0]));
+    assert_eq!(report["histogram"]["counts"], json!([0, 1]));
+    let (_, report, _) = stats_json(dir.path(), "/nan", &[]);
+    assert_eq!(
+        (
+            &report["nan_count"],
+            &report["fill_value_count"],
+            &report["min"]
+        ),
+        (&json!(4), &json!(4), &Value::Null)
+    );
+    let (_, report, _) = stats_json(dir.path(), "/c", &["--bins", "2"]);
+    assert_eq!(report["values_of"], "modulus");
+    assert_eq!((&report["min"], &report["max"]), (&json!(0.0), &json!(5.0)));
+    assert_close(&report["mean"], &json!((2f64.sqrt() + 5.0) / 3.0), "mean");
+    assert_eq!(report["histogram"]["counts"], json!([2, 1]));
+}

@@ -723,7 +723,9 @@ pub fn run(args: &StatsArgs, out: &mut impl Write) -> anyhow::Result<()> {
             |bytes| Moments::of(numeric, &fill, bytes),
             Moments::merge,
         )?),
-        _ => None,
+        // No element: nothing counted, no value.
+        Some(_) => Some(Moments::EMPTY),
+        None => None,
     };
     let histogram = match (numeric, &moments) {
         (Some(numeric), Some(m)) if args.bins > 0 && m.n > 0 => {
