@@ -697,8 +697,13 @@ fn diff_treats_nan_as_equal_and_applies_tolerances() {
     assert_eq!(values["differing"], 1);
     assert_eq!(values["first"][0]["index"], json!([1, 2]));
     let run = zarrkit(["diff", "--rtol=-1", "a", "b"]);
-    assert_eq!(run.code, 1);
-    assert!(run.stderr.contains("--rtol"), "{}", run.stderr);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("`-1` is not a number >= 0"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(zarrkit(["diff", "--atol", "nan", "a", "b"]).code, 2);
 }
 
 #[test]

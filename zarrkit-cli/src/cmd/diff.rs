@@ -87,11 +87,11 @@ pub struct DiffArgs {
     pub metadata_only: bool,
 
     /// Relative tolerance for values: |a - b| <= atol + rtol * |b|
-    #[arg(long, value_name = "RTOL", default_value_t = 0.0)]
+    #[arg(long, value_name = "RTOL", default_value_t = 0.0, value_parser = parse_tolerance)]
     pub rtol: f64,
 
     /// Absolute tolerance for values
-    #[arg(long, value_name = "ATOL", default_value_t = 0.0)]
+    #[arg(long, value_name = "ATOL", default_value_t = 0.0, value_parser = parse_tolerance)]
     pub atol: f64,
 
     /// Leave out differences that come only from the formats (the format,
@@ -110,6 +110,14 @@ pub struct DiffArgs {
     /// or `2G` (default 8 GiB); larger ones fail with an error naming them
     #[arg(long, value_name = "BYTES", value_parser = super::export::parse_size)]
     pub memory_budget: Option<u64>,
+}
+
+/// Parses `--rtol` and `--atol`: a finite number, at least 0.
+fn parse_tolerance(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(value) if value.is_finite() && value >= 0.0 => Ok(value),
+        _ => Err(format!("`{text}` is not a number >= 0")),
+    }
 }
 
 /// One side of the comparison.
@@ -533,9 +541,6 @@ fn compare_values(a: &Array, b: &Array, options: &ValueOptions) -> anyhow::Resul
 /// If a side cannot be opened or read, if A and B differ, or if writing to
 /// `out` fails.
 pub fn run(args: &DiffArgs, out: &mut impl Write) -> anyhow::Result<()> {
-    if !(args.rtol >= 0.0 && args.atol >= 0.0) {
-        bail!("--rtol and --atol must be numbers >= 0");
-    }
     let a = Side::open(&args.a, args.node.as_deref())?;
     let b = Side::open(&args.b, args.node.as_deref())?;
     let options = ValueOptions {
