@@ -1120,3 +1120,77 @@ fn stats_of_empty_scalar_all_nan_and_complex_arrays() {
     assert_close(&report["mean"], &json!((2f64.sqrt() + 5.0) / 3.0), "mean");
     assert_eq!(report["histogram"]["counts"], json!([2, 1]));
 }
+
+/// check over S3 (SeaweedFS), which lists: a stray key and a chunk outside
+/// the grid written there are found, and a truncated chunk.
+#[test]
+fn check_lists_an_s3_store_for_strays() {
+    let Some(endpoint) = zarrkit::store::testing::server_from_env("ZARRKIT_S3_ENDPOINT") else {
+        return;
+    };
+    let env = |var: &str, default: &str| std::env::var(var).unwrap_or_else(|_| default.into());
+    let options = [
+        ("aws_endpoint", endpoint),
+        (
+            "aws_access_key_id",
+            env("AWS_ACCESS_KEY_ID", "zarrkit-test"),
+        ),
+        (
+            "aws_secret_access_key",
+            env("AWS_SECRET_ACCESS_KEY", "zarrkit-test-secret"),
+        ),
+        ("aws_region", env("AWS_REGION", "us-east-1")),
+    ];
+    let bucket = env("ZARRKIT_TEST_BUCKET", "zarrkit");
+    let url = format!("s3://{bucket}/{}/h.zarr", unique("check"));
+    let local = tempfile::tempdir().unwrap();
+    hierarchy(local.path(), ZarrFormat::V2);
+    let with = |args: &[&OsStr]| {
+        let mut all: Vec<&OsStr> = Vec::new();
+        let pairs: Vec<String> = options.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        for pair in &pairs {
+            all.push(OsStr::new("--storage-option"));
+            all.push(OsStr::new(pair));
+        }
+        all.extend_from_slice(args);
+        zarrkit(all)
+    };
+    let run = with(&[
+        OsStr::new("migrate"),
+        OsStr::new("--to"),
+        OsStr::new("v2"),
+        local.path().as_os_str(),
+        OsStr::new(&url),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let run = with(&[OsStr::new("check"), OsStr::new("--json"), OsStr::new(&url)]);
+    assert_eq!(run.code, 0, "{} {}", run.stdout, run.stderr);
+
+    let mut store_options = zarrkit::store::StoreOptions::new();
+    for (key, value) in &options {
+        store_options.set(key, value.clone());
+    }
+    let store = zarrkit::store::open(&url, &store_options).unwrap();
+    let key = |k: &str| zarrkit::store::StoreKey::new(k).unwrap();
+    store.set(&key("g/b/7.0"), b"left over").unwrap();
+    store.set(&key("crash.tmp"), b"partial").unwrap();
+    let chunk = store.get(&key("a/1"), None).unwrap().unwrap();
+    store.set(&key("a/1"), &chunk[..chunk.len() - 2]).unwrap();
+    let run = with(&[OsStr::new("check"), OsStr::new("--json"), OsStr::new(&url)]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let report: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(report["listed"], true);
+    assert_eq!(
+        problems(&report),
+        expected(vec![
+            // 4 chunks and the stray: more than the grid's 4.
+            ("chunk_count".to_string(), json!("/g/b"), json!(null)),
+            ("orphan_key".to_string(), json!(null), json!("crash.tmp")),
+            ("outside_grid".to_string(), json!("/g/b"), json!("g/b/7.0")),
+            ("undecodable_chunk".to_string(), json!("/a"), json!("a/1")),
+        ])
+    );
+    store
+        .erase_prefix(&zarrkit::store::StorePrefix::root())
+        .unwrap();
+}
