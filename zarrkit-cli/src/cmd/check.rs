@@ -382,38 +382,40 @@ pub fn run(args: &CheckArgs, out: &mut impl Write) -> anyhow::Result<()> {
     let decoded = AtomicU64::new(0);
     if !args.metadata_only {
         let bar = super::progress::items(to_decode.len() as u64, PROGRESS_THRESHOLD, "chunks");
-        let failed: Vec<Problem> = to_decode
-            .par_iter()
-            .filter_map(|chunk| {
-                let array = &walk.arrays[chunk.array];
-                let result = array.verify_chunk(&chunk.chunk_coords);
-                if let Some(bar) = &bar {
-                    bar.inc(1);
-                }
-                match result {
-                    Ok(Some(verified)) => {
-                        stored_bytes.fetch_add(verified.stored_bytes, Ordering::Relaxed);
-                        decoded.fetch_add(1, Ordering::Relaxed);
-                        None
+        let failed: Vec<Problem> = super::on_io_pool(store.as_ref(), || {
+            to_decode
+                .par_iter()
+                .filter_map(|chunk| {
+                    let array = &walk.arrays[chunk.array];
+                    let result = array.verify_chunk(&chunk.chunk_coords);
+                    if let Some(bar) = &bar {
+                        bar.inc(1);
                     }
-                    // Erased since the listing.
-                    Ok(None) => None,
-                    Err(err) => {
-                        let kind = match err {
-                            Error::Decode { .. } => "undecodable_chunk",
-                            Error::MemoryBudget { .. } => "too_large",
-                            _ => "unreadable",
-                        };
-                        Some(Problem::new(
-                            kind,
-                            Some(array.path()),
-                            Some(chunk.key.as_str()),
-                            message(err),
-                        ))
+                    match result {
+                        Ok(Some(verified)) => {
+                            stored_bytes.fetch_add(verified.stored_bytes, Ordering::Relaxed);
+                            decoded.fetch_add(1, Ordering::Relaxed);
+                            None
+                        }
+                        // Erased since the listing.
+                        Ok(None) => None,
+                        Err(err) => {
+                            let kind = match err {
+                                Error::Decode { .. } => "undecodable_chunk",
+                                Error::MemoryBudget { .. } => "too_large",
+                                _ => "unreadable",
+                            };
+                            Some(Problem::new(
+                                kind,
+                                Some(array.path()),
+                                Some(chunk.key.as_str()),
+                                message(err),
+                            ))
+                        }
                     }
-                }
-            })
-            .collect();
+                })
+                .collect()
+        });
         if let Some(bar) = bar {
             bar.finish_and_clear();
         }

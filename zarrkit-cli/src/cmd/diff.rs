@@ -499,16 +499,24 @@ fn compare_values(a: &Array, b: &Array, options: &ValueOptions) -> anyhow::Resul
         .filter(|region| !region.is_empty())
         .collect();
     let bar = super::progress::items(regions.len() as u64, PROGRESS_THRESHOLD, "chunks");
-    let found: Vec<Found> = regions
-        .par_iter()
-        .map(|region| {
-            let found = compare_region(a, b, compare, region, options);
-            if let Some(bar) = &bar {
-                bar.inc(1);
-            }
-            found
-        })
-        .collect::<Result<_, _>>()?;
+    // Remote on either side: as many regions in flight as requests.
+    let remote = if a.store().concurrency() >= b.store().concurrency() {
+        a.store()
+    } else {
+        b.store()
+    };
+    let found: Vec<Found> = super::on_io_pool(remote.as_ref(), || {
+        regions
+            .par_iter()
+            .map(|region| {
+                let found = compare_region(a, b, compare, region, options);
+                if let Some(bar) = &bar {
+                    bar.inc(1);
+                }
+                found
+            })
+            .collect::<Result<_, _>>()
+    })?;
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }

@@ -487,6 +487,21 @@ pub fn warn_stale_consolidated(store: &Arc<dyn Store>, node: &NodePath) {
     }
 }
 
+/// Runs `work` (parallel work that reads from `store`) on a pool with a
+/// thread per request in flight when the store is remote (at most 32:
+/// each thread holds one chunk), where rayon's global pool (`--threads`,
+/// one thread per core) would keep one or two requests in flight; on
+/// rayon's global pool otherwise.
+pub fn on_io_pool<T: Send>(store: &dyn Store, work: impl FnOnce() -> T + Send) -> T {
+    let threads = store.concurrency().min(32);
+    if threads > 1 {
+        if let Ok(pool) = rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
+            return pool.install(work);
+        }
+    }
+    work()
+}
+
 /// `n` and the noun in the right number: `1 group`, `2 groups`.
 pub fn plural(n: u64, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })

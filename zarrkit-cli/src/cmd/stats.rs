@@ -528,16 +528,18 @@ impl Source {
                 .reduce(|| empty.clone(), &merge)
         };
         let result = match self {
-            Self::Chunks(regions) => regions
-                .par_iter()
-                .map(|region| {
-                    let bytes = array.read_region_bytes(region)?;
-                    if let Some(bar) = &bar {
-                        bar.inc(1);
-                    }
-                    Ok(f(&bytes))
-                })
-                .try_reduce(|| empty.clone(), |a, b| Ok(merge(a, b))),
+            Self::Chunks(regions) => super::on_io_pool(array.store().as_ref(), || {
+                regions
+                    .par_iter()
+                    .map(|region| {
+                        let bytes = array.read_region_bytes(region)?;
+                        if let Some(bar) = &bar {
+                            bar.inc(1);
+                        }
+                        Ok(f(&bytes))
+                    })
+                    .try_reduce(|| empty.clone(), |a, b| Ok(merge(a, b)))
+            }),
             Self::Pieces(pieces) => {
                 let mut acc = empty.clone();
                 for piece in pieces {
