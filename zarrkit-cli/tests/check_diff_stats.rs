@@ -1194,3 +1194,52 @@ fn check_lists_an_s3_store_for_strays() {
         .erase_prefix(&zarrkit::store::StorePrefix::root())
         .unwrap();
 }
+
+/// Arrays of different numeric types compare by value; strings element by
+/// element.
+#[test]
+fn diff_compares_across_numeric_types_and_strings() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a.zarr"), dir.path().join("b.zarr"));
+    for (root, floats) in [(&a, false), (&b, true)] {
+        let store = open_store(root);
+        Group::create(store.clone(), "/", JsonMap::new()).unwrap();
+        if floats {
+            let n = Array::builder(&[3], DataType::Float64, &[2])
+                .create(store.clone(), "/n")
+                .unwrap();
+            n.write_region(&Region::whole(&[3]), &[1.0f64, 2.0, 3.5])
+                .unwrap();
+        } else {
+            let n = Array::builder(&[3], DataType::Int32, &[2])
+                .create(store.clone(), "/n")
+                .unwrap();
+            n.write_region(&Region::whole(&[3]), &[1i32, 2, 3]).unwrap();
+        }
+        let s = Array::builder(&[3], DataType::String, &[2])
+            .create(store.clone(), "/s")
+            .unwrap();
+        let last = if floats { "cé" } else { "b" };
+        s.write_strings(&Region::whole(&[3]), &["x", "", last])
+            .unwrap();
+    }
+    let (code, report, _) = diff_json(&a, &b, &[]);
+    assert_eq!(code, 1);
+    let nodes = report["nodes"].as_array().unwrap();
+    let n = &nodes[1];
+    assert_eq!(
+        n["metadata"][0],
+        json!({"field": "data_type", "a": "int32", "b": "float64"})
+    );
+    assert_eq!(n["values"]["differing"], 1);
+    assert_eq!(
+        n["values"]["first"],
+        json!([{"index": [2], "a": 3, "b": 3.5}])
+    );
+    let s = &nodes[2];
+    assert_eq!(s["metadata"], json!([]));
+    assert_eq!(
+        s["values"]["first"],
+        json!([{"index": [2], "a": "b", "b": "cé"}])
+    );
+}
