@@ -17,7 +17,8 @@ use std::process::ExitCode;
 
 const LONG_ABOUT: &str = "\
 Inspect Zarr hierarchies on the filesystem and in object storage in every Zarr \
-format, export their arrays, and migrate them between formats: Zarr v3 (3.0, \
+format, export their arrays, check them for damage, compare them, summarise \
+their values, and migrate them between formats: Zarr v3 (3.0, \
 3.1), v2, v1, the v3 drafts of 2022-05-25 (`v3-draft-2022`), 2019-06-19 \
 (`v3-draft-2019`) and early 2019 (`v3-draft-2019a`), and zarr-python 2.x's \
 experimental v3 layout (`v3-draft-2019-json`, `meta/root/….json`).
@@ -49,6 +50,9 @@ Examples:
   zarrkit export testdata/sample.zarr /weather/temperature --out temperature.npy
   zarrkit migrate --dry-run old-v2.zarr new.zarr
   zarrkit consolidate --check --json testdata/sample.zarr
+  zarrkit check --json testdata/sample.zarr
+  zarrkit diff old.zarr new.zarr --rtol 1e-6
+  zarrkit stats testdata/sample.zarr /weather/temperature '0, :, 10:20' --bins 20
   zarrkit tree --anonymous s3://bucket/data.zarr
   zarrkit info --storage-option aws_endpoint=http://127.0.0.1:8333 s3://bucket/data.zarr/a
   zarrkit migrate --to v3 old-v2.zarr s3://bucket/new.zarr
@@ -197,6 +201,36 @@ enum Command {
         after_long_help = cmd::completions::MAN_AFTER_LONG_HELP
     )]
     Man(cmd::completions::ManArgs),
+    /// Validate a hierarchy: its documents, every stored chunk, stray keys, consolidated metadata
+    #[command(
+        long_about = format!(
+            "Validate a hierarchy, or the part of it below a node: every metadata document \
+             against its format's rules, every stored chunk decoded (checksums verified), keys \
+             that belong to no node or lie outside an array's grid, stale consolidated metadata \
+             and arrays with more chunks than their grid. Exit status 1 when anything is wrong.\n\n{}",
+            cmd::LOCATE_HELP
+        ),
+        after_long_help = cmd::check::AFTER_LONG_HELP
+    )]
+    Check(cmd::check::CheckArgs),
+    /// Compare two nodes or hierarchies: nodes, metadata field by field, then values
+    #[command(
+        long_about = "Compare two nodes or hierarchies: which nodes exist on each side, their \
+                      metadata field by field, then the values of arrays chunk by chunk (NaN-aware, \
+                      with tolerances), with the first differing elements. Exit status 1 when \
+                      anything differs.",
+        after_long_help = cmd::diff::AFTER_LONG_HELP
+    )]
+    Diff(cmd::diff::DiffArgs),
+    /// Statistics of an array or a selection: count, min, max, mean, std, NaNs, histogram
+    #[command(
+        long_about = "Statistics of an array, or of a selection of it in NumPy syntax: count, \
+                      min, max, mean, standard deviation, NaN and fill-value counts and a \
+                      histogram, computed chunk by chunk in parallel; with the array's stored \
+                      chunks, stored and decoded bytes and compression ratio.",
+        after_long_help = cmd::stats::AFTER_LONG_HELP
+    )]
+    Stats(cmd::stats::StatsArgs),
 }
 
 /// Parses `KEY=VALUE` of `--storage-option`.
@@ -256,6 +290,9 @@ fn main() -> ExitCode {
         Command::Bench(args) => cmd::bench::run(&args, &mut out),
         Command::Completions(args) => cmd::completions::run(&args, Cli::command(), &mut out),
         Command::Man(args) => cmd::completions::run_man(&args, Cli::command(), &mut out),
+        Command::Check(args) => cmd::check::run(&args, &mut out),
+        Command::Diff(args) => cmd::diff::run(&args, &mut out),
+        Command::Stats(args) => cmd::stats::run(&args, &mut out),
     }
     .and_then(|()| Ok(out.flush()?));
     // Show what was printed first, then what listings skipped, so that an

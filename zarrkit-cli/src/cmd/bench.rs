@@ -557,10 +557,10 @@ impl Scratch {
 
 impl Drop for Scratch {
     fn drop(&mut self) {
-        if !self.deleted {
-            if let Err(err) = self.remove() {
-                eprintln!("warning: {err:#}");
-            }
+        if !self.deleted
+            && let Err(err) = self.remove()
+        {
+            eprintln!("warning: {err:#}");
         }
     }
 }

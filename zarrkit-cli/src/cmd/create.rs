@@ -228,14 +228,14 @@ impl Target {
     pub fn choose_format(&self, asked: Option<ZarrFormat>) -> anyhow::Result<ZarrFormat> {
         let root = self.root_format()?;
         let format = asked.or(root).unwrap_or(ZarrFormat::V3);
-        if let Some(root) = root {
-            if root != format {
-                bail!(
-                    "the root of `{}` is {root}: a {format} node inside it would be a second \
+        if let Some(root) = root
+            && root != format
+        {
+            bail!(
+                "the root of `{}` is {root}: a {format} node inside it would be a second \
                      format in one hierarchy; use --format {root} (or another store)",
-                    self.name
-                );
-            }
+                self.name
+            );
         }
         if !format.has_groups() && !self.path.is_root() {
             bail!(

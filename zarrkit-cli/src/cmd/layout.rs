@@ -461,7 +461,10 @@ pub fn guess_chunks(shape: &[u64], item_size: u64, max_bytes: u64) -> Vec<u64> {
 
 /// The largest divisor of `n` that is at most `at_most` (at least 1).
 fn largest_divisor_at_most(n: u64, at_most: u64) -> u64 {
-    (1..=at_most.min(n)).rev().find(|d| n % d == 0).unwrap_or(1)
+    (1..=at_most.min(n))
+        .rev()
+        .find(|d| n.is_multiple_of(*d))
+        .unwrap_or(1)
 }
 
 /// The library's default codecs for a new array of `data_type` in
@@ -501,12 +504,11 @@ fn replace_compressor(
 /// has one: single-byte types have none).
 fn set_endian(mut codecs: Vec<ExtensionObject>, endian: &str) -> Vec<ExtensionObject> {
     for codec in &mut codecs {
-        if codec.name == "bytes" {
-            if let Some(configuration) = &mut codec.configuration {
-                if configuration.contains_key("endian") {
-                    configuration.insert("endian".into(), endian.into());
-                }
-            }
+        if codec.name == "bytes"
+            && let Some(configuration) = &mut codec.configuration
+            && configuration.contains_key("endian")
+        {
+            configuration.insert("endian".into(), endian.into());
         }
     }
     codecs

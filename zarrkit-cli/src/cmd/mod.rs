@@ -2,9 +2,11 @@
 //! path names, opening the store, and formatting values.
 
 pub mod bench;
+pub mod check;
 pub mod completions;
 pub mod consolidate;
 pub mod create;
+pub mod diff;
 pub mod export;
 pub mod import;
 pub mod info;
@@ -12,6 +14,7 @@ pub mod layout;
 pub mod ls;
 pub mod migrate;
 pub mod progress;
+pub mod stats;
 pub mod tree;
 
 use crate::prefetched::Prefetched;
@@ -490,6 +493,21 @@ pub fn warn_stale_consolidated(store: &Arc<dyn Store>, node: &NodePath) {
     for warning in root.warnings() {
         eprintln!("warning: {warning}");
     }
+}
+
+/// Runs `work` (parallel work that reads from `store`) on a pool with a
+/// thread per request in flight when the store is remote (at most 32:
+/// each thread holds one chunk), where rayon's global pool (`--threads`,
+/// one thread per core) would keep one or two requests in flight; on
+/// rayon's global pool otherwise.
+pub fn on_io_pool<T: Send>(store: &dyn Store, work: impl FnOnce() -> T + Send) -> T {
+    let threads = store.concurrency().min(32);
+    if threads > 1
+        && let Ok(pool) = rayon::ThreadPoolBuilder::new().num_threads(threads).build()
+    {
+        return pool.install(work);
+    }
+    work()
 }
 
 /// `n` and the noun in the right number: `1 group`, `2 groups`.

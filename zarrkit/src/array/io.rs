@@ -1241,7 +1241,7 @@ impl Array {
         self.commit(&key, None, None).map(|_| ())
     }
 
-    fn check_chunk_coords(&self, chunk_coords: &[u64]) -> Result<(), Error> {
+    pub(super) fn check_chunk_coords(&self, chunk_coords: &[u64]) -> Result<(), Error> {
         let grid = self.chunk_grid_shape();
         if chunk_coords.len() != grid.len() || chunk_coords.iter().zip(&grid).any(|(c, g)| c >= g) {
             return Err(Error::OutOfBounds {

@@ -21,6 +21,7 @@ mod object;
 mod plan;
 mod select;
 mod stored;
+mod verify;
 mod vlen;
 mod vlen_array;
 
@@ -30,6 +31,7 @@ pub use crate::grid::{
 pub use builder::ArrayBuilder;
 pub use element::Element;
 pub use stored::{StoredChunk, StoredSize};
+pub use verify::VerifiedChunk;
 
 use crate::codec::{ChunkRepr, Codec, CodecChain, CodecError};
 use crate::error::{Error, NodeKind};

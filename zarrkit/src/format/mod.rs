@@ -370,6 +370,11 @@ pub(crate) trait Version: Sync {
         None
     }
 
+    /// Whether `key` is a document of this format (a node's document, its
+    /// attributes, consolidated metadata, an entry point) rather than a
+    /// chunk, wherever it lies; see [`is_document_key`].
+    fn is_document_key(&self, key: &StoreKey) -> bool;
+
     /// The node's documents for display (see [`node_document`]): the node
     /// document as JSON unless the version keeps more than one document.
     fn node_document(&self, metadata: &NodeMetadata) -> Result<Value, MetadataError> {
@@ -519,6 +524,27 @@ pub fn node_prefix(format: ZarrFormat, path: &NodePath) -> StorePrefix {
 /// [`crate::store::StoreError::InvalidKey`] if the path cannot form a key.
 pub fn metadata_key(format: ZarrFormat, path: &NodePath) -> Result<StoreKey, Error> {
     Ok(version(format).metadata_key(path)?)
+}
+
+/// Whether `key` is a document of `format` (v3 `zarr.json`; v2 `.zarray`,
+/// `.zgroup`, `.zattrs`, `.zmetadata`; v1 `meta` and `attrs`; in the v3
+/// drafts the entry point and everything under `meta/`) rather than a chunk
+/// or a stray key. `zarrkit check` uses it to tell a hierarchy's documents
+/// from keys that belong to no node.
+///
+/// ```
+/// use zarrkit::format::{ZarrFormat, is_document_key};
+/// use zarrkit::store::StoreKey;
+/// let key = |k: &str| StoreKey::new(k).unwrap();
+/// assert!(is_document_key(ZarrFormat::V2, &key("a/.zattrs")));
+/// assert!(!is_document_key(ZarrFormat::V2, &key("a/0.0")));
+/// assert!(is_document_key(ZarrFormat::V3, &key("a/zarr.json")));
+/// assert!(is_document_key(ZarrFormat::V3Draft2022, &key("meta/a.array.json")));
+/// assert!(!is_document_key(ZarrFormat::V3Draft2022, &key("data/a/c0")));
+/// ```
+#[must_use]
+pub fn is_document_key(format: ZarrFormat, key: &StoreKey) -> bool {
+    version(format).is_document_key(key)
 }
 
 /// The chunk key encoding a new array gets in `format` unless told

@@ -501,6 +501,11 @@ fn root_key(name: &str) -> Result<StoreKey, Error> {
 pub(crate) struct V1;
 
 impl super::Version for V1 {
+    /// v1 "Storage": a store holds one array, its `meta` and `attrs` at the root.
+    fn is_document_key(&self, key: &StoreKey) -> bool {
+        [META_KEY, ATTRIBUTES_KEY].contains(&key.as_str())
+    }
+
     fn node_prefix(&self, path: &NodePath) -> StorePrefix {
         path.to_prefix()
     }

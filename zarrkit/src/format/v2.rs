@@ -1668,6 +1668,16 @@ fn is_node(store: &dyn Store, path: &NodePath) -> Result<bool, Error> {
 pub(crate) struct V2;
 
 impl super::Version for V2 {
+    fn is_document_key(&self, key: &StoreKey) -> bool {
+        [
+            ARRAY_KEY,
+            GROUP_KEY,
+            ATTRIBUTES_KEY,
+            super::consolidate::V2_KEY,
+        ]
+        .contains(&key.name())
+    }
+
     fn node_prefix(&self, path: &NodePath) -> StorePrefix {
         path.to_prefix()
     }

@@ -784,6 +784,10 @@ pub(crate) fn document_key(path: &NodePath) -> Result<StoreKey, StoreError> {
 pub(crate) struct V3;
 
 impl super::Version for V3 {
+    fn is_document_key(&self, key: &StoreKey) -> bool {
+        key.name() == METADATA_KEY
+    }
+
     fn node_prefix(&self, path: &NodePath) -> StorePrefix {
         path.to_prefix()
     }

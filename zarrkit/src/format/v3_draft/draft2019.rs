@@ -832,6 +832,10 @@ impl Draft2019 {
 }
 
 impl crate::format::Version for Draft2019 {
+    fn is_document_key(&self, key: &StoreKey) -> bool {
+        super::is_document_key(key)
+    }
+
     /// The prefix under which the chunks of the array at `path` lie.
     fn node_prefix(&self, path: &NodePath) -> StorePrefix {
         keys_for(self.0, String::new()).data_prefix(path)

@@ -675,6 +675,10 @@ pub fn read_node_with(
 pub(crate) struct Draft2022;
 
 impl crate::format::Version for Draft2022 {
+    fn is_document_key(&self, key: &StoreKey) -> bool {
+        super::is_document_key(key)
+    }
+
     /// The prefix under which the chunks of the array at `path` lie (`data/…/`).
     fn node_prefix(&self, path: &NodePath) -> StorePrefix {
         DraftKeys::draft2022(DEFAULT_SUFFIX.to_string()).data_prefix(path)

@@ -37,6 +37,13 @@ pub const ZARR_FORMAT: &str = "https://purl.org/zarr/spec/core/3.0";
 /// The key of the entry point document (all draft layouts).
 pub const ENTRY_POINT_KEY: &str = "zarr.json";
 
+/// Whether `key` is a document of a draft hierarchy: the entry point, or
+/// anything under `meta/` (node documents, and zarr-python 2.x's
+/// consolidated metadata); chunks are under `data/`.
+pub(crate) fn is_document_key(key: &StoreKey) -> bool {
+    key.as_str() == ENTRY_POINT_KEY || key.as_str().starts_with("meta/")
+}
+
 /// The metadata key suffix when the entry point does not say otherwise.
 pub const DEFAULT_SUFFIX: &str = ".json";
 
