@@ -6,6 +6,7 @@ pub mod export;
 pub mod info;
 pub mod migrate;
 pub mod progress;
+pub mod sink;
 pub mod tree;
 
 use crate::prefetched::Prefetched;
