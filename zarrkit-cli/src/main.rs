@@ -10,6 +10,7 @@
 mod cmd;
 mod npy;
 mod prefetched;
+mod values;
 
 use clap::{CommandFactory, Parser, Subcommand};
 use std::io::{BufWriter, Write};
@@ -134,6 +135,52 @@ enum Command {
         after_long_help = cmd::consolidate::AFTER_LONG_HELP
     )]
     Consolidate(cmd::consolidate::ConsolidateArgs),
+    /// Print or save a selection of an array, in NumPy's indexing syntax
+    #[command(
+        long_about = format!(
+            "Print a selection of an array (`'0, 10:20, ::-1'`, `'..., -1'`) as a table, or \
+             write it as JSON, CSV, a NumPy .npy file or raw bytes.\n\n{}",
+            cmd::node_arg::NODE_ARG_HELP
+        ),
+        after_long_help = cmd::get::AFTER_LONG_HELP
+    )]
+    Get(cmd::get::GetArgs),
+}
+
+/// For `get` and `set`, puts a space before each argument that starts with
+/// `-` and then a digit, `:` or `.`, so that clap takes a selection such as
+/// `-1` or `-3:, ::-1` and a value such as `--value -5` for values rather
+/// than options (the selection and value parsers skip the space). No option
+/// of the commands starts that way.
+fn protect_negative_values(
+    args: impl IntoIterator<Item = std::ffi::OsString>,
+) -> Vec<std::ffi::OsString> {
+    let args: Vec<std::ffi::OsString> = args.into_iter().collect();
+    let command = args
+        .iter()
+        .skip(1)
+        .find(|a| !a.to_string_lossy().starts_with('-'))
+        .map(|a| a.to_string_lossy().into_owned());
+    if !matches!(command.as_deref(), Some("get" | "set")) {
+        return args;
+    }
+    args.into_iter()
+        .map(|arg| {
+            let text = arg.to_string_lossy();
+            let mut chars = text.chars();
+            let negative = chars.next() == Some('-')
+                && chars
+                    .next()
+                    .is_some_and(|c| c.is_ascii_digit() || matches!(c, ':' | '.'));
+            if negative {
+                let mut spaced = std::ffi::OsString::from(" ");
+                spaced.push(&arg);
+                spaced
+            } else {
+                arg
+            }
+        })
+        .collect()
 }
 
 /// Parses `KEY=VALUE` of `--storage-option`.
@@ -148,7 +195,7 @@ fn parse_storage_option(text: &str) -> Result<(String, String), String> {
 
 fn main() -> ExitCode {
     // Usage errors print clap's message and exit with 2.
-    let cli = Cli::parse();
+    let cli = Cli::parse_from(protect_negative_values(std::env::args_os()));
     // What clap cannot check is still a usage error (exit code 2).
     let usage = match &cli.command {
         Command::Export(args) => cmd::export::check_usage(args),
@@ -185,6 +232,7 @@ fn main() -> ExitCode {
         Command::Export(args) => cmd::export::run(&args, &mut out),
         Command::Migrate(args) => cmd::migrate::run(&args, &mut out),
         Command::Consolidate(args) => cmd::consolidate::run(&args, &mut out),
+        Command::Get(args) => cmd::get::run(&args, &mut out),
     }
     .and_then(|()| Ok(out.flush()?));
     // Show what was printed first, then what listings skipped, so that an

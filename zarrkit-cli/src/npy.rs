@@ -143,6 +143,200 @@ fn swap_units(bytes: &mut [u8], unit: usize) {
     }
 }
 
+/// The element type of a `.npy` file being read: a NumPy type string's
+/// byte order, kind and size, and a datetime's unit.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NpyType {
+    /// The type string as the header gives it (`'<f4'`).
+    pub text: String,
+    /// Whether multi-byte units are big-endian.
+    pub big_endian: bool,
+    /// The model's data type of the elements (`DataType::FixedUtf32` for
+    /// `U`, a datetime type with its unit for `M8`/`m8`).
+    pub data_type: DataType,
+}
+
+/// A `.npy` file read whole: its element type, shape and element bytes in
+/// C order (a Fortran-order file is transposed), still in the file's byte
+/// order.
+#[derive(Debug)]
+pub struct NpyArray {
+    pub dtype: NpyType,
+    pub shape: Vec<u64>,
+    pub data: Vec<u8>,
+}
+
+impl NpyArray {
+    /// The number of elements.
+    pub fn len(&self) -> usize {
+        self.data.len() / self.dtype.data_type.size().max(1)
+    }
+
+    /// Element `i` in native byte order.
+    pub fn element(&self, i: usize) -> Vec<u8> {
+        let size = self.dtype.data_type.size();
+        let mut bytes = self.data[i * size..(i + 1) * size].to_vec();
+        if self.dtype.big_endian != cfg!(target_endian = "big") {
+            swap_units(&mut bytes, self.dtype.data_type.endian_unit());
+        }
+        bytes
+    }
+}
+
+/// Parses a NumPy type string such as `<i4`, `|b1`, `>U5`, `<M8[10ms]`.
+///
+/// # Errors
+/// If it is not one of the fixed-size types `.npy` files hold (objects
+/// need pickle and are refused).
+pub fn parse_type(text: &str) -> anyhow::Result<NpyType> {
+    let bad = || anyhow::anyhow!("the .npy type `{text}` is not supported");
+    let mut chars = text.chars();
+    let (big_endian, rest) = match chars.next() {
+        Some('<' | '|' | '=') => (
+            cfg!(target_endian = "big") && text.starts_with('='),
+            chars.as_str(),
+        ),
+        Some('>') => (true, chars.as_str()),
+        _ => (false, text),
+    };
+    let kind = rest.chars().next().ok_or_else(bad)?;
+    let body = &rest[kind.len_utf8()..];
+    if kind == 'O' {
+        bail!(
+            "the .npy file holds Python objects (`{text}`), which need pickle; save it with a fixed-size dtype"
+        );
+    }
+    let data_type = if matches!(kind, 'M' | 'm') {
+        let (size, unit) = match body.split_once('[') {
+            Some((size, unit)) => (size, unit.strip_suffix(']').ok_or_else(bad)?),
+            None => (body, "generic"),
+        };
+        if size != "8" {
+            return Err(bad());
+        }
+        let digits = unit
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(unit.len());
+        let scale_factor = if digits == 0 {
+            1
+        } else {
+            unit[..digits].parse().map_err(|_| bad())?
+        };
+        let unit = zarrkit::metadata::TimeUnit::from_name(&unit[digits..]).ok_or_else(bad)?;
+        if kind == 'M' {
+            DataType::NumpyDateTime64 { unit, scale_factor }
+        } else {
+            DataType::NumpyTimeDelta64 { unit, scale_factor }
+        }
+    } else {
+        let size: usize = body.parse().map_err(|_| bad())?;
+        numpy::data_type_of(kind, size).ok_or_else(bad)?
+    };
+    Ok(NpyType {
+        text: text.to_string(),
+        big_endian,
+        data_type,
+    })
+}
+
+/// Reads a `.npy` file's bytes (NumPy format versions 1.0, 2.0 and 3.0).
+///
+/// # Errors
+/// If the bytes are not a `.npy` file, its dtype is structured or an
+/// object, or the data is shorter than the header says.
+pub fn read(bytes: &[u8]) -> anyhow::Result<NpyArray> {
+    if bytes.len() < 10 || &bytes[..6] != b"\x93NUMPY" {
+        bail!("not a NumPy .npy file (no `\\x93NUMPY` magic)");
+    }
+    let (len, start) = match bytes[6] {
+        1 => (usize::from(u16::from_le_bytes([bytes[8], bytes[9]])), 10),
+        2 | 3 if bytes.len() >= 12 => (
+            u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
+            12,
+        ),
+        v => bail!("unsupported .npy format version {v}"),
+    };
+    let header = bytes
+        .get(start..start + len)
+        .and_then(|h| std::str::from_utf8(h).ok())
+        .ok_or_else(|| anyhow::anyhow!("the .npy header is truncated or not text"))?;
+    let field = |name: &str| -> anyhow::Result<&str> {
+        let at = header
+            .find(&format!("'{name}'"))
+            .ok_or_else(|| anyhow::anyhow!("the .npy header has no `{name}`"))?;
+        let rest = header[at + name.len() + 2..].trim_start();
+        Ok(rest.strip_prefix(':').unwrap_or(rest).trim_start())
+    };
+    let descr = field("descr")?;
+    let quote = descr.chars().next().filter(|c| matches!(c, '\'' | '"'));
+    let Some(quote) = quote else {
+        bail!(
+            "the .npy file has a structured dtype, which `zarrkit set` does not read; save one field at a time"
+        );
+    };
+    let type_text = descr[1..].split(quote).next().unwrap_or_default();
+    let dtype = parse_type(type_text)?;
+    let fortran = field("fortran_order")?.starts_with("True");
+    let shape_text = field("shape")?;
+    let shape_text = shape_text
+        .strip_prefix('(')
+        .and_then(|s| s.split(')').next())
+        .ok_or_else(|| anyhow::anyhow!("the .npy header's shape is not a tuple"))?;
+    let shape: Vec<u64> = shape_text
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| s.trim_end_matches('L').parse())
+        .collect::<Result<_, _>>()
+        .map_err(|_| anyhow::anyhow!("the .npy header's shape `({shape_text})` is not integers"))?;
+    let size = dtype.data_type.size() as u64;
+    let n = shape
+        .iter()
+        .try_fold(size, |a, &d| a.checked_mul(d))
+        .and_then(|n| usize::try_from(n).ok())
+        .ok_or_else(|| anyhow::anyhow!("the .npy shape {shape:?} is too large"))?;
+    let data = &bytes[start + len..];
+    if data.len() < n {
+        bail!(
+            "the .npy file is truncated: its shape {shape:?} needs {n} bytes of data, it has {}",
+            data.len()
+        );
+    }
+    let mut data = data[..n].to_vec();
+    if fortran && shape.len() > 1 {
+        data = fortran_to_c(&data, &shape, size as usize);
+    }
+    Ok(NpyArray { dtype, shape, data })
+}
+
+/// Reorders Fortran-order (first index fastest) element bytes into C order.
+fn fortran_to_c(data: &[u8], shape: &[u64], size: usize) -> Vec<u8> {
+    let mut out = vec![0; data.len()];
+    let n = data.len() / size.max(1);
+    // Fortran strides, in elements.
+    let mut strides = vec![1usize; shape.len()];
+    for d in 1..shape.len() {
+        strides[d] = strides[d - 1] * shape[d - 1] as usize;
+    }
+    let mut index = vec![0u64; shape.len()];
+    for i in 0..n {
+        let src: usize = index
+            .iter()
+            .zip(&strides)
+            .map(|(&x, &s)| x as usize * s)
+            .sum();
+        out[i * size..(i + 1) * size].copy_from_slice(&data[src * size..(src + 1) * size]);
+        for d in (0..shape.len()).rev() {
+            index[d] += 1;
+            if index[d] < shape[d] {
+                break;
+            }
+            index[d] = 0;
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -177,6 +371,40 @@ mod tests {
         let len = u32::from_le_bytes([h[8], h[9], h[10], h[11]]) as usize;
         assert_eq!(len, h.len() - 12);
         assert_eq!(h.len() % 64, 0);
+    }
+
+    #[test]
+    fn files_read_back_in_c_order_from_either_order() {
+        let mut file = header("'>i2'", &[2, 3]);
+        // Fortran order: columns first; big-endian 1..=6 laid out as [[1, 3, 5], [2, 4, 6]].
+        let text = String::from_utf8(file.clone())
+            .unwrap()
+            .replace("False", "True ");
+        file = text.into_bytes();
+        for v in [1i16, 2, 3, 4, 5, 6] {
+            file.extend_from_slice(&v.to_be_bytes());
+        }
+        let array = read(&file).unwrap();
+        assert_eq!(array.shape, [2, 3]);
+        assert_eq!(array.dtype.data_type, DataType::Int16);
+        let values: Vec<i16> = (0..6)
+            .map(|i| i16::from_ne_bytes(array.element(i).try_into().unwrap()))
+            .collect();
+        assert_eq!(values, [1, 3, 5, 2, 4, 6]);
+        assert!(
+            read(&file[..file.len() - 1])
+                .unwrap_err()
+                .to_string()
+                .contains("truncated")
+        );
+        assert_eq!(
+            parse_type("<M8[10ms]").unwrap().data_type,
+            DataType::NumpyDateTime64 {
+                unit: zarrkit::metadata::TimeUnit::Millisecond,
+                scale_factor: 10
+            }
+        );
+        assert!(parse_type("|O").is_err());
     }
 
     #[test]

@@ -3,8 +3,10 @@
 
 pub mod consolidate;
 pub mod export;
+pub mod get;
 pub mod info;
 pub mod migrate;
+pub mod node_arg;
 pub mod progress;
 pub mod sink;
 pub mod tree;
