@@ -145,6 +145,17 @@ enum Command {
         after_long_help = cmd::get::AFTER_LONG_HELP
     )]
     Get(cmd::get::GetArgs),
+    /// Write a selection of an array from a .npy file or one value
+    #[command(
+        long_about = format!(
+            "Write a selection of an array (`'0, 10:20, ::-1'`) from a NumPy .npy file \
+             (broadcast to the selection, converted with range checks) or one value \
+             written into every selected element.\n\n{}",
+            cmd::node_arg::NODE_ARG_HELP
+        ),
+        after_long_help = cmd::set::AFTER_LONG_HELP
+    )]
+    Set(cmd::set::SetArgs),
 }
 
 /// For `get` and `set`, puts a space before each argument that starts with
@@ -233,6 +244,7 @@ fn main() -> ExitCode {
         Command::Migrate(args) => cmd::migrate::run(&args, &mut out),
         Command::Consolidate(args) => cmd::consolidate::run(&args, &mut out),
         Command::Get(args) => cmd::get::run(&args, &mut out),
+        Command::Set(args) => cmd::set::run(&args, &mut out),
     }
     .and_then(|()| Ok(out.flush()?));
     // Show what was printed first, then what listings skipped, so that an

@@ -215,7 +215,7 @@ pub fn run(args: &GetArgs, out: &mut impl Write) -> anyhow::Result<()> {
     if let Some(budget) = args.memory_budget {
         array.set_memory_budget(budget);
     }
-    let text = target.rest.first().map(String::as_str);
+    let text = target.rest.first().map(|s| s.trim());
     let selection = args.mode.parse(text)?;
     let shape = array.selection_shape(&selection)?;
     let format = if args.json {

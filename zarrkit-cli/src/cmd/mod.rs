@@ -8,6 +8,7 @@ pub mod info;
 pub mod migrate;
 pub mod node_arg;
 pub mod progress;
+pub mod set;
 pub mod sink;
 pub mod tree;
 
