@@ -156,6 +156,35 @@ enum Command {
         after_long_help = cmd::set::AFTER_LONG_HELP
     )]
     Set(cmd::set::SetArgs),
+    /// Print, set or remove a node's attributes
+    #[command(
+        long_about = format!(
+            "Print a node's attributes as JSON, set keys, or remove one, in the node's own \
+             format.\n\n{}",
+            cmd::node_arg::NODE_ARG_HELP
+        ),
+        after_long_help = cmd::attrs::AFTER_LONG_HELP
+    )]
+    Attrs(cmd::attrs::AttrsArgs),
+    /// Remove a node and everything below it (--dry-run lists it)
+    #[command(
+        long_about = format!(
+            "Remove an array or a group with everything below it: documents, chunks and \
+             child nodes.\n\n{}",
+            cmd::LOCATE_HELP
+        ),
+        after_long_help = cmd::rm::AFTER_LONG_HELP
+    )]
+    Rm(cmd::rm::RmArgs),
+    /// Change an array's shape
+    #[command(
+        long_about = format!(
+            "Change an array's shape, erasing the chunks outside the new shape.\n\n{}",
+            cmd::LOCATE_HELP
+        ),
+        after_long_help = cmd::resize::AFTER_LONG_HELP
+    )]
+    Resize(cmd::resize::ResizeArgs),
 }
 
 /// For `get` and `set`, puts a space before each argument that starts with
@@ -245,6 +274,9 @@ fn main() -> ExitCode {
         Command::Consolidate(args) => cmd::consolidate::run(&args, &mut out),
         Command::Get(args) => cmd::get::run(&args, &mut out),
         Command::Set(args) => cmd::set::run(&args, &mut out),
+        Command::Attrs(args) => cmd::attrs::run(&args, &mut out),
+        Command::Rm(args) => cmd::rm::run(&args, &mut out),
+        Command::Resize(args) => cmd::resize::run(&args, &mut out),
     }
     .and_then(|()| Ok(out.flush()?));
     // Show what was printed first, then what listings skipped, so that an

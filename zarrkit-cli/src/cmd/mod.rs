@@ -1,6 +1,7 @@
 //! The subcommands, and what they share: finding the store and the node a
 //! path names, opening the store, and formatting values.
 
+pub mod attrs;
 pub mod consolidate;
 pub mod export;
 pub mod get;
@@ -8,6 +9,8 @@ pub mod info;
 pub mod migrate;
 pub mod node_arg;
 pub mod progress;
+pub mod resize;
+pub mod rm;
 pub mod set;
 pub mod sink;
 pub mod tree;
