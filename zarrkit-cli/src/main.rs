@@ -188,8 +188,9 @@ enum Command {
 }
 
 /// For `get` and `set`, puts a space before each argument that starts with
-/// `-` and then a digit, `:` or `.`, so that clap takes a selection such as
-/// `-1` or `-3:, ::-1` and a value such as `--value -5` for values rather
+/// `-` and then a digit, `:` or `.`, and before the argument after
+/// `--value`, so that clap takes a selection such as `-1` or `-3:, ::-1`
+/// and a value such as `--value -5` or `--value -inf` for values rather
 /// than options (the selection and value parsers skip the space). No option
 /// of the commands starts that way.
 fn protect_negative_values(
@@ -204,6 +205,7 @@ fn protect_negative_values(
     if !matches!(command.as_deref(), Some("get" | "set")) {
         return args;
     }
+    let mut after_value = false;
     args.into_iter()
         .map(|arg| {
             let text = arg.to_string_lossy();
@@ -212,7 +214,10 @@ fn protect_negative_values(
                 && chars
                     .next()
                     .is_some_and(|c| c.is_ascii_digit() || matches!(c, ':' | '.'));
-            if negative {
+            // `--value -inf`: the value of --value is never an option.
+            let protect = negative || (after_value && text.starts_with('-'));
+            after_value = text == "--value";
+            if protect {
                 let mut spaced = std::ffi::OsString::from(" ");
                 spaced.push(&arg);
                 spaced

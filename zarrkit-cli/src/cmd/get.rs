@@ -516,16 +516,43 @@ fn write_table(
     value: &dyn Fn(usize) -> Scalar,
 ) -> anyhow::Result<()> {
     let count: usize = kept.iter().map(Vec::len).product();
-    let cells: Vec<(String, bool)> = (0..count)
-        .map(|i| {
-            let v = value(i);
-            // Text is padded only where it lines up in columns.
-            (values::to_table_text(&v), is_text(&v) && shape.len() > 1)
-        })
+    let scalars: Vec<Scalar> = (0..count).map(value).collect();
+    // Text is padded only where it lines up in columns (2 dimensions or more).
+    let mut cells: Vec<(String, bool)> = scalars
+        .iter()
+        .map(|v| (values::to_table_text(v), is_text(v) && shape.len() > 1))
         .collect();
-    let is_text_1d: Vec<bool> = (0..count)
-        .map(|i| shape.len() == 1 && is_text(&value(i)))
+    let is_text_1d: Vec<bool> = scalars
+        .iter()
+        .map(|v| shape.len() == 1 && is_text(v))
         .collect();
+    // Floats line up on their decimal points, as NumPy prints them
+    // (`[0.   0.25 10.5 ]`); `nan` and `inf` align right.
+    let floats = !scalars.is_empty()
+        && scalars.iter().all(|v| matches!(v, Scalar::Float(..)))
+        && cells
+            .iter()
+            .all(|(t, _)| !t.contains('e') || t.ends_with("nan"));
+    if floats {
+        let split = |t: &str| t.split_once('.').map(|(a, b)| (a.len(), b.len()));
+        let left = cells
+            .iter()
+            .filter_map(|(t, _)| split(t))
+            .map(|(a, _)| a)
+            .max();
+        let right = cells
+            .iter()
+            .filter_map(|(t, _)| split(t))
+            .map(|(_, b)| b)
+            .max();
+        if let (Some(left), Some(right)) = (left, right) {
+            for (text, _) in &mut cells {
+                if let Some((int, frac)) = text.split_once('.') {
+                    *text = format!("{int:>left$}.{frac:<right$}");
+                }
+            }
+        }
+    }
     let width = cells
         .iter()
         .map(|(t, _)| t.chars().count())
