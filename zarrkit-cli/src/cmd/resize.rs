@@ -82,7 +82,6 @@ pub fn parse_shape(text: &str) -> Result<Vec<u64>, String> {
     inner
         .split([',', 'x'])
         .map(str::trim)
-        .filter(|s| !s.is_empty())
         .map(|s| {
             s.replace('_', "")
                 .parse()
@@ -212,5 +211,6 @@ mod tests {
         assert_eq!(parse_shape("7"), Ok(vec![7]));
         assert_eq!(parse_shape("[]"), Ok(vec![]));
         assert!(parse_shape("10,-2").is_err());
+        assert!(parse_shape("3,x").is_err());
     }
 }
