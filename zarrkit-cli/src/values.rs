@@ -1039,10 +1039,11 @@ mod tests {
 
     fn roundtrip(text: &str, data_type: &DataType) -> anyhow::Result<String> {
         let mut out = Vec::new();
+        // As `set --value` encodes: text rounds to the nearest float.
         encode(
             &parse_value(text, data_type)?,
             data_type,
-            Casting::Exact,
+            Casting::Cast,
             &mut out,
         )?;
         Ok(to_text(&decode(data_type, &out), false))

@@ -273,6 +273,8 @@ fn every_data_type_prints_as_json_and_text() {
         ("b", "false", json!([false, false, false])),
         ("i1", "-7", json!([-7, -7, -7])),
         ("f4", "-inf", json!(["-Infinity", "-Infinity", "-Infinity"])),
+        // Text rounds to the nearest float32, which prints back as typed.
+        ("f4", "0.1", json!([0.1, 0.1, 0.1])),
         ("c8", "1-2j", json!([[1.0, -2.0], [1.0, -2.0], [1.0, -2.0]])),
         ("s", "\"q r\"", json!(["q r", "q r", "q r"])),
         ("u", "abc", json!(["abc", "abc", "abc"])),

@@ -143,7 +143,10 @@ pub fn run(args: &SetArgs, out: &mut impl Write) -> anyhow::Result<()> {
             )?]))
         } else {
             let mut bytes = Vec::with_capacity(data_type.size());
-            values::encode(&scalar, &data_type, casting, &mut bytes)
+            // Text rounds to the nearest value of a float type (`0.1`
+            // into float32); integers were parsed exactly, and out of
+            // range is refused either way.
+            values::encode(&scalar, &data_type, Casting::Cast, &mut bytes)
                 .with_context(|| format!("cannot write `{}` into `{path}`", value.trim()))?;
             Data::Fixed(bytes)
         };
