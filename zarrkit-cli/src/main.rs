@@ -50,6 +50,11 @@ Examples:
   zarrkit export testdata/sample.zarr /weather/temperature --out temperature.npy
   zarrkit migrate --dry-run old-v2.zarr new.zarr
   zarrkit consolidate --check --json testdata/sample.zarr
+  zarrkit get testdata/sample.zarr/weather/temperature '0, :3, ::-1'
+  zarrkit set data.zarr/temperature '0, :, :' --value nan
+  zarrkit attrs set data.zarr/temperature units K
+  zarrkit rm --dry-run data.zarr/old
+  zarrkit resize data.zarr/temperature --shape 730,720,1440
   zarrkit tree --anonymous s3://bucket/data.zarr
   zarrkit info --storage-option aws_endpoint=http://127.0.0.1:8333 s3://bucket/data.zarr/a
   zarrkit migrate --to v3 old-v2.zarr s3://bucket/new.zarr

@@ -99,7 +99,10 @@ fn large_tables_are_summarised_with_a_note() {
     assert_eq!(lines[5], " [ 10.25  10.5   10.75 ...  19.25  19.5   19.75]");
     assert!(lines[7].contains("1560 elements of shape [40, 39]"));
     let run = zarrkit(["get", "--full", &big]);
-    assert_eq!(run.stdout.lines().count(), 40);
+    // 40 rows (each opened by `[`, the first by `[[`), wrapped at 75 columns.
+    assert_eq!(run.stdout.matches('[').count(), 41);
+    assert_eq!(run.stdout.lines().count(), 160);
+    assert!(run.stdout.lines().all(|l| l.len() < 75 && !l.ends_with(' ')));
     assert!(!run.stdout.contains("..."));
 }
 

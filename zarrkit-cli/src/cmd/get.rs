@@ -17,6 +17,9 @@ use zarrkit::{Array, Node, Selection, SelectionItem, SelectionMode};
 /// Tables of more elements than this are summarised (NumPy's `threshold`).
 const SUMMARY_THRESHOLD: u64 = 1000;
 
+/// Table lines wrap past this many characters (NumPy's `linewidth`).
+const LINE_WIDTH: usize = 75;
+
 /// Elements kept at each end of a summarised axis (NumPy's `edgeitems`).
 const EDGE_ITEMS: u64 = 3;
 
@@ -580,7 +583,29 @@ fn write_table(
             }
             parts.push(cell(base + j));
         }
-        format!("[{}]", parts.join(" ").trim_end())
+        // Wrapped at NumPy's line width, continuation lines indented past
+        // the brackets that open the row.
+        let depth = shape.len().min(2);
+        let mut text = String::from("[");
+        let mut width = depth;
+        for (j, part) in parts.iter().enumerate() {
+            let len = part.chars().count();
+            if j > 0 {
+                // NumPy keeps room for the closing bracket.
+                if width + 1 + len >= LINE_WIDTH {
+                    text.truncate(text.trim_end().len());
+                    text.push('\n');
+                    text.push_str(&" ".repeat(depth));
+                    width = depth;
+                } else {
+                    text.push(' ');
+                    width += 1;
+                }
+            }
+            text.push_str(part);
+            width += len;
+        }
+        format!("{}]", text.trim_end())
     };
     match shape.len() {
         0 => writeln!(out, "{}", cells.first().map_or("", |(t, _)| t.as_str()))?,
@@ -776,6 +801,13 @@ mod tests {
     #[test]
     fn tables_follow_numpys_layout() {
         assert_eq!(table(&[3], false), "[0 1 2]\n");
+        // Wrapped at 75 characters, as NumPy wraps `np.arange(40)`.
+        assert_eq!(
+            table(&[40], false),
+            "[ 0  1  2  3  4  5  6  7  8  9 10 11 12 13 14 15 16 17 18 19 20 21 22 23\n 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39]\n"
+        );
+        let wide = table(&[2, 20], false);
+        assert!(wide.starts_with("[[ 0  1  2"), "{wide}");
         assert_eq!(table(&[2, 3], false), "[[0 1 2]\n [3 4 5]]\n");
         assert_eq!(
             table(&[2, 1, 2], false),

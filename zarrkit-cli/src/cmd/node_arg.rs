@@ -17,7 +17,8 @@ The node is named as in the other commands, `STORE[/PATH]` (`data.zarr/a/b`), \
 or by the store root and a NODE argument after it (`data.zarr /a/b`). An \
 argument after STORE[/PATH] is taken as the NODE when it starts with `/`, or \
 when STORE[/PATH] does not already name the kind of node the command works \
-on (for `get` and `set`, an array); otherwise it is the next argument \
+on (for `get` and `set`, an array; for `attrs`, any node, so that \
+`attrs get data.zarr units` reads the root's `units`); otherwise it is the next argument \
 (the selection, or the attribute key).";
 
 /// A located node, the store opened, and the arguments after the node.
