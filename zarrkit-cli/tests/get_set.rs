@@ -8,7 +8,6 @@ mod common;
 use common::{open_store, python, zarrkit, zarrkit_bytes};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::Arc;
 use zarrkit::format::ZarrFormat;
 use zarrkit::metadata::{DataType, TimeUnit};
@@ -102,7 +101,11 @@ fn large_tables_are_summarised_with_a_note() {
     // 40 rows (each opened by `[`, the first by `[[`), wrapped at 75 columns.
     assert_eq!(run.stdout.matches('[').count(), 41);
     assert_eq!(run.stdout.lines().count(), 160);
-    assert!(run.stdout.lines().all(|l| l.len() < 75 && !l.ends_with(' ')));
+    assert!(
+        run.stdout
+            .lines()
+            .all(|l| l.len() < 75 && !l.ends_with(' '))
+    );
     assert!(!run.stdout.contains("..."));
 }
 
@@ -445,7 +448,7 @@ fn set_from_npy_broadcasts_converts_and_checks_ranges() {
             u32::from(c).to_le_bytes()
         }),
     );
-    let mut child = Command::new(env!("CARGO_BIN_EXE_zarrkit"))
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_zarrkit"))
         .args(["set", &s(&root.join("names")), "--from", "-"])
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
@@ -481,7 +484,7 @@ a[:] = v
 s = g.create_array("s", shape=(9, 7), chunks=(6, 6), shards=(6, 6), dtype="i2", fill_value=-1)
 s[:] = np.arange(63, dtype="i2").reshape(9, 7)
 "#;
-    run_python(&python, WRITE, &[&root]);
+    common::python_script(&python, WRITE, &[&root]);
     // (node, mode, selection, zarr-python's expression)
     let cases = [
         // zarr-python refuses negative steps: NumPy on what it reads.
@@ -534,7 +537,7 @@ print(json.dumps([conv(np.asarray(eval(e)).tolist()) for e in sys.argv[2:]]))
 "#;
     let mut args: Vec<String> = vec![s(&root)];
     args.extend(cases.iter().map(|c| c.3.to_string()));
-    let expected = json_of(&run_python(&python, READ, &args));
+    let expected = json_of(&common::python_script(&python, READ, &args));
     for (i, (node, mode, selection, expression)) in cases.iter().enumerate() {
         let mut argv = vec!["get", "--json"];
         if !mode.is_empty() {
@@ -585,29 +588,13 @@ g = zarr.open_group(sys.argv[1], mode="r")
 a, s = g["a"][:], g["s"][:]
 print(json.dumps(conv([a[1, :, 0].tolist(), float(a[5, 4, 3]), float(a[0, 0, 0]), s[[8, 8, 0, 0], [6, 0, 6, 0]].tolist(), s[0, 1:3].tolist()])))
 "#;
-    let read = json_of(&run_python(&python, CHECK, &[&root]));
+    let read = json_of(&common::python_script(&python, CHECK, &[&root]));
     // a[1, j, 0] = 2.5 + j / 2, and j = 4, 2, 0 set to -0.5.
     assert_eq!(read[0], json!([-0.5, 3.0, -0.5, 4.0, -0.5]));
     assert_eq!(read[1], json!("Infinity"));
     assert_eq!(read[2], json!("Infinity"));
     assert_eq!(read[3], json!([-300, -300, -300, -300]));
     assert_eq!(read[4], json!([1, 2]));
-}
-
-/// Runs `script` with `python -c`, its arguments after it, and returns stdout.
-fn run_python<S: AsRef<std::ffi::OsStr>>(python: &Path, script: &str, args: &[S]) -> String {
-    let output = Command::new(python)
-        .arg("-c")
-        .arg(script)
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {}: {e}", python.display()));
-    assert!(
-        output.status.success(),
-        "python failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap()
 }
 
 /// zarr-python 2.18's fixture arrays (v2, F order, `<U4`, bool) print as
@@ -649,7 +636,7 @@ print(json.dumps(out))
         args.push(s(&fixture.join(path)));
         args.push(selection.to_string());
     }
-    let expected = json_of(&run_python(&python, READ, &args));
+    let expected = json_of(&common::python_script(&python, READ, &args));
     for (i, (path, selection)) in cases.iter().enumerate() {
         let run = zarrkit(["get", "--json", &s(&fixture.join(path)), selection]);
         assert_eq!(run.code, 0, "{path}: {}", run.stderr);

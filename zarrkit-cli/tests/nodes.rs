@@ -8,7 +8,6 @@ mod common;
 use common::{object, open_store, python, zarrkit};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::Arc;
 use zarrkit::format::ZarrFormat;
 use zarrkit::metadata::DataType;
@@ -367,7 +366,7 @@ a[:] = np.arange(24).reshape(6, 4)
 g.create_group("old").create_array("x", shape=(2,), dtype="f4")
 zarr.consolidate_metadata(sys.argv[1])
 "#;
-    run_python(&python, WRITE, &[&root]);
+    common::python_script(&python, WRITE, &[&root]);
     assert_eq!(
         zarrkit(["attrs", "set", &s(&root.join("a")), "units", "m"]).code,
         0
@@ -383,26 +382,10 @@ g = zarr.open_consolidated(sys.argv[1], mode="r")
 a = g["a"]
 print(json.dumps({"children": sorted(g.keys()), "attrs": dict(a.attrs), "shape": list(a.shape), "values": a[:].tolist()}))
 "#;
-    let read = json_of(&run_python(&python, READ, &[&root]));
+    let read = json_of(&common::python_script(&python, READ, &[&root]));
     assert_eq!(
         read,
         json!({"children": ["a"], "attrs": {"units": "m"}, "shape": [3, 4],
                "values": [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11]]})
     );
-}
-
-/// Runs `script` with `python -c`, its arguments after it, and returns stdout.
-fn run_python<S: AsRef<std::ffi::OsStr>>(python: &Path, script: &str, args: &[S]) -> String {
-    let output = Command::new(python)
-        .arg("-c")
-        .arg(script)
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {}: {e}", python.display()));
-    assert!(
-        output.status.success(),
-        "python failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap()
 }

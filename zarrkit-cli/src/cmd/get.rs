@@ -208,19 +208,20 @@ impl Values {
 /// If the store or array cannot be opened, the selection does not parse or
 /// fit the array, reading fails, or the output cannot be written.
 pub fn run(args: &GetArgs, out: &mut impl Write) -> anyhow::Result<()> {
-    let target = locate_node(&args.target, &args.rest, 1, is_array)?;
-    warn_stale_consolidated(&target.store, &target.node);
-    let path = target.node;
-    let mut array = match Node::open(target.store, path.as_str())? {
-        Node::Array(array) => array,
-        Node::Group(_) => bail!("`{path}` is a group; `get` reads arrays"),
-    };
-    if let Some(budget) = args.memory_budget {
-        array.set_memory_budget(budget);
-    }
-    let text = target.rest.first().map(|s| s.trim());
-    let selection = args.mode.parse(text)?;
-    let shape = array.selection_shape(&selection)?;
+    let Opened {
+        path,
+        array,
+        text,
+        selection,
+        shape,
+    } = open_selection(
+        &args.target,
+        &args.rest,
+        &args.mode,
+        args.memory_budget,
+        "reads",
+    )?;
+    let text = text.as_deref();
     let format = if args.json {
         Format::Json
     } else {
@@ -306,6 +307,53 @@ pub fn run(args: &GetArgs, out: &mut impl Write) -> anyhow::Result<()> {
         )?;
     }
     Ok(())
+}
+
+/// An array opened for `get` or `set`, and its selection.
+pub struct Opened {
+    pub path: zarrkit::NodePath,
+    pub array: Array,
+    /// The selection as given (trimmed), `None` for everything.
+    pub text: Option<String>,
+    pub selection: Selection,
+    /// The selection's shape (so it fits the array).
+    pub shape: Vec<u64>,
+}
+
+/// Opens the array that `target` and `rest` name (see
+/// [`locate_node`]) with `memory_budget`, warning about stale consolidated
+/// metadata, and parses and checks the selection after it.
+///
+/// # Errors
+/// If the store or array cannot be opened, it is a group (the message
+/// says the command `verb` arrays), or the selection does not parse or fit.
+pub fn open_selection(
+    target: &Path,
+    rest: &[String],
+    mode: &ModeArgs,
+    memory_budget: Option<u64>,
+    verb: &str,
+) -> anyhow::Result<Opened> {
+    let target = locate_node(target, rest, 1, is_array)?;
+    warn_stale_consolidated(&target.store, &target.node);
+    let path = target.node;
+    let mut array = match Node::open(target.store, path.as_str())? {
+        Node::Array(array) => array,
+        Node::Group(_) => bail!("`{path}` is a group; this command {verb} arrays"),
+    };
+    if let Some(budget) = memory_budget {
+        array.set_memory_budget(budget);
+    }
+    let text = target.rest.first().map(|s| s.trim().to_string());
+    let selection = mode.parse(text.as_deref())?;
+    let shape = array.selection_shape(&selection)?;
+    Ok(Opened {
+        path,
+        array,
+        text,
+        selection,
+        shape,
+    })
 }
 
 /// The format an output file's extension names.

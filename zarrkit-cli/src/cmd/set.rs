@@ -1,8 +1,7 @@
 //! `zarrkit set`: write a selection of an array from a `.npy` file or one
 //! value broadcast over it.
 
-use super::get::ModeArgs;
-use super::node_arg::{is_array, locate_node};
+use super::get::{ModeArgs, Opened, open_selection};
 use super::{format_shape, product};
 use crate::npy;
 use crate::values::{self, Casting};
@@ -10,9 +9,9 @@ use anyhow::{Context, bail};
 use clap::Args;
 use std::io::{Read, Write};
 use std::path::PathBuf;
+use zarrkit::Array;
 use zarrkit::codec::data::VlenChunk;
 use zarrkit::metadata::DataType;
-use zarrkit::{Array, Node};
 
 /// The text after the options in `--help`.
 pub const AFTER_LONG_HELP: &str = "\
@@ -112,18 +111,20 @@ enum Data {
 /// fit, the values do not fit the data type or broadcast to the selection,
 /// or writing fails.
 pub fn run(args: &SetArgs, out: &mut impl Write) -> anyhow::Result<()> {
-    let target = locate_node(&args.target, &args.rest, 1, is_array)?;
-    let path = target.node;
-    let mut array = match Node::open(target.store, path.as_str())? {
-        Node::Array(array) => array,
-        Node::Group(_) => bail!("`{path}` is a group; `set` writes arrays"),
-    };
-    if let Some(budget) = args.memory_budget {
-        array.set_memory_budget(budget);
-    }
-    let text = target.rest.first().map(|s| s.trim());
-    let selection = args.mode.parse(text)?;
-    let shape = array.selection_shape(&selection)?;
+    let Opened {
+        path,
+        array,
+        text,
+        selection,
+        shape,
+    } = open_selection(
+        &args.target,
+        &args.rest,
+        &args.mode,
+        args.memory_budget,
+        "writes",
+    )?;
+    let text = text.as_deref();
     let casting = if args.cast {
         Casting::Cast
     } else {
