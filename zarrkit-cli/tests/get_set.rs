@@ -711,4 +711,65 @@ fn errors_name_the_array_and_exit_with_one() {
     let run = zarrkit(["get", &s(&root), "/nothing"]);
     assert_eq!(run.code, 1);
     assert!(run.stderr.contains("/nothing"), "{}", run.stderr);
+    // A missing array named in the path is reported, not taken for a store
+    // whose node is the selection.
+    let run = zarrkit(["get", &s(&root.join("nothing")), "0"]);
+    assert_eq!(run.code, 1);
+    assert!(run.stderr.contains("/nothing"), "{}", run.stderr);
+}
+
+#[test]
+fn get_and_set_work_on_v1_and_the_drafts() {
+    for format in [
+        ZarrFormat::V1,
+        ZarrFormat::V3Draft2022,
+        ZarrFormat::V3Draft2019Json,
+        ZarrFormat::V3Draft2019,
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("old");
+        let store = open_store(&root);
+        // v1 holds one array at the root; the drafts hold it under a group.
+        let path = if format == ZarrFormat::V1 {
+            "/"
+        } else {
+            Group::create_as(Arc::clone(&store), "/", format, Default::default()).unwrap();
+            "/a"
+        };
+        let array = Array::builder(&[6], DataType::Int16, &[4])
+            .format(format)
+            .create(Arc::clone(&store), path)
+            .unwrap();
+        let values: Vec<i16> = (10..16).collect();
+        array.write_region(&Region::whole(&[6]), &values).unwrap();
+        let node = s(&root);
+        let args = |extra: &[&str]| -> Vec<String> {
+            let mut argv: Vec<String> = extra.iter().map(ToString::to_string).collect();
+            argv.push(node.clone());
+            argv.push(path.to_string());
+            argv
+        };
+        let mut argv = args(&["get", "--json"]);
+        argv.push("::-2".into());
+        let run = zarrkit(&argv);
+        assert_eq!(run.code, 0, "{}: {}", format.name(), run.stderr);
+        assert_eq!(
+            json_of(&run.stdout),
+            json!([15, 13, 11]),
+            "{}",
+            format.name()
+        );
+        let mut argv = args(&["set"]);
+        argv.extend(["-1:".to_string(), "--value".into(), "-32768".into()]);
+        let run = zarrkit(&argv);
+        assert_eq!(run.code, 0, "{}: {}", format.name(), run.stderr);
+        let array = Array::open(Arc::clone(&store), path).unwrap();
+        assert_eq!(array.format(), format);
+        assert_eq!(
+            array.read_region::<i16>(&Region::whole(&[6])).unwrap(),
+            [10, 11, 12, 13, 14, -32768],
+            "{}",
+            format.name()
+        );
+    }
 }

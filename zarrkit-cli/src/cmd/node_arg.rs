@@ -58,7 +58,10 @@ pub fn locate_node(
         (location, store, extra[1..].to_vec())
     } else {
         let (location, store) = open(None)?;
-        if extra.is_empty() || names_wanted(&store, &location.node) {
+        // `data.zarr/missing 0`: the target names a node that is not there;
+        // keep it, so that the error names it.
+        let missing = !location.node.is_root() && !exists(&store, &location.node);
+        if extra.is_empty() || missing || names_wanted(&store, &location.node) {
             (location, store, extra.to_vec())
         } else {
             // `data.zarr a …`: the store root, then the node (named from
