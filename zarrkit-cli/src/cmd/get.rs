@@ -17,6 +17,9 @@ use zarrkit::{Array, Node, Selection, SelectionItem, SelectionMode};
 /// Tables of more elements than this are summarised (NumPy's `threshold`).
 const SUMMARY_THRESHOLD: u64 = 1000;
 
+/// JSON and CSV of more elements than this show a progress bar on a terminal.
+const PROGRESS_ELEMENTS: u64 = 1 << 20;
+
 /// Table lines wrap past this many characters (NumPy's `linewidth`).
 const LINE_WIDTH: usize = 75;
 
@@ -62,7 +65,9 @@ one line saying what was written. npy and raw are binary: written to a \
 terminal they are refused unless `--out -` asks for it.
 
 The whole result is read into memory (bounded by --memory-budget, default \
-8 GiB); `export` streams whole arrays of any size.
+8 GiB); `export` streams whole arrays of any size. JSON and CSV of more \
+than 2^20 elements show a progress bar on stderr when it is a terminal \
+(not with --quiet).
 
 Examples:
   zarrkit get data.zarr/temperature '0, 10:20, ::-1'
@@ -264,14 +269,27 @@ pub fn run(args: &GetArgs, out: &mut impl Write) -> anyhow::Result<()> {
                     )?;
                 }
             }
-            Format::Json => {
+            Format::Json | Format::Csv => {
                 let read = Values::read(&array, &selection)?;
-                write_json(sink, &shape, &|i| read.get(&data_type, i))?;
-                writeln!(sink)?;
-            }
-            Format::Csv => {
-                let read = Values::read(&array, &selection)?;
-                write_csv(sink, &shape, &|i| read.get(&data_type, i))?;
+                // Printing elements one by one is the slow part of a large result.
+                let bar = super::progress::items(n, PROGRESS_ELEMENTS, "elements");
+                let value = |i: usize| {
+                    if let Some(bar) = &bar
+                        && i % 4096 == 0
+                    {
+                        bar.set_position(i as u64);
+                    }
+                    read.get(&data_type, i)
+                };
+                if format == Format::Json {
+                    write_json(sink, &shape, &value)?;
+                    writeln!(sink)?;
+                } else {
+                    write_csv(sink, &shape, &value)?;
+                }
+                if let Some(bar) = bar {
+                    bar.finish_and_clear();
+                }
             }
             Format::Npy => {
                 let read = Values::read(&array, &selection)?;

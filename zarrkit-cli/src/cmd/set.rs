@@ -255,7 +255,14 @@ fn convert(npy: &npy::NpyArray, array: &Array, casting: Casting) -> anyhow::Resu
     }
     let mut fixed = Vec::with_capacity(npy.len() * target.size());
     let mut vlen = VlenChunk::with_capacity(npy.len());
+    // Converting element by element is the slow part of a large file.
+    let bar = super::progress::items(npy.len() as u64, 1 << 20, "elements converted");
     for i in 0..npy.len() {
+        if let Some(bar) = &bar
+            && i % 4096 == 0
+        {
+            bar.set_position(i as u64);
+        }
         let value = values::decode(source, &npy.element(i));
         let result = if target.is_variable_length() {
             values::encode_vlen(&value, target).map(|b| vlen.push(&b))
@@ -263,6 +270,9 @@ fn convert(npy: &npy::NpyArray, array: &Array, casting: Casting) -> anyhow::Resu
             values::encode(&value, target, casting, &mut fixed)
         };
         result.with_context(|| format!("element {}", element_index(&npy.shape, i)))?;
+    }
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
     }
     Ok(if target.is_variable_length() {
         Data::Vlen(vlen)
