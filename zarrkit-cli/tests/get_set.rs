@@ -773,3 +773,36 @@ fn get_and_set_work_on_v1_and_the_drafts() {
         );
     }
 }
+
+/// `npy` and `raw` are binary: on a terminal (a pseudo-terminal made by
+/// util-linux's `script`) they are refused unless `--out -` asks for them.
+#[test]
+fn binary_formats_are_refused_on_a_terminal() {
+    let (_dir, root) = store();
+    let on_terminal = |args: &str| {
+        let command = format!("{} {args}", env!("CARGO_BIN_EXE_zarrkit"));
+        let output = std::process::Command::new("script")
+            .args(["-qec", &command, "/dev/null"])
+            .output()
+            .expect("util-linux's `script` runs (it gives the command a terminal)");
+        (
+            output.status.code(),
+            String::from_utf8_lossy(&output.stdout).into_owned(),
+        )
+    };
+    let x = s(&root.join("x"));
+    let (code, printed) = on_terminal(&format!("get -f npy {x} 0,0"));
+    assert_eq!(code, Some(1), "{printed}");
+    assert!(
+        printed.contains("refusing to write .npy bytes to a terminal"),
+        "{printed}"
+    );
+    let (code, printed) = on_terminal(&format!("get -f raw {x} 0,0"));
+    assert_eq!(code, Some(1), "{printed}");
+    let (code, printed) = on_terminal(&format!("get -f raw --out - {x} 0,0,1"));
+    assert_eq!(code, Some(0), "{printed}");
+    // A table on a terminal is what `get` is for.
+    let (code, printed) = on_terminal(&format!("get {x} 0,0"));
+    assert_eq!(code, Some(0));
+    assert!(printed.contains("[0 1 2 3 4 5]"), "{printed}");
+}
