@@ -673,6 +673,11 @@ fn write_table(
         }
         format!("{}]", text.trim_end())
     };
+    if count == 0 && !shape.is_empty() {
+        // NumPy prints an empty array as `[]` whatever its shape.
+        writeln!(out, "[]")?;
+        return Ok(());
+    }
     match shape.len() {
         0 => writeln!(out, "{}", cells.first().map_or("", |(t, _)| t.as_str()))?,
         1 => writeln!(out, "{}", line(0))?,
@@ -867,6 +872,8 @@ mod tests {
     #[test]
     fn tables_follow_numpys_layout() {
         assert_eq!(table(&[3], false), "[0 1 2]\n");
+        assert_eq!(table(&[0, 3], false), "[]\n");
+        assert_eq!(table(&[], false), "0\n");
         // Wrapped at 75 characters, as NumPy wraps `np.arange(40)`.
         assert_eq!(
             table(&[40], false),
