@@ -97,6 +97,23 @@ fn large_tables_are_summarised_with_a_note() {
     assert_eq!(lines[0], "[[390.25 390.5  390.75 ... 399.25 399.5  399.75]");
     assert_eq!(lines[5], " [ 10.25  10.5   10.75 ...  19.25  19.5   19.75]");
     assert!(lines[7].contains("1560 elements of shape [40, 39]"));
+    // Only the 36 elements shown are read: the summary fits a budget of
+    // 1 KiB that the whole array (12800 bytes) does not.
+    let run = zarrkit(["get", "--memory-budget", "1K", &big]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.starts_with("[[  0.     0.25   0.5  ..."),
+        "{}",
+        run.stdout
+    );
+    let run = zarrkit(["get", "--memory-budget", "1K", "--json", &big]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr
+            .contains("needs 12800 bytes of memory, more than the budget of 1024 bytes"),
+        "{}",
+        run.stderr
+    );
     let run = zarrkit(["get", "--full", &big]);
     // 40 rows (each opened by `[`, the first by `[[`), wrapped at 75 columns.
     assert_eq!(run.stdout.matches('[').count(), 41);
