@@ -176,7 +176,7 @@ enum Command {
         long_about = format!(
             "Remove an array or a group with everything below it: documents, chunks and \
              child nodes.\n\n{}",
-            cmd::LOCATE_HELP
+            cmd::node_arg::NODE_ARG_HELP
         ),
         after_long_help = cmd::rm::AFTER_LONG_HELP
     )]
@@ -185,7 +185,7 @@ enum Command {
     #[command(
         long_about = format!(
             "Change an array's shape, erasing the chunks outside the new shape.\n\n{}",
-            cmd::LOCATE_HELP
+            cmd::node_arg::NODE_ARG_HELP
         ),
         after_long_help = cmd::resize::AFTER_LONG_HELP
     )]

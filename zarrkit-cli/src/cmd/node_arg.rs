@@ -19,7 +19,8 @@ argument after STORE[/PATH] is taken as the NODE when it starts with `/`, or \
 when STORE[/PATH] does not already name the kind of node the command works \
 on (for `get` and `set`, an array; for `attrs`, any node, so that \
 `attrs get data.zarr units` reads the root's `units`); otherwise it is the next argument \
-(the selection, or the attribute key).";
+(the selection, or the attribute key). For `rm` and `resize` it is always \
+the NODE.";
 
 /// A located node, the store opened, and the arguments after the node.
 pub struct Target {
