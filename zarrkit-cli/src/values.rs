@@ -787,10 +787,9 @@ pub fn encode(
         D::NumpyDateTime64 { unit, scale_factor } => {
             let n = match value {
                 Scalar::DateTime(n, u, s) if u == unit && s == scale_factor => *n,
-                Scalar::DateTime(n, u, s) if *n == i64::MIN => {
-                    let _ = (u, s);
-                    i64::MIN
-                }
+                // NaT is NaT in every unit.
+                Scalar::DateTime(i64::MIN, ..) => i64::MIN,
+                // Another unit: converted through the instant it names, exactly.
                 Scalar::DateTime(n, u, s) => {
                     parse_datetime(&datetime_text(*n, *u, *s), *unit, *scale_factor)
                         .map_err(|e| refuse(value, data_type, &format!("({e}) does not fit")))?
@@ -1112,6 +1111,21 @@ mod tests {
             datetime_text(-1, TimeUnit::Second, 10),
             "1969-12-31T23:59:50"
         );
+        // From a `.npy` of another unit: exact conversions only.
+        let seconds = DataType::NumpyDateTime64 {
+            unit: TimeUnit::Second,
+            scale_factor: 1,
+        };
+        let days = DataType::NumpyDateTime64 {
+            unit: TimeUnit::Day,
+            scale_factor: 1,
+        };
+        let mut out = Vec::new();
+        let one_day = Scalar::DateTime(1, TimeUnit::Day, 1);
+        encode(&one_day, &seconds, Casting::Exact, &mut out).unwrap();
+        assert_eq!(out, 86_400i64.to_ne_bytes());
+        let one_second = Scalar::DateTime(1, TimeUnit::Second, 1);
+        assert!(encode(&one_second, &days, Casting::Exact, &mut Vec::new()).is_err());
     }
 
     #[test]

@@ -599,9 +599,7 @@ fn write_table(
     // (`[0.   0.25 10.5 ]`); `nan` and `inf` align right.
     let floats = !scalars.is_empty()
         && scalars.iter().all(|v| matches!(v, Scalar::Float(..)))
-        && cells
-            .iter()
-            .all(|(t, _)| !t.contains('e') || t.ends_with("nan"));
+        && cells.iter().all(|(t, _)| !t.contains('e'));
     if floats {
         let split = |t: &str| t.split_once('.').map(|(a, b)| (a.len(), b.len()));
         let left = cells
