@@ -10,6 +10,7 @@
 mod cmd;
 mod npy;
 mod prefetched;
+mod values;
 
 use clap::{CommandFactory, Parser, Subcommand};
 use std::io::{BufWriter, Write};
@@ -53,6 +54,11 @@ Examples:
   zarrkit check --json testdata/sample.zarr
   zarrkit diff old.zarr new.zarr --rtol 1e-6
   zarrkit stats testdata/sample.zarr /weather/temperature '0, :, 10:20' --bins 20
+  zarrkit get testdata/sample.zarr/weather/temperature '0, :3, ::-1'
+  zarrkit set data.zarr/temperature '0, :, :' --value nan
+  zarrkit attrs set data.zarr/temperature units K
+  zarrkit rm --dry-run data.zarr/old
+  zarrkit resize data.zarr/temperature --shape 730,720,1440
   zarrkit tree --anonymous s3://bucket/data.zarr
   zarrkit info --storage-option aws_endpoint=http://127.0.0.1:8333 s3://bucket/data.zarr/a
   zarrkit migrate --to v3 old-v2.zarr s3://bucket/new.zarr
@@ -231,6 +237,97 @@ enum Command {
         after_long_help = cmd::stats::AFTER_LONG_HELP
     )]
     Stats(cmd::stats::StatsArgs),
+    /// Print or save a selection of an array, in NumPy's indexing syntax
+    #[command(
+        long_about = format!(
+            "Print a selection of an array (`'0, 10:20, ::-1'`, `'..., -1'`) as a table, or \
+             write it as JSON, CSV, a NumPy .npy file or raw bytes.\n\n{}",
+            cmd::node_arg::NODE_ARG_HELP
+        ),
+        after_long_help = cmd::get::AFTER_LONG_HELP
+    )]
+    Get(cmd::get::GetArgs),
+    /// Write a selection of an array from a .npy file or one value
+    #[command(
+        long_about = format!(
+            "Write a selection of an array (`'0, 10:20, ::-1'`) from a NumPy .npy file \
+             (broadcast to the selection, converted with range checks) or one value \
+             written into every selected element.\n\n{}",
+            cmd::node_arg::NODE_ARG_HELP
+        ),
+        after_long_help = cmd::set::AFTER_LONG_HELP
+    )]
+    Set(cmd::set::SetArgs),
+    /// Print, set or remove a node's attributes
+    #[command(
+        long_about = format!(
+            "Print a node's attributes as JSON, set keys, or remove one, in the node's own \
+             format.\n\n{}",
+            cmd::node_arg::NODE_ARG_HELP
+        ),
+        after_long_help = cmd::attrs::AFTER_LONG_HELP
+    )]
+    Attrs(cmd::attrs::AttrsArgs),
+    /// Remove a node and everything below it (--dry-run lists it)
+    #[command(
+        long_about = format!(
+            "Remove an array or a group with everything below it: documents, chunks and \
+             child nodes.\n\n{}",
+            cmd::node_arg::NODE_ARG_HELP
+        ),
+        after_long_help = cmd::rm::AFTER_LONG_HELP
+    )]
+    Rm(cmd::rm::RmArgs),
+    /// Change an array's shape
+    #[command(
+        long_about = format!(
+            "Change an array's shape, erasing the chunks outside the new shape.\n\n{}",
+            cmd::node_arg::NODE_ARG_HELP
+        ),
+        after_long_help = cmd::resize::AFTER_LONG_HELP
+    )]
+    Resize(cmd::resize::ResizeArgs),
+}
+
+/// For `get` and `set`, puts a space before each argument that starts with
+/// `-` and then a digit, `:` or `.`, and before the argument after
+/// `--value`, so that clap takes a selection such as `-1` or `-3:, ::-1`
+/// and a value such as `--value -5` or `--value -inf` for values rather
+/// than options (the selection and value parsers skip the space). No option
+/// of the commands starts that way.
+fn protect_negative_values(
+    args: impl IntoIterator<Item = std::ffi::OsString>,
+) -> Vec<std::ffi::OsString> {
+    let args: Vec<std::ffi::OsString> = args.into_iter().collect();
+    let command = args
+        .iter()
+        .skip(1)
+        .find(|a| !a.to_string_lossy().starts_with('-'))
+        .map(|a| a.to_string_lossy().into_owned());
+    if !matches!(command.as_deref(), Some("get" | "set")) {
+        return args;
+    }
+    let mut after_value = false;
+    args.into_iter()
+        .map(|arg| {
+            let text = arg.to_string_lossy();
+            let mut chars = text.chars();
+            let negative = chars.next() == Some('-')
+                && chars
+                    .next()
+                    .is_some_and(|c| c.is_ascii_digit() || matches!(c, ':' | '.'));
+            // `--value -inf`: the value of --value is never an option.
+            let protect = negative || (after_value && text.starts_with('-'));
+            after_value = text == "--value";
+            if protect {
+                let mut spaced = std::ffi::OsString::from(" ");
+                spaced.push(&arg);
+                spaced
+            } else {
+                arg
+            }
+        })
+        .collect()
 }
 
 /// Parses `KEY=VALUE` of `--storage-option`.
@@ -245,7 +342,7 @@ fn parse_storage_option(text: &str) -> Result<(String, String), String> {
 
 fn main() -> ExitCode {
     // Usage errors print clap's message and exit with 2.
-    let cli = Cli::parse();
+    let cli = Cli::parse_from(protect_negative_values(std::env::args_os()));
     // What clap cannot check is still a usage error (exit code 2).
     let usage = match &cli.command {
         Command::Export(args) => cmd::export::check_usage(args),
@@ -293,6 +390,11 @@ fn main() -> ExitCode {
         Command::Check(args) => cmd::check::run(&args, &mut out),
         Command::Diff(args) => cmd::diff::run(&args, &mut out),
         Command::Stats(args) => cmd::stats::run(&args, &mut out),
+        Command::Get(args) => cmd::get::run(&args, &mut out),
+        Command::Set(args) => cmd::set::run(&args, &mut out),
+        Command::Attrs(args) => cmd::attrs::run(&args, &mut out),
+        Command::Rm(args) => cmd::rm::run(&args, &mut out),
+        Command::Resize(args) => cmd::resize::run(&args, &mut out),
     }
     .and_then(|()| Ok(out.flush()?));
     // Show what was printed first, then what listings skipped, so that an

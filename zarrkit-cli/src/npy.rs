@@ -473,6 +473,120 @@ mod python_literal {
     }
 }
 
+/// The element type of a `.npy` file being read: a NumPy type string's
+/// byte order, kind and size, and a datetime's unit.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NpyType {
+    /// The type string as the header gives it (`'<f4'`).
+    pub text: String,
+    /// Whether multi-byte units are big-endian.
+    pub big_endian: bool,
+    /// The model's data type of the elements (`DataType::FixedUtf32` for
+    /// `U`, a datetime type with its unit for `M8`/`m8`).
+    pub data_type: DataType,
+}
+
+/// A `.npy` file read whole: its element type, shape and element bytes in
+/// C order (a Fortran-order file is transposed), still in the file's byte
+/// order.
+#[derive(Debug)]
+pub struct NpyArray {
+    pub dtype: NpyType,
+    pub shape: Vec<u64>,
+    pub data: Vec<u8>,
+}
+
+impl NpyArray {
+    /// The number of elements.
+    pub fn len(&self) -> usize {
+        self.data.len() / self.dtype.data_type.size().max(1)
+    }
+
+    /// Element `i` in native byte order.
+    pub fn element(&self, i: usize) -> Vec<u8> {
+        let size = self.dtype.data_type.size();
+        let mut bytes = self.data[i * size..(i + 1) * size].to_vec();
+        if self.dtype.big_endian != cfg!(target_endian = "big") {
+            swap_units(&mut bytes, self.dtype.data_type.endian_unit());
+        }
+        bytes
+    }
+}
+
+/// Reads a `.npy` file's bytes whole (NumPy format versions 1.0, 2.0
+/// and 3.0, through [`read_header`]).
+///
+/// # Errors
+/// If the bytes are not a `.npy` file, its dtype is structured or an
+/// object, or the data is shorter than the header says.
+pub fn read(bytes: &[u8]) -> anyhow::Result<NpyArray> {
+    let mut reader = bytes;
+    let header = read_header(&mut reader)?;
+    if matches!(header.data_type, DataType::Struct(_)) {
+        bail!(
+            "the .npy file has a structured dtype, which `zarrkit set` does not read; save one field at a time"
+        );
+    }
+    let big_endian = matches!(header.byte_order, ByteOrder::Big);
+    // `descr` gives the type string as the header spells it, quoted.
+    let mut text = descr(&header.data_type)?.trim_matches('\'').to_string();
+    if big_endian && text.starts_with('<') {
+        text.replace_range(..1, ">");
+    }
+    let dtype = NpyType {
+        text,
+        big_endian,
+        data_type: header.data_type,
+    };
+    let shape = header.shape;
+    let size = dtype.data_type.size() as u64;
+    let n = shape
+        .iter()
+        .try_fold(size, |a, &d| a.checked_mul(d))
+        .and_then(|n| usize::try_from(n).ok())
+        .ok_or_else(|| anyhow::anyhow!("the .npy shape {shape:?} is too large"))?;
+    let data = &bytes[header.data_offset as usize..];
+    if data.len() < n {
+        bail!(
+            "the .npy file is truncated: its shape {shape:?} needs {n} bytes of data, it has {}",
+            data.len()
+        );
+    }
+    let mut data = data[..n].to_vec();
+    if header.fortran_order && shape.len() > 1 {
+        data = fortran_to_c(&data, &shape, size as usize);
+    }
+    Ok(NpyArray { dtype, shape, data })
+}
+
+/// Reorders Fortran-order (first index fastest) element bytes into C order.
+fn fortran_to_c(data: &[u8], shape: &[u64], size: usize) -> Vec<u8> {
+    let mut out = vec![0; data.len()];
+    let n = data.len() / size.max(1);
+    // Fortran strides, in elements.
+    let mut strides = vec![1usize; shape.len()];
+    for d in 1..shape.len() {
+        strides[d] = strides[d - 1] * shape[d - 1] as usize;
+    }
+    let mut index = vec![0u64; shape.len()];
+    for i in 0..n {
+        let src: usize = index
+            .iter()
+            .zip(&strides)
+            .map(|(&x, &s)| x as usize * s)
+            .sum();
+        out[i * size..(i + 1) * size].copy_from_slice(&data[src * size..(src + 1) * size]);
+        for d in (0..shape.len()).rev() {
+            index[d] += 1;
+            if index[d] < shape[d] {
+                break;
+            }
+            index[d] = 0;
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -507,6 +621,39 @@ mod tests {
         let len = u32::from_le_bytes([h[8], h[9], h[10], h[11]]) as usize;
         assert_eq!(len, h.len() - 12);
         assert_eq!(h.len() % 64, 0);
+    }
+
+    #[test]
+    fn files_read_back_in_c_order_from_either_order() {
+        let mut file = header("'>i2'", &[2, 3]);
+        // Fortran order: columns first; big-endian 1..=6 laid out as [[1, 3, 5], [2, 4, 6]].
+        let at = file.windows(5).position(|w| w == b"False").unwrap();
+        file[at..at + 5].copy_from_slice(b"True ");
+        for v in [1i16, 2, 3, 4, 5, 6] {
+            file.extend_from_slice(&v.to_be_bytes());
+        }
+        let array = read(&file).unwrap();
+        assert_eq!(array.shape, [2, 3]);
+        assert_eq!(array.dtype.data_type, DataType::Int16);
+        let values: Vec<i16> = (0..6)
+            .map(|i| i16::from_ne_bytes(array.element(i).try_into().unwrap()))
+            .collect();
+        assert_eq!(values, [1, 3, 5, 2, 4, 6]);
+        assert!(
+            read(&file[..file.len() - 1])
+                .unwrap_err()
+                .to_string()
+                .contains("truncated")
+        );
+        let datetimes = header("'<M8[10ms]'", &[0]);
+        assert_eq!(
+            read(&datetimes).unwrap().dtype.data_type,
+            DataType::NumpyDateTime64 {
+                unit: zarrkit::metadata::TimeUnit::Millisecond,
+                scale_factor: 10
+            }
+        );
+        assert!(read(&header("'|O'", &[0])).is_err());
     }
 
     #[test]

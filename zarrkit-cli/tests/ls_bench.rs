@@ -602,20 +602,30 @@ fn the_man_page_names_every_subcommand_and_out_dir_writes_one_page_each() {
     let run = zarrkit(["man"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let formatted = check_man_page(&run.stdout, "zarrkit");
+    // roff spells a hyphen `\-` (`create\-group`).
+    let roff = run.stdout.replace("\\-", "-");
     for name in &names {
-        assert!(run.stdout.contains(name.as_str()), "main page lacks {name}");
+        assert!(roff.contains(name.as_str()), "main page lacks {name}");
         assert!(formatted.contains(name.as_str()), "formatted lacks {name}");
     }
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("man1");
     let run = zarrkit(["man", "--out-dir", out.to_str().unwrap()]);
     assert_eq!(run.code, 0, "{}", run.stderr);
+    // One page per command at every depth: the main page, each
+    // subcommand, and `attrs`' own `get`, `set` and `del`.
     assert_eq!(
         run.stdout.lines().count(),
-        names.len() + 1,
+        names.len() + 1 + 3,
         "{}",
         run.stdout
     );
+    for nested in ["get", "set", "del"] {
+        let path = out.join(format!("zarrkit-attrs-{nested}.1"));
+        let page =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        check_man_page(&page, &format!("zarrkit-attrs-{nested}"));
+    }
     for name in &names {
         let path = out.join(format!("zarrkit-{name}.1"));
         let page =

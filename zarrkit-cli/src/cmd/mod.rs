@@ -1,6 +1,7 @@
 //! The subcommands, and what they share: finding the store and the node a
 //! path names, opening the store, and formatting values.
 
+pub mod attrs;
 pub mod bench;
 pub mod check;
 pub mod completions;
@@ -8,12 +9,18 @@ pub mod consolidate;
 pub mod create;
 pub mod diff;
 pub mod export;
+pub mod get;
 pub mod import;
 pub mod info;
 pub mod layout;
 pub mod ls;
 pub mod migrate;
+pub mod node_arg;
 pub mod progress;
+pub mod resize;
+pub mod rm;
+pub mod set;
+pub mod sink;
 pub mod stats;
 pub mod tree;
 

@@ -79,3 +79,11 @@ pub fn open_store(root: &Path) -> Arc<dyn Store> {
 mod support;
 #[allow(unused_imports)] // consolidate.rs runs no Python.
 pub use support::python;
+
+/// Runs `script` with `python -c` and its arguments after it, asserts
+/// that it succeeded, and returns its stdout.
+pub fn python_script<S: AsRef<OsStr>>(python: &Path, script: &str, args: &[S]) -> String {
+    let mut argv: Vec<&OsStr> = vec![OsStr::new("-c"), OsStr::new(script)];
+    argv.extend(args.iter().map(AsRef::as_ref));
+    support::run(python, &argv, &[])
+}

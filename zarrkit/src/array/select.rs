@@ -703,25 +703,86 @@ impl Array {
         data_shape: &[u64],
     ) -> Result<(), Error> {
         self.check_element::<T>()?;
+        self.write_selection_bytes_broadcast(selection, &T::as_bytes(data), data_shape)
+    }
+
+    /// Writes element bytes (native byte order), an array of `data_shape`
+    /// in C order, into `selection` with NumPy's broadcasting, as
+    /// [`Array::write_selection_broadcast`] does.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// use zarrkit::{Array, Selection, metadata::DataType, store::MemoryStore};
+    /// let array = Array::builder(&[2, 3], DataType::UInt16, &[2, 2])
+    ///     .create(Arc::new(MemoryStore::new()), "/a")?;
+    /// let row: Vec<u8> = [1u16, 2, 3].iter().flat_map(|v| v.to_ne_bytes()).collect();
+    /// array.write_selection_bytes_broadcast(&Selection::all(), &row, &[3])?;
+    /// assert_eq!(array.read_selection::<u16>(&Selection::all())?, [1, 2, 3, 1, 2, 3]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`Array::write_selection_broadcast`].
+    pub fn write_selection_bytes_broadcast(
+        &self,
+        selection: &Selection,
+        data: &[u8],
+        data_shape: &[u64],
+    ) -> Result<(), Error> {
         let elem = self.fixed_only()?;
-        let expected = data_shape.iter().try_fold(1u64, |a, &n| a.checked_mul(n));
+        let expected = data_shape
+            .iter()
+            .try_fold(elem as u64, |a, &n| a.checked_mul(n));
         if expected != Some(data.len() as u64) {
             return Err(Error::BufferLength {
                 path: self.path.clone(),
-                expected: expected.unwrap_or(u64::MAX).saturating_mul(elem as u64),
-                actual: std::mem::size_of_val(data) as u64,
+                expected: expected.unwrap_or(u64::MAX),
+                actual: data.len() as u64,
             });
         }
         let resolved = self.resolve(selection)?;
         let n = self.selection_len(&resolved, elem as u64)?;
         let sources = self.broadcast(data_shape, &resolved.shape)?;
-        let bytes = T::as_bytes(data);
         let mut full = self.zeroed_buffer(n * elem, "the broadcast value")?;
         for (dst, &src) in full.chunks_exact_mut(elem.max(1)).zip(&sources) {
             let src = src as usize * elem;
-            dst.copy_from_slice(&bytes[src..src + elem]);
+            dst.copy_from_slice(&data[src..src + elem]);
         }
         self.write_resolved(&resolved, &ChunkData::from(full))
+    }
+
+    /// Writes variable-length elements, an array of `data_shape` in C
+    /// order, into `selection` of a `string` or `bytes` array with NumPy's
+    /// broadcasting, as [`Array::write_selection_broadcast`] does.
+    ///
+    /// # Errors
+    /// As [`Array::write_selection_vlen`], and [`Error::InvalidInput`] when
+    /// the shapes do not broadcast.
+    pub fn write_selection_vlen_broadcast(
+        &self,
+        selection: &Selection,
+        data: &VlenChunk,
+        data_shape: &[u64],
+    ) -> Result<(), Error> {
+        self.vlen_only("variable-length elements")?;
+        let expected = data_shape.iter().try_fold(1u64, |a, &n| a.checked_mul(n));
+        if expected != Some(data.len() as u64) {
+            return Err(Error::BufferLength {
+                path: self.path.clone(),
+                expected: expected.unwrap_or(u64::MAX),
+                actual: data.len() as u64,
+            });
+        }
+        self.check_utf8(data)?;
+        let resolved = self.resolve(selection)?;
+        self.selection_len(&resolved, std::mem::size_of::<Vec<u8>>() as u64)?;
+        let sources = self.broadcast(data_shape, &resolved.shape)?;
+        let full = VlenChunk::from_items(
+            sources
+                .iter()
+                .map(|&src| data.get(src as usize).unwrap_or_default()),
+        );
+        self.write_resolved(&resolved, &ChunkData::from(&full))
     }
 
     /// The source element of each output element when a value of

@@ -649,3 +649,52 @@ fn large_masks_and_sparse_points_are_grouped_exactly() {
         assert_eq!(array.read_selection::<i32>(&other).unwrap(), [-1, 10]);
     }
 }
+
+#[test]
+fn element_bytes_and_strings_broadcast_as_numpy_does() {
+    // NumPy: `x = np.zeros((2, 3), 'u2'); x[:, ::-1] = [[7], [8]]` gives
+    // [[7, 7, 7], [8, 8, 8]]; `x[1, 1:] = [5, 6]` then [[7, 7, 7], [8, 5, 6]].
+    let x = Array::builder(&[2, 3], DataType::UInt16, &[2, 2])
+        .create(Arc::new(MemoryStore::new()), "/x")
+        .unwrap();
+    let bytes = |v: &[u16]| -> Vec<u8> { v.iter().flat_map(|e| e.to_ne_bytes()).collect() };
+    x.write_selection_bytes_broadcast(
+        &Selection::parse(":, ::-1").unwrap(),
+        &bytes(&[7, 8]),
+        &[2, 1],
+    )
+    .unwrap();
+    x.write_selection_bytes_broadcast(&Selection::parse("1, 1:").unwrap(), &bytes(&[5, 6]), &[2])
+        .unwrap();
+    assert_eq!(
+        x.read_selection::<u16>(&Selection::all()).unwrap(),
+        [7, 7, 7, 8, 5, 6]
+    );
+    let err = x
+        .write_selection_bytes_broadcast(&Selection::all(), &bytes(&[1, 2]), &[2])
+        .unwrap_err();
+    assert!(err.to_string().contains("cannot be broadcast"), "{err}");
+    // A length that does not fill the shape is refused before anything is written.
+    assert!(matches!(
+        x.write_selection_bytes_broadcast(&Selection::all(), &bytes(&[1, 2]), &[3]),
+        Err(Error::BufferLength { .. })
+    ));
+    assert_eq!(
+        x.read_selection::<u16>(&Selection::all()).unwrap(),
+        [7, 7, 7, 8, 5, 6]
+    );
+
+    let s = Array::builder(&[2, 2], DataType::String, &[1, 2])
+        .create(Arc::new(MemoryStore::new()), "/s")
+        .unwrap();
+    let row = zarrkit::codec::data::VlenChunk::from_items(["ab", "c"].map(str::as_bytes));
+    s.write_selection_vlen_broadcast(&Selection::parse("::-1").unwrap(), &row, &[2])
+        .unwrap();
+    let one = zarrkit::codec::data::VlenChunk::from_items(["z".as_bytes()]);
+    s.write_selection_vlen_broadcast(&Selection::parse_vectorized("[1], [0]").unwrap(), &one, &[])
+        .unwrap();
+    assert_eq!(
+        s.read_selection_strings(&Selection::all()).unwrap(),
+        ["ab", "c", "z", "c"]
+    );
+}
