@@ -108,6 +108,10 @@ impl S3 {
 /// `s3-child IMP WORKLOAD CODECS PREFIX SIDE`: one repetition of zarrkit or
 /// zarrs; prints `time_s` and `vmhwm_kib` as the filesystem child does.
 /// No warm-up pass (the server holds what was just written); reads check
+/// One implementation's result in a row: its times and peak memory
+/// (KiB), or the first error.
+type Cell = Result<(Vec<f64>, u64), String>;
+
 /// every value against the formula after the timing.
 pub fn child(args: &[String]) -> Result<(), BoxError> {
     let [imp, workload, _codecs, prefix, side] = args else {
@@ -261,7 +265,7 @@ struct Row {
     codecs: Codecs,
     workload: &'static str,
     /// Per implementation: the times and the largest peak RSS (KiB), or an error.
-    cells: Vec<Result<(Vec<f64>, u64), String>>,
+    cells: Vec<Cell>,
 }
 
 /// `bench-compare s3 ...`: the parent.
@@ -365,16 +369,24 @@ pub fn parent(args: &[String]) -> Result<(), BoxError> {
                 cells: Vec::new(),
             })
             .collect();
-        for &imp in &o.imps {
+        // Per row, per implementation (in `o.imps` order): the times, the
+        // peak memory, or the first error.
+        let mut results: Vec<Vec<Cell>> = chain_rows
+            .iter()
+            .map(|_| o.imps.iter().map(|_| Ok((Vec::new(), 0))).collect())
+            .collect();
+        let mut ready = vec![true; o.imps.len()];
+        for (i, &imp) in o.imps.iter().enumerate() {
             let prefix = prefix_of(imp);
             // The same metadata document for everyone, written by the harness.
             let store = s3.zarrkit(&prefix)?;
             let key = format!("{}/{name}", ARRAY_PATH.trim_start_matches('/'));
             store.set(&zarrkit::store::StoreKey::new(key)?, document.as_bytes())?;
             if imp >= 2 && !python_ok {
-                for row in &mut chain_rows {
-                    row.cells.push(Err("no Python".into()));
+                for row in &mut results {
+                    row[i] = Err("no Python".into());
                 }
+                ready[i] = false;
                 continue;
             }
             if !o.workloads.contains(&"write") {
@@ -386,11 +398,22 @@ pub fn parent(args: &[String]) -> Result<(), BoxError> {
                     ));
                 }
             }
-            for row in &mut chain_rows {
-                let mut times = Vec::new();
-                let mut peak = 0;
-                let mut error = None;
-                for rep in 0..o.reps {
+        }
+        // Repetition by repetition, every implementation in turn, in an
+        // order rotated each repetition: what the server does after one
+        // implementation's writes (or after the previous chain's stores
+        // were deleted) falls on everyone alike, not on whoever runs first.
+        for rep in 0..o.reps {
+            for k in 0..o.imps.len() {
+                let i = (k + rep) % o.imps.len();
+                let imp = o.imps[i];
+                if !ready[i] {
+                    continue;
+                }
+                for (r, row) in chain_rows.iter().enumerate() {
+                    if results[r][i].is_err() {
+                        continue;
+                    }
                     eprintln!(
                         "[{codecs}] {} {} {}/{}",
                         IMPS[imp],
@@ -398,22 +421,20 @@ pub fn parent(args: &[String]) -> Result<(), BoxError> {
                         rep + 1,
                         o.reps
                     );
-                    match run(imp, row.workload, codecs, &prefix) {
+                    match run(imp, row.workload, codecs, &prefix_of(imp)) {
                         Ok((t, p)) => {
-                            times.extend(t);
-                            peak = peak.max(p);
+                            if let Ok((times, peak)) = &mut results[r][i] {
+                                times.extend(t);
+                                *peak = (*peak).max(p);
+                            }
                         }
-                        Err(e) => {
-                            error = Some(e);
-                            break;
-                        }
+                        Err(e) => results[r][i] = Err(e),
                     }
                 }
-                row.cells.push(match error {
-                    Some(e) => Err(e),
-                    None => Ok((times, peak)),
-                });
             }
+        }
+        for (row, cells) in chain_rows.iter_mut().zip(results) {
+            row.cells = cells;
         }
         // Untimed cross-check: each peer reads zarrkit's store and zarrkit
         // each peer's, checking every value against the formula.

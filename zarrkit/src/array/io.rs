@@ -20,6 +20,9 @@ use rayon::prelude::*;
 use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
+
+/// Decoded-chunk buffers a read reuses from one batch to the next.
+type DecodePool = std::sync::Mutex<Vec<Vec<u8>>>;
 /// The decoded bytes a batch of large chunks aims to stay under.
 const BATCH_BYTES: usize = 64 << 20;
 
@@ -689,6 +692,7 @@ impl Array {
             None => read_partial(out)?,
         }
         let batches: Vec<&[ChunkPiece]> = pieces.chunks(self.batch_size()).collect();
+        let pool = DecodePool::default();
         let fetch = |batch: &[ChunkPiece]| {
             let requests: Vec<ReadRequest> = batch.iter().map(|p| (p.key.clone(), None)).collect();
             self.store.get_partial_values(&requests)
@@ -696,7 +700,7 @@ impl Array {
         if self.store.concurrency() <= 1 || batches.len() < 2 {
             for batch in batches {
                 let fetched = fetch(batch)?;
-                self.put_batch(region, batch, fetched, out)?;
+                self.put_batch(region, batch, fetched, out, &pool)?;
             }
             return Ok(());
         }
@@ -718,10 +722,63 @@ impl Array {
                 }
             });
             for (batch, fetched) in receiver {
-                self.put_batch(region, batch, fetched?, out)?;
+                self.put_batch(region, batch, fetched?, out, &pool)?;
             }
             Ok(())
         })
+    }
+
+    /// Decodes whole fixed-size chunks that do not fill a contiguous range
+    /// of `out` into buffers taken from `pool` (and given back after), then
+    /// copies them into place: a read of many batches (large chunks, such
+    /// as whole shards) reuses the memory of the batches before rather than
+    /// mapping fresh pages for each chunk.
+    fn decode_staged(
+        &self,
+        region: &Region,
+        staged: Vec<(&ChunkPiece, Option<Vec<u8>>)>,
+        out: &mut [u8],
+        elem: usize,
+        pool: &DecodePool,
+    ) -> Result<(), Error> {
+        if staged.is_empty() {
+            return Ok(());
+        }
+        let decoded = staged
+            .into_par_iter()
+            .map(|(piece, bytes)| {
+                let Some(bytes) = bytes else {
+                    return Ok((piece, None));
+                };
+                let repr = self.piece_repr(piece);
+                let size = repr.size_bytes().map_err(|source| Error::Decode {
+                    key: piece.key.clone(),
+                    source,
+                })?;
+                self.check_budget(size as u64, || {
+                    format!("decoding chunk `{}` of shape {:?}", piece.key, repr.shape)
+                })?;
+                let mut data = pool
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .pop()
+                    .unwrap_or_default();
+                // Every byte is written by the decoder: only growth zeroes.
+                data.resize(size, 0);
+                self.codecs
+                    .decode_into(bytes, repr, &mut data)
+                    .map_err(|source| Error::Decode {
+                        key: piece.key.clone(),
+                        source,
+                    })?;
+                Ok((piece, Some(data)))
+            })
+            .collect::<Result<Vec<_>, Error>>()?;
+        self.scatter(region, &decoded, out, elem);
+        pool.lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .extend(decoded.into_iter().filter_map(|(_, data)| data));
+        Ok(())
     }
 
     /// Decodes a fetched batch of whole chunks into `out`.
@@ -731,6 +788,7 @@ impl Array {
         batch: &[ChunkPiece],
         fetched: Vec<Option<Vec<u8>>>,
         out: &mut ReadOut<'_>,
+        pool: &DecodePool,
     ) -> Result<(), Error> {
         let staged: Vec<(&ChunkPiece, Option<Vec<u8>>)> = match out {
             ReadOut::Fixed(buf) => {
@@ -744,7 +802,7 @@ impl Array {
                     }
                 }
                 self.decode_direct(direct, buf)?;
-                staged
+                return self.decode_staged(region, staged, buf, elem, pool);
             }
             ReadOut::Vlen { .. } => batch.iter().zip(fetched).collect(),
         };
