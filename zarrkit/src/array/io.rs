@@ -20,7 +20,6 @@ use rayon::prelude::*;
 use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-
 /// Decoded-chunk buffers a read reuses from one batch to the next.
 type DecodePool = std::sync::Mutex<Vec<Vec<u8>>>;
 /// The decoded bytes a batch of large chunks aims to stay under.
@@ -760,7 +759,7 @@ impl Array {
                 })?;
                 let mut data = pool
                     .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .unwrap_or_else(PoisonError::into_inner)
                     .pop()
                     .unwrap_or_default();
                 // Every byte is written by the decoder: only growth zeroes.
@@ -776,7 +775,7 @@ impl Array {
             .collect::<Result<Vec<_>, Error>>()?;
         self.scatter(region, &decoded, out, elem);
         pool.lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .unwrap_or_else(PoisonError::into_inner)
             .extend(decoded.into_iter().filter_map(|(_, data)| data));
         Ok(())
     }
