@@ -120,6 +120,7 @@
 
 use crate::array::{Array, ArrayBuilder, Region};
 use crate::codec::{Codec, CodecChain};
+use crate::copy::{self, Cast, CopyError, Layout};
 use crate::error::{Error, NodeKind};
 use crate::format::{self, ZarrFormat};
 use crate::group::Node;
@@ -181,6 +182,19 @@ pub enum MigrateError {
         what: String,
     },
 
+    /// The destination is an unfinished copy with other options.
+    #[error(
+        "the destination is an unfinished copy with other options (marked by `{key}`): resume it with the same options, or delete the destination"
+    )]
+    UnfinishedWithOtherOptions {
+        /// The marker key.
+        key: StoreKey,
+    },
+
+    /// Copying an array into its new layout failed.
+    #[error(transparent)]
+    Copy(#[from] CopyError),
+
     /// An array of the destination reads back differently from the source.
     #[error(
         "verification failed: array `{path}` reads back differently from the source in chunk {chunk_coords:?} (elements {region})"
@@ -217,16 +231,24 @@ pub enum Action {
         /// The codecs the target array gets, by name.
         codecs: Vec<String>,
     },
+    /// Write the array's document and stream every element into the new
+    /// layout a [`Layout`] asks for (chunk grid, codecs, data type or fill
+    /// value), write unit by write unit (see [`crate::copy`]).
+    Rewrite {
+        /// What changes, as `chunk grid [64, 64] → [256, 256]`.
+        changes: Vec<String>,
+    },
 }
 
 impl Action {
-    /// A short name: `create`, `copy` or `re-encode`.
+    /// A short name: `create`, `copy`, `re-encode` or `rewrite`.
     #[must_use]
     pub fn name(&self) -> &'static str {
         match self {
             Self::CreateGroup => "create",
             Self::CopyChunks => "copy",
             Self::ReEncode { .. } => "re-encode",
+            Self::Rewrite { .. } => "rewrite",
         }
     }
 }
@@ -234,8 +256,11 @@ impl Action {
 /// The plan for one node.
 #[derive(Clone, Debug)]
 pub struct NodePlan {
-    /// The node's path, the same in source and destination.
+    /// The node's path in the source.
     pub path: NodePath,
+    /// Its path in the destination: the same, or, when copying the node
+    /// [`PlanOptions::root`] names, the path below it.
+    pub target_path: NodePath,
     /// Array or group.
     pub kind: NodeKind,
     /// The node's format in the source.
@@ -252,6 +277,9 @@ pub struct NodePlan {
     pub chunks: u64,
     /// Their total stored size in bytes.
     pub bytes: u64,
+    /// For [`Action::Rewrite`], the destination's write units (shards, or
+    /// chunks), which the copy walks; 0 otherwise.
+    pub write_units: u64,
     /// `None` for a group the source lacks (see [`plan`]).
     source: Option<Node>,
     target: NodeMetadata,
@@ -267,6 +295,7 @@ pub struct MigrationPlan {
     resume: bool,
     /// Whether to write consolidated metadata at the root after copying.
     consolidate: bool,
+    options: PlanOptions,
 }
 
 impl MigrationPlan {
@@ -314,6 +343,19 @@ impl MigrationPlan {
         self.nodes.iter().map(|n| n.chunks).sum()
     }
 
+    /// The chunks [`migrate`] handles: the stored chunks of the arrays it
+    /// copies or re-encodes and the write units of those it rewrites.
+    #[must_use]
+    pub fn total_work(&self) -> u64 {
+        self.nodes.iter().map(NodePlan::work).sum()
+    }
+
+    /// Whether [`migrate`] reads everything back and compares it.
+    #[must_use]
+    pub fn verifies(&self) -> bool {
+        !self.options.skip_verification
+    }
+
     /// Their total stored size in bytes.
     #[must_use]
     pub fn total_bytes(&self) -> u64 {
@@ -347,6 +389,17 @@ pub struct Progress {
     pub bytes_done: u64,
 }
 
+impl NodePlan {
+    /// The chunks [`migrate`] handles for this node.
+    #[must_use]
+    pub fn work(&self) -> u64 {
+        match self.action {
+            Action::Rewrite { .. } => self.write_units,
+            _ => self.chunks,
+        }
+    }
+}
+
 /// What a migration did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct MigrationReport {
@@ -356,6 +409,8 @@ pub struct MigrationReport {
     pub arrays_copied: u64,
     /// Arrays whose chunks were re-encoded, with the reason.
     pub arrays_reencoded: Vec<(NodePath, String)>,
+    /// Arrays streamed into a new layout, with what changed.
+    pub arrays_rewritten: Vec<(NodePath, String)>,
     /// Chunks written.
     pub chunks: u64,
     /// Encoded bytes read from the source's chunks.
@@ -401,9 +456,79 @@ pub struct PlanOptions {
     /// Re-encode into codecs every current v3 reader has (see
     /// [`PlanOptions::portable`]).
     pub portable: bool,
+    /// Copy this node of the source and what is below it, as the root of
+    /// the destination (`None`: the whole hierarchy).
+    pub root: Option<NodePath>,
+    /// Changes to every array (see [`PlanOptions::layout`]).
+    pub layout: Option<Layout>,
+    /// Do not read the destination back and compare it with the source.
+    pub skip_verification: bool,
+    /// The memory budget of rewriting an array, in bytes (`None`:
+    /// [`DEFAULT_COPY_BUDGET`]).
+    pub memory_budget: Option<u64>,
+    /// The command the marker tells a user to run again to resume.
+    pub command: Option<String>,
 }
 
+/// The default memory budget of rewriting an array (see [`crate::copy`]).
+pub const DEFAULT_COPY_BUDGET: u64 = 512 << 20;
+
 impl PlanOptions {
+    /// Copies the node at `root` (and everything below it) as the
+    /// destination's root, instead of the whole hierarchy.
+    #[must_use]
+    pub fn root(mut self, root: NodePath) -> Self {
+        self.root = Some(root);
+        self
+    }
+
+    /// Changes every array as `layout` says: an array whose chunk grid,
+    /// codecs, data type or fill value change is planned as
+    /// [`Action::Rewrite`] and streamed into its new layout; one whose
+    /// chunk key encoding alone changes keeps its chunks' bytes.
+    #[must_use]
+    pub fn layout(mut self, layout: Layout) -> Self {
+        self.layout = Some(layout);
+        self
+    }
+
+    /// Whether [`migrate`] verifies the copy (the default) or not.
+    #[must_use]
+    pub fn verify(mut self, verify: bool) -> Self {
+        self.skip_verification = !verify;
+        self
+    }
+
+    /// The memory budget of rewriting an array (see [`crate::copy`]).
+    #[must_use]
+    pub fn memory_budget(mut self, bytes: u64) -> Self {
+        self.memory_budget = Some(bytes);
+        self
+    }
+
+    /// The command the marker of an unfinished copy tells a user to run
+    /// again (default `zarrkit migrate SRC DST`).
+    #[must_use]
+    pub fn command(mut self, command: impl Into<String>) -> Self {
+        self.command = Some(command.into());
+        self
+    }
+
+    /// What a resumed copy must have the same: the node copied and the layout.
+    fn fingerprint(&self) -> Option<String> {
+        if self.root.is_none() && self.layout.is_none() {
+            return None;
+        }
+        Some(format!(
+            "root {:?}; layout {}",
+            self.root.as_ref().map(NodePath::as_str),
+            self.layout
+                .as_ref()
+                .map(Layout::describe)
+                .unwrap_or_default()
+        ))
+    }
+
     /// Into v3, re-encode every array whose codec chain has a codec outside
     /// [`PORTABLE_CODECS`] (v3 core's codecs and `sharding_indexed`, which
     /// zarr-python 3.1 and tensorstore both read) with `bytes` and the
@@ -427,18 +552,20 @@ pub fn plan_with(
     to: ZarrFormat,
     options: &PlanOptions,
 ) -> Result<MigrationPlan, MigrateError> {
-    let resume = unfinished(dst.as_ref(), to)?;
+    let fingerprint = options.fingerprint();
+    let resume = unfinished(dst.as_ref(), to, fingerprint.as_deref())?;
     if !resume {
         check_empty(dst.as_ref())?;
     }
-    let sources = source_nodes(&src)?;
+    let root = options.root.clone().unwrap_or_else(NodePath::root);
+    let sources = source_nodes(&src, &root)?;
     // Each node's document is written to a scratch store and read back, so
     // the plan knows what the target will really hold.
     let scratch: Arc<dyn Store> = Arc::new(MemoryStore::new());
     let mut nodes = Vec::with_capacity(sources.len());
     for source in sources {
         nodes.push(match source {
-            Source::Node(node) => plan_node(*node, to, &scratch, options)?,
+            Source::Node(node) => plan_node(*node, &root, to, &scratch, options)?,
             Source::MissingGroup { path, format } => {
                 plan_missing_group(path, format, to, &scratch)?
             }
@@ -452,7 +579,17 @@ pub fn plan_with(
         nodes,
         resume,
         consolidate,
+        options: options.clone(),
     })
+}
+
+/// `path` below `root`, as a path from the root: `/a/b/c` below `/a` is `/b/c`.
+fn below(path: &NodePath, root: &NodePath) -> NodePath {
+    if root.is_root() {
+        return path.clone();
+    }
+    let rest = path.as_str().strip_prefix(root.as_str()).unwrap_or("");
+    NodePath::new(rest).unwrap_or_else(|_| NodePath::root())
 }
 
 /// Whether the destination gets consolidated metadata: when the source's
@@ -498,8 +635,8 @@ enum Source {
 /// below it, or, in a store without a root node (tensorstore writes arrays
 /// at `/a`, `/b/c` and no groups, as it has none), every node found by its
 /// document, with the groups above them that have no document.
-fn source_nodes(src: &Arc<dyn Store>) -> Result<Vec<Source>, MigrateError> {
-    let not_found = match Node::open(Arc::clone(src), "/") {
+fn source_nodes(src: &Arc<dyn Store>, root: &NodePath) -> Result<Vec<Source>, MigrateError> {
+    let not_found = match Node::open(Arc::clone(src), root.as_str()) {
         Ok(root) => {
             let mut sources = vec![Source::Node(Box::new(root.clone()))];
             if let Node::Group(group) = &root {
@@ -512,7 +649,7 @@ fn source_nodes(src: &Arc<dyn Store>) -> Result<Vec<Source>, MigrateError> {
             }
             return Ok(sources);
         }
-        Err(error @ Error::NodeNotFound { .. }) => error,
+        Err(error @ Error::NodeNotFound { .. }) if root.is_root() => error,
         Err(error) => return Err(error.into()),
     };
     let found = format::find_nodes(src.as_ref())?;
@@ -564,6 +701,7 @@ fn plan_missing_group(
     let target = plan_group(&path, &empty, to, &mut notes)?;
     format::write_node(scratch.as_ref(), &path, to, &target)?;
     Ok(NodePlan {
+        target_path: path.clone(),
         path,
         kind: NodeKind::Group,
         source_format,
@@ -572,23 +710,31 @@ fn plan_missing_group(
         warnings: Vec::new(),
         chunks: 0,
         bytes: 0,
+        write_units: 0,
         source: None,
         target,
     })
 }
 
 /// The marker's document: what it is and what to do, for whoever finds it.
-fn marker_document(to: ZarrFormat) -> Vec<u8> {
-    let document = serde_json::json!({
+fn marker_document(to: ZarrFormat, options: &PlanOptions) -> Vec<u8> {
+    let command = options
+        .command
+        .clone()
+        .unwrap_or_else(|| "zarrkit migrate SRC DST".into());
+    let mut document = serde_json::json!({
         "zarrkit_migration": {
             "state": "unfinished",
             "to": to.name(),
-            "help": "zarrkit is migrating a hierarchy into this store, and has not finished: \
+            "help": format!("zarrkit is copying a hierarchy into this store, and has not finished: \
                      it was interrupted, failed, or is still running. Chunks may be missing. \
-                     Run the same `zarrkit migrate SRC DST` again to resume (it skips what is \
-                     already copied and verified), or delete this store to start over."
+                     Run the same `{command}` again to resume (it skips what is \
+                     already copied and verified), or delete this store to start over.")
         }
     });
+    if let Some(fingerprint) = options.fingerprint() {
+        document["zarrkit_migration"]["options"] = fingerprint.into();
+    }
     let mut bytes = serde_json::to_vec_pretty(&document).unwrap_or_default();
     bytes.push(b'\n');
     bytes
@@ -599,21 +745,29 @@ fn marker_document(to: ZarrFormat) -> Vec<u8> {
 /// # Errors
 /// [`MigrateError::UnfinishedToOtherFormat`] if the marker names another
 /// format (or none that can be read), or a store error.
-fn unfinished(dst: &dyn Store, to: ZarrFormat) -> Result<bool, MigrateError> {
+fn unfinished(
+    dst: &dyn Store,
+    to: ZarrFormat,
+    fingerprint: Option<&str>,
+) -> Result<bool, MigrateError> {
     let key = migration_marker();
     let Some(bytes) = dst.get(&key, None)? else {
         return Ok(false);
     };
-    let found = serde_json::from_slice::<serde_json::Value>(&bytes)
-        .ok()
-        .and_then(|doc| {
-            doc.pointer("/zarrkit_migration/to")
+    let document = serde_json::from_slice::<serde_json::Value>(&bytes).ok();
+    let field = |name: &str| {
+        document.as_ref().and_then(|doc| {
+            doc.pointer(&format!("/zarrkit_migration/{name}"))
                 .and_then(serde_json::Value::as_str)
                 .map(str::to_string)
         })
-        .unwrap_or_else(|| "an unreadable format".to_string());
+    };
+    let found = field("to").unwrap_or_else(|| "an unreadable format".to_string());
     if found != to.name() {
         return Err(MigrateError::UnfinishedToOtherFormat { key, found, to });
+    }
+    if field("options").as_deref() != fingerprint {
+        return Err(MigrateError::UnfinishedWithOtherOptions { key });
     }
     Ok(true)
 }
@@ -627,11 +781,13 @@ fn check_empty(dst: &dyn Store) -> Result<(), MigrateError> {
 
 fn plan_node(
     source: Node,
+    root: &NodePath,
     to: ZarrFormat,
     scratch: &Arc<dyn Store>,
     options: &PlanOptions,
 ) -> Result<NodePlan, MigrateError> {
     let path = source.path().clone();
+    let target_path = below(&path, root);
     let source_format = source.format();
     let kind = source.kind();
     let mut notes = Vec::new();
@@ -647,13 +803,17 @@ fn plan_node(
             } else {
                 (target, action)
             };
+            let (target, action) = match &options.layout {
+                Some(layout) => apply_layout(array, layout, to, target, action)?,
+                None => (target, action),
+            };
             let stored = array.stored_size()?;
             (target, action, stored.chunks, stored.bytes)
         }
     };
-    format::write_node(scratch.as_ref(), &path, to, &target)?;
+    format::write_node(scratch.as_ref(), &target_path, to, &target)?;
     // What is written must read back.
-    if let Err(error) = format::read_node_as(scratch.as_ref(), &path, to) {
+    if let Err(error) = format::read_node_as(scratch.as_ref(), &target_path, to) {
         return Err(MigrateError::NotRepresentable {
             path,
             format: to,
@@ -664,8 +824,13 @@ fn plan_node(
         (NodeMetadata::Array(array), to) if to.is_v3() => reader_warnings(array),
         _ => Vec::new(),
     };
+    let write_units = match (&action, &target) {
+        (Action::Rewrite { .. }, NodeMetadata::Array(metadata)) => copy::write_units(metadata),
+        _ => 0,
+    };
     Ok(NodePlan {
         path,
+        target_path,
         kind,
         source_format,
         action,
@@ -673,9 +838,63 @@ fn plan_node(
         warnings,
         chunks,
         bytes,
+        write_units,
         source: Some(source),
         target,
     })
+}
+
+/// The plan of an array with `layout`'s changes on top of what the target
+/// format gets: [`Action::Rewrite`] when the chunk grid, codecs, data type
+/// or fill value change.
+fn apply_layout(
+    array: &Array,
+    layout: &Layout,
+    to: ZarrFormat,
+    target: NodeMetadata,
+    action: Action,
+) -> Result<(NodeMetadata, Action), MigrateError> {
+    let NodeMetadata::Array(planned) = target else {
+        return Ok((target, action));
+    };
+    let path = array.path();
+    let refuse = |what: String| MigrateError::NotRepresentable {
+        path: path.clone(),
+        format: to,
+        what,
+    };
+    let changed = layout.apply(&planned).map_err(&refuse)?;
+    let changes = copy::changes(array.metadata(), &changed);
+    let rewrite = changed.chunk_grid != planned.chunk_grid
+        || changed.codecs != planned.codecs
+        || changed.data_type != planned.data_type
+        || changed.fill_value != planned.fill_value;
+    representable(to, path, &NodeMetadata::Array(changed.clone())).map_err(&refuse)?;
+    // The codecs must make a chain for the new chunks.
+    let repr = crate::codec::ChunkRepr {
+        shape: changed
+            .chunk_grid
+            .chunk_shape()
+            .map(|s| s.iter().map(|n| n.get()).collect())
+            .unwrap_or_else(|| array.chunk_shape().to_vec()),
+        data_type: changed.data_type.clone(),
+        fill_value: changed.fill_value.clone(),
+    };
+    CodecChain::from_metadata(&changed.codecs, &repr).map_err(|e| {
+        refuse(format!(
+            "its new codecs: {}",
+            describe(&Error::Codecs {
+                path: path.clone(),
+                source: e
+            })
+        ))
+    })?;
+    let action = if rewrite {
+        Action::Rewrite { changes }
+    } else {
+        action
+    };
+    Ok((NodeMetadata::Array(changed), action))
 }
 
 /// The message of a representability check's error, with its causes.
@@ -1622,7 +1841,12 @@ pub fn migrate(
     plan: &MigrationPlan,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<MigrationReport, MigrateError> {
-    let resume = plan.resume && unfinished(plan.dst.as_ref(), plan.to)?;
+    let resume = plan.resume
+        && unfinished(
+            plan.dst.as_ref(),
+            plan.to,
+            plan.options.fingerprint().as_deref(),
+        )?;
     if !resume {
         check_empty(plan.dst.as_ref())?;
     }
@@ -1630,31 +1854,57 @@ pub fn migrate(
     // interrupted migration is then recognisable (and resumable), never
     // taken for a complete one.
     let marker = migration_marker();
-    plan.dst.set(&marker, &marker_document(plan.to))?;
+    plan.dst
+        .set(&marker, &marker_document(plan.to, &plan.options))?;
+    let budget = plan.options.memory_budget.unwrap_or(DEFAULT_COPY_BUDGET);
+    let cast = plan
+        .options
+        .layout
+        .as_ref()
+        .map_or(Cast::Strict, |layout| layout.cast);
     let mut report = MigrationReport::default();
     let mut targets = Vec::new();
     for node in &plan.nodes {
-        format::write_node(plan.dst.as_ref(), &node.path, plan.to, &node.target)?;
+        format::write_node(plan.dst.as_ref(), &node.target_path, plan.to, &node.target)?;
         match (&node.source, &node.target) {
             (Some(Node::Array(source)), NodeMetadata::Array(metadata)) => {
                 let mut target = Array::from_metadata(
                     Arc::clone(&plan.dst),
-                    node.path.clone(),
+                    node.target_path.clone(),
                     plan.to,
                     metadata.clone(),
                 )?;
                 // Keep the source's set of stored chunks, even those equal to
-                // the fill value everywhere.
-                target.set_write_empty_chunks(true);
+                // the fill value everywhere; a rewritten array stores none
+                // (its chunks are new).
+                target.set_write_empty_chunks(!matches!(node.action, Action::Rewrite { .. }));
                 targets.push((node, source, target));
             }
             _ => report.groups += 1,
         }
     }
 
-    let total = plan.total_chunks();
+    let total = plan.total_work();
     let mut done = 0u64;
     for &(node, source, ref target) in &targets {
+        if let Action::Rewrite { changes } = &node.action {
+            let stats = copy::copy_array(source, target, cast, budget, resume, &mut |n| {
+                done += n;
+                progress(Progress {
+                    phase: Phase::Copy,
+                    path: node.path.clone(),
+                    chunks_done: done,
+                    chunks_total: total,
+                    bytes_done: 0,
+                });
+            })?;
+            report.chunks += stats.written;
+            report.chunks_skipped += stats.skipped;
+            report
+                .arrays_rewritten
+                .push((node.path.clone(), changes.join(", ")));
+            continue;
+        }
         let coords = stored_chunks(source)?;
         for batch in coords.chunks(batch_len(source)) {
             let reencode = matches!(node.action, Action::ReEncode { .. });
@@ -1699,8 +1949,21 @@ pub fn migrate(
     }
 
     let mut done = 0u64;
-    for &(node, source, ref planned) in &targets {
-        let target = Array::open(Arc::clone(&plan.dst), node.path.as_str())?;
+    for &(node, source, ref planned) in targets.iter().filter(|_| plan.verifies()) {
+        let target = Array::open(Arc::clone(&plan.dst), node.target_path.as_str())?;
+        if matches!(node.action, Action::Rewrite { .. }) {
+            copy::verify_array(source, &target, cast, budget, &mut |n| {
+                done += n;
+                progress(Progress {
+                    phase: Phase::Verify,
+                    path: node.path.clone(),
+                    chunks_done: done,
+                    chunks_total: total,
+                    bytes_done: 0,
+                });
+            })?;
+            continue;
+        }
         // The planned fill value: the source's, or a plain NaN for a NaN
         // whose payload the target cannot spell (noted in the plan).
         done += verify_array(source, &target, planned.fill_value(), done, total, progress)?;
