@@ -103,7 +103,7 @@ pub struct MigrateArgs {
 
 /// Parses `--to`, and gives clap the values to list in `--help`.
 #[derive(Clone, Copy, Debug)]
-struct FormatParser;
+pub struct FormatParser;
 
 impl TypedValueParser for FormatParser {
     type Value = ZarrFormat;

@@ -4,6 +4,8 @@
 pub mod consolidate;
 pub mod export;
 pub mod info;
+#[allow(dead_code)] // Used by `create`, `import` and `cp`, which follow.
+pub mod layout;
 pub mod migrate;
 pub mod progress;
 pub mod tree;
