@@ -73,6 +73,40 @@ impl Cast {
     }
 }
 
+/// A change of layout applied to every array a copy plans: what
+/// [`PlanOptions::layout`](crate::migrate::PlanOptions::layout) takes.
+/// [`Layout`] is one; a command line may bring its own, resolving its
+/// options against each array.
+pub trait Relayout: std::fmt::Debug + Send + Sync {
+    /// `planned` (an array's metadata as the target format holds it) in
+    /// its new layout.
+    ///
+    /// # Errors
+    /// A message saying what cannot be changed, for the plan's refusal.
+    fn relayout(&self, planned: &ArrayMetadata) -> Result<ArrayMetadata, String>;
+
+    /// A stable description of the change, kept in the marker of an
+    /// unfinished copy so that only the same copy resumes it.
+    fn describe(&self) -> String;
+
+    /// How values that do not fit a new data type are treated.
+    fn cast(&self) -> Cast;
+}
+
+impl Relayout for Layout {
+    fn relayout(&self, planned: &ArrayMetadata) -> Result<ArrayMetadata, String> {
+        self.apply(planned)
+    }
+
+    fn describe(&self) -> String {
+        format!("{self:?}")
+    }
+
+    fn cast(&self) -> Cast {
+        self.cast
+    }
+}
+
 /// The shard shape a [`Layout`] asks for.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Shards {
@@ -121,13 +155,6 @@ impl Layout {
             && self.data_type.is_none()
             && self.fill_value.is_none()
             && self.chunk_key_encoding.is_none()
-    }
-
-    /// A stable description, kept in the marker of an unfinished copy so
-    /// that a resumed copy is the same copy.
-    #[must_use]
-    pub fn describe(&self) -> String {
-        format!("{self:?}")
     }
 
     /// `planned` (an array's metadata as the target format holds it) with

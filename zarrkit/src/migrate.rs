@@ -120,7 +120,7 @@
 
 use crate::array::{Array, ArrayBuilder, Region};
 use crate::codec::{Codec, CodecChain};
-use crate::copy::{self, Cast, CopyError, Layout};
+use crate::copy::{self, Cast, CopyError, Relayout};
 use crate::error::{Error, NodeKind};
 use crate::format::{self, ZarrFormat};
 use crate::group::Node;
@@ -460,7 +460,7 @@ pub struct PlanOptions {
     /// the destination (`None`: the whole hierarchy).
     pub root: Option<NodePath>,
     /// Changes to every array (see [`PlanOptions::layout`]).
-    pub layout: Option<Layout>,
+    pub layout: Option<Arc<dyn Relayout>>,
     /// Do not read the destination back and compare it with the source.
     pub skip_verification: bool,
     /// The memory budget of rewriting an array, in bytes (`None`:
@@ -487,7 +487,7 @@ impl PlanOptions {
     /// [`Action::Rewrite`] and streamed into its new layout; one whose
     /// chunk key encoding alone changes keeps its chunks' bytes.
     #[must_use]
-    pub fn layout(mut self, layout: Layout) -> Self {
+    pub fn layout(mut self, layout: Arc<dyn Relayout>) -> Self {
         self.layout = Some(layout);
         self
     }
@@ -524,7 +524,7 @@ impl PlanOptions {
             self.root.as_ref().map(NodePath::as_str),
             self.layout
                 .as_ref()
-                .map(Layout::describe)
+                .map(|layout| layout.describe())
                 .unwrap_or_default()
         ))
     }
@@ -698,7 +698,7 @@ fn plan_missing_group(
         attributes: JsonMap::new(),
         extra_fields: JsonMap::new(),
     };
-    let target = plan_group(&path, &empty, to, &mut notes)?;
+    let target = plan_group(&path, &path, &empty, to, &mut notes)?;
     format::write_node(scratch.as_ref(), &path, to, &target)?;
     Ok(NodePlan {
         target_path: path.clone(),
@@ -793,18 +793,18 @@ fn plan_node(
     let mut notes = Vec::new();
     let (target, action, chunks, bytes) = match &source {
         Node::Group(group) => {
-            let target = plan_group(&path, group.metadata(), to, &mut notes)?;
+            let target = plan_group(&path, &target_path, group.metadata(), to, &mut notes)?;
             (target, Action::CreateGroup, 0, 0)
         }
         Node::Array(array) => {
-            let (target, action) = plan_array(array, to, scratch, &mut notes)?;
+            let (target, action) = plan_array(array, &target_path, to, scratch, &mut notes)?;
             let (target, action) = if options.portable && to.is_v3() {
                 make_portable(array, target, action)?
             } else {
                 (target, action)
             };
             let (target, action) = match &options.layout {
-                Some(layout) => apply_layout(array, layout, to, target, action)?,
+                Some(layout) => apply_layout(array, layout.as_ref(), to, target, action)?,
                 None => (target, action),
             };
             let stored = array.stored_size()?;
@@ -849,7 +849,7 @@ fn plan_node(
 /// or fill value change.
 fn apply_layout(
     array: &Array,
-    layout: &Layout,
+    layout: &dyn Relayout,
     to: ZarrFormat,
     target: NodeMetadata,
     action: Action,
@@ -863,7 +863,7 @@ fn apply_layout(
         format: to,
         what,
     };
-    let changed = layout.apply(&planned).map_err(&refuse)?;
+    let changed = layout.relayout(&planned).map_err(&refuse)?;
     let changes = copy::changes(array.metadata(), &changed);
     let rewrite = changed.chunk_grid != planned.chunk_grid
         || changed.codecs != planned.codecs
@@ -941,13 +941,14 @@ fn fields_round_trip(to: ZarrFormat, metadata: &NodeMetadata) -> bool {
 }
 
 fn plan_group(
+    source_path: &NodePath,
     path: &NodePath,
     source: &GroupMetadata,
     to: ZarrFormat,
     notes: &mut Vec<String>,
 ) -> Result<NodeMetadata, MigrateError> {
     let refuse = |what: String| MigrateError::NotRepresentable {
-        path: path.clone(),
+        path: source_path.clone(),
         format: to,
         what,
     };
@@ -997,14 +998,17 @@ fn keep_fields(
 
 fn plan_array(
     array: &Array,
+    path: &NodePath,
     to: ZarrFormat,
     scratch: &Arc<dyn Store>,
     notes: &mut Vec<String>,
 ) -> Result<(NodeMetadata, Action), MigrateError> {
-    let path = array.path();
+    // `path` is where the target gets the array (checked and written to
+    // the scratch store there); errors name the source's path.
+    let source_path = array.path();
     let source = array.metadata();
     let refuse = |what: String| MigrateError::NotRepresentable {
-        path: path.clone(),
+        path: source_path.clone(),
         format: to,
         what,
     };
@@ -1171,13 +1175,13 @@ fn plan_array(
                             .map_or_else(|| "nothing".into(), codec_names),
                         codec_names(&source.codecs)
                     );
-                    target.codecs = reencode_codecs(array, &baseline, to)?;
+                    target.codecs = reencode_codecs(array, path, &baseline, to)?;
                     reencode(reason, &target.codecs)
                 }
             }
         }
         Err(reason) => {
-            target.codecs = reencode_codecs(array, &baseline, to)?;
+            target.codecs = reencode_codecs(array, path, &baseline, to)?;
             reencode(reason, &target.codecs)
         }
     };
@@ -1752,6 +1756,7 @@ fn read_back_codecs(
 /// A codec chain the target can hold for re-encoded chunks.
 fn reencode_codecs(
     array: &Array,
+    path: &NodePath,
     baseline: &ArrayMetadata,
     to: ZarrFormat,
 ) -> Result<Vec<ExtensionObject>, MigrateError> {
@@ -1771,7 +1776,6 @@ fn reencode_codecs(
         .collect();
     candidates.push(baseline.codecs.clone());
     candidates.push(vec![bytes]);
-    let path = array.path();
     for codecs in candidates {
         let mut probe = baseline.clone();
         probe.codecs = codecs;
@@ -1781,7 +1785,7 @@ fn reencode_codecs(
         }
     }
     Err(MigrateError::NotRepresentable {
-        path: path.clone(),
+        path: array.path().clone(),
         format: to,
         what: "no codec chain the target can hold encodes its chunks".into(),
     })
@@ -1841,6 +1845,24 @@ pub fn migrate(
     plan: &MigrationPlan,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<MigrationReport, MigrateError> {
+    let mut report = copy(plan, progress)?;
+    if plan.verifies() {
+        report.chunks_verified = verify(plan, progress)?;
+    }
+    finish(plan)?;
+    Ok(report)
+}
+
+/// The first step of [`migrate`]: writes the marker, every node's document
+/// and every chunk, and leaves the marker there (see [`verify`] and
+/// [`finish`]).
+///
+/// # Errors
+/// As [`migrate`], but for verification.
+pub fn copy(
+    plan: &MigrationPlan,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<MigrationReport, MigrateError> {
     let resume = plan.resume
         && unfinished(
             plan.dst.as_ref(),
@@ -1861,7 +1883,7 @@ pub fn migrate(
         .options
         .layout
         .as_ref()
-        .map_or(Cast::Strict, |layout| layout.cast);
+        .map_or(Cast::Strict, |layout| layout.cast());
     let mut report = MigrationReport::default();
     let mut targets = Vec::new();
     for node in &plan.nodes {
@@ -1948,8 +1970,34 @@ pub fn migrate(
         }
     }
 
+    Ok(report)
+}
+
+/// The second step of [`migrate`] (which runs it unless the plan says not
+/// to verify): reads every array of the destination back and compares it
+/// with the source; returns the number of chunk regions compared.
+///
+/// # Errors
+/// [`MigrateError::Mismatch`] or [`CopyError::Mismatch`] naming the array
+/// and chunk that differ, or a read error.
+pub fn verify(
+    plan: &MigrationPlan,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<u64, MigrateError> {
+    let budget = plan.options.memory_budget.unwrap_or(DEFAULT_COPY_BUDGET);
+    let cast = plan
+        .options
+        .layout
+        .as_ref()
+        .map_or(Cast::Strict, |layout| layout.cast());
+    let total = plan.total_work();
     let mut done = 0u64;
-    for &(node, source, ref planned) in targets.iter().filter(|_| plan.verifies()) {
+    for node in &plan.nodes {
+        let (Some(Node::Array(source)), NodeMetadata::Array(planned)) =
+            (&node.source, &node.target)
+        else {
+            continue;
+        };
         let target = Array::open(Arc::clone(&plan.dst), node.target_path.as_str())?;
         if matches!(node.action, Action::Rewrite { .. }) {
             copy::verify_array(source, &target, cast, budget, &mut |n| {
@@ -1966,15 +2014,25 @@ pub fn migrate(
         }
         // The planned fill value: the source's, or a plain NaN for a NaN
         // whose payload the target cannot spell (noted in the plan).
-        done += verify_array(source, &target, planned.fill_value(), done, total, progress)?;
+        done += verify_array(source, &target, &planned.fill_value, done, total, progress)?;
     }
-    report.chunks_verified = done;
+    Ok(done)
+}
+
+/// The last step of [`migrate`]: writes the consolidated metadata if the
+/// plan says so, then erases the marker, so the destination opens as a
+/// finished store.
+///
+/// # Errors
+/// A store error.
+pub fn finish(plan: &MigrationPlan) -> Result<(), MigrateError> {
+    let marker = migration_marker();
     if plan.consolidate {
         crate::format::consolidate::consolidate(plan.dst.as_ref(), "/")?;
     }
     // Last: until here the destination is marked unfinished.
     plan.dst.erase(&marker)?;
-    Ok(report)
+    Ok(())
 }
 
 /// Whether a resumed migration already wrote chunk `coords` of `target`
@@ -2215,5 +2273,90 @@ mod tests {
         let error =
             move_dimension_names(&[Some("y".into())], &mut clashing, &mut notes).unwrap_err();
         assert!(error.contains("already holds"), "{error}");
+    }
+
+    #[test]
+    fn a_node_of_a_hierarchy_is_copied_in_a_new_layout_as_the_root_and_resumed() {
+        use crate::copy::Layout;
+        use crate::migrate;
+        use crate::store::MemoryStore;
+        let src: Arc<dyn Store> = Arc::new(MemoryStore::new());
+        crate::Group::create(src.clone(), "/", JsonMap::new()).unwrap();
+        let mut attributes = JsonMap::new();
+        attributes.insert("title".into(), "g".into());
+        crate::Group::create(src.clone(), "/g", attributes).unwrap();
+        let a = Array::builder(&[10, 10], DataType::Float32, &[5, 5])
+            .create(src.clone(), "/g/a")
+            .unwrap();
+        let values: Vec<f32> = (0..100u8).map(f32::from).collect();
+        a.write_region(&Region::whole(&[10, 10]), &values).unwrap();
+
+        let layout = Layout {
+            chunk_shape: Some(vec![10, 2]),
+            ..Layout::default()
+        };
+        let options = PlanOptions::default()
+            .root(NodePath::new("/g").unwrap())
+            .layout(Arc::new(layout))
+            .verify(true);
+        let dst: Arc<dyn Store> = Arc::new(MemoryStore::new());
+        let plan = migrate::plan_with(
+            src.clone(),
+            dst.clone(),
+            crate::format::ZarrFormat::V3,
+            &options,
+        )
+        .unwrap();
+        let paths: Vec<(&str, &str)> = plan
+            .nodes()
+            .iter()
+            .map(|n| (n.path.as_str(), n.target_path.as_str()))
+            .collect();
+        assert_eq!(paths, [("/g", "/"), ("/g/a", "/a")]);
+        assert!(
+            matches!(&plan.nodes()[1].action, Action::Rewrite { changes } if changes[0] == "chunk grid [5, 5] → [10, 2]")
+        );
+        assert_eq!(plan.total_work(), 5);
+        // Interrupted after the copy, before the marker goes.
+        let report = migrate::copy(&plan, &mut |_| {}).unwrap();
+        assert_eq!(report.chunks, 5);
+        assert!(crate::node::check_finished(dst.as_ref()).is_err());
+        // Planned again, the same copy resumes; another layout does not.
+        let plan = migrate::plan_with(
+            src.clone(),
+            dst.clone(),
+            crate::format::ZarrFormat::V3,
+            &options,
+        )
+        .unwrap();
+        assert!(plan.resumes());
+        let other = PlanOptions::default()
+            .root(NodePath::new("/g").unwrap())
+            .layout(Arc::new(Layout::default()));
+        assert!(matches!(
+            migrate::plan_with(
+                src.clone(),
+                dst.clone(),
+                crate::format::ZarrFormat::V3,
+                &other
+            ),
+            Err(migrate::MigrateError::UnfinishedWithOtherOptions { .. })
+        ));
+        let report = migrate::migrate(&plan, &mut |_| {}).unwrap();
+        assert_eq!(
+            (report.chunks, report.chunks_skipped, report.chunks_verified),
+            (0, 5, 5)
+        );
+        crate::node::check_finished(dst.as_ref()).unwrap();
+        let root = crate::Group::open(dst.clone(), "/").unwrap();
+        assert_eq!(root.attributes()["title"], "g");
+        let copied = Array::open(dst, "/a").unwrap();
+        assert_eq!(copied.chunk_shape(), [10, 2]);
+        assert_eq!(
+            copied
+                .read_region::<f32>(&Region::whole(&[10, 10]))
+                .unwrap(),
+            values
+        );
     }
 }

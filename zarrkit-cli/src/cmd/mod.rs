@@ -2,6 +2,7 @@
 //! path names, opening the store, and formatting values.
 
 pub mod consolidate;
+pub mod cp;
 pub mod export;
 pub mod info;
 #[allow(dead_code)] // Used by `create`, `import` and `cp`, which follow.
