@@ -139,7 +139,7 @@ enum Command {
                       --verify compares the copy with the source.",
         after_long_help = cmd::cp::AFTER_LONG_HELP
     )]
-    Cp(cmd::cp::CpArgs),
+    Cp(Box<cmd::cp::CpArgs>),
     /// Write a hierarchy's consolidated metadata, or check it with --check
     #[command(
         long_about = "Write a hierarchy's consolidated metadata (v2 `.zmetadata`, v3 \

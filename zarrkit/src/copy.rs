@@ -1079,7 +1079,7 @@ mod tests {
         // 64³ chunks into 256³ shards: one shard is a multiple of a chunk.
         let plan = plan_slabs(&[512; 3], Some(&[64; 3]), &[256; 3], 4, 1 << 30);
         assert_eq!(plan.decodes_per_chunk, 1);
-        assert_eq!(plan.slab_shape.iter().product::<u64>() * 4 <= 1 << 30, true);
+        assert!(plan.slab_shape.iter().product::<u64>() * 4 <= 1 << 30);
         assert!(plan.slab_shape.iter().all(|n| n % 256 == 0));
         // 100 into 64: the lcm 1600 covers the whole 1000-long dimension.
         let plan = plan_slabs(&[1000], Some(&[100]), &[64], 1, 1 << 20);

@@ -193,7 +193,7 @@ pub enum MigrateError {
 
     /// Copying an array into its new layout failed.
     #[error(transparent)]
-    Copy(#[from] CopyError),
+    Copy(Box<CopyError>),
 
     /// An array of the destination reads back differently from the source.
     #[error(
@@ -207,6 +207,12 @@ pub enum MigrateError {
         /// The region, as `[start..end, ...]`.
         region: String,
     },
+}
+
+impl From<CopyError> for MigrateError {
+    fn from(error: CopyError) -> Self {
+        Self::Copy(Box::new(error))
+    }
 }
 
 impl From<StoreError> for MigrateError {

@@ -558,7 +558,9 @@ fn copy_with_progress(plan: &MigrationPlan, args: &CpArgs) -> anyhow::Result<Mig
     }
     result.map_err(|error| {
         let hint = match &error {
-            MigrateError::Copy(zarrkit::copy::CopyError::OutOfRange { .. }) => {
+            MigrateError::Copy(error)
+                if matches!(**error, zarrkit::copy::CopyError::OutOfRange { .. }) =>
+            {
                 " (--cast clamp or --cast wrap converts such values, --fill-value sets a fill value)"
             }
             _ => "",
