@@ -918,10 +918,15 @@ fn for_each_slab(
             what: unsupported(source.data_type(), target.data_type()),
         });
     }
-    let slabs: Vec<Region> = match target.regular_chunk_shape() {
+    let same_type = source.data_type() == target.data_type();
+    // Each slab, and for a grid that is not regular the one chunk it is.
+    let slabs: Vec<(Region, Option<Vec<u64>>)> = match target.regular_chunk_shape() {
         Some(unit) => {
+            // One buffer when the data type stays, one per type otherwise.
             let element_bytes = if vlen {
                 0
+            } else if same_type {
+                source.data_type().size() as u64
             } else {
                 (source.data_type().size() + target.data_type().size()) as u64
             };
@@ -933,6 +938,9 @@ fn for_each_slab(
                 if vlen { 0 } else { budget },
             );
             tiles(target.shape(), &plan.slab_shape)
+                .into_iter()
+                .map(|slab| (slab, None))
+                .collect()
         }
         // A grid that is not regular: one chunk per slab.
         None => {
@@ -940,18 +948,25 @@ fn for_each_slab(
             let mut walk = crate::grid::GridWalk::whole(&grid);
             let mut out = Vec::new();
             while let Some(coords) = walk.next_coords() {
-                out.push(target.chunk_region(coords));
+                out.push((target.chunk_region(coords), Some(coords.to_vec())));
             }
             out
         }
     };
-    for slab in &slabs {
-        let units = units_in(target, slab);
+    for (slab, coords) in &slabs {
+        let units = match coords {
+            Some(coords) => vec![(coords.clone(), slab.clone())],
+            None => units_in(target, slab),
+        };
         if vlen {
             work(slab, &units, None)?;
             continue;
         }
         let data = source.read_region_bytes(slab)?;
+        if same_type {
+            work(slab, &units, Some(&data))?;
+            continue;
+        }
         let data =
             convert(&data, source.data_type(), target.data_type(), cast).map_err(|error| {
                 match error {
@@ -991,38 +1006,27 @@ fn unravel(mut index: u64, slab: &Region) -> Vec<u64> {
     coords
 }
 
-/// The chunks of `target` inside `slab` (which is aligned to its grid).
+/// The chunks of `target` (a regular grid) inside `slab`, which is
+/// aligned to the grid.
 fn units_in(target: &Array, slab: &Region) -> Vec<(Vec<u64>, Region)> {
-    match target.regular_chunk_shape() {
-        Some(unit) => {
-            let first: Vec<u64> = slab.start().iter().zip(unit).map(|(s, u)| s / u).collect();
-            let counts: Vec<u64> = slab
-                .shape()
-                .iter()
-                .zip(unit)
-                .map(|(n, u)| n.div_ceil(*u))
-                .collect();
-            let mut walk = crate::grid::GridWalk::whole(&counts);
-            let mut out = Vec::new();
-            while let Some(offset) = walk.next_coords() {
-                let coords: Vec<u64> = first.iter().zip(offset).map(|(a, b)| a + b).collect();
-                let region = target.chunk_region(&coords);
-                out.push((coords, region));
-            }
-            out
-        }
-        None => {
-            // One chunk per slab; find it from the slab's start.
-            let grid = target.chunk_grid_shape();
-            let mut walk = crate::grid::GridWalk::whole(&grid);
-            while let Some(coords) = walk.next_coords() {
-                if target.chunk_region(coords).start() == slab.start() {
-                    return vec![(coords.to_vec(), slab.clone())];
-                }
-            }
-            Vec::new()
-        }
+    let Some(unit) = target.regular_chunk_shape() else {
+        return Vec::new();
+    };
+    let first: Vec<u64> = slab.start().iter().zip(unit).map(|(s, u)| s / u).collect();
+    let counts: Vec<u64> = slab
+        .shape()
+        .iter()
+        .zip(unit)
+        .map(|(n, u)| n.div_ceil(*u))
+        .collect();
+    let mut walk = crate::grid::GridWalk::whole(&counts);
+    let mut out = Vec::new();
+    while let Some(offset) = walk.next_coords() {
+        let coords: Vec<u64> = first.iter().zip(offset).map(|(a, b)| a + b).collect();
+        let region = target.chunk_region(&coords);
+        out.push((coords, region));
     }
+    out
 }
 
 /// The elements of `part` (inside `whole`) out of `data`, which holds
