@@ -238,7 +238,7 @@ pub enum Action {
         codecs: Vec<String>,
     },
     /// Write the array's document and stream every element into the new
-    /// layout a [`Layout`] asks for (chunk grid, codecs, data type or fill
+    /// layout a [`Layout`](crate::copy::Layout) asks for (chunk grid, codecs, data type or fill
     /// value), write unit by write unit (see [`crate::copy`]).
     Rewrite {
         /// What changes, as `chunk grid [64, 64] → [256, 256]`.
