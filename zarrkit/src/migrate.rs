@@ -2117,7 +2117,7 @@ fn verify_array(
     let mismatch = |coords: &[u64]| MigrateError::Mismatch {
         path: path.clone(),
         chunk_coords: coords.to_vec(),
-        region: region_text(&source.chunk_region(coords)),
+        region: copy::region_text(&source.chunk_region(coords)),
     };
     if source.shape() != target.shape()
         || source.chunk_grid() != target.chunk_grid()
@@ -2171,16 +2171,6 @@ fn verify_array(
         });
     }
     Ok(done)
-}
-
-fn region_text(region: &Region) -> String {
-    let parts: Vec<String> = region
-        .start()
-        .iter()
-        .zip(region.shape())
-        .map(|(s, n)| format!("{s}..{}", s + n))
-        .collect();
-    format!("[{}]", parts.join(", "))
 }
 
 #[cfg(test)]
