@@ -477,7 +477,7 @@ pub struct PlanOptions {
 }
 
 /// The default memory budget of rewriting an array (see [`crate::copy`]).
-pub const DEFAULT_COPY_BUDGET: u64 = 512 << 20;
+pub const DEFAULT_COPY_BUDGET: u64 = 256 << 20;
 
 impl PlanOptions {
     /// Copies the node at `root` (and everything below it) as the

@@ -65,7 +65,7 @@ and real floats convert.
 
 Memory: the destination is written in write units (shards, or chunks when \
 not sharded), grouped into slabs that are read from the source at once. \
-Under --memory-budget (default 512M) a slab is extended to cover whole \
+Under --memory-budget (default 256M) a slab is extended to cover whole \
 source chunks, and to where source chunks and write units line up (their \
 least common multiple), so each source chunk is decoded once; where the \
 budget does not allow that, at most twice per dimension that is not aligned \
