@@ -131,6 +131,48 @@ fn copies_between_formats_keep_every_value_and_attribute() {
             assert!(!dst.join(zarrkit::migrate::MIGRATION_MARKER).exists());
         }
     }
+
+    // zarr-python 3.1 reads the v3 and v2 copies of the sample hierarchy
+    // as it reads the source: every array's values and attributes.
+    let Some(python) = python("ZARRKIT_PYTHON", "zarr 3.1") else {
+        return;
+    };
+    let script = r#"
+import json, sys
+import numpy as np, zarr
+source = zarr.open_group(sys.argv[1], mode="r")
+result = {}
+for copy in sys.argv[2:]:
+    group = zarr.open_group(copy, mode="r")
+    result[copy[-7:]] = sorted(
+        n for n, _ in source.arrays()) == sorted(n for n, _ in group.arrays())
+    for path in ["weather/temperature", "weather/elevation"]:
+        a, b = source[path], group[path]
+        # v2 keeps dimension names in `_ARRAY_DIMENSIONS`, as xarray does.
+        attrs = {k: v for k, v in b.attrs.items() if k != "_ARRAY_DIMENSIONS"}
+        result[copy[-7:] + ":" + path] = bool(np.array_equal(a[...], b[...], equal_nan=True)) and dict(a.attrs) == attrs
+print(json.dumps(result, sort_keys=True))
+"#;
+    let output = std::process::Command::new(&python)
+        .args(["-c", script])
+        .arg(project("testdata/sample.zarr"))
+        .arg(dir.path().join("0-v3.zarr"))
+        .arg(dir.path().join("0-v2.zarr"))
+        .output()
+        .expect("ZARRKIT_PYTHON runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let read: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(
+        read,
+        json!({
+            "v2.zarr": true, "v2.zarr:weather/elevation": true, "v2.zarr:weather/temperature": true,
+            "v3.zarr": true, "v3.zarr:weather/elevation": true, "v3.zarr:weather/temperature": true,
+        })
+    );
 }
 
 #[test]
