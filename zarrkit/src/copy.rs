@@ -22,7 +22,8 @@
 //! while the budget allows, first to cover a whole source chunk, then to
 //! the least common multiple of the source chunk and the write unit, where
 //! slab and source chunk boundaries meet; then it grows the slab in whole
-//! multiples, outermost dimension first. [`SlabPlan::decodes_per_chunk`]
+//! multiples, outermost dimension first, until it holds two write units
+//! per thread (enough to keep every thread busy). [`SlabPlan::decodes_per_chunk`]
 //! is the bound that results: 1 when every dimension is aligned, at most 2
 //! per dimension that is not but where the slab spans a source chunk, and
 //! `⌈source / slab⌉ + 1` per dimension where even one source chunk does
@@ -373,8 +374,10 @@ fn gcd(a: u64, b: u64) -> u64 {
 /// Plans the slabs for copying an array of `shape` from chunks of
 /// `source_chunk` (`None` for a grid that is not regular) into write units
 /// of `write_unit`, with `element_bytes` of memory per element of a slab,
-/// under `budget` bytes (see the module documentation). A slab is never
-/// smaller than one write unit, whatever the budget.
+/// under `budget` bytes (see the module documentation), growing a slab
+/// that is aligned to `units` write units at most (the copy uses twice its
+/// threads). A slab is never smaller than one write unit, whatever the
+/// budget.
 #[must_use]
 pub fn plan_slabs(
     shape: &[u64],
@@ -382,6 +385,7 @@ pub fn plan_slabs(
     write_unit: &[u64],
     element_bytes: u64,
     budget: u64,
+    units: u64,
 ) -> SlabPlan {
     let ndim = shape.len();
     let w: Vec<u64> = write_unit.iter().map(|&n| n.max(1)).collect();
@@ -416,10 +420,19 @@ pub fn plan_slabs(
             }
         }
     }
-    // Then whole multiples, outermost first.
+    // Then whole multiples, outermost first, until the slab holds `units`
+    // write units (enough to keep the threads busy; more would only cost
+    // memory).
     for d in 0..ndim {
+        let held: u64 = (0..ndim).map(|d| slab[d] / w[d]).product();
+        if held >= units {
+            break;
+        }
         let room = budget / bytes(&slab).max(1);
-        let times = room.min(cap[d].div_ceil(slab[d])).max(1);
+        let times = room
+            .min(cap[d].div_ceil(slab[d]))
+            .min(units.div_ceil(held.max(1)))
+            .max(1);
         slab[d] = (slab[d] * times).min(cap[d]);
     }
     let decodes_per_chunk = (0..ndim)
@@ -936,6 +949,7 @@ fn for_each_slab(
                 unit,
                 element_bytes,
                 if vlen { 0 } else { budget },
+                (2 * rayon::current_num_threads() as u64).max(4),
             );
             tiles(target.shape(), &plan.slab_shape)
                 .into_iter()
@@ -1081,22 +1095,33 @@ mod tests {
     #[test]
     fn slabs_align_to_source_chunks_and_write_units_when_the_budget_allows() {
         // 64³ chunks into 256³ shards: one shard is a multiple of a chunk.
-        let plan = plan_slabs(&[512; 3], Some(&[64; 3]), &[256; 3], 4, 1 << 30);
+        let plan = plan_slabs(&[512; 3], Some(&[64; 3]), &[256; 3], 4, 1 << 30, u64::MAX);
         assert_eq!(plan.decodes_per_chunk, 1);
         assert!(plan.slab_shape.iter().product::<u64>() * 4 <= 1 << 30);
         assert!(plan.slab_shape.iter().all(|n| n % 256 == 0));
         // 100 into 64: the lcm 1600 covers the whole 1000-long dimension.
-        let plan = plan_slabs(&[1000], Some(&[100]), &[64], 1, 1 << 20);
+        let plan = plan_slabs(&[1000], Some(&[100]), &[64], 1, 1 << 20, u64::MAX);
         assert_eq!(plan.slab_shape, [1024]);
         assert_eq!(plan.decodes_per_chunk, 1);
         // A tight budget: a slab of 128 (covers a 100-chunk, not aligned).
-        let plan = plan_slabs(&[1000, 1000], Some(&[100, 100]), &[64, 64], 1, 128 * 64);
+        let plan = plan_slabs(
+            &[1000, 1000],
+            Some(&[100, 100]),
+            &[64, 64],
+            1,
+            128 * 64,
+            u64::MAX,
+        );
         assert_eq!(plan.slab_shape, [64, 128]);
         assert_eq!(plan.decodes_per_chunk, 2 * 3);
         // Below one write unit, the slab is one write unit.
-        let plan = plan_slabs(&[10, 10], Some(&[5, 5]), &[4, 4], 8, 1);
+        let plan = plan_slabs(&[10, 10], Some(&[5, 5]), &[4, 4], 8, 1, u64::MAX);
         assert_eq!(plan.slab_shape, [4, 4]);
         assert_eq!(plan.decodes_per_chunk, 3 * 3);
+        // Growth stops at enough write units: 4 shards of 256³, not 8.
+        let plan = plan_slabs(&[512; 3], Some(&[64; 3]), &[256; 3], 2, 1 << 30, 4);
+        assert_eq!(plan.slab_shape, [512, 512, 256]);
+        assert_eq!(plan.decodes_per_chunk, 1);
     }
 
     #[test]

@@ -67,7 +67,8 @@ Memory: the destination is written in write units (shards, or chunks when \
 not sharded), grouped into slabs that are read from the source at once. \
 Under --memory-budget (default 256M) a slab is extended to cover whole \
 source chunks, and to where source chunks and write units line up (their \
-least common multiple), so each source chunk is decoded once; where the \
+least common multiple), so each source chunk is decoded once (then to two \
+write units per thread, no further); where the \
 budget does not allow that, at most twice per dimension that is not aligned \
 (more only if one source chunk does not fit). Memory in use is about one \
 slab in the source's and the target's data types, plus one write unit and \
