@@ -421,7 +421,8 @@ pub struct MigrationReport {
     pub chunks: u64,
     /// Encoded bytes read from the source's chunks.
     pub bytes_read: u64,
-    /// Encoded bytes written to the destination's chunks.
+    /// Encoded bytes written to the destination's chunks (for an array
+    /// rewritten into a new layout, all it stores).
     pub bytes_written: u64,
     /// Chunk regions compared in verification.
     pub chunks_verified: u64,
@@ -1928,6 +1929,10 @@ pub fn copy(
             })?;
             report.chunks += stats.written;
             report.chunks_skipped += stats.skipped;
+            // Everything the source stores is read; what the target
+            // stores now was written (by this run or, resumed, before).
+            report.bytes_read += node.bytes;
+            report.bytes_written += target.stored_size()?.bytes;
             report
                 .arrays_rewritten
                 .push((node.path.clone(), changes.join(", ")));

@@ -96,8 +96,8 @@ array and chunk.
   chunks_written, chunks_skipped
                                 chunks (write units) written, and kept by
                                 --resume
-  bytes_read, bytes_written     stored bytes of chunks copied byte for byte
-                                or re-encoded (rewritten arrays are not counted)
+  bytes_read, bytes_written     stored bytes read from SRC and written to DST
+                                (for a rewritten array, all it stores)
   verified                      whether --verify compared everything
   chunks_verified               chunk regions compared";
 
