@@ -200,6 +200,9 @@ fn rechunking_into_shards_streams_in_a_small_budget_and_reads_back_everywhere() 
     // 4 × 2 × 2 shards, every one written and compared.
     assert_eq!(report["chunks_written"], 16);
     assert_eq!(report["chunks_skipped"], 0);
+    let stored = |root: &Path| -> u64 { walk_bytes(root) };
+    assert_eq!(report["bytes_read"], stored(&src.join("volume/c")));
+    assert_eq!(report["bytes_written"], stored(&dst.join("c")));
     assert_eq!(report["verified"], true);
     assert_eq!(report["chunks_verified"], 16);
     assert_eq!(report["format"], "v3");
@@ -542,6 +545,22 @@ fn a_killed_copy_resumes_to_the_same_result() {
         "{kept} of {before}"
     );
     assert_eq!(contents(&dst), contents(&whole));
+}
+
+/// The bytes of the files under `dir`.
+fn walk_bytes(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| {
+            let meta = e.metadata().unwrap();
+            if meta.is_dir() {
+                walk_bytes(&e.path())
+            } else {
+                meta.len()
+            }
+        })
+        .sum()
 }
 
 fn walk_count(dir: &Path) -> usize {
