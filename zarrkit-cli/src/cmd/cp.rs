@@ -430,7 +430,7 @@ pub fn run(args: &CpArgs, out: &mut impl Write) -> anyhow::Result<()> {
         _ => {}
     }
     let resuming = state == Destination::Unfinished && args.resume;
-    let format = args.layout.format_or(ZarrFormat::V3);
+    let format = args.layout.format.unwrap_or(ZarrFormat::V3);
     let mut command = format!(
         "zarrkit cp --resume {} {}",
         args.src.display(),
