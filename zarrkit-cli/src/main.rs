@@ -53,6 +53,8 @@ Examples:
   zarrkit info --storage-option aws_endpoint=http://127.0.0.1:8333 s3://bucket/data.zarr/a
   zarrkit migrate --to v3 old-v2.zarr s3://bucket/new.zarr
   zarrkit cp big.zarr/volume resharded.zarr --chunks 32,32,32 --shards 256,256,256
+  zarrkit create data.zarr /image --shape 4096,4096 --dtype uint16 --chunks 256,256
+  zarrkit import volume.npy data.zarr /volume --chunks 64,64,64 --shards 256,256,256
 
 Exit codes: 0 success, 1 error (the message on stderr names the path), 2 usage error.";
 
@@ -147,6 +149,32 @@ enum Command {
         after_long_help = cmd::consolidate::AFTER_LONG_HELP
     )]
     Consolidate(cmd::consolidate::ConsolidateArgs),
+    /// Create an array (and the parent groups it needs), in a new or existing store
+    #[command(
+        long_about = format!(
+            "Create an empty array, and the parent groups it needs, in a new or existing store.\n\n{}",
+            cmd::layout::LAYOUT_HELP
+        ),
+        after_long_help = cmd::create::AFTER_LONG_HELP
+    )]
+    Create(Box<cmd::create::CreateArgs>),
+    /// Create a group (and the parent groups it needs), in a new or existing store
+    #[command(
+        name = "create-group",
+        long_about = "Create a group, and the parent groups it needs, in a new or existing store.",
+        after_long_help = cmd::create::GROUP_AFTER_LONG_HELP
+    )]
+    CreateGroup(cmd::create::CreateGroupArgs),
+    /// Import a NumPy `.npy` file or raw bytes into a new array, streamed
+    #[command(
+        long_about = format!(
+            "Import a NumPy `.npy` file, or a file of raw bytes, into a new array, streamed in \
+             blocks of whole chunks with bounded memory.\n\n{}",
+            cmd::layout::LAYOUT_HELP
+        ),
+        after_long_help = cmd::import::AFTER_LONG_HELP
+    )]
+    Import(Box<cmd::import::ImportArgs>),
 }
 
 /// Parses `KEY=VALUE` of `--storage-option`.
@@ -166,6 +194,7 @@ fn main() -> ExitCode {
     let usage = match &cli.command {
         Command::Export(args) => cmd::export::check_usage(args),
         Command::Migrate(args) => cmd::migrate::check_usage(args),
+        Command::Import(args) => cmd::import::check_usage(args),
         _ => Ok(()),
     };
     if let Err(message) = usage {
@@ -199,6 +228,9 @@ fn main() -> ExitCode {
         Command::Migrate(args) => cmd::migrate::run(&args, &mut out),
         Command::Consolidate(args) => cmd::consolidate::run(&args, &mut out),
         Command::Cp(args) => cmd::cp::run(&args, &mut out),
+        Command::Create(args) => cmd::create::run(&args, &mut out),
+        Command::CreateGroup(args) => cmd::create::run_group(&args, &mut out),
+        Command::Import(args) => cmd::import::run(&args, &mut out),
     }
     .and_then(|()| Ok(out.flush()?));
     // Show what was printed first, then what listings skipped, so that an

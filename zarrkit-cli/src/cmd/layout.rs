@@ -38,7 +38,8 @@ Layout options (all optional):
                          a string, or any JSON fill value of the data type
   --dimension-names y,x  one name per dimension (an empty name: unnamed)
   --attrs JSON|@FILE     the user attributes, a JSON object
-  --format FORMAT        v3 (default), v2, v1 or a v3 draft
+  --format FORMAT        v3, v2, v1 or a v3 draft (create and import: the
+                         store root's by default, else v3)
   --chunk-key-encoding E default or v2, optionally with the separator:
                          default:/ (the v3 default), default:., v2:. (the v2
                          default), v2:/";
@@ -232,8 +233,7 @@ pub struct Source<'a> {
 
 impl LayoutArgs {
     /// Resolves the options for an array of `shape` and `data_type` in
-    /// `format` (the caller's default for `--format`, see
-    /// [`LayoutArgs::format_or`]). `big_endian` chooses the `bytes` codec's
+    /// `format` (`--format` or the caller's default). `big_endian` chooses the `bytes` codec's
     /// byte order when no `--codecs` is given (from a `>` NumPy type).
     ///
     /// What is not given comes from `source` when there is one: its
@@ -244,7 +244,9 @@ impl LayoutArgs {
     /// the format (v3 and v2: `bytes` + `zstd` level 0, as zarr-python
     /// 3.1), zero, no names, no attributes, the format's chunk key
     /// encoding. `--compressor` replaces the bytes→bytes codecs of the
-    /// (inner) codec list and keeps the rest.
+    /// (inner) codec list and keeps the rest. With a sharded source,
+    /// `--chunks` and `--codecs` change the inner chunks and the shards
+    /// stay, unless `--shards` gives new ones or `none`.
     ///
     /// # Errors
     /// If a shape has the wrong number of dimensions, a chunk shape does
@@ -405,12 +407,6 @@ impl LayoutArgs {
             attributes,
             chunk_key_encoding,
         })
-    }
-
-    /// `--format`, or `default` when it is not given.
-    #[must_use]
-    pub fn format_or(&self, default: ZarrFormat) -> ZarrFormat {
-        self.format.unwrap_or(default)
     }
 }
 
@@ -1024,7 +1020,6 @@ mod tests {
         let args = parse(&[]).unwrap();
         assert!(args.chunks.is_none() && args.shards.is_none() && args.codecs.is_none());
         assert!(args.compressor.is_none() && args.fill_value.is_none() && args.format.is_none());
-        assert_eq!(args.format_or(ZarrFormat::V2), ZarrFormat::V2);
     }
 
     #[test]
@@ -1300,7 +1295,7 @@ mod tests {
     fn layout(args: &[&str], shape: &[u64], data_type: &DataType) -> anyhow::Result<Layout> {
         let args = parse(args).unwrap();
         args.layout(
-            args.format_or(ZarrFormat::V3),
+            args.format.unwrap_or(ZarrFormat::V3),
             shape,
             data_type,
             false,

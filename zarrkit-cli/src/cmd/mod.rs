@@ -3,9 +3,10 @@
 
 pub mod consolidate;
 pub mod cp;
+pub mod create;
 pub mod export;
+pub mod import;
 pub mod info;
-#[allow(dead_code)] // Used by `create`, `import` and `cp`, which follow.
 pub mod layout;
 pub mod migrate;
 pub mod progress;
