@@ -109,6 +109,11 @@ fn copies_between_formats_keep_every_value_and_attribute() {
             "",
             &["v3"][..],
         ),
+        (
+            "testdata/fixtures/v3-draft-2022/spec-text.zarr",
+            "",
+            &["v3"][..],
+        ),
     ]
     .into_iter()
     .enumerate()
@@ -345,6 +350,52 @@ fn a_value_that_does_not_fit_the_new_data_type_is_an_error_unless_cast() {
         let read: Vec<u8> = copy.read_region(&Region::whole(&[6, 4])).unwrap();
         assert_eq!((read[17], read[3], read[5]), (at_17, at_3, 5), "{cast}");
     }
+}
+
+#[test]
+fn strings_and_draft_hierarchies_are_rewritten_in_a_new_layout() {
+    let dir = tempfile::tempdir().unwrap();
+    // Variable-length strings, re-chunked write unit by write unit.
+    let strings = project("testdata/fixtures/v2/objects/objects.zarr");
+    let dst = dir.path().join("strings.zarr");
+    let source_node = format!("{}/categorize", s(&strings));
+    let run = zarrkit(["cp", &source_node, s(&dst), "--chunks", "4", "--verify"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.contains("/: rewritten: chunk grid [3] → [4]"),
+        "{}",
+        run.stdout
+    );
+    let source = Array::open(open_store(&strings), "/categorize").unwrap();
+    let copy = Array::open(open_store(&dst), "/").unwrap();
+    assert_eq!(copy.chunk_shape(), [4]);
+    assert_same_values(&source, &copy);
+    // A 2022-draft hierarchy (0-d to 2-d arrays, sharded ones, implicit
+    // groups) with a new compressor everywhere.
+    let draft = project("testdata/fixtures/v3-draft-2022/spec-text.zarr");
+    let dst = dir.path().join("draft.zarr");
+    let run = zarrkit([
+        "cp",
+        s(&draft),
+        s(&dst),
+        "--compressor",
+        "gzip:1",
+        "--verify",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains(" rewritten)"), "{}", run.stdout);
+    assert_same_hierarchy(&open_store(&draft), "/", &open_store(&dst));
+    let bool_scalar = Array::open(open_store(&dst), "/bool_scalar").unwrap();
+    assert_eq!(
+        bool_scalar
+            .codecs()
+            .codecs()
+            .last()
+            .unwrap()
+            .metadata()
+            .name,
+        "gzip"
+    );
 }
 
 #[test]

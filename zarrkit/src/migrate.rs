@@ -413,9 +413,11 @@ pub struct MigrationReport {
     pub groups: u64,
     /// Arrays whose chunks were copied byte for byte.
     pub arrays_copied: u64,
-    /// Arrays whose chunks were re-encoded, with the reason.
+    /// Arrays whose chunks were re-encoded (by their path in the
+    /// destination), with the reason.
     pub arrays_reencoded: Vec<(NodePath, String)>,
-    /// Arrays streamed into a new layout, with what changed.
+    /// Arrays streamed into a new layout (by their path in the
+    /// destination), with what changed.
     pub arrays_rewritten: Vec<(NodePath, String)>,
     /// Chunks written.
     pub chunks: u64,
@@ -1935,7 +1937,7 @@ pub fn copy(
             report.bytes_written += target.stored_size()?.bytes;
             report
                 .arrays_rewritten
-                .push((node.path.clone(), changes.join(", ")));
+                .push((node.target_path.clone(), changes.join(", ")));
             continue;
         }
         let coords = stored_chunks(source)?;
@@ -1976,7 +1978,7 @@ pub fn copy(
         match &node.action {
             Action::ReEncode { reason, .. } => report
                 .arrays_reencoded
-                .push((node.path.clone(), reason.clone())),
+                .push((node.target_path.clone(), reason.clone())),
             _ => report.arrays_copied += 1,
         }
     }
