@@ -339,7 +339,15 @@ pub fn changes(before: &ArrayMetadata, after: &ArrayMetadata) -> Vec<String> {
                 .collect::<Vec<_>>()
                 .join(", ")
         };
-        changes.push(format!("codecs [{}] → [{}]", names(before), names(after)));
+        if names(before) == names(after) {
+            // The same codecs, configured otherwise: show the configurations.
+            let json = |m: &ArrayMetadata| {
+                serde_json::Value::Array(m.codecs.iter().map(extension_to_json).collect())
+            };
+            changes.push(format!("codecs {} → {}", json(before), json(after)));
+        } else {
+            changes.push(format!("codecs [{}] → [{}]", names(before), names(after)));
+        }
     }
     if before.data_type != after.data_type {
         changes.push(format!(
