@@ -817,6 +817,14 @@ pub fn copy_array(
 ) -> Result<CopyStats, CopyError> {
     let mut stats = CopyStats::default();
     for_each_slab(source, target, cast, budget, &mut |slab, units, data| {
+        if let (Some(data), false) = (data, resume) {
+            // The whole slab in one write: the engine encodes its write
+            // units in parallel, each straight from the slab.
+            target.write_region_bytes(slab, data)?;
+            stats.written += units.len() as u64;
+            progress(units.len() as u64);
+            return Ok(());
+        }
         let outcome: Vec<Result<bool, Error>> = units
             .par_iter()
             .map(|(coords, unit)| {
@@ -883,7 +891,7 @@ pub fn verify_array(
     for_each_slab(source, target, cast, budget, &mut |slab, units, data| {
         match data {
             Some(data) => {
-                if target.read_region_bytes(slab)? != *data {
+                if target.read_region_bytes(slab)? != data {
                     let size = target.data_type().size();
                     for (coords, unit) in units {
                         let part = extract(data, slab, unit, size);
@@ -921,7 +929,7 @@ pub(crate) fn region_text(region: &Region) -> String {
 /// the target's data type (`None` for variable-length types, which are
 /// read unit by unit).
 type SlabWork<'a> =
-    dyn FnMut(&Region, &[(Vec<u64>, Region)], Option<&Vec<u8>>) -> Result<(), CopyError> + 'a;
+    dyn FnMut(&Region, &[(Vec<u64>, Region)], Option<&[u8]>) -> Result<(), CopyError> + 'a;
 
 /// Walks the slabs of copying `source` into `target`.
 fn for_each_slab(
@@ -975,6 +983,7 @@ fn for_each_slab(
             out
         }
     };
+    let mut buffer = Vec::new();
     for (slab, coords) in &slabs {
         let units = match coords {
             Some(coords) => vec![(coords.clone(), slab.clone())],
@@ -984,9 +993,24 @@ fn for_each_slab(
             work(slab, &units, None)?;
             continue;
         }
-        let data = source.read_region_bytes(slab)?;
+        // One buffer for every slab: its pages are touched once.
+        let n = slab
+            .num_elements()
+            .and_then(|n| usize::try_from(n).ok())
+            .and_then(|n| n.checked_mul(source.data_type().size()))
+            .ok_or_else(|| Error::TooLarge {
+                path: source.path().clone(),
+                shape: slab.shape().to_vec(),
+            })?;
+        if buffer.len() < n {
+            // Zeroed by the allocator, page by page as the parallel reads
+            // first touch it, not here on one thread.
+            buffer = vec![0; n];
+        }
+        let data = &mut buffer[..n];
+        source.read_region_bytes_into(slab, data)?;
         if same_type {
-            work(slab, &units, Some(&data))?;
+            work(slab, &units, Some(data))?;
             continue;
         }
         let data =
