@@ -16,8 +16,10 @@
 //! when it is not sharded. Write units are grouped into *slabs*, boxes
 //! aligned to the write-unit grid, each read from the source at once
 //! (decoding every source chunk it touches, in parallel), converted if the
-//! data type changes, and written unit by unit (in parallel, every unit
-//! covered whole, so nothing is read back). [`plan_slabs`] picks the slab
+//! data type changes, and written (its write units encoded in parallel,
+//! each covered whole, so nothing is read back; a resumed copy first
+//! compares each unit already stored with the slab and skips those that
+//! match). One slab buffer serves every slab. [`plan_slabs`] picks the slab
 //! shape under a memory budget: along each dimension it extends the slab,
 //! while the budget allows, first to cover a whole source chunk, then to
 //! the least common multiple of the source chunk and the write unit, where
