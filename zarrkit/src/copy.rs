@@ -1015,29 +1015,28 @@ fn for_each_slab(
             work(slab, &units, Some(data))?;
             continue;
         }
-        let data =
-            convert(&data, source.data_type(), target.data_type(), cast).map_err(|error| {
-                match error {
-                    ConvertError::Unsupported => CopyError::Unsupported {
+        let data = convert(data, source.data_type(), target.data_type(), cast).map_err(
+            |error| match error {
+                ConvertError::Unsupported => CopyError::Unsupported {
+                    path: path.clone(),
+                    what: unsupported(source.data_type(), target.data_type()),
+                },
+                ConvertError::OutOfRange { index, value } => {
+                    let coords = unravel(index as u64, slab);
+                    let chunk_coords = source
+                        .regular_chunk_shape()
+                        .map(|c| coords.iter().zip(c).map(|(x, c)| x / c).collect())
+                        .unwrap_or_default();
+                    CopyError::OutOfRange {
                         path: path.clone(),
-                        what: unsupported(source.data_type(), target.data_type()),
-                    },
-                    ConvertError::OutOfRange { index, value } => {
-                        let coords = unravel(index as u64, slab);
-                        let chunk_coords = source
-                            .regular_chunk_shape()
-                            .map(|c| coords.iter().zip(c).map(|(x, c)| x / c).collect())
-                            .unwrap_or_default();
-                        CopyError::OutOfRange {
-                            path: path.clone(),
-                            coords,
-                            chunk_coords,
-                            value,
-                            data_type: target.data_type().clone(),
-                        }
+                        coords,
+                        chunk_coords,
+                        value,
+                        data_type: target.data_type().clone(),
                     }
                 }
-            })?;
+            },
+        )?;
         work(slab, &units, Some(&data))?;
     }
     Ok(())
