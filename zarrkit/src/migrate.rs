@@ -447,7 +447,8 @@ pub struct MigrationReport {
 /// # Errors
 /// [`MigrateError::DestinationNotEmpty`] if `dst` holds any key and no
 /// marker, [`MigrateError::UnfinishedToOtherFormat`] if its marker names
-/// another format, [`MigrateError::NotRepresentable`] naming the first
+/// another format (with [`plan_with`], [`MigrateError::UnfinishedWithOtherOptions`]
+/// if it records other options), [`MigrateError::NotRepresentable`] naming the first
 /// node with a feature `to` cannot hold, [`Error::NodeNotFound`] if `src`
 /// has no node at all, or a store or metadata error naming the key.
 pub fn plan(
@@ -753,7 +754,9 @@ fn marker_document(to: ZarrFormat, options: &PlanOptions) -> Vec<u8> {
 ///
 /// # Errors
 /// [`MigrateError::UnfinishedToOtherFormat`] if the marker names another
-/// format (or none that can be read), or a store error.
+/// format (or none that can be read),
+/// [`MigrateError::UnfinishedWithOtherOptions`] if it records other copy
+/// options (another node or layout), or a store error.
 fn unfinished(
     dst: &dyn Store,
     to: ZarrFormat,
