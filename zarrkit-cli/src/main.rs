@@ -62,6 +62,7 @@ Examples:
   zarrkit tree --anonymous s3://bucket/data.zarr
   zarrkit info --storage-option aws_endpoint=http://127.0.0.1:8333 s3://bucket/data.zarr/a
   zarrkit migrate --to v3 old-v2.zarr s3://bucket/new.zarr
+  zarrkit cp big.zarr/volume resharded.zarr --chunks 32,32,32 --shards 256,256,256
   zarrkit create data.zarr /image --shape 4096,4096 --dtype uint16 --chunks 256,256
   zarrkit import volume.npy data.zarr /volume --chunks 64,64,64 --shards 256,256,256
 
@@ -139,6 +140,18 @@ enum Command {
         after_long_help = cmd::migrate::AFTER_LONG_HELP
     )]
     Migrate(cmd::migrate::MigrateArgs),
+    /// Copy a node or a hierarchy into another store, optionally re-chunked, re-encoded or converted
+    #[command(
+        visible_alias = "convert",
+        long_about = "Copy a node (an array, or a group with everything below it) or a whole \
+                      hierarchy into another store (a directory, a URL or a zip archive), in any \
+                      format zarrkit writes (default v3), optionally with another chunk shape, \
+                      shard shape, codecs, data type, fill value or chunk key encoding. Streams \
+                      chunk by chunk in bounded memory, in parallel; resumable with --resume; \
+                      --verify compares the copy with the source.",
+        after_long_help = cmd::cp::AFTER_LONG_HELP
+    )]
+    Cp(Box<cmd::cp::CpArgs>),
     /// Write a hierarchy's consolidated metadata, or check it with --check
     #[command(
         long_about = "Write a hierarchy's consolidated metadata (v2 `.zmetadata`, v3 \
@@ -380,6 +393,7 @@ fn main() -> ExitCode {
         Command::Export(args) => cmd::export::run(&args, &mut out),
         Command::Migrate(args) => cmd::migrate::run(&args, &mut out),
         Command::Consolidate(args) => cmd::consolidate::run(&args, &mut out),
+        Command::Cp(args) => cmd::cp::run(&args, &mut out),
         Command::Create(args) => cmd::create::run(&args, &mut out),
         Command::CreateGroup(args) => cmd::create::run_group(&args, &mut out),
         Command::Import(args) => cmd::import::run(&args, &mut out),

@@ -509,6 +509,8 @@ fn subcommands() -> Vec<String> {
         .skip_while(|l| !l.starts_with("Commands:"))
         .skip(1)
         .take_while(|l| !l.trim().is_empty())
+        // A command's line is indented by two; a wrapped description by more.
+        .filter(|l| !l.starts_with("   "))
         .filter_map(|l| l.split_whitespace().next().map(ToString::to_string))
         .filter(|name| name != "help")
         .collect();

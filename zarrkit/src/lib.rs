@@ -63,6 +63,7 @@
 
 pub mod array;
 pub mod codec;
+pub mod copy;
 mod error;
 pub mod format;
 mod grid;

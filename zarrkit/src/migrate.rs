@@ -120,6 +120,7 @@
 
 use crate::array::{Array, ArrayBuilder, Region};
 use crate::codec::{Codec, CodecChain};
+use crate::copy::{self, Cast, CopyError, Relayout};
 use crate::error::{Error, NodeKind};
 use crate::format::{self, ZarrFormat};
 use crate::group::Node;
@@ -181,6 +182,19 @@ pub enum MigrateError {
         what: String,
     },
 
+    /// The destination is an unfinished copy with other options.
+    #[error(
+        "the destination is an unfinished copy with other options (marked by `{key}`): resume it with the same options, or delete the destination"
+    )]
+    UnfinishedWithOtherOptions {
+        /// The marker key.
+        key: StoreKey,
+    },
+
+    /// Copying an array into its new layout failed.
+    #[error(transparent)]
+    Copy(Box<CopyError>),
+
     /// An array of the destination reads back differently from the source.
     #[error(
         "verification failed: array `{path}` reads back differently from the source in chunk {chunk_coords:?} (elements {region})"
@@ -193,6 +207,12 @@ pub enum MigrateError {
         /// The region, as `[start..end, ...]`.
         region: String,
     },
+}
+
+impl From<CopyError> for MigrateError {
+    fn from(error: CopyError) -> Self {
+        Self::Copy(Box::new(error))
+    }
 }
 
 impl From<StoreError> for MigrateError {
@@ -217,16 +237,24 @@ pub enum Action {
         /// The codecs the target array gets, by name.
         codecs: Vec<String>,
     },
+    /// Write the array's document and stream every element into the new
+    /// layout a [`Layout`](crate::copy::Layout) asks for (chunk grid, codecs, data type or fill
+    /// value), write unit by write unit (see [`crate::copy`]).
+    Rewrite {
+        /// What changes, as `chunk grid [64, 64] → [256, 256]`.
+        changes: Vec<String>,
+    },
 }
 
 impl Action {
-    /// A short name: `create`, `copy` or `re-encode`.
+    /// A short name: `create`, `copy`, `re-encode` or `rewrite`.
     #[must_use]
     pub fn name(&self) -> &'static str {
         match self {
             Self::CreateGroup => "create",
             Self::CopyChunks => "copy",
             Self::ReEncode { .. } => "re-encode",
+            Self::Rewrite { .. } => "rewrite",
         }
     }
 }
@@ -234,8 +262,11 @@ impl Action {
 /// The plan for one node.
 #[derive(Clone, Debug)]
 pub struct NodePlan {
-    /// The node's path, the same in source and destination.
+    /// The node's path in the source.
     pub path: NodePath,
+    /// Its path in the destination: the same, or, when copying the node
+    /// [`PlanOptions::root`] names, the path below it.
+    pub target_path: NodePath,
     /// Array or group.
     pub kind: NodeKind,
     /// The node's format in the source.
@@ -252,6 +283,9 @@ pub struct NodePlan {
     pub chunks: u64,
     /// Their total stored size in bytes.
     pub bytes: u64,
+    /// For [`Action::Rewrite`], the destination's write units (shards, or
+    /// chunks), which the copy walks; 0 otherwise.
+    pub write_units: u64,
     /// `None` for a group the source lacks (see [`plan`]).
     source: Option<Node>,
     target: NodeMetadata,
@@ -267,6 +301,7 @@ pub struct MigrationPlan {
     resume: bool,
     /// Whether to write consolidated metadata at the root after copying.
     consolidate: bool,
+    options: PlanOptions,
 }
 
 impl MigrationPlan {
@@ -314,6 +349,19 @@ impl MigrationPlan {
         self.nodes.iter().map(|n| n.chunks).sum()
     }
 
+    /// The chunks [`migrate`] handles: the stored chunks of the arrays it
+    /// copies or re-encodes and the write units of those it rewrites.
+    #[must_use]
+    pub fn total_work(&self) -> u64 {
+        self.nodes.iter().map(NodePlan::work).sum()
+    }
+
+    /// Whether [`migrate`] reads everything back and compares it.
+    #[must_use]
+    pub fn verifies(&self) -> bool {
+        !self.options.skip_verification
+    }
+
     /// Their total stored size in bytes.
     #[must_use]
     pub fn total_bytes(&self) -> u64 {
@@ -347,6 +395,17 @@ pub struct Progress {
     pub bytes_done: u64,
 }
 
+impl NodePlan {
+    /// The chunks [`migrate`] handles for this node.
+    #[must_use]
+    pub fn work(&self) -> u64 {
+        match self.action {
+            Action::Rewrite { .. } => self.write_units,
+            _ => self.chunks,
+        }
+    }
+}
+
 /// What a migration did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct MigrationReport {
@@ -354,13 +413,18 @@ pub struct MigrationReport {
     pub groups: u64,
     /// Arrays whose chunks were copied byte for byte.
     pub arrays_copied: u64,
-    /// Arrays whose chunks were re-encoded, with the reason.
+    /// Arrays whose chunks were re-encoded (by their path in the
+    /// destination), with the reason.
     pub arrays_reencoded: Vec<(NodePath, String)>,
+    /// Arrays streamed into a new layout (by their path in the
+    /// destination), with what changed.
+    pub arrays_rewritten: Vec<(NodePath, String)>,
     /// Chunks written.
     pub chunks: u64,
     /// Encoded bytes read from the source's chunks.
     pub bytes_read: u64,
-    /// Encoded bytes written to the destination's chunks.
+    /// Encoded bytes written to the destination's chunks (for an array
+    /// rewritten into a new layout, all it stores).
     pub bytes_written: u64,
     /// Chunk regions compared in verification.
     pub chunks_verified: u64,
@@ -383,7 +447,8 @@ pub struct MigrationReport {
 /// # Errors
 /// [`MigrateError::DestinationNotEmpty`] if `dst` holds any key and no
 /// marker, [`MigrateError::UnfinishedToOtherFormat`] if its marker names
-/// another format, [`MigrateError::NotRepresentable`] naming the first
+/// another format (with [`plan_with`], [`MigrateError::UnfinishedWithOtherOptions`]
+/// if it records other options), [`MigrateError::NotRepresentable`] naming the first
 /// node with a feature `to` cannot hold, [`Error::NodeNotFound`] if `src`
 /// has no node at all, or a store or metadata error naming the key.
 pub fn plan(
@@ -401,9 +466,79 @@ pub struct PlanOptions {
     /// Re-encode into codecs every current v3 reader has (see
     /// [`PlanOptions::portable`]).
     pub portable: bool,
+    /// Copy this node of the source and what is below it, as the root of
+    /// the destination (`None`: the whole hierarchy).
+    pub root: Option<NodePath>,
+    /// Changes to every array (see [`PlanOptions::layout`]).
+    pub layout: Option<Arc<dyn Relayout>>,
+    /// Do not read the destination back and compare it with the source.
+    pub skip_verification: bool,
+    /// The memory budget of rewriting an array, in bytes (`None`:
+    /// [`DEFAULT_COPY_BUDGET`]).
+    pub memory_budget: Option<u64>,
+    /// The command the marker tells a user to run again to resume.
+    pub command: Option<String>,
 }
 
+/// The default memory budget of rewriting an array (see [`crate::copy`]).
+pub const DEFAULT_COPY_BUDGET: u64 = 256 << 20;
+
 impl PlanOptions {
+    /// Copies the node at `root` (and everything below it) as the
+    /// destination's root, instead of the whole hierarchy.
+    #[must_use]
+    pub fn root(mut self, root: NodePath) -> Self {
+        self.root = Some(root);
+        self
+    }
+
+    /// Changes every array as `layout` says: an array whose chunk grid,
+    /// codecs, data type or fill value change is planned as
+    /// [`Action::Rewrite`] and streamed into its new layout; one whose
+    /// chunk key encoding alone changes keeps its chunks' bytes.
+    #[must_use]
+    pub fn layout(mut self, layout: Arc<dyn Relayout>) -> Self {
+        self.layout = Some(layout);
+        self
+    }
+
+    /// Whether [`migrate`] verifies the copy (the default) or not.
+    #[must_use]
+    pub fn verify(mut self, verify: bool) -> Self {
+        self.skip_verification = !verify;
+        self
+    }
+
+    /// The memory budget of rewriting an array (see [`crate::copy`]).
+    #[must_use]
+    pub fn memory_budget(mut self, bytes: u64) -> Self {
+        self.memory_budget = Some(bytes);
+        self
+    }
+
+    /// The command the marker of an unfinished copy tells a user to run
+    /// again (default `zarrkit migrate SRC DST`).
+    #[must_use]
+    pub fn command(mut self, command: impl Into<String>) -> Self {
+        self.command = Some(command.into());
+        self
+    }
+
+    /// What a resumed copy must have the same: the node copied and the layout.
+    fn fingerprint(&self) -> Option<String> {
+        if self.root.is_none() && self.layout.is_none() {
+            return None;
+        }
+        Some(format!(
+            "root {:?}; layout {}",
+            self.root.as_ref().map(NodePath::as_str),
+            self.layout
+                .as_ref()
+                .map(|layout| layout.describe())
+                .unwrap_or_default()
+        ))
+    }
+
     /// Into v3, re-encode every array whose codec chain has a codec outside
     /// [`PORTABLE_CODECS`] (v3 core's codecs and `sharding_indexed`, which
     /// zarr-python 3.1 and tensorstore both read) with `bytes` and the
@@ -427,18 +562,20 @@ pub fn plan_with(
     to: ZarrFormat,
     options: &PlanOptions,
 ) -> Result<MigrationPlan, MigrateError> {
-    let resume = unfinished(dst.as_ref(), to)?;
+    let fingerprint = options.fingerprint();
+    let resume = unfinished(dst.as_ref(), to, fingerprint.as_deref())?;
     if !resume {
         check_empty(dst.as_ref())?;
     }
-    let sources = source_nodes(&src)?;
+    let root = options.root.clone().unwrap_or_else(NodePath::root);
+    let sources = source_nodes(&src, &root)?;
     // Each node's document is written to a scratch store and read back, so
     // the plan knows what the target will really hold.
     let scratch: Arc<dyn Store> = Arc::new(MemoryStore::new());
     let mut nodes = Vec::with_capacity(sources.len());
     for source in sources {
         nodes.push(match source {
-            Source::Node(node) => plan_node(*node, to, &scratch, options)?,
+            Source::Node(node) => plan_node(*node, &root, to, &scratch, options)?,
             Source::MissingGroup { path, format } => {
                 plan_missing_group(path, format, to, &scratch)?
             }
@@ -452,7 +589,17 @@ pub fn plan_with(
         nodes,
         resume,
         consolidate,
+        options: options.clone(),
     })
+}
+
+/// `path` below `root`, as a path from the root: `/a/b/c` below `/a` is `/b/c`.
+fn below(path: &NodePath, root: &NodePath) -> NodePath {
+    if root.is_root() {
+        return path.clone();
+    }
+    let rest = path.as_str().strip_prefix(root.as_str()).unwrap_or("");
+    NodePath::new(rest).unwrap_or_else(|_| NodePath::root())
 }
 
 /// Whether the destination gets consolidated metadata: when the source's
@@ -498,8 +645,8 @@ enum Source {
 /// below it, or, in a store without a root node (tensorstore writes arrays
 /// at `/a`, `/b/c` and no groups, as it has none), every node found by its
 /// document, with the groups above them that have no document.
-fn source_nodes(src: &Arc<dyn Store>) -> Result<Vec<Source>, MigrateError> {
-    let not_found = match Node::open(Arc::clone(src), "/") {
+fn source_nodes(src: &Arc<dyn Store>, root: &NodePath) -> Result<Vec<Source>, MigrateError> {
+    let not_found = match Node::open(Arc::clone(src), root.as_str()) {
         Ok(root) => {
             let mut sources = vec![Source::Node(Box::new(root.clone()))];
             if let Node::Group(group) = &root {
@@ -512,7 +659,7 @@ fn source_nodes(src: &Arc<dyn Store>) -> Result<Vec<Source>, MigrateError> {
             }
             return Ok(sources);
         }
-        Err(error @ Error::NodeNotFound { .. }) => error,
+        Err(error @ Error::NodeNotFound { .. }) if root.is_root() => error,
         Err(error) => return Err(error.into()),
     };
     let found = format::find_nodes(src.as_ref())?;
@@ -561,9 +708,10 @@ fn plan_missing_group(
         attributes: JsonMap::new(),
         extra_fields: JsonMap::new(),
     };
-    let target = plan_group(&path, &empty, to, &mut notes)?;
+    let target = plan_group(&path, &path, &empty, to, &mut notes)?;
     format::write_node(scratch.as_ref(), &path, to, &target)?;
     Ok(NodePlan {
+        target_path: path.clone(),
         path,
         kind: NodeKind::Group,
         source_format,
@@ -572,23 +720,31 @@ fn plan_missing_group(
         warnings: Vec::new(),
         chunks: 0,
         bytes: 0,
+        write_units: 0,
         source: None,
         target,
     })
 }
 
 /// The marker's document: what it is and what to do, for whoever finds it.
-fn marker_document(to: ZarrFormat) -> Vec<u8> {
-    let document = serde_json::json!({
+fn marker_document(to: ZarrFormat, options: &PlanOptions) -> Vec<u8> {
+    let command = options
+        .command
+        .clone()
+        .unwrap_or_else(|| "zarrkit migrate SRC DST".into());
+    let mut document = serde_json::json!({
         "zarrkit_migration": {
             "state": "unfinished",
             "to": to.name(),
-            "help": "zarrkit is migrating a hierarchy into this store, and has not finished: \
+            "help": format!("zarrkit is copying a hierarchy into this store, and has not finished: \
                      it was interrupted, failed, or is still running. Chunks may be missing. \
-                     Run the same `zarrkit migrate SRC DST` again to resume (it skips what is \
-                     already copied and verified), or delete this store to start over."
+                     Run the same `{command}` again to resume (it skips what is \
+                     already copied and verified), or delete this store to start over.")
         }
     });
+    if let Some(fingerprint) = options.fingerprint() {
+        document["zarrkit_migration"]["options"] = fingerprint.into();
+    }
     let mut bytes = serde_json::to_vec_pretty(&document).unwrap_or_default();
     bytes.push(b'\n');
     bytes
@@ -598,22 +754,32 @@ fn marker_document(to: ZarrFormat) -> Vec<u8> {
 ///
 /// # Errors
 /// [`MigrateError::UnfinishedToOtherFormat`] if the marker names another
-/// format (or none that can be read), or a store error.
-fn unfinished(dst: &dyn Store, to: ZarrFormat) -> Result<bool, MigrateError> {
+/// format (or none that can be read),
+/// [`MigrateError::UnfinishedWithOtherOptions`] if it records other copy
+/// options (another node or layout), or a store error.
+fn unfinished(
+    dst: &dyn Store,
+    to: ZarrFormat,
+    fingerprint: Option<&str>,
+) -> Result<bool, MigrateError> {
     let key = migration_marker();
     let Some(bytes) = dst.get(&key, None)? else {
         return Ok(false);
     };
-    let found = serde_json::from_slice::<serde_json::Value>(&bytes)
-        .ok()
-        .and_then(|doc| {
-            doc.pointer("/zarrkit_migration/to")
+    let document = serde_json::from_slice::<serde_json::Value>(&bytes).ok();
+    let field = |name: &str| {
+        document.as_ref().and_then(|doc| {
+            doc.pointer(&format!("/zarrkit_migration/{name}"))
                 .and_then(serde_json::Value::as_str)
                 .map(str::to_string)
         })
-        .unwrap_or_else(|| "an unreadable format".to_string());
+    };
+    let found = field("to").unwrap_or_else(|| "an unreadable format".to_string());
     if found != to.name() {
         return Err(MigrateError::UnfinishedToOtherFormat { key, found, to });
+    }
+    if field("options").as_deref() != fingerprint {
+        return Err(MigrateError::UnfinishedWithOtherOptions { key });
     }
     Ok(true)
 }
@@ -627,33 +793,39 @@ fn check_empty(dst: &dyn Store) -> Result<(), MigrateError> {
 
 fn plan_node(
     source: Node,
+    root: &NodePath,
     to: ZarrFormat,
     scratch: &Arc<dyn Store>,
     options: &PlanOptions,
 ) -> Result<NodePlan, MigrateError> {
     let path = source.path().clone();
+    let target_path = below(&path, root);
     let source_format = source.format();
     let kind = source.kind();
     let mut notes = Vec::new();
     let (target, action, chunks, bytes) = match &source {
         Node::Group(group) => {
-            let target = plan_group(&path, group.metadata(), to, &mut notes)?;
+            let target = plan_group(&path, &target_path, group.metadata(), to, &mut notes)?;
             (target, Action::CreateGroup, 0, 0)
         }
         Node::Array(array) => {
-            let (target, action) = plan_array(array, to, scratch, &mut notes)?;
+            let (target, action) = plan_array(array, &target_path, to, scratch, &mut notes)?;
             let (target, action) = if options.portable && to.is_v3() {
                 make_portable(array, target, action)?
             } else {
                 (target, action)
             };
+            let (target, action) = match &options.layout {
+                Some(layout) => apply_layout(array, layout.as_ref(), to, target, action)?,
+                None => (target, action),
+            };
             let stored = array.stored_size()?;
             (target, action, stored.chunks, stored.bytes)
         }
     };
-    format::write_node(scratch.as_ref(), &path, to, &target)?;
+    format::write_node(scratch.as_ref(), &target_path, to, &target)?;
     // What is written must read back.
-    if let Err(error) = format::read_node_as(scratch.as_ref(), &path, to) {
+    if let Err(error) = format::read_node_as(scratch.as_ref(), &target_path, to) {
         return Err(MigrateError::NotRepresentable {
             path,
             format: to,
@@ -664,8 +836,13 @@ fn plan_node(
         (NodeMetadata::Array(array), to) if to.is_v3() => reader_warnings(array),
         _ => Vec::new(),
     };
+    let write_units = match (&action, &target) {
+        (Action::Rewrite { .. }, NodeMetadata::Array(metadata)) => copy::write_units(metadata),
+        _ => 0,
+    };
     Ok(NodePlan {
         path,
+        target_path,
         kind,
         source_format,
         action,
@@ -673,9 +850,63 @@ fn plan_node(
         warnings,
         chunks,
         bytes,
+        write_units,
         source: Some(source),
         target,
     })
+}
+
+/// The plan of an array with `layout`'s changes on top of what the target
+/// format gets: [`Action::Rewrite`] when the chunk grid, codecs, data type
+/// or fill value change.
+fn apply_layout(
+    array: &Array,
+    layout: &dyn Relayout,
+    to: ZarrFormat,
+    target: NodeMetadata,
+    action: Action,
+) -> Result<(NodeMetadata, Action), MigrateError> {
+    let NodeMetadata::Array(planned) = target else {
+        return Ok((target, action));
+    };
+    let path = array.path();
+    let refuse = |what: String| MigrateError::NotRepresentable {
+        path: path.clone(),
+        format: to,
+        what,
+    };
+    let changed = layout.relayout(&planned).map_err(&refuse)?;
+    let changes = copy::changes(array.metadata(), &changed);
+    let rewrite = changed.chunk_grid != planned.chunk_grid
+        || changed.codecs != planned.codecs
+        || changed.data_type != planned.data_type
+        || changed.fill_value != planned.fill_value;
+    representable(to, path, &NodeMetadata::Array(changed.clone())).map_err(&refuse)?;
+    // The codecs must make a chain for the new chunks.
+    let repr = crate::codec::ChunkRepr {
+        shape: changed
+            .chunk_grid
+            .chunk_shape()
+            .map(|s| s.iter().map(|n| n.get()).collect())
+            .unwrap_or_else(|| array.chunk_shape().to_vec()),
+        data_type: changed.data_type.clone(),
+        fill_value: changed.fill_value.clone(),
+    };
+    CodecChain::from_metadata(&changed.codecs, &repr).map_err(|e| {
+        refuse(format!(
+            "its new codecs: {}",
+            describe(&Error::Codecs {
+                path: path.clone(),
+                source: e
+            })
+        ))
+    })?;
+    let action = if rewrite {
+        Action::Rewrite { changes }
+    } else {
+        action
+    };
+    Ok((NodeMetadata::Array(changed), action))
 }
 
 /// The message of a representability check's error, with its causes.
@@ -722,13 +953,14 @@ fn fields_round_trip(to: ZarrFormat, metadata: &NodeMetadata) -> bool {
 }
 
 fn plan_group(
+    source_path: &NodePath,
     path: &NodePath,
     source: &GroupMetadata,
     to: ZarrFormat,
     notes: &mut Vec<String>,
 ) -> Result<NodeMetadata, MigrateError> {
     let refuse = |what: String| MigrateError::NotRepresentable {
-        path: path.clone(),
+        path: source_path.clone(),
         format: to,
         what,
     };
@@ -778,14 +1010,17 @@ fn keep_fields(
 
 fn plan_array(
     array: &Array,
+    path: &NodePath,
     to: ZarrFormat,
     scratch: &Arc<dyn Store>,
     notes: &mut Vec<String>,
 ) -> Result<(NodeMetadata, Action), MigrateError> {
-    let path = array.path();
+    // `path` is where the target gets the array (checked and written to
+    // the scratch store there); errors name the source's path.
+    let source_path = array.path();
     let source = array.metadata();
     let refuse = |what: String| MigrateError::NotRepresentable {
-        path: path.clone(),
+        path: source_path.clone(),
         format: to,
         what,
     };
@@ -952,13 +1187,13 @@ fn plan_array(
                             .map_or_else(|| "nothing".into(), codec_names),
                         codec_names(&source.codecs)
                     );
-                    target.codecs = reencode_codecs(array, &baseline, to)?;
+                    target.codecs = reencode_codecs(array, path, &baseline, to)?;
                     reencode(reason, &target.codecs)
                 }
             }
         }
         Err(reason) => {
-            target.codecs = reencode_codecs(array, &baseline, to)?;
+            target.codecs = reencode_codecs(array, path, &baseline, to)?;
             reencode(reason, &target.codecs)
         }
     };
@@ -1533,6 +1768,7 @@ fn read_back_codecs(
 /// A codec chain the target can hold for re-encoded chunks.
 fn reencode_codecs(
     array: &Array,
+    path: &NodePath,
     baseline: &ArrayMetadata,
     to: ZarrFormat,
 ) -> Result<Vec<ExtensionObject>, MigrateError> {
@@ -1552,7 +1788,6 @@ fn reencode_codecs(
         .collect();
     candidates.push(baseline.codecs.clone());
     candidates.push(vec![bytes]);
-    let path = array.path();
     for codecs in candidates {
         let mut probe = baseline.clone();
         probe.codecs = codecs;
@@ -1562,7 +1797,7 @@ fn reencode_codecs(
         }
     }
     Err(MigrateError::NotRepresentable {
-        path: path.clone(),
+        path: array.path().clone(),
         format: to,
         what: "no codec chain the target can hold encodes its chunks".into(),
     })
@@ -1622,7 +1857,30 @@ pub fn migrate(
     plan: &MigrationPlan,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<MigrationReport, MigrateError> {
-    let resume = plan.resume && unfinished(plan.dst.as_ref(), plan.to)?;
+    let mut report = copy(plan, progress)?;
+    if plan.verifies() {
+        report.chunks_verified = verify(plan, progress)?;
+    }
+    finish(plan)?;
+    Ok(report)
+}
+
+/// The first step of [`migrate`]: writes the marker, every node's document
+/// and every chunk, and leaves the marker there (see [`verify`] and
+/// [`finish`]).
+///
+/// # Errors
+/// As [`migrate`], but for verification.
+pub fn copy(
+    plan: &MigrationPlan,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<MigrationReport, MigrateError> {
+    let resume = plan.resume
+        && unfinished(
+            plan.dst.as_ref(),
+            plan.to,
+            plan.options.fingerprint().as_deref(),
+        )?;
     if !resume {
         check_empty(plan.dst.as_ref())?;
     }
@@ -1630,31 +1888,61 @@ pub fn migrate(
     // interrupted migration is then recognisable (and resumable), never
     // taken for a complete one.
     let marker = migration_marker();
-    plan.dst.set(&marker, &marker_document(plan.to))?;
+    plan.dst
+        .set(&marker, &marker_document(plan.to, &plan.options))?;
+    let budget = plan.options.memory_budget.unwrap_or(DEFAULT_COPY_BUDGET);
+    let cast = plan
+        .options
+        .layout
+        .as_ref()
+        .map_or(Cast::Strict, |layout| layout.cast());
     let mut report = MigrationReport::default();
     let mut targets = Vec::new();
     for node in &plan.nodes {
-        format::write_node(plan.dst.as_ref(), &node.path, plan.to, &node.target)?;
+        format::write_node(plan.dst.as_ref(), &node.target_path, plan.to, &node.target)?;
         match (&node.source, &node.target) {
             (Some(Node::Array(source)), NodeMetadata::Array(metadata)) => {
                 let mut target = Array::from_metadata(
                     Arc::clone(&plan.dst),
-                    node.path.clone(),
+                    node.target_path.clone(),
                     plan.to,
                     metadata.clone(),
                 )?;
                 // Keep the source's set of stored chunks, even those equal to
-                // the fill value everywhere.
-                target.set_write_empty_chunks(true);
+                // the fill value everywhere; a rewritten array stores none
+                // (its chunks are new).
+                target.set_write_empty_chunks(!matches!(node.action, Action::Rewrite { .. }));
                 targets.push((node, source, target));
             }
             _ => report.groups += 1,
         }
     }
 
-    let total = plan.total_chunks();
+    let total = plan.total_work();
     let mut done = 0u64;
     for &(node, source, ref target) in &targets {
+        if let Action::Rewrite { changes } = &node.action {
+            let stats = copy::copy_array(source, target, cast, budget, resume, &mut |n| {
+                done += n;
+                progress(Progress {
+                    phase: Phase::Copy,
+                    path: node.path.clone(),
+                    chunks_done: done,
+                    chunks_total: total,
+                    bytes_done: 0,
+                });
+            })?;
+            report.chunks += stats.written;
+            report.chunks_skipped += stats.skipped;
+            // Everything the source stores is read; what the target
+            // stores now was written (by this run or, resumed, before).
+            report.bytes_read += node.bytes;
+            report.bytes_written += target.stored_size()?.bytes;
+            report
+                .arrays_rewritten
+                .push((node.target_path.clone(), changes.join(", ")));
+            continue;
+        }
         let coords = stored_chunks(source)?;
         for batch in coords.chunks(batch_len(source)) {
             let reencode = matches!(node.action, Action::ReEncode { .. });
@@ -1693,25 +1981,74 @@ pub fn migrate(
         match &node.action {
             Action::ReEncode { reason, .. } => report
                 .arrays_reencoded
-                .push((node.path.clone(), reason.clone())),
+                .push((node.target_path.clone(), reason.clone())),
             _ => report.arrays_copied += 1,
         }
     }
 
+    Ok(report)
+}
+
+/// The second step of [`migrate`] (which runs it unless the plan says not
+/// to verify): reads every array of the destination back and compares it
+/// with the source; returns the number of chunk regions compared.
+///
+/// # Errors
+/// [`MigrateError::Mismatch`] or [`CopyError::Mismatch`] naming the array
+/// and chunk that differ, or a read error.
+pub fn verify(
+    plan: &MigrationPlan,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<u64, MigrateError> {
+    let budget = plan.options.memory_budget.unwrap_or(DEFAULT_COPY_BUDGET);
+    let cast = plan
+        .options
+        .layout
+        .as_ref()
+        .map_or(Cast::Strict, |layout| layout.cast());
+    let total = plan.total_work();
     let mut done = 0u64;
-    for &(node, source, ref planned) in &targets {
-        let target = Array::open(Arc::clone(&plan.dst), node.path.as_str())?;
+    for node in &plan.nodes {
+        let (Some(Node::Array(source)), NodeMetadata::Array(planned)) =
+            (&node.source, &node.target)
+        else {
+            continue;
+        };
+        let target = Array::open(Arc::clone(&plan.dst), node.target_path.as_str())?;
+        if matches!(node.action, Action::Rewrite { .. }) {
+            copy::verify_array(source, &target, cast, budget, &mut |n| {
+                done += n;
+                progress(Progress {
+                    phase: Phase::Verify,
+                    path: node.path.clone(),
+                    chunks_done: done,
+                    chunks_total: total,
+                    bytes_done: 0,
+                });
+            })?;
+            continue;
+        }
         // The planned fill value: the source's, or a plain NaN for a NaN
         // whose payload the target cannot spell (noted in the plan).
-        done += verify_array(source, &target, planned.fill_value(), done, total, progress)?;
+        done += verify_array(source, &target, &planned.fill_value, done, total, progress)?;
     }
-    report.chunks_verified = done;
+    Ok(done)
+}
+
+/// The last step of [`migrate`]: writes the consolidated metadata if the
+/// plan says so, then erases the marker, so the destination opens as a
+/// finished store.
+///
+/// # Errors
+/// A store error.
+pub fn finish(plan: &MigrationPlan) -> Result<(), MigrateError> {
+    let marker = migration_marker();
     if plan.consolidate {
         crate::format::consolidate::consolidate(plan.dst.as_ref(), "/")?;
     }
     // Last: until here the destination is marked unfinished.
     plan.dst.erase(&marker)?;
-    Ok(report)
+    Ok(())
 }
 
 /// Whether a resumed migration already wrote chunk `coords` of `target`
@@ -1790,7 +2127,7 @@ fn verify_array(
     let mismatch = |coords: &[u64]| MigrateError::Mismatch {
         path: path.clone(),
         chunk_coords: coords.to_vec(),
-        region: region_text(&source.chunk_region(coords)),
+        region: copy::region_text(&source.chunk_region(coords)),
     };
     if source.shape() != target.shape()
         || source.chunk_grid() != target.chunk_grid()
@@ -1844,16 +2181,6 @@ fn verify_array(
         });
     }
     Ok(done)
-}
-
-fn region_text(region: &Region) -> String {
-    let parts: Vec<String> = region
-        .start()
-        .iter()
-        .zip(region.shape())
-        .map(|(s, n)| format!("{s}..{}", s + n))
-        .collect();
-    format!("[{}]", parts.join(", "))
 }
 
 #[cfg(test)]
@@ -1952,5 +2279,90 @@ mod tests {
         let error =
             move_dimension_names(&[Some("y".into())], &mut clashing, &mut notes).unwrap_err();
         assert!(error.contains("already holds"), "{error}");
+    }
+
+    #[test]
+    fn a_node_of_a_hierarchy_is_copied_in_a_new_layout_as_the_root_and_resumed() {
+        use crate::copy::Layout;
+        use crate::migrate;
+        use crate::store::MemoryStore;
+        let src: Arc<dyn Store> = Arc::new(MemoryStore::new());
+        crate::Group::create(src.clone(), "/", JsonMap::new()).unwrap();
+        let mut attributes = JsonMap::new();
+        attributes.insert("title".into(), "g".into());
+        crate::Group::create(src.clone(), "/g", attributes).unwrap();
+        let a = Array::builder(&[10, 10], DataType::Float32, &[5, 5])
+            .create(src.clone(), "/g/a")
+            .unwrap();
+        let values: Vec<f32> = (0..100u8).map(f32::from).collect();
+        a.write_region(&Region::whole(&[10, 10]), &values).unwrap();
+
+        let layout = Layout {
+            chunk_shape: Some(vec![10, 2]),
+            ..Layout::default()
+        };
+        let options = PlanOptions::default()
+            .root(NodePath::new("/g").unwrap())
+            .layout(Arc::new(layout))
+            .verify(true);
+        let dst: Arc<dyn Store> = Arc::new(MemoryStore::new());
+        let plan = migrate::plan_with(
+            src.clone(),
+            dst.clone(),
+            crate::format::ZarrFormat::V3,
+            &options,
+        )
+        .unwrap();
+        let paths: Vec<(&str, &str)> = plan
+            .nodes()
+            .iter()
+            .map(|n| (n.path.as_str(), n.target_path.as_str()))
+            .collect();
+        assert_eq!(paths, [("/g", "/"), ("/g/a", "/a")]);
+        assert!(
+            matches!(&plan.nodes()[1].action, Action::Rewrite { changes } if changes[0] == "chunk grid [5, 5] → [10, 2]")
+        );
+        assert_eq!(plan.total_work(), 5);
+        // Interrupted after the copy, before the marker goes.
+        let report = migrate::copy(&plan, &mut |_| {}).unwrap();
+        assert_eq!(report.chunks, 5);
+        assert!(crate::node::check_finished(dst.as_ref()).is_err());
+        // Planned again, the same copy resumes; another layout does not.
+        let plan = migrate::plan_with(
+            src.clone(),
+            dst.clone(),
+            crate::format::ZarrFormat::V3,
+            &options,
+        )
+        .unwrap();
+        assert!(plan.resumes());
+        let other = PlanOptions::default()
+            .root(NodePath::new("/g").unwrap())
+            .layout(Arc::new(Layout::default()));
+        assert!(matches!(
+            migrate::plan_with(
+                src.clone(),
+                dst.clone(),
+                crate::format::ZarrFormat::V3,
+                &other
+            ),
+            Err(migrate::MigrateError::UnfinishedWithOtherOptions { .. })
+        ));
+        let report = migrate::migrate(&plan, &mut |_| {}).unwrap();
+        assert_eq!(
+            (report.chunks, report.chunks_skipped, report.chunks_verified),
+            (0, 5, 5)
+        );
+        crate::node::check_finished(dst.as_ref()).unwrap();
+        let root = crate::Group::open(dst.clone(), "/").unwrap();
+        assert_eq!(root.attributes()["title"], "g");
+        let copied = Array::open(dst, "/a").unwrap();
+        assert_eq!(copied.chunk_shape(), [10, 2]);
+        assert_eq!(
+            copied
+                .read_region::<f32>(&Region::whole(&[10, 10]))
+                .unwrap(),
+            values
+        );
     }
 }

@@ -154,7 +154,7 @@ fn parse_format(name: &str) -> Result<ZarrFormat, String> {
 /// chunk cannot be copied, verification fails, or writing to `out` fails.
 pub fn run(args: &MigrateArgs, out: &mut impl Write) -> anyhow::Result<()> {
     let src = open_store(&args.src)?;
-    check_not_nested(&args.src, &args.dst)?;
+    check_not_nested(&args.src, &args.dst, "migrate")?;
     let resuming = check_destination(&args.dst)?;
     check_usage(args).map_err(anyhow::Error::msg)?;
     let options = PlanOptions::default().portable(args.portable);
@@ -241,7 +241,7 @@ pub fn run(args: &MigrateArgs, out: &mut impl Write) -> anyhow::Result<()> {
         )?;
     }
     if args.dry_run {
-        print_plan(&plan, &args.src, &args.dst, out)?;
+        print_plan(&plan, &args.src, &args.dst, "migrate", out)?;
         writeln!(out, "dry run: nothing written")?;
         return Ok(());
     }
@@ -346,7 +346,7 @@ pub fn check_usage(args: &MigrateArgs) -> Result<(), String> {
 /// destination, compared after resolving `..` and symbolic links: the
 /// migration would copy its own output (`migrate a.zarr a.zarr/sub` wrote
 /// a copy into the source), or write over what it reads.
-fn check_not_nested(src: &Path, dst: &Path) -> anyhow::Result<()> {
+pub(super) fn check_not_nested(src: &Path, dst: &Path, verb: &str) -> anyhow::Result<()> {
     let (src_full, dst_full) = match (url_of(src), url_of(dst)) {
         (None, None) => (resolve(src)?, resolve(dst)?),
         // `Path::starts_with` compares whole names, as URL prefixes must be.
@@ -356,14 +356,14 @@ fn check_not_nested(src: &Path, dst: &Path) -> anyhow::Result<()> {
     };
     if dst_full.starts_with(&src_full) {
         anyhow::bail!(
-            "the destination `{}` is inside the source `{}`: migrate into a directory outside it",
+            "the destination `{}` is inside the source `{}`: {verb} into a directory outside it",
             dst.display(),
             src.display()
         );
     }
     if src_full.starts_with(&dst_full) {
         anyhow::bail!(
-            "the source `{}` is inside the destination `{}`: migrate into a directory outside it",
+            "the source `{}` is inside the destination `{}`: {verb} into a directory outside it",
             src.display(),
             dst.display()
         );
@@ -427,15 +427,16 @@ fn check_destination(dst: &Path) -> anyhow::Result<bool> {
     }
 }
 
-fn print_plan(
+pub(super) fn print_plan(
     plan: &MigrationPlan,
     src: &Path,
     dst: &Path,
+    verb: &str,
     out: &mut impl Write,
 ) -> anyhow::Result<()> {
     writeln!(
         out,
-        "plan: migrate `{}` to {} in `{}`",
+        "plan: {verb} `{}` to {} in `{}`",
         src.display(),
         plan.to(),
         dst.display()
@@ -473,6 +474,15 @@ fn print_plan(
                 codecs.join(", ")
             )?;
         }
+        if let Action::Rewrite { changes } = &node.action {
+            writeln!(
+                out,
+                "{:width$}    rewrite into {}: {}",
+                "",
+                plural(node.write_units, "write unit", "write units"),
+                changes.join(", ")
+            )?;
+        }
         for note in &node.notes {
             writeln!(out, "{:width$}    note: {note}", "")?;
         }
@@ -491,26 +501,27 @@ fn print_plan(
 }
 
 /// The number of arrays in `plan`, and how many of them are re-encoded.
-fn count_arrays(plan: &MigrationPlan) -> (usize, usize) {
+pub(super) fn count_arrays(plan: &MigrationPlan) -> (usize, usize) {
     let arrays = plan
         .nodes()
         .iter()
         .filter(|n| n.kind == zarrkit::NodeKind::Array);
     let reencoded = arrays
         .clone()
-        .filter(|n| matches!(n.action, Action::ReEncode { .. }))
+        .filter(|n| matches!(n.action, Action::ReEncode { .. } | Action::Rewrite { .. }))
         .count();
     (arrays.count(), reencoded)
 }
 
 /// The plan as `--dry-run --json` prints it (see [`AFTER_LONG_HELP`]).
-fn plan_json(plan: &MigrationPlan, src: &Path, dst: &Path) -> serde_json::Value {
+pub(super) fn plan_json(plan: &MigrationPlan, src: &Path, dst: &Path) -> serde_json::Value {
     let nodes: Vec<serde_json::Value> = plan
         .nodes()
         .iter()
         .map(|node| {
             let (reason, codecs) = match &node.action {
-                Action::ReEncode { reason, codecs } => (Some(reason), Some(codecs)),
+                Action::ReEncode { reason, codecs } => (Some(reason.clone()), Some(codecs)),
+                Action::Rewrite { changes } => (Some(changes.join(", ")), None),
                 _ => (None, None),
             };
             serde_json::json!({

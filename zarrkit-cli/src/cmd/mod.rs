@@ -6,6 +6,7 @@ pub mod bench;
 pub mod check;
 pub mod completions;
 pub mod consolidate;
+pub mod cp;
 pub mod create;
 pub mod diff;
 pub mod export;

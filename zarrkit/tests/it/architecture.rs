@@ -29,6 +29,7 @@ const LAYERS: &[&[&str]] = &[
     &["node"],
     &["array"],
     &["group"],
+    &["copy"],
     &["migrate"],
 ];
 
