@@ -117,7 +117,8 @@ run cargo bench -p zarrkit --bench '*' -- --test
 # its pytest suite.
 venv_py="${ZARRKIT_VENV_PY:-$repo/.venv-py}"
 setup_venv "$venv_py" "$repo/python/requirements-test.txt"
-CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$repo/target}/python" \
+# maturin's build hook runs the `maturin` of PATH: the venv's.
+PATH="$venv_py/bin:$PATH" CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$repo/target}/python" \
     run "$venv_py/bin/python" -m pip install --disable-pip-version-check --no-input --quiet \
     --no-build-isolation --force-reinstall --no-deps "$repo/python"
 run "$venv_py/bin/python" -m pytest -q -p no:cacheprovider "$repo/python/tests"

@@ -150,3 +150,25 @@ def test_dtypes_round_trip(tmp_path: pathlib.Path) -> None:
         v = np.array([1, 0, 1]).astype(dtype) if dtype not in ("S3", "U4") else np.array(["ab", "", "xyz"], dtype=dtype)
         a[:] = v
         np.testing.assert_array_equal(a[...], v)
+
+
+def test_positional_mode_and_storage_options(tmp_path: pathlib.Path) -> None:
+    zarrkit.create_array(tmp_path / "p.zarr", shape=(2,), dtype="u1", fill_value=4)
+    a = zarrkit.open(tmp_path / "p.zarr", "r")
+    assert isinstance(a, zarrkit.Array)
+    assert a[...].tolist() == [4, 4]
+    # Options reach the store's backend: an unknown one is refused by name.
+    with pytest.raises(OSError) as e:
+        zarrkit.open_array("s3://bucket/p.zarr", mode="r",
+                           storage_options={"anon": True, "not_an_option": "x"})
+    assert "not_an_option" in str(e.value)
+
+
+def test_info(tmp_path: pathlib.Path) -> None:
+    a = zarrkit.create_array(tmp_path / "i.zarr", shape=(4, 4), dtype="i2", chunks=(2, 2), shards=(4, 4))
+    info = a.info
+    assert "Shape       : (4, 4)" in info
+    assert "Chunk shape : (2, 2)" in info
+    assert "Shard shape : (4, 4)" in info
+    assert "sharding_indexed" in info
+    assert "int16 (int16)" in info

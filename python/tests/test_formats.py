@@ -15,7 +15,7 @@ import zarr
 
 import zarrkit
 
-from .conftest import REPO, SHARED_TESTDATA
+from conftest import REPO, SHARED_TESTDATA
 
 TESTDATA = REPO / "testdata"
 FIXTURES = tomllib.loads((TESTDATA / "fixtures.toml").read_text())["fixture"]

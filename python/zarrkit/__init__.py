@@ -125,22 +125,27 @@ class Attributes(MutableMapping[str, Any]):
         self._save(json.dumps(values, allow_nan=True))
 
     def __getitem__(self, key: str) -> Any:
+        """One attribute."""
         return self._get()[key]
 
     def __setitem__(self, key: str, value: Any) -> None:
+        """Sets one attribute (the document is rewritten)."""
         values = self._get()
         values[key] = value
         self._put(values)
 
     def __delitem__(self, key: str) -> None:
+        """Removes one attribute (the document is rewritten)."""
         values = self._get()
         del values[key]
         self._put(values)
 
     def __iter__(self) -> Iterator[str]:
+        """The attribute names."""
         return iter(self._get())
 
     def __len__(self) -> int:
+        """The number of attributes."""
         return len(self._get())
 
     def update(self, other: Any = (), /, **kwargs: Any) -> None:  # type: ignore[override]
@@ -241,6 +246,7 @@ class Array(_Node):
         return math.prod(self._native.shape)
 
     def __len__(self) -> int:
+        """The length of the first dimension."""
         if not self.shape:
             raise TypeError("len() of a 0-d array")
         return self.shape[0]
@@ -317,6 +323,25 @@ class Array(_Node):
         """The array's document as its format writes it."""
         return json.loads(self._native.metadata_json())
 
+    @property
+    def info(self) -> str:
+        """A printable summary: format, data type, shape, chunks, shards,
+        fill value and codecs."""
+        md = self.metadata
+        codecs = md.get("codecs") or [c for c in (md.get("filters"), md.get("compressor")) if c]
+        lines = [
+            ("Type", "Array"),
+            ("Zarr format", str(self.zarr_format)),
+            ("Data type", f"{self.data_type} ({self.dtype})"),
+            ("Shape", str(self.shape)),
+            ("Chunk shape", str(self.chunks)),
+            ("Shard shape", str(self.shards)),
+            ("Fill value", repr(self.fill_value)),
+            ("Codecs", json.dumps(codecs)),
+            ("No. bytes", str(self.nbytes)),
+        ]
+        return "\n".join(f"{k:<12}: {v}" for k, v in lines)
+
     def __repr__(self) -> str:
         return (
             f"<zarrkit.Array {self.store_path} {self.path} shape={self.shape} "
@@ -389,12 +414,15 @@ class Array(_Node):
         self._native.write(mode, key, values.reshape(-1).view(np.uint8), list(values.shape))
 
     def __getitem__(self, key: Any) -> Any:
+        """Reads a selection with NumPy's semantics (basic and advanced)."""
         return self._read("basic", key)
 
     def __setitem__(self, key: Any, value: Any) -> None:
+        """Writes `value`, broadcast as NumPy does, into a selection."""
         self._write("basic", key, value)
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray[Any, Any]:
+        """The whole array, read into a new NumPy array (``np.asarray(a)``)."""
         out = np.asarray(self._read("basic", ...))
         return out if dtype is None else out.astype(dtype)
 
@@ -482,6 +510,7 @@ class Group(_Node, Mapping[str, "Array | Group"]):
     # -- the mapping -----------------------------------------------------
 
     def __getitem__(self, path: str) -> Array | Group:
+        """The member at `path` (``"name"`` or ``"a/b"``); KeyError if none."""
         try:
             node = self._native.node(path)
         except NodeNotFoundError as e:
@@ -489,6 +518,7 @@ class Group(_Node, Mapping[str, "Array | Group"]):
         return _wrap(node, self._store, self._read_only)
 
     def __contains__(self, path: object) -> bool:
+        """Whether a member is at `path`."""
         if not isinstance(path, str):
             return False
         try:
@@ -498,9 +528,11 @@ class Group(_Node, Mapping[str, "Array | Group"]):
         return True
 
     def __iter__(self) -> Iterator[str]:
+        """The members' names, sorted."""
         return iter([name for name, _ in self._native.children()])
 
     def __len__(self) -> int:
+        """The number of members."""
         return len(self._native.children())
 
     def members(self) -> tuple[tuple[str, Array | Group], ...]:
@@ -575,6 +607,7 @@ class Group(_Node, Mapping[str, "Array | Group"]):
         return create_array(self._store, name=_join(self.path, name), **kwargs)
 
     def __delitem__(self, name: str) -> None:
+        """Erases the member `name` and everything below it."""
         self._check_writable()
         self._store.erase(_join(self.path, name))
 
