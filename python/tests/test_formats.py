@@ -106,3 +106,13 @@ def test_file_url_and_string_path(tmp_path: pathlib.Path) -> None:
     a = zarrkit.open_array(f"file://{tmp_path / 'u.zarr'}", mode="r")
     assert a[...].tolist() == [3, 3, 3, 3]
     assert a.fill_value == 3
+
+
+def test_new_zip_archive_appears_on_close(tmp_path: pathlib.Path) -> None:
+    archive = tmp_path / "new.zip"
+    with zarrkit.create_group(archive, attributes={"a": 1}) as g:
+        g.create_array("x", shape=(3,), dtype="i1", chunks=(2,))[...] = [1, 2, 3]
+    assert zarrkit.open_group(archive, mode="r")["x"][...].tolist() == [1, 2, 3]
+    z = zarr.open_group(zarr.storage.ZipStore(str(archive), mode="r"), mode="r")
+    assert z["x"][...].tolist() == [1, 2, 3]
+    assert z.attrs["a"] == 1

@@ -223,6 +223,17 @@ class _Node:
         """3, 2 or 1, or a v3 draft's name (``"v3-draft-2022"``)."""
         return _format_number(self._native.zarr_format)
 
+    def close(self) -> None:
+        """Finishes the store: a new zip archive being written appears now
+        (nothing else needs closing). Also on leaving a ``with`` block."""
+        self._store.close()
+
+    def __enter__(self) -> Any:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
 
 class Array(_Node):
     """An array in a store. Index it as a NumPy array: ``a[1:-1, ::-2]``,
