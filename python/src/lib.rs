@@ -722,6 +722,16 @@ fn set_group_attributes(
     .map_err(py_err)
 }
 
+/// Writes the consolidated metadata of the group at `path` of `store`
+/// (v2 `.zmetadata`, v3 `consolidated_metadata` in `zarr.json`).
+#[pyfunction]
+fn consolidate_metadata(py: Python<'_>, store: &Bound<'_, Store_>, path: &str) -> PyResult<()> {
+    let store = Arc::clone(&store.get().store);
+    py.detach(|| zarrkit::consolidate::consolidate(store.as_ref(), path))
+        .map(|_| ())
+        .map_err(py_err)
+}
+
 /// The native half of the `zarrkit` package.
 #[pymodule]
 fn _zarrkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -729,6 +739,7 @@ fn _zarrkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Array_>()?;
     m.add_class::<Group_>()?;
     m.add_function(wrap_pyfunction!(set_group_attributes, m)?)?;
+    m.add_function(wrap_pyfunction!(consolidate_metadata, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

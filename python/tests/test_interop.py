@@ -138,3 +138,19 @@ def test_groups_both_ways(tmp_path: pathlib.Path) -> None:
     zg = zarr.open_group(str(tmp_path / "k.zarr"), mode="r")
     assert zg.attrs["a"] == [1, 2]
     np.testing.assert_array_equal(zg["c/y"][...], np.full((2, 2), 2.5, dtype="float32"))
+
+
+@pytest.mark.parametrize("zarr_format", [3, 2])
+def test_consolidated_metadata_for_zarr_python(tmp_path: pathlib.Path, zarr_format: int) -> None:
+    root = zarrkit.create_group(tmp_path / "c.zarr", zarr_format=zarr_format)
+    root.create_group("g").create_array("x", shape=(4,), dtype="f8", fill_value=0.25)
+    g = zarrkit.consolidate_metadata(tmp_path / "c.zarr")
+    assert sorted(g) == ["g"]
+    if zarr_format == 2:
+        assert (tmp_path / "c.zarr" / ".zmetadata").is_file()
+    else:
+        assert "x" in str(g.metadata["consolidated_metadata"])
+    z = zarr.open_consolidated(str(tmp_path / "c.zarr"), zarr_format=zarr_format)
+    assert z.metadata.consolidated_metadata is not None
+    assert sorted(z.metadata.consolidated_metadata.flattened_metadata) == ["g", "g/x"]
+    np.testing.assert_array_equal(z["g/x"][...], [0.25] * 4)

@@ -51,6 +51,7 @@ __all__ = [
     "open_group",
     "create_array",
     "create_group",
+    "consolidate_metadata",
     "__version__",
     *errors.__all__,
 ]
@@ -909,3 +910,16 @@ def open_group(
     if not isinstance(node, Group):
         raise NodeNotFoundError(f"`{node.path}` is an array, not a group")
     return node
+
+
+def consolidate_metadata(
+    store: Any, path: str | None = None, *, storage_options: dict[str, Any] | None = None
+) -> Group:
+    """Gathers the documents of every node below the group at `path` (the
+    root by default) into its consolidated metadata (v2 ``.zmetadata``, v3
+    ``consolidated_metadata`` in ``zarr.json``), as zarr-python does, and
+    returns the group reopened with it."""
+    node = _node_path(path)
+    s = _open_store(store, storage_options, create=False)
+    _zarrkit.consolidate_metadata(s, node)
+    return Group(s.open_node(node), s, False)
