@@ -172,3 +172,19 @@ def test_info(tmp_path: pathlib.Path) -> None:
     assert "Shard shape : (4, 4)" in info
     assert "sharding_indexed" in info
     assert "int16 (int16)" in info
+
+
+def test_open_array_modes_that_create(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "oa.zarr"
+    with pytest.raises(FileNotFoundError):
+        zarrkit.open_array(path, mode="a")
+    with pytest.raises(ValueError):
+        zarrkit.open_array(path, mode="w")
+    a = zarrkit.open_array(path, mode="a", shape=(2, 3), dtype="u2", chunks=(1, 3))
+    a[1] = 7
+    assert zarrkit.open_array(path, mode="a")[...].tolist() == [[0, 0, 0], [7, 7, 7]]
+    b = zarrkit.open_array(path, mode="w", shape=(1,), dtype="f4", zarr_format=2)
+    assert b.zarr_format == 2
+    assert b.shape == (1,)
+    with pytest.raises(FileExistsError):
+        zarrkit.open_array(path, mode="w-", shape=(1,), dtype="f4")

@@ -876,8 +876,10 @@ def open_array(
     Raises :class:`NodeNotFoundError` (a ``FileNotFoundError``) if there is
     no array there."""
     _check_mode(mode)
-    if mode in ("a",) and "shape" not in kwargs:
+    if mode == "a" and "shape" not in kwargs:
         mode = "r+"
+    if mode in ("w", "w-") and "shape" not in kwargs:
+        raise InvalidValueError(f"creating an array (mode {mode!r}) needs its shape")
     node = open(
         store, mode=mode, path=path, zarr_format=zarr_format,
         storage_options=storage_options, **kwargs,
