@@ -188,3 +188,16 @@ def test_open_array_modes_that_create(tmp_path: pathlib.Path) -> None:
     assert b.shape == (1,)
     with pytest.raises(FileExistsError):
         zarrkit.open_array(path, mode="w-", shape=(1,), dtype="f4")
+
+
+def test_string_arrays(tmp_path: pathlib.Path) -> None:
+    a = zarrkit.create_array(tmp_path / "s.zarr", shape=(2, 3), dtype=str, chunks=(1, 2))
+    assert a.dtype == np.dtypes.StringDType()
+    a[...] = "x"
+    a[1, ::-1] = ["c", "bb", ""]
+    a.vindex[[0], [1]] = ["mid"]
+    got = a[...]
+    assert got.dtype == np.dtypes.StringDType()
+    assert got.tolist() == [["x", "mid", "x"], ["", "bb", "c"]]
+    assert a[1, 1] == "bb"
+    assert a.oindex[[1, 0], [2]].tolist() == [["c"], ["x"]]

@@ -111,7 +111,8 @@ def test_strings_both_ways(tmp_path: pathlib.Path) -> None:
     z = zarr.create_array(store=str(tmp_path / "z.zarr"), shape=(2, 5), chunks=(1, 3), dtype=str)
     z[...] = words
     a = zarrkit.open_array(tmp_path / "z.zarr", mode="r")
-    assert a.dtype == object
+    assert a.dtype == np.dtypes.StringDType()
+    assert a.dtype == z.dtype
     assert a[...].tolist() == words.tolist()
     assert a[1, ::-1].tolist() == ["e", "ünïcode", "zarr", "", "a"]
 

@@ -58,6 +58,12 @@ __all__ = [
 
 __version__: str = _zarrkit.__version__
 
+# NumPy 2's variable-length string dtype, which zarr-python 3 gives
+# string arrays; object with NumPy 1.
+_STRING_DTYPE: np.dtype[Any] | None = (
+    np.dtypes.StringDType() if hasattr(np.dtypes, "StringDType") else None  # type: ignore[attr-defined]
+)
+
 AccessMode = Literal["r", "r+", "a", "w", "w-"]
 _MODES = ("r", "r+", "a", "w", "w-")
 
@@ -265,9 +271,17 @@ class Array(_Node):
 
     @property
     def dtype(self) -> np.dtype[Any]:
-        """The NumPy dtype of the elements (object for variable-length
-        strings and bytes; ``V<n>`` for types NumPy has no name for)."""
+        """The NumPy dtype of the elements: ``StringDType()`` for
+        variable-length strings (as zarr-python 3 with NumPy 2), object for
+        variable-length bytes, ``V<n>`` for types NumPy has no name for."""
+        if self._native.data_type == "string" and _STRING_DTYPE is not None:
+            return _STRING_DTYPE
         return np.dtype(self._native.dtype)
+
+    @property
+    def _vlen(self) -> bool:
+        """Whether the elements are variable-length (strings, bytes)."""
+        return self._native.dtype == "|O"
 
     @property
     def data_type(self) -> str:
@@ -315,7 +329,7 @@ class Array(_Node):
     @property
     def fill_value(self) -> Any:
         """The fill value, as a NumPy scalar of the array's dtype."""
-        if self.dtype == object:
+        if self._vlen:
             return self._native.fill_value_json
         return np.frombuffer(self._native.fill_value_bytes.tobytes(), dtype=self.dtype)[0]
 
@@ -394,11 +408,11 @@ class Array(_Node):
 
     def _read(self, mode: str, key: Any) -> Any:
         dtype = self.dtype
-        if dtype == object:
+        if self._vlen:
             shape, items = self._native.read_vlen(mode, key)
             out = np.empty(len(items), dtype=object)
             out[:] = items
-            out = out.reshape(shape)
+            out = out.reshape(shape).astype(dtype)
         else:
             shape, data = self._native.read(mode, key)
             out = data.view(dtype).reshape(shape)
@@ -413,8 +427,8 @@ class Array(_Node):
         dtype = self.dtype
         if isinstance(value, Array):
             value = value[...]
-        if dtype == object:
-            values = np.asarray(value, dtype=object)
+        if self._vlen:
+            values = np.asarray(value).astype(object)
             string = self.data_type == "string"
             items = [
                 (v.encode("utf-8") if string else bytes(v)) if not isinstance(v, bytes) else v
