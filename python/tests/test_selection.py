@@ -182,3 +182,29 @@ def test_missing_chunks_read_as_the_fill_value(tmp_path: pathlib.Path) -> None:
     assert got[4] == 1.5
     assert np.isnan(got[[0, 3, 5, 9]]).all()
     assert np.isnan(a.fill_value)
+
+
+THREE_D = [
+    (slice(None, None, -1), 1, slice(None, None, -2)),
+    ([0, 2], slice(None), [1, 3]),  # advanced indices apart: broadcast dims first
+    (slice(None), [0, 2], [1, 3]),  # side by side: they stay in place
+    (Ellipsis, [4, 0]),
+    (None, [1], Ellipsis, None),
+    (np.array([True, False, True]), slice(1, None), -1),
+    (np.eye(3, 4, dtype=bool), [0, 4, 2]),  # a 2-d mask of 3 points with 3 indices
+    (1, np.array([[0, 1], [3, 2]]), slice(None, None, -3)),
+    (slice(-1, None, -2), slice(3, -5, -1), slice(4, None, -4)),
+]
+
+
+@pytest.mark.parametrize("key", THREE_D, ids=repr)
+def test_three_dimensions_read_and_write_as_numpy(tmp_path: pathlib.Path, key) -> None:
+    expected = np.arange(3 * 4 * 5, dtype="int16").reshape(3, 4, 5)
+    a = zarrkit.create_array(tmp_path / "c.zarr", shape=(3, 4, 5), dtype="int16", chunks=(2, 3, 2))
+    a[...] = expected
+    np.testing.assert_array_equal(a[key], expected[key])
+    assert a[key].shape == expected[key].shape
+    value = -np.arange(expected[key].size, dtype="int16").reshape(expected[key].shape)
+    a[key] = value
+    expected[key] = value
+    np.testing.assert_array_equal(a[...], expected)
