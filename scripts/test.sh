@@ -23,7 +23,11 @@
 #
 # Extra arguments go to the test runner, e.g. `scripts/test.sh interop`.
 #
-# Environment: ZARRKIT_VENV, ZARRKIT_VENV_ZARR2 and ZARRKIT_VENV_ZARR1 (venv locations), PYTHON
+# Last, it builds the Python package (python/) into its own virtualenv
+# (python/requirements-test.txt) at $ZARRKIT_VENV_PY (default:
+# <repo>/.venv-py) and runs its pytest suite (python/tests/).
+#
+# Environment: ZARRKIT_VENV, ZARRKIT_VENV_ZARR2, ZARRKIT_VENV_ZARR1 and ZARRKIT_VENV_PY (venv locations), PYTHON
 # (the interpreter that creates the venvs; default python3);
 # ZARRKIT_VENV_SERVERS and ZARRKIT_NPM_SERVERS (see scripts/servers.sh).
 set -euo pipefail
@@ -105,3 +109,16 @@ fi
 # Each bench once, so benches keep compiling and running. `--bench '*'`
 # selects the bench targets only: the unit tests already ran above.
 run cargo bench -p zarrkit --bench '*' -- --test
+
+# The Python package (python/, its own cargo workspace): a virtualenv with
+# its pinned build and test requirements (python/requirements-test.txt) at
+# $ZARRKIT_VENV_PY (default: <repo>/.venv-py), `pip install ./python`
+# (maturin, a release build, cached in target/python between runs), then
+# its pytest suite.
+venv_py="${ZARRKIT_VENV_PY:-$repo/.venv-py}"
+setup_venv "$venv_py" "$repo/python/requirements-test.txt"
+# maturin's build hook runs the `maturin` of PATH: the venv's.
+PATH="$venv_py/bin:$PATH" CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$repo/target}/python" \
+    run "$venv_py/bin/python" -m pip install --disable-pip-version-check --no-input --quiet \
+    --no-build-isolation --force-reinstall --no-deps "$repo/python"
+run "$venv_py/bin/python" -m pytest -q -p no:cacheprovider "$repo/python/tests"

@@ -1,0 +1,745 @@
+//! `zarrkit._zarrkit`: the native half of the Python package, glue over
+//! the library as `zarrkit-cli/` is. It opens stores and nodes, converts
+//! Python index objects into the library's [`SelectionItem`]s (the
+//! selection logic stays in the library) and moves element bytes between
+//! the library and NumPy buffers with the GIL released. The Python half
+//! (`zarrkit/`) adds zarr-python's API on top: modes, mappings, dtypes.
+
+use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyEllipsis, PyInt, PyList, PySlice, PyTuple};
+use std::sync::{Arc, RwLock};
+use zarrkit::format::ZarrFormat;
+use zarrkit::metadata::json::{extension_from_json, fill_value_from_json};
+use zarrkit::metadata::{ChunkGrid, DataType, JsonMap, NodeMetadata};
+use zarrkit::store::{Store, StoreOptions};
+use zarrkit::{Array, Error, Group, Node, NodeKind, Selection, SelectionItem, SelectionMode};
+
+/// The message of `error` with its sources, as the CLI prints it.
+fn message(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}
+
+/// Raises the exception class `name` of `zarrkit.errors` with `text`.
+fn raise(name: &str, text: String) -> PyErr {
+    Python::attach(|py| {
+        let class = py.import("zarrkit.errors").and_then(|m| m.getattr(name));
+        match class.and_then(|c| c.call1((text.clone(),))) {
+            Ok(value) => PyErr::from_value(value),
+            Err(e) => e,
+        }
+    })
+}
+
+/// The Python exception of a library error: each a subclass of
+/// `zarrkit.ZarrkitError` and of the builtin exception Python users catch.
+fn py_err(error: Error) -> PyErr {
+    let name = match &error {
+        Error::NodeNotFound { .. } | Error::WrongNodeKind { .. } => "NodeNotFoundError",
+        Error::NodeExists { .. } => "NodeExistsError",
+        Error::Selection { .. } | Error::OutOfBounds { .. } | Error::DimensionMismatch { .. } => {
+            "SelectionError"
+        }
+        Error::Metadata { .. }
+        | Error::InvalidMetadata { .. }
+        | Error::Codecs { .. }
+        | Error::NodePath(_)
+        | Error::InvalidInput { .. }
+        | Error::InvalidValue { .. }
+        | Error::BufferLength { .. } => "InvalidValueError",
+        Error::DataTypeMismatch { .. } => "DataTypeError",
+        Error::Store(_) | Error::Decode { .. } | Error::Encode { .. } => "StorageError",
+        _ => "ZarrkitError",
+    };
+    raise(name, message(&error))
+}
+
+fn invalid(text: impl Into<String>) -> PyErr {
+    raise("InvalidValueError", text.into())
+}
+
+fn json_to_py(py: Python<'_>, value: &serde_json::Value) -> PyResult<Py<PyAny>> {
+    let text = serde_json::to_string(value).map_err(|e| invalid(e.to_string()))?;
+    Ok(py.import("json")?.call_method1("loads", (text,))?.unbind())
+}
+
+fn py_to_json_map(text: &str) -> PyResult<JsonMap> {
+    serde_json::from_str(text)
+        .map_err(|e| invalid(format!("attributes are not a JSON object: {e}")))
+}
+
+/// A store opened by location (a path, a URL, a zip archive).
+#[pyclass(module = "zarrkit._zarrkit", frozen)]
+struct Store_ {
+    store: Arc<dyn Store>,
+    location: String,
+}
+
+/// Converts `storage_options` into the library's [`StoreOptions`]:
+/// `anon`/`anonymous` turn on unsigned requests, every other key is a
+/// backend option given as a string.
+fn store_options(options: Option<&Bound<'_, PyDict>>) -> PyResult<StoreOptions> {
+    let mut out = StoreOptions::new();
+    if let Some(options) = options {
+        for (key, value) in options.iter() {
+            let key: String = key.extract()?;
+            if key == "anon" || key == "anonymous" {
+                out = out.anonymous(value.is_truthy()?);
+                continue;
+            }
+            let value: String = if value.is_instance_of::<PyBool>() {
+                if value.is_truthy()? { "true" } else { "false" }.to_string()
+            } else {
+                value.str()?.to_string()
+            };
+            out.set(&key, value);
+        }
+    }
+    Ok(out)
+}
+
+#[pymethods]
+impl Store_ {
+    /// The store at `location`; a local directory is created when `create`.
+    #[new]
+    #[pyo3(signature = (location, storage_options=None, create=false))]
+    fn new(
+        py: Python<'_>,
+        location: String,
+        storage_options: Option<&Bound<'_, PyDict>>,
+        create: bool,
+    ) -> PyResult<Self> {
+        let options = store_options(storage_options)?;
+        let loc = location.clone();
+        let store = py
+            .detach(move || {
+                if create {
+                    zarrkit::store::open_or_create(&loc, &options)
+                } else {
+                    zarrkit::store::open(&loc, &options)
+                }
+            })
+            .map_err(|e| py_err(Error::Store(e)))?;
+        Ok(Self { store, location })
+    }
+
+    #[getter]
+    fn location(&self) -> String {
+        self.location.clone()
+    }
+
+    /// `None`, or `(zarr_format, "array" | "group")` of the node at `path`.
+    fn exists(&self, py: Python<'_>, path: &str) -> PyResult<Option<(String, String)>> {
+        let store = Arc::clone(&self.store);
+        let found = py
+            .detach(|| zarrkit::node::exists(store.as_ref(), path))
+            .map_err(py_err)?;
+        Ok(found.map(|(format, kind)| (format.name().to_string(), kind_name(kind).to_string())))
+    }
+
+    /// Erases the node at `path` and everything below it.
+    fn erase(&self, py: Python<'_>, path: &str) -> PyResult<()> {
+        let store = Arc::clone(&self.store);
+        py.detach(|| zarrkit::node::erase(store.as_ref(), path))
+            .map_err(py_err)?;
+        Ok(())
+    }
+
+    /// Erases every key of the store (mode `w`).
+    fn clear(&self, py: Python<'_>) -> PyResult<()> {
+        let store = Arc::clone(&self.store);
+        py.detach(|| -> Result<(), Error> {
+            if let Some((_, _)) = zarrkit::node::exists(store.as_ref(), "/")? {
+                zarrkit::node::erase(store.as_ref(), "/")?;
+            }
+            Ok(())
+        })
+        .map_err(py_err)
+    }
+
+    /// Opens the node at `path`: an [`Array_`] or a [`Group_`].
+    fn open_node(slf: &Bound<'_, Self>, py: Python<'_>, path: &str) -> PyResult<Py<PyAny>> {
+        let store = Arc::clone(&slf.get().store);
+        let node = py.detach(|| Node::open(store, path)).map_err(py_err)?;
+        node_to_py(py, node)
+    }
+
+    /// Creates a group at `path`.
+    fn create_group(
+        &self,
+        py: Python<'_>,
+        path: &str,
+        zarr_format: u8,
+        attributes: &str,
+    ) -> PyResult<Group_> {
+        let attributes = py_to_json_map(attributes)?;
+        let format = format_of(zarr_format)?;
+        let store = Arc::clone(&self.store);
+        let group = py
+            .detach(|| Group::create_as(store, path, format, attributes))
+            .map_err(py_err)?;
+        Ok(Group_ { group })
+    }
+
+    /// Creates an array at `path`. `dtype` is a NumPy type string
+    /// (`"<i4"`, `"<M8[ns]"`); `codecs` and `fill_value` are JSON (`null`:
+    /// the format's defaults); `chunk_shape` is the shape of the grid's
+    /// chunks (the shards of a sharded array).
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (path, shape, dtype, chunk_shape, codecs, fill_value, dimension_names, attributes, zarr_format, overwrite))]
+    fn create_array(
+        &self,
+        py: Python<'_>,
+        path: &str,
+        shape: Vec<u64>,
+        dtype: &str,
+        chunk_shape: Vec<u64>,
+        codecs: &str,
+        fill_value: &str,
+        dimension_names: Option<Vec<Option<String>>>,
+        attributes: &str,
+        zarr_format: u8,
+        overwrite: bool,
+    ) -> PyResult<Array_> {
+        let format = format_of(zarr_format)?;
+        let data_type = data_type_of(dtype)?;
+        let mut builder = Array::builder(&shape, data_type.clone(), &chunk_shape)
+            .format(format)
+            .attributes(py_to_json_map(attributes)?)
+            .overwrite(overwrite);
+        let codecs: serde_json::Value =
+            serde_json::from_str(codecs).map_err(|e| invalid(e.to_string()))?;
+        if let serde_json::Value::Array(list) = &codecs {
+            let list = list
+                .iter()
+                .map(|c| extension_from_json(c, "codecs"))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| invalid(format!("invalid codecs: {}", message(&e))))?;
+            builder = builder.codecs_metadata(list);
+        }
+        let fill: serde_json::Value =
+            serde_json::from_str(fill_value).map_err(|e| invalid(e.to_string()))?;
+        if !fill.is_null() {
+            let fill = fill_value_from_json(&fill, &data_type)
+                .map_err(|e| invalid(format!("invalid fill_value: {}", message(&e))))?;
+            builder = builder.fill_value_bytes(fill);
+        }
+        if let Some(names) = dimension_names {
+            builder = builder.dimension_names_opt(names);
+        }
+        let store = Arc::clone(&self.store);
+        let array = py.detach(|| builder.create(store, path)).map_err(py_err)?;
+        Ok(Array_::new(array))
+    }
+
+    /// Finishes the store: a zip archive being written appears now.
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        let store = Arc::clone(&self.store);
+        py.detach(|| store.finish())
+            .map_err(|e| py_err(Error::Store(e)))
+    }
+}
+
+fn kind_name(kind: NodeKind) -> &'static str {
+    match kind {
+        NodeKind::Array => "array",
+        _ => "group",
+    }
+}
+
+fn format_of(zarr_format: u8) -> PyResult<ZarrFormat> {
+    match zarr_format {
+        3 => Ok(ZarrFormat::V3),
+        2 => Ok(ZarrFormat::V2),
+        other => Err(invalid(format!(
+            "zarr_format must be 2 or 3 to create a node, not {other}"
+        ))),
+    }
+}
+
+/// The data type of a NumPy type string (`"<i4"`, `"|b1"`, `"<M8[ns]"`),
+/// in native (little-endian) byte order.
+fn data_type_of(dtype: &str) -> PyResult<DataType> {
+    if let Some(data_type) = DataType::from_name(dtype) {
+        return Ok(data_type);
+    }
+    let value = serde_json::Value::String(dtype.to_string());
+    zarrkit::format::v2::numpy_dtype_from_json(&value)
+        .map(|(data_type, _)| data_type)
+        .map_err(|e| {
+            raise(
+                "DataTypeError",
+                format!("unsupported dtype `{dtype}`: {}", message(&e)),
+            )
+        })
+}
+
+fn node_to_py(py: Python<'_>, node: Node) -> PyResult<Py<PyAny>> {
+    Ok(match node {
+        Node::Array(array) => Py::new(py, Array_::new(array))?.into_any(),
+        Node::Group(group) => Py::new(py, Group_ { group })?.into_any(),
+    })
+}
+
+/// An array handle.
+#[pyclass(module = "zarrkit._zarrkit", frozen)]
+struct Array_ {
+    array: RwLock<Array>,
+}
+
+impl Array_ {
+    fn new(array: Array) -> Self {
+        Self {
+            array: RwLock::new(array),
+        }
+    }
+
+    /// A clone of the handle (cheap: it shares the store).
+    fn get(&self) -> Array {
+        self.array
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+}
+
+/// Converts one Python index object into a [`SelectionItem`]: an integer,
+/// a slice, `...`, `None`, or anything NumPy turns into an integer or
+/// boolean array (lists, ndarrays).
+fn selection_item(py: Python<'_>, item: &Bound<'_, PyAny>) -> PyResult<SelectionItem> {
+    if item.is_none() {
+        return Ok(SelectionItem::NewAxis);
+    }
+    if item.is_instance_of::<PyEllipsis>() {
+        return Ok(SelectionItem::Ellipsis);
+    }
+    if let Ok(slice) = item.cast::<PySlice>() {
+        let bound = |name: &str| -> PyResult<Option<i64>> {
+            let value = slice.getattr(name)?;
+            if value.is_none() {
+                Ok(None)
+            } else {
+                value.extract().map(Some).map_err(|_| {
+                    raise(
+                        "SelectionTypeError",
+                        format!("slice {name} must be an integer or None"),
+                    )
+                })
+            }
+        };
+        return Ok(SelectionItem::slice(
+            bound("start")?,
+            bound("stop")?,
+            bound("step")?,
+        ));
+    }
+    if item.is_instance_of::<PyBool>() {
+        return Ok(SelectionItem::Mask {
+            shape: Vec::new(),
+            values: vec![item.is_truthy()?],
+        });
+    }
+    if item.is_instance_of::<PyInt>() {
+        return Ok(SelectionItem::Index(item.extract()?));
+    }
+    // NumPy integer scalars, index arrays, masks and lists of them.
+    let numpy = py.import("numpy")?;
+    let array = numpy.call_method1("asarray", (item,))?;
+    let kind: String = array.getattr("dtype")?.getattr("kind")?.extract()?;
+    let shape: Vec<u64> = array.getattr("shape")?.extract()?;
+    let flat = array.call_method0("ravel")?;
+    let size: usize = flat.getattr("size")?.extract()?;
+    match kind.as_str() {
+        "b" => {
+            let values: Vec<bool> = flat.call_method0("tolist")?.extract()?;
+            Ok(SelectionItem::Mask { shape, values })
+        }
+        "i" | "u" => {
+            let values: Vec<i64> = flat
+                .call_method1("astype", ("int64",))?
+                .call_method0("tolist")?
+                .extract()?;
+            // A NumPy integer scalar (or 0-d array) is one index.
+            if let ([], [value]) = (shape.as_slice(), values.as_slice()) {
+                return Ok(SelectionItem::Index(*value));
+            }
+            Ok(SelectionItem::Indices { shape, values })
+        }
+        // `[]`: NumPy makes a float64 array of no elements, an empty index list.
+        _ if size == 0 => Ok(SelectionItem::Indices {
+            shape,
+            values: Vec::new(),
+        }),
+        _ => Err(raise(
+            "SelectionTypeError",
+            format!(
+                "only integers, slices (`:`), ellipsis (`...`), numpy.newaxis (`None`) and integer or boolean arrays are valid indices, not {}",
+                item.get_type().name()?
+            ),
+        )),
+    }
+}
+
+/// The selection of `key` (what `__getitem__` gets) in `mode`.
+fn selection(py: Python<'_>, mode: &str, key: &Bound<'_, PyAny>) -> PyResult<Selection> {
+    let items: Vec<SelectionItem> = if let Ok(tuple) = key.cast::<PyTuple>() {
+        tuple
+            .iter()
+            .map(|item| selection_item(py, &item))
+            .collect::<PyResult<_>>()?
+    } else {
+        vec![selection_item(py, key)?]
+    };
+    let mode = match mode {
+        "basic" => SelectionMode::Basic,
+        "orthogonal" => SelectionMode::Orthogonal,
+        "vectorized" => SelectionMode::Vectorized,
+        "blocks" => SelectionMode::Blocks,
+        other => {
+            return Err(PyTypeError::new_err(format!(
+                "unknown selection mode {other}"
+            )));
+        }
+    };
+    Ok(Selection::with_mode(mode, items))
+}
+
+#[pymethods]
+impl Array_ {
+    #[getter]
+    fn path(&self) -> String {
+        self.get().path().as_str().to_string()
+    }
+
+    #[getter]
+    fn shape(&self) -> Vec<u64> {
+        self.get().shape().to_vec()
+    }
+
+    /// The NumPy type string of the elements in native byte order
+    /// (`"|O"` for variable-length strings and bytes).
+    #[getter]
+    fn dtype(&self) -> String {
+        let array = self.get();
+        let data_type = array.data_type();
+        if zarrkit::metadata::numpy::has_type_string(data_type) {
+            zarrkit::metadata::numpy::type_string(data_type, cfg!(target_endian = "big"))
+        } else if data_type.is_variable_length() {
+            "|O".to_string()
+        } else {
+            format!("|V{}", data_type.size())
+        }
+    }
+
+    /// The v3 name of the data type (`int32`, `numpy.datetime64`, `string`).
+    #[getter]
+    fn data_type(&self) -> String {
+        self.get().data_type().name()
+    }
+
+    /// The format: `3`, `2`, `1`, or a draft's name.
+    #[getter]
+    fn zarr_format(&self) -> String {
+        self.get().format().name().to_string()
+    }
+
+    /// The shape of the grid's chunks (the shards of a sharded array).
+    #[getter]
+    fn chunk_shape(&self) -> Vec<u64> {
+        self.get().chunk_shape().to_vec()
+    }
+
+    /// Whether the grid is regular (every chunk of one shape).
+    #[getter]
+    fn regular(&self) -> bool {
+        matches!(self.get().chunk_grid(), ChunkGrid::Regular { .. })
+            || self.get().regular_chunk_shape().is_some()
+    }
+
+    /// The inner chunk shape of a sharded array, else `None`.
+    #[getter]
+    fn inner_chunk_shape(&self) -> Option<Vec<u64>> {
+        self.get().inner_chunk_shape()
+    }
+
+    #[getter]
+    fn chunk_grid_shape(&self) -> Vec<u64> {
+        self.get().chunk_grid_shape()
+    }
+
+    /// The fill value's bytes in native byte order (empty for
+    /// variable-length types).
+    #[getter]
+    fn fill_value_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<u8>> {
+        let array = self.get();
+        let data_type = array.data_type();
+        if data_type.is_variable_length() {
+            return Vec::<u8>::new().into_pyarray(py);
+        }
+        array.fill_value().as_bytes().to_vec().into_pyarray(py)
+    }
+
+    /// The fill value as the v3 JSON spells it.
+    #[getter]
+    fn fill_value_json(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let array = self.get();
+        let value =
+            zarrkit::metadata::json::fill_value_to_json(array.fill_value(), array.data_type());
+        json_to_py(py, &value)
+    }
+
+    #[getter]
+    fn dimension_names(&self) -> Option<Vec<Option<String>>> {
+        self.get().metadata().dimension_names.clone()
+    }
+
+    /// The user attributes as JSON text.
+    fn attributes_json(&self) -> PyResult<String> {
+        serde_json::to_string(self.get().attributes()).map_err(|e| invalid(e.to_string()))
+    }
+
+    /// Replaces the user attributes (JSON text of an object) in the store.
+    fn set_attributes_json(&self, py: Python<'_>, attributes: &str) -> PyResult<()> {
+        let attributes = py_to_json_map(attributes)?;
+        let mut guard = self
+            .array
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let array: &mut Array = &mut guard;
+        py.detach(|| array.set_attributes(attributes))
+            .map_err(py_err)
+    }
+
+    /// The array's document as its format writes it (JSON text).
+    fn metadata_json(&self) -> PyResult<String> {
+        let array = self.get();
+        let bytes = zarrkit::format::serialize_node(
+            array.format(),
+            &NodeMetadata::Array(array.metadata().clone()),
+        )
+        .map_err(|e| invalid(message(&e)))?;
+        String::from_utf8(bytes).map_err(|e| invalid(e.to_string()))
+    }
+
+    /// The number of chunks stored.
+    fn nchunks_initialized(&self, py: Python<'_>) -> PyResult<usize> {
+        let array = self.get();
+        py.detach(|| array.stored_chunks())
+            .map(|chunks| chunks.len())
+            .map_err(py_err)
+    }
+
+    /// Resizes the array to `shape`, erasing chunks past the new edge.
+    fn resize(&self, py: Python<'_>, shape: Vec<u64>) -> PyResult<()> {
+        let mut guard = self
+            .array
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let array: &mut Array = &mut guard;
+        py.detach(|| array.resize(&shape)).map_err(py_err)
+    }
+
+    /// The shape `key` selects in `mode`.
+    fn selection_shape(
+        &self,
+        py: Python<'_>,
+        mode: &str,
+        key: &Bound<'_, PyAny>,
+    ) -> PyResult<Vec<u64>> {
+        let selection = selection(py, mode, key)?;
+        self.get().selection_shape(&selection).map_err(py_err)
+    }
+
+    /// Reads `key` in `mode`: `(shape, bytes)`, the element bytes in native
+    /// byte order and C order, as a flat `uint8` array.
+    fn read<'py>(
+        &self,
+        py: Python<'py>,
+        mode: &str,
+        key: &Bound<'py, PyAny>,
+    ) -> PyResult<(Vec<u64>, Bound<'py, PyArray1<u8>>)> {
+        let selection = selection(py, mode, key)?;
+        let array = self.get();
+        let (shape, bytes) = py
+            .detach(|| -> Result<_, Error> {
+                let shape = array.selection_shape(&selection)?;
+                let bytes = array.read_selection_bytes(&selection)?;
+                Ok((shape, bytes))
+            })
+            .map_err(py_err)?;
+        Ok((shape, bytes.into_pyarray(py)))
+    }
+
+    /// Reads `key` of a `string` or `bytes` array: `(shape, list)`.
+    fn read_vlen(
+        &self,
+        py: Python<'_>,
+        mode: &str,
+        key: &Bound<'_, PyAny>,
+    ) -> PyResult<(Vec<u64>, Py<PyAny>)> {
+        let selection = selection(py, mode, key)?;
+        let array = self.get();
+        let is_string = matches!(array.data_type(), DataType::String);
+        let (shape, items) = py
+            .detach(|| -> Result<_, Error> {
+                let shape = array.selection_shape(&selection)?;
+                let chunk = array.read_selection_vlen(&selection)?;
+                let items: Vec<Vec<u8>> = chunk.iter().map(<[u8]>::to_vec).collect();
+                Ok((shape, items))
+            })
+            .map_err(py_err)?;
+        let list = if is_string {
+            let strings: Vec<String> = items
+                .into_iter()
+                .map(|b| String::from_utf8_lossy(&b).into_owned())
+                .collect();
+            strings.into_pyobject(py)?.into_any().unbind()
+        } else {
+            let bytes: Vec<pyo3::Bound<'_, pyo3::types::PyBytes>> = items
+                .iter()
+                .map(|b| pyo3::types::PyBytes::new(py, b))
+                .collect();
+            PyList::new(py, bytes)?.into_any().unbind()
+        };
+        Ok((shape, list))
+    }
+
+    /// Writes `data` (element bytes in native byte order, C order, of
+    /// `data_shape`) into `key` in `mode`, broadcast as NumPy does.
+    fn write(
+        &self,
+        py: Python<'_>,
+        mode: &str,
+        key: &Bound<'_, PyAny>,
+        data: PyReadonlyArray1<'_, u8>,
+        data_shape: Vec<u64>,
+    ) -> PyResult<()> {
+        let selection = selection(py, mode, key)?;
+        let array = self.get();
+        let bytes = data
+            .as_slice()
+            .map_err(|_| invalid("the value must be C-contiguous"))?;
+        py.detach(|| array.write_selection_bytes_broadcast(&selection, bytes, &data_shape))
+            .map_err(py_err)
+    }
+
+    /// Writes strings (or bytes) of `data_shape`, C order, into `key`.
+    fn write_vlen(
+        &self,
+        py: Python<'_>,
+        mode: &str,
+        key: &Bound<'_, PyAny>,
+        data: Vec<Vec<u8>>,
+        data_shape: Vec<u64>,
+    ) -> PyResult<()> {
+        let selection = selection(py, mode, key)?;
+        let array = self.get();
+        py.detach(|| {
+            let chunk = zarrkit::codec::vlen::VlenChunk::from_items(data.iter().map(Vec::as_slice));
+            array.write_selection_vlen_broadcast(&selection, &chunk, &data_shape)
+        })
+        .map_err(py_err)
+    }
+}
+
+/// A group handle.
+#[pyclass(module = "zarrkit._zarrkit", frozen)]
+struct Group_ {
+    group: Group,
+}
+
+#[pymethods]
+impl Group_ {
+    #[getter]
+    fn path(&self) -> String {
+        self.group.path().as_str().to_string()
+    }
+
+    #[getter]
+    fn zarr_format(&self) -> String {
+        self.group.format().name().to_string()
+    }
+
+    /// The user attributes as JSON text.
+    fn attributes_json(&self) -> PyResult<String> {
+        serde_json::to_string(self.group.attributes()).map_err(|e| invalid(e.to_string()))
+    }
+
+    /// The node at `path` below the group.
+    fn node(&self, py: Python<'_>, path: &str) -> PyResult<Py<PyAny>> {
+        let node = py.detach(|| self.group.node(path)).map_err(py_err)?;
+        node_to_py(py, node)
+    }
+
+    /// The children: a list of `(name, node)`, sorted by name.
+    fn children(&self, py: Python<'_>) -> PyResult<Vec<(String, Py<PyAny>)>> {
+        let children = py.detach(|| self.group.children()).map_err(py_err)?;
+        children
+            .into_iter()
+            .map(|node| {
+                let name = match &node {
+                    Node::Array(a) => a.path().name().to_string(),
+                    Node::Group(g) => g.path().name().to_string(),
+                };
+                Ok((name, node_to_py(py, node)?))
+            })
+            .collect()
+    }
+
+    /// The group's document as JSON text.
+    fn metadata_json(&self) -> PyResult<String> {
+        let bytes = zarrkit::format::serialize_node(
+            self.group.format(),
+            &NodeMetadata::Group(self.group.metadata().clone()),
+        )
+        .map_err(|e| invalid(message(&e)))?;
+        String::from_utf8(bytes).map_err(|e| invalid(e.to_string()))
+    }
+}
+
+/// Replaces the attributes of the group at `path` of `store` (JSON text).
+#[pyfunction]
+fn set_group_attributes(
+    py: Python<'_>,
+    store: &Bound<'_, Store_>,
+    path: &str,
+    attributes: &str,
+) -> PyResult<()> {
+    let attributes = py_to_json_map(attributes)?;
+    let store = Arc::clone(&store.get().store);
+    py.detach(|| {
+        let mut group = Group::open(store, path)?;
+        group.set_attributes(attributes)
+    })
+    .map_err(py_err)
+}
+
+/// Writes the consolidated metadata of the group at `path` of `store`
+/// (v2 `.zmetadata`, v3 `consolidated_metadata` in `zarr.json`).
+#[pyfunction]
+fn consolidate_metadata(py: Python<'_>, store: &Bound<'_, Store_>, path: &str) -> PyResult<()> {
+    let store = Arc::clone(&store.get().store);
+    py.detach(|| zarrkit::consolidate::consolidate(store.as_ref(), path))
+        .map(|_| ())
+        .map_err(py_err)
+}
+
+/// The native half of the `zarrkit` package.
+#[pymodule]
+fn _zarrkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Store_>()?;
+    m.add_class::<Array_>()?;
+    m.add_class::<Group_>()?;
+    m.add_function(wrap_pyfunction!(set_group_attributes, m)?)?;
+    m.add_function(wrap_pyfunction!(consolidate_metadata, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}
