@@ -63,6 +63,25 @@ fn consolidate_writes_and_check_agrees_in_v2_and_v3() {
         ]);
         assert_eq!(run.code, 0, "{}", run.stderr);
         assert!(run.stdout.contains("agrees"), "{}", run.stdout);
+        // Written again, reported as JSON: the key and as many entries as
+        // the document holds (v2: one per document, v3: one per node).
+        let entries = match format {
+            ZarrFormat::V2 => doc["metadata"].as_object().unwrap().len(),
+            _ => doc["consolidated_metadata"]["metadata"]
+                .as_object()
+                .unwrap()
+                .len(),
+        };
+        let run = zarrkit([
+            OsStr::new("consolidate"),
+            OsStr::new("--json"),
+            dir.path().as_os_str(),
+        ]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+        assert_eq!(report["key"], key, "{report}");
+        assert_eq!(report["path"], "/");
+        assert_eq!(report["entries"], entries, "{report}");
     }
 }
 

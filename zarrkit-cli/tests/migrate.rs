@@ -135,6 +135,33 @@ fn migrate_writes_a_v3_store_that_reads_the_same() {
 }
 
 #[test]
+fn migrate_json_reports_what_was_copied() {
+    let (dir, src) = v2_store();
+    let dst = dir.path().join("new.zarr");
+    let run = zarrkit([
+        OsStr::new("migrate"),
+        OsStr::new("--json"),
+        src.as_os_str(),
+        dst.as_os_str(),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(report["format"], "v3");
+    assert_eq!(report["resumed"], false);
+    assert_eq!(report["groups"], 2);
+    assert_eq!(report["arrays_copied"], 2);
+    assert_eq!(report["arrays_reencoded"], json!([]));
+    assert_eq!(report["chunks_written"], 4);
+    assert_eq!(report["chunks_skipped"], 0);
+    assert_eq!(report["chunks_verified"], 4);
+    assert!(report["bytes_written"].as_u64().unwrap() > 0, "{report}");
+    assert_eq!(
+        Array::open(open_store(&dst), "/counts").unwrap().format(),
+        ZarrFormat::V3
+    );
+}
+
+#[test]
 fn migrating_to_v2_reports_re_encoded_arrays_and_why() {
     let dir = tempfile::tempdir().unwrap();
     let src = dir.path().join("v3.zarr");

@@ -33,7 +33,9 @@ missing consolidated metadata or error, 2 on a usage error.
 
 --check --json prints {\"store\", \"path\" (the group), \"consolidated\" \
 (whether it has consolidated metadata), \"agrees\", \"mismatches\": [{\"kind\": \
-\"missing\" | \"extra\" | \"differs\", \"key\"}]}, with the same exit status.";
+\"missing\" | \"extra\" | \"differs\", \"key\"}]}, with the same exit status. \
+Without --check, --json prints what was written: {\"store\", \"path\", \"format\", \
+\"key\" (the document holding it), \"entries\" (the nodes it covers)}.";
 
 /// Arguments of `zarrkit consolidate`.
 #[derive(Debug, Args)]
@@ -53,8 +55,8 @@ pub struct ConsolidateArgs {
     #[arg(long)]
     pub check: bool,
 
-    /// With --check, print the result as JSON (described below)
-    #[arg(long, requires = "check")]
+    /// Print the result as JSON (described below)
+    #[arg(long)]
     pub json: bool,
 }
 
@@ -83,6 +85,17 @@ pub fn run(args: &ConsolidateArgs, out: &mut impl Write) -> anyhow::Result<()> {
     }
     let report = consolidate::consolidate(store.as_ref(), node.as_str())
         .with_context(|| format!("cannot consolidate the metadata of `{display}`"))?;
+    if args.json {
+        let printed = serde_json::json!({
+            "store": root.display().to_string(),
+            "path": node.as_str(),
+            "format": report.format.to_string(),
+            "key": report.key.to_string(),
+            "entries": report.entries,
+        });
+        writeln!(out, "{}", serde_json::to_string_pretty(&printed)?)?;
+        return Ok(());
+    }
     writeln!(
         out,
         "wrote consolidated metadata ({}, {}) to `{}` in `{}`",

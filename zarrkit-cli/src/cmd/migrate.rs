@@ -64,7 +64,12 @@ start over.
                               adapted), warnings (which common reader
                               cannot open the result), chunks, bytes
                               (stored in SRC)}
-  total                       {nodes, groups, arrays, reencoded, chunks, bytes}";
+  total                       {nodes, groups, arrays, reencoded, chunks, bytes}
+
+--json (without --dry-run) prints, after the copy, {source, destination, \
+format, resumed, groups, arrays_copied, arrays_reencoded: [{path, reason}], \
+notes: [{path, note}], chunks_written, chunks_skipped (kept by a resume), \
+bytes_read, bytes_written, chunks_verified}.";
 
 /// Arguments of `zarrkit migrate`.
 #[derive(Debug, Args)]
@@ -91,8 +96,8 @@ pub struct MigrateArgs {
     #[arg(long)]
     pub dry_run: bool,
 
-    /// With --dry-run, print the plan as JSON (described below)
-    #[arg(long, requires = "dry_run")]
+    /// Print the report as JSON (with --dry-run, the plan; described below)
+    #[arg(long)]
     pub json: bool,
 
     /// Into v3, re-encode arrays whose codecs not every current v3 reader
@@ -219,7 +224,7 @@ pub fn run(args: &MigrateArgs, out: &mut impl Write) -> anyhow::Result<()> {
             (make_plan(Arc::clone(&dst))?, Some(dst))
         }
     };
-    if args.json {
+    if args.json && args.dry_run {
         writeln!(
             out,
             "{}",
@@ -233,7 +238,7 @@ pub fn run(args: &MigrateArgs, out: &mut impl Write) -> anyhow::Result<()> {
             eprintln!("warning: {}: {warning}", node.path);
         }
     }
-    if resuming {
+    if resuming && !args.json {
         writeln!(
             out,
             "resuming the unfinished migration in `{}` (marked by `{MIGRATION_MARKER}`)",
@@ -288,6 +293,29 @@ pub fn run(args: &MigrateArgs, out: &mut impl Write) -> anyhow::Result<()> {
         // A zip archive is written now, whole (other stores wrote through).
         dst.finish()
             .with_context(|| format!("cannot finish `{}`", args.dst.display()))?;
+    }
+    if args.json {
+        let printed = serde_json::json!({
+            "source": args.src.display().to_string(),
+            "destination": args.dst.display().to_string(),
+            "format": plan.to().name(),
+            "resumed": resuming,
+            "groups": report.groups,
+            "arrays_copied": report.arrays_copied,
+            "arrays_reencoded": report.arrays_reencoded.iter().map(|(path, reason)| {
+                serde_json::json!({ "path": path.to_string(), "reason": reason })
+            }).collect::<Vec<_>>(),
+            "notes": plan.nodes().iter().flat_map(|node| node.notes.iter().map(|note| {
+                serde_json::json!({ "path": node.path.as_str(), "note": note })
+            })).collect::<Vec<_>>(),
+            "chunks_written": report.chunks,
+            "chunks_skipped": report.chunks_skipped,
+            "bytes_read": report.bytes_read,
+            "bytes_written": report.bytes_written,
+            "chunks_verified": report.chunks_verified,
+        });
+        writeln!(out, "{}", serde_json::to_string_pretty(&printed)?)?;
+        return Ok(());
     }
     for node in plan.nodes() {
         for note in &node.notes {
