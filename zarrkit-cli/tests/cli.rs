@@ -2566,15 +2566,19 @@ fn migrate_dry_run_json_prints_the_plan() {
             "chunks": chunks, "bytes": bytes
         })
     );
-    // --json alone is a usage error: it describes the plan only.
+    // --json without --dry-run migrates, then reports what it did.
     let run = zarrkit([
         OsStr::new("migrate"),
         OsStr::new("--json"),
         root.as_os_str(),
         dst.as_os_str(),
     ]);
-    assert_eq!(run.code, 2);
-    assert!(!dst.exists());
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(report["groups"], 3);
+    assert_eq!(report["arrays_copied"], 2);
+    assert_eq!(report["chunks_written"], chunks);
+    assert!(dst.join("zarr.json").is_file());
     // The help lists every target format.
     let run = zarrkit(["migrate", "--help"]);
     for name in [

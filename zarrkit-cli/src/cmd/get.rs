@@ -17,6 +17,9 @@ use zarrkit::{Array, Node, Selection, SelectionItem, SelectionMode};
 /// Tables of more elements than this are summarised (NumPy's `threshold`).
 const SUMMARY_THRESHOLD: u64 = 1000;
 
+/// The elements of one piece of a large read (see [`Values::read_with_progress`]).
+const READ_PIECE_ELEMENTS: u64 = 1 << 22;
+
 /// JSON and CSV of more elements than this show a progress bar on a terminal.
 const PROGRESS_ELEMENTS: u64 = 1 << 20;
 
@@ -65,9 +68,11 @@ one line saying what was written. npy and raw are binary: written to a \
 terminal they are refused unless `--out -` asks for it.
 
 The whole result is read into memory (bounded by --memory-budget, default \
-8 GiB); `export` streams whole arrays of any size. JSON and CSV of more \
-than 2^20 elements show a progress bar on stderr when it is a terminal \
-(not with --quiet).
+8 GiB); `export` streams whole arrays of any size. Results of more than \
+2^20 elements show a progress bar on stderr when it is a terminal (not \
+with --quiet): while they are read (in pieces along the first axis, when \
+the selection starts with a slice and has no index arrays, or is --oindex) \
+and while JSON or CSV is printed.
 
 Examples:
   zarrkit get data.zarr/temperature '0, 10:20, ::-1'
@@ -195,6 +200,77 @@ impl Values {
         })
     }
 
+    /// Reads `selection` of `array` (`total` elements) with a progress bar
+    /// on a terminal: in pieces along the selection's first item when that
+    /// is a slice whose output axis comes first (an orthogonal selection,
+    /// or a basic one without index arrays, which could move the axes),
+    /// else whole.
+    ///
+    /// # Errors
+    /// As the library's selection reads.
+    pub fn read_with_progress(
+        array: &Array,
+        selection: &Selection,
+        total: u64,
+    ) -> anyhow::Result<Self> {
+        let ordered = match selection.mode() {
+            SelectionMode::Orthogonal => true,
+            SelectionMode::Basic => !selection.items().iter().any(|item| {
+                matches!(
+                    item,
+                    SelectionItem::Indices { .. } | SelectionItem::Mask { .. }
+                )
+            }),
+            _ => false,
+        };
+        let Some(bar) =
+            super::progress::items(total, PROGRESS_ELEMENTS, "elements read").filter(|_| ordered)
+        else {
+            return Self::read(array, selection);
+        };
+        let read = Self::read_pieces(array, selection, total, READ_PIECE_ELEMENTS, |n| {
+            bar.inc(n);
+        });
+        bar.finish_and_clear();
+        read
+    }
+
+    /// Reads `selection` (`total` elements, its first item's output axis
+    /// first) in pieces of about `piece_elements` along that item, calling
+    /// `done` with each piece's number of elements.
+    fn read_pieces(
+        array: &Array,
+        selection: &Selection,
+        total: u64,
+        piece_elements: u64,
+        mut done: impl FnMut(u64),
+    ) -> anyhow::Result<Self> {
+        let pieces = super::stats::split_selection(array, selection, total, piece_elements);
+        let mut whole = if array.data_type().is_variable_length() {
+            Self::Vlen(VlenChunk::with_capacity(
+                usize::try_from(total).unwrap_or(0),
+            ))
+        } else {
+            Self::Fixed(Vec::new())
+        };
+        for piece in &pieces {
+            match (&mut whole, Self::read(array, piece)?) {
+                (Self::Fixed(all), Self::Fixed(part)) => {
+                    all.extend_from_slice(&part);
+                    done((part.len() / array.data_type().size().max(1)) as u64);
+                }
+                (Self::Vlen(all), Self::Vlen(part)) => {
+                    for item in part.iter() {
+                        all.push(item);
+                    }
+                    done(part.len() as u64);
+                }
+                _ => unreachable!("one array reads one kind of values"),
+            }
+        }
+        Ok(whole)
+    }
+
     /// Element `i`.
     pub fn get(&self, data_type: &DataType, i: usize) -> Scalar {
         match self {
@@ -270,7 +346,7 @@ pub fn run(args: &GetArgs, out: &mut impl Write) -> anyhow::Result<()> {
                 }
             }
             Format::Json | Format::Csv => {
-                let read = Values::read(&array, &selection)?;
+                let read = Values::read_with_progress(&array, &selection, n)?;
                 // Printing elements one by one is the slow part of a large result.
                 let bar = super::progress::items(n, PROGRESS_ELEMENTS, "elements");
                 let value = |i: usize| {
@@ -292,11 +368,12 @@ pub fn run(args: &GetArgs, out: &mut impl Write) -> anyhow::Result<()> {
                 }
             }
             Format::Npy => {
-                let read = Values::read(&array, &selection)?;
+                let read = Values::read_with_progress(&array, &selection, n)?;
                 write_npy(sink, &data_type, &shape, read)?;
             }
             Format::Raw => {
-                let Values::Fixed(mut raw) = Values::read(&array, &selection)? else {
+                let Values::Fixed(mut raw) = Values::read_with_progress(&array, &selection, n)?
+                else {
                     bail!(
                         "`{path}` has variable-length elements (`{data_type}`), which raw bytes cannot hold; use --format json or npy"
                     );
@@ -858,6 +935,41 @@ fn write_npy(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reads_in_pieces_equal_the_whole_read() {
+        use std::sync::Arc;
+        use zarrkit::metadata::DataType;
+        use zarrkit::store::MemoryStore;
+        let array = Array::builder(&[9, 4, 3], DataType::Int16, &[2, 3, 2])
+            .create(Arc::new(MemoryStore::new()), "/a")
+            .unwrap();
+        let values: Vec<i16> = (0..108).collect();
+        array
+            .write_region(&zarrkit::Region::whole(&[9, 4, 3]), &values)
+            .unwrap();
+        for selection in [
+            Selection::parse("::-1, 1:, ::2").unwrap(),
+            Selection::parse("7:0:-3, 2").unwrap(),
+            Selection::parse_orthogonal("1:8:2, [3, 0], [2, 2, 1]").unwrap(),
+        ] {
+            let shape = array.selection_shape(&selection).unwrap();
+            let total: u64 = shape.iter().product();
+            let Values::Fixed(whole) = Values::read(&array, &selection).unwrap() else {
+                panic!("int16 reads fixed-size values");
+            };
+            let mut sizes = Vec::new();
+            // Pieces of about 5 elements: several per selection.
+            let Values::Fixed(pieces) =
+                Values::read_pieces(&array, &selection, total, 5, |n| sizes.push(n)).unwrap()
+            else {
+                panic!("int16 reads fixed-size values");
+            };
+            assert!(sizes.len() > 1, "{selection:?}: {sizes:?}");
+            assert_eq!(sizes.iter().sum::<u64>(), total);
+            assert_eq!(pieces, whole, "{selection:?}");
+        }
+    }
 
     fn table(shape: &[u64], summarise: bool) -> String {
         let kept = kept_indices(shape, summarise);

@@ -562,7 +562,7 @@ impl Source {
 /// The selection split along its first item, when that is a slice of a
 /// basic or orthogonal selection, into pieces of about `max_elements`
 /// elements; otherwise the selection whole.
-fn split_selection(
+pub(crate) fn split_selection(
     array: &Array,
     selection: &Selection,
     total: u64,
