@@ -45,3 +45,19 @@ fn bar(total: u64, threshold: u64, template: &str) -> Option<ProgressBar> {
     }
     Some(bar)
 }
+
+/// A spinner with `message` and the time elapsed, for work of unknown
+/// progress (one library call, such as erasing a prefix) expected to be
+/// long (`long`), or `None` as for [`items`].
+pub fn spinner(message: &str, long: bool) -> Option<ProgressBar> {
+    if !long || quiet() || !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = ProgressBar::new_spinner();
+    if let Ok(style) = ProgressStyle::with_template("{spinner} {msg} ({elapsed})") {
+        bar.set_style(style);
+    }
+    bar.set_message(message.to_string());
+    bar.enable_steady_tick(std::time::Duration::from_millis(120));
+    Some(bar)
+}

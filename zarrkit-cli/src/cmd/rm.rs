@@ -60,6 +60,9 @@ pub struct RmArgs {
     pub json: bool,
 }
 
+/// Removals of more stored chunks than this show a spinner on a terminal.
+const SPINNER_CHUNKS: u64 = 1000;
+
 /// One node to be removed.
 struct Removed {
     path: String,
@@ -100,8 +103,17 @@ pub fn run(args: &RmArgs, out: &mut impl Write) -> anyhow::Result<()> {
     let bytes: u64 = removed.iter().map(|r| r.bytes).sum();
     let mut updated = Vec::new();
     if !args.dry_run {
-        zarrkit::node::erase(store.as_ref(), path.as_str())
-            .with_context(|| format!("cannot remove `{path}`"))?;
+        // One call erases everything below; many chunks take a while,
+        // longest on object storage.
+        let spinner = super::progress::spinner(
+            &format!("removing `{path}` ({} chunks)", chunks),
+            chunks > SPINNER_CHUNKS,
+        );
+        let erased = zarrkit::node::erase(store.as_ref(), path.as_str());
+        if let Some(spinner) = spinner {
+            spinner.finish_and_clear();
+        }
+        erased.with_context(|| format!("cannot remove `{path}`"))?;
         if let Some(parent) = path.parent() {
             updated = refresh_consolidated(&store, &parent)?.updated;
         }
