@@ -28,8 +28,9 @@ const BATCH_BYTES: usize = 64 << 20;
 /// The threads of [`remote_pool`].
 const REMOTE_THREADS: usize = 64;
 
-/// The pool that runs partial reads (and the opening of a group's children)
-/// from a store with `concurrency` above 1: [`REMOTE_THREADS`] threads,
+/// The pool that runs partial reads, the storing of whole written chunks
+/// (and the opening of a group's children) on a store with `concurrency`
+/// above 1: [`REMOTE_THREADS`] threads,
 /// made on first use, which mostly wait on the network. `None` for a local
 /// store (or if the pool cannot be made), whose reads stay on the global
 /// pool.
@@ -41,7 +42,7 @@ pub(crate) fn remote_pool(concurrency: usize) -> Option<&'static rayon::ThreadPo
     POOL.get_or_init(|| {
         rayon::ThreadPoolBuilder::new()
             .num_threads(REMOTE_THREADS)
-            .thread_name(|i| format!("zarrkit-remote-read-{i}"))
+            .thread_name(|i| format!("zarrkit-remote-{i}"))
             .build()
             .ok()
     })
@@ -1072,10 +1073,13 @@ impl Array {
         let pieces = self.plan(region)?;
         let (whole, partial): (Vec<&ChunkPiece>, Vec<&ChunkPiece>) =
             pieces.iter().partition(|piece| piece.covers_chunk);
-        whole.par_iter().try_for_each(|piece| {
-            let value = self.build_piece(region, data, piece, None)?;
-            self.commit(&piece.key, value.as_deref(), None).map(|_| ())
-        })?;
+        match remote_pool(self.store.concurrency()).filter(|_| whole.len() > 1) {
+            Some(pool) => self.write_whole_pipelined(region, data, &whole, pool)?,
+            None => whole.par_iter().try_for_each(|piece| {
+                let value = self.build_piece(region, data, piece, None)?;
+                self.commit(&piece.key, value.as_deref(), None).map(|_| ())
+            })?,
+        }
         if self.codecs.capabilities().partial_encode {
             return partial.par_iter().try_for_each(|piece| {
                 let b = ChunkBox::new(piece.in_region.clone(), piece.shape.clone());
@@ -1111,6 +1115,59 @@ impl Array {
                     Err(err) => return Err(err),
                 }
             }
+        })
+    }
+
+    /// Writes whole chunks to a remote store: a batch at a time encoded in
+    /// parallel on the caller's pool, while the batch before is stored
+    /// from `pool`, so that as many requests are in flight as the store
+    /// allows rather than one per encoding thread (each of which would
+    /// wait on its round trip). Memory in flight: three batches (see
+    /// `batch_size`), as for reads.
+    fn write_whole_pipelined(
+        &self,
+        region: &Region,
+        data: &ChunkData<'_>,
+        whole: &[&ChunkPiece],
+        pool: &rayon::ThreadPool,
+    ) -> Result<(), Error> {
+        type Encoded<'p> = Vec<(&'p StoreKey, Option<Vec<u8>>)>;
+        std::thread::scope(|scope| {
+            let (sender, receiver) = std::sync::mpsc::sync_channel::<Encoded<'_>>(1);
+            let putter = scope.spawn(move || {
+                for batch in receiver {
+                    pool.install(|| {
+                        batch.par_iter().try_for_each(|(key, value)| {
+                            self.commit(key, value.as_deref(), None).map(|_| ())
+                        })
+                    })?;
+                }
+                Ok::<_, Error>(())
+            });
+            let mut encoded = Ok(());
+            for batch in whole.chunks(self.batch_size()) {
+                let values = batch
+                    .par_iter()
+                    .map(|piece| Ok((&piece.key, self.build_piece(region, data, piece, None)?)))
+                    .collect::<Result<Encoded<'_>, Error>>();
+                match values {
+                    // A closed channel: the putter stopped at an error.
+                    Ok(values) => {
+                        if sender.send(values).is_err() {
+                            break;
+                        }
+                    }
+                    Err(err) => {
+                        encoded = Err(err);
+                        break;
+                    }
+                }
+            }
+            drop(sender);
+            let stored = putter
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            encoded.and(stored)
         })
     }
 

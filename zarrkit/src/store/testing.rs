@@ -39,10 +39,11 @@ pub fn server_from_env(var: &str) -> Option<String> {
     }
 }
 
-/// A store that waits a fixed time before each read of the store it wraps,
-/// as a remote store waits a round trip, and counts how many reads it has
-/// in flight at once: for measuring how well a reader hides latency,
-/// without a server.
+/// A store that waits a fixed time before each read and each whole-value
+/// write ([`Store::set`]) of the store it wraps, as a remote store waits a
+/// round trip, and counts how many reads (and writes) it has in flight at
+/// once: for measuring how well a reader or writer hides latency, without a
+/// server.
 ///
 /// Its [`Store::get_partial_values`] runs the batch's reads on threads of
 /// their own, at most `concurrency` at once (what it answers to
@@ -69,6 +70,8 @@ pub struct LatencyStore {
     /// How many reads of each key are in flight, and the most keys at once.
     keys: std::sync::Mutex<std::collections::HashMap<StoreKey, usize>>,
     peak_keys: AtomicUsize,
+    writes_in_flight: AtomicUsize,
+    peak_writes: AtomicUsize,
 }
 
 impl LatencyStore {
@@ -84,7 +87,14 @@ impl LatencyStore {
             reads: AtomicUsize::new(0),
             keys: std::sync::Mutex::default(),
             peak_keys: AtomicUsize::new(0),
+            writes_in_flight: AtomicUsize::new(0),
+            peak_writes: AtomicUsize::new(0),
         }
+    }
+
+    /// The most whole-value writes that were in flight at once.
+    pub fn peak_writes_in_flight(&self) -> usize {
+        self.peak_writes.load(Ordering::SeqCst)
     }
 
     /// The most reads that were in flight at once.
@@ -188,7 +198,12 @@ impl Store for LatencyStore {
     }
 
     fn set(&self, key: &StoreKey, value: &[u8]) -> Result<(), StoreError> {
-        self.inner.set(key, value)
+        let now = self.writes_in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+        self.peak_writes.fetch_max(now, Ordering::SeqCst);
+        std::thread::sleep(self.delay);
+        let result = self.inner.set(key, value);
+        self.writes_in_flight.fetch_sub(1, Ordering::SeqCst);
+        result
     }
 
     fn set_if_absent(&self, key: &StoreKey, value: &[u8]) -> Result<bool, StoreError> {

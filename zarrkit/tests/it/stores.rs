@@ -423,6 +423,36 @@ fn reads_keep_the_stores_concurrency_in_flight() {
     assert_eq!(slow.peak_in_flight(), 64);
 }
 
+/// Issue #13: whole chunks written to a store with a round trip per write
+/// are stored many at once (a batch encoded while the one before is
+/// stored), not one per encoding thread; every value arrives.
+#[test]
+fn writes_keep_many_chunks_in_flight_on_a_remote_store() {
+    use std::time::Duration;
+    use zarrkit::store::testing::LatencyStore;
+    use zarrkit::{Array, Region, metadata::DataType};
+    let memory: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let slow = Arc::new(LatencyStore::new(
+        Arc::clone(&memory),
+        Duration::from_millis(100),
+        64,
+    ));
+    let shape = [64u64, 64, 128];
+    let array = Array::builder(&shape, DataType::UInt16, &[8, 8, 16])
+        .create(Arc::clone(&slow) as Arc<dyn Store>, "/a")
+        .unwrap();
+    let data: Vec<u16> = (0..64 * 64 * 128).map(|i| (i % 1000) as u16).collect();
+    let region = Region::whole(&shape);
+    array.write_region(&region, &data).unwrap();
+    // 512 chunks: batches of 64 stored at once by the remote pool's 64
+    // threads (rayon's splitting lets a few take two in turn), far more
+    // than the 2 to 8 encoding threads.
+    let peak = slow.peak_writes_in_flight();
+    assert!((32..=64).contains(&peak), "{peak} writes in flight at most");
+    let direct = Array::open(memory, "/a").unwrap();
+    assert_eq!(direct.read_region::<u16>(&region).unwrap(), data);
+}
+
 /// Issue #13: opening a hierarchy with consolidated metadata and walking
 /// it (what `zarrkit tree` does) takes one round trip on a remote store:
 /// the root's documents of every format, asked for at once, and nothing
