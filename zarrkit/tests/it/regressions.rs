@@ -1888,3 +1888,74 @@ fn issue_13_racing_creators_on_the_filesystem_leave_one_intact_node() {
         );
     }
 }
+
+/// Found by the `selection` fuzz target: the parser advanced one byte per
+/// whitespace character and sliced the text at a keyword's byte length,
+/// so a multi-byte character there (`٣`, an ideographic space) panicked
+/// with "byte index is not a char boundary". Such text is now an error
+/// naming the position, and multi-byte whitespace is skipped whole.
+#[test]
+fn issue_17_selection_parser_on_multibyte_characters_is_an_error_not_a_panic() {
+    use zarrkit::{Selection, SelectionItem};
+    for text in ["20\0\0٣", "٣", "1, ٣", "[٣]", "Tru٣", "..٣", "0:٣", "N٣"] {
+        assert!(Selection::parse(text).is_err(), "{text:?}");
+    }
+    // U+3000 (ideographic space) is whitespace of three bytes.
+    let selection = Selection::parse("\u{3000}1,\u{3000}2\u{3000}").unwrap();
+    assert_eq!(
+        selection.items(),
+        [SelectionItem::Index(1), SelectionItem::Index(2)]
+    );
+}
+
+/// Found by the `selection` fuzz target's review: list literals nest by
+/// recursion, so a long run of `[` would overflow the stack. More than 64
+/// levels (NumPy's dimensions) is an error.
+#[test]
+fn issue_17_selection_parser_refuses_deeply_nested_lists() {
+    use zarrkit::Selection;
+    let deep = "[".repeat(100_000);
+    let err = Selection::parse(&deep).unwrap_err();
+    assert!(
+        err.to_string().contains("nested more than 64 deep"),
+        "{err}"
+    );
+    let ok = format!("{}0{}", "[".repeat(3), "]".repeat(3));
+    Selection::parse_vectorized(&ok).unwrap();
+}
+
+/// Found by the `roundtrip` fuzz target: an array of `fixed_length_utf32`
+/// with a length in bytes that is not a multiple of 4 was created (a v2
+/// `.zarray` saying `>U0`, a v3 document its own parser refuses) and then
+/// could not be opened. Creation now refuses such a data type, and raw
+/// bits that are not whole bytes, naming the type.
+#[test]
+fn issue_17_creating_an_unreadable_data_type_is_refused() {
+    for format in [ZarrFormat::V3, ZarrFormat::V2] {
+        for data_type in [
+            DataType::FixedUtf32(1),
+            DataType::FixedUtf32(6),
+            DataType::FixedUtf32(0),
+            DataType::RawBits(12),
+        ] {
+            let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+            let err = Array::builder(&[2], data_type.clone(), &[2])
+                .format(format)
+                .create(store.clone(), "/a")
+                .unwrap_err();
+            let text = error_chain(&err);
+            assert!(
+                text.contains("multiple of 4") || text.contains("multiple of 8"),
+                "{format:?} {data_type:?}: {text}"
+            );
+            assert!(store.list().unwrap().is_empty(), "nothing is written");
+        }
+    }
+    // A valid length still round-trips.
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    Array::builder(&[2], DataType::FixedUtf32(8), &[2])
+        .format(ZarrFormat::V2)
+        .create(store.clone(), "/a")
+        .unwrap();
+    Array::open(store, "/a").unwrap();
+}
