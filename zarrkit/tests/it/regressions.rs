@@ -1959,3 +1959,32 @@ fn issue_17_creating_an_unreadable_data_type_is_refused() {
         .unwrap();
     Array::open(store, "/a").unwrap();
 }
+
+/// Found by the `v3_draft` fuzz target: a NumPy string type whose kind is
+/// a multi-byte character (`"ʤ2"`, in a draft's extension data type or a
+/// v2 `dtype`) was sliced at byte 1, inside the character, and panicked.
+/// It is now an invalid `dtype`, named.
+#[test]
+fn issue_17_a_multibyte_numpy_type_kind_is_an_error_not_a_panic() {
+    use zarrkit::format::{v2, v3_draft2019};
+    for dtype in ["ʤ2", "<ʤ2", "|é7", ">€1"] {
+        let zarray = json!({
+            "zarr_format": 2, "shape": [2], "chunks": [2], "dtype": dtype,
+            "compressor": null, "fill_value": null, "filters": null, "order": "C",
+        });
+        let err = v2::parse_array(zarray.to_string().as_bytes(), None).unwrap_err();
+        assert!(err.to_string().contains("dtype"), "{dtype}: {err}");
+        let numpy = v2::numpy_dtype_from_json(&json!(dtype)).unwrap_err();
+        assert!(numpy.to_string().contains("dtype"), "{dtype}: {numpy}");
+    }
+    // The fuzzer's document: the June 2019 draft's unicode extension type.
+    let draft = json!({
+        "attributes": {}, "chunk_grid": {"type": "regular", "chunk_shape": [2]},
+        "chunk_memory_layout": "C", "shape": [2], "compressor": null,
+        "data_type": {"extension": "TODO: unicode array protocol URL", "fallback": null, "type": "ʤ2"},
+        "fill_value": null, "extensions": [],
+    });
+    for format in [ZarrFormat::V3Draft2019, ZarrFormat::V3Draft2019Json] {
+        assert!(v3_draft2019::parse_node(draft.to_string().as_bytes(), true, format).is_err());
+    }
+}
