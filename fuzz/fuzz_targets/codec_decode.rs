@@ -4,14 +4,13 @@
 //! and element by element.
 #![no_main]
 
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
 use serde_json::{Value, json};
+use zarrkit::Region;
 use zarrkit::metadata::DataType;
-use zarrkit::store::{MemoryStore, Store, StoreKey};
-use zarrkit::{Array, Region};
-use zarrkit_fuzz::codec;
+use zarrkit_fuzz::{OneChunkArrays, codec};
 
 /// The chunk (and array) shape of every chain.
 const SHAPE: [u64; 2] = [8, 8];
@@ -195,30 +194,17 @@ fn chains() -> Vec<(DataType, Vec<(&'static str, Value)>)> {
     ]
 }
 
-struct Fixture {
-    store: Arc<MemoryStore>,
-    arrays: Vec<(StoreKey, Array)>,
-}
-
-fn fixture() -> &'static Fixture {
-    static FIXTURE: OnceLock<Fixture> = OnceLock::new();
-    FIXTURE.get_or_init(|| {
-        let store = Arc::new(MemoryStore::new());
-        let arrays = chains()
+fn arrays() -> &'static OneChunkArrays {
+    static ARRAYS: OnceLock<OneChunkArrays> = OnceLock::new();
+    ARRAYS.get_or_init(|| {
+        let chains = chains()
             .into_iter()
-            .enumerate()
-            .map(|(i, (data_type, codecs))| {
+            .map(|(data_type, codecs)| {
                 let codecs = codecs.into_iter().map(|(n, c)| codec(n, c)).collect();
-                // Every chain is valid: a table entry that drifts from the
-                // codecs' configurations fails here, never fuzzes nothing.
-                let array = Array::builder(&SHAPE, data_type, &SHAPE)
-                    .codecs_metadata(codecs)
-                    .create(store.clone(), &format!("/{i}"))
-                    .unwrap_or_else(|e| panic!("chain {i}: {e}"));
-                (array.chunk_key(&[0, 0]).expect("a chunk key"), array)
+                (data_type, codecs)
             })
             .collect();
-        Fixture { store, arrays }
+        OneChunkArrays::new(&SHAPE, chains)
     })
 }
 
@@ -226,9 +212,7 @@ fuzz_target!(|data: &[u8]| {
     let Some((&selector, chunk)) = data.split_first() else {
         return;
     };
-    let fixture = fixture();
-    let (key, array) = &fixture.arrays[usize::from(selector) % fixture.arrays.len()];
-    fixture.store.set(key, chunk).expect("a memory store write");
+    let array = arrays().with_chunk(selector, chunk);
     let whole = Region::whole(&SHAPE);
     let part = Region::new(vec![1, 2], vec![3, 5]);
     if array.data_type().is_variable_length() {

@@ -4,14 +4,13 @@
 //! chooses the configuration.
 #![no_main]
 
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
 use serde_json::{Value, json};
+use zarrkit::Region;
 use zarrkit::metadata::DataType;
-use zarrkit::store::{MemoryStore, Store, StoreKey};
-use zarrkit::{Array, Region};
-use zarrkit_fuzz::codec;
+use zarrkit_fuzz::{OneChunkArrays, codec};
 
 const SHAPE: [u64; 2] = [16, 16];
 
@@ -33,27 +32,16 @@ fn configurations() -> Vec<(DataType, Value)> {
     out
 }
 
-struct Fixture {
-    store: Arc<MemoryStore>,
-    arrays: Vec<(StoreKey, Array)>,
-}
-
-fn fixture() -> &'static Fixture {
-    static FIXTURE: OnceLock<Fixture> = OnceLock::new();
-    FIXTURE.get_or_init(|| {
-        let store = Arc::new(MemoryStore::new());
-        let arrays = configurations()
+fn arrays() -> &'static OneChunkArrays {
+    static ARRAYS: OnceLock<OneChunkArrays> = OnceLock::new();
+    ARRAYS.get_or_init(|| {
+        let chains = configurations()
             .into_iter()
-            .enumerate()
-            .map(|(i, (data_type, configuration))| {
-                let array = Array::builder(&SHAPE, data_type, &SHAPE)
-                    .codecs_metadata(vec![codec("sharding_indexed", configuration)])
-                    .create(store.clone(), &format!("/{i}"))
-                    .expect("a valid sharded array");
-                (array.chunk_key(&[0, 0]).expect("a chunk key"), array)
+            .map(|(data_type, configuration)| {
+                (data_type, vec![codec("sharding_indexed", configuration)])
             })
             .collect();
-        Fixture { store, arrays }
+        OneChunkArrays::new(&SHAPE, chains)
     })
 }
 
@@ -61,9 +49,7 @@ fuzz_target!(|data: &[u8]| {
     let Some((&selector, shard)) = data.split_first() else {
         return;
     };
-    let fixture = fixture();
-    let (key, array) = &fixture.arrays[usize::from(selector) % fixture.arrays.len()];
-    fixture.store.set(key, shard).expect("a memory store write");
+    let array = arrays().with_chunk(selector, shard);
     let regions = [
         Region::whole(&SHAPE),
         Region::new(vec![0, 0], vec![4, 4]),

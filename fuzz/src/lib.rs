@@ -7,6 +7,7 @@
 
 use std::sync::Arc;
 
+use zarrkit::metadata::{DataType, ExtensionObject};
 use zarrkit::store::{MemoryStore, Store, StoreKey};
 use zarrkit::{Array, Node, Region};
 
@@ -94,11 +95,53 @@ pub fn exercise_array(array: &Array) {
 /// # Panics
 /// If `configuration` is neither an object nor `null`.
 #[must_use]
-pub fn codec(name: &str, configuration: serde_json::Value) -> zarrkit::metadata::ExtensionObject {
-    use zarrkit::metadata::ExtensionObject;
+pub fn codec(name: &str, configuration: serde_json::Value) -> ExtensionObject {
     match configuration {
         serde_json::Value::Null => ExtensionObject::new(name),
         serde_json::Value::Object(map) => ExtensionObject::with_configuration(name, map),
         other => panic!("a configuration is an object, not {other}"),
+    }
+}
+
+/// Arrays of one chunk each, one per codec chain, in one memory store;
+/// the targets that decode chunks store the fuzzer's bytes as the chunk of
+/// the array its first byte chooses.
+pub struct OneChunkArrays {
+    store: Arc<MemoryStore>,
+    arrays: Vec<(StoreKey, Array)>,
+}
+
+impl OneChunkArrays {
+    /// An array of `shape` (one chunk) for each data type and chain.
+    ///
+    /// # Panics
+    /// If a chain is invalid: a table entry that drifts from the codecs'
+    /// configurations fails at start-up, rather than fuzzing nothing.
+    #[must_use]
+    pub fn new(shape: &[u64], chains: Vec<(DataType, Vec<ExtensionObject>)>) -> Self {
+        let store = Arc::new(MemoryStore::new());
+        let arrays = chains
+            .into_iter()
+            .enumerate()
+            .map(|(i, (data_type, codecs))| {
+                let array = Array::builder(shape, data_type, shape)
+                    .codecs_metadata(codecs)
+                    .create(store.clone(), &format!("/{i}"))
+                    .unwrap_or_else(|e| panic!("chain {i}: {e}"));
+                let key = array.chunk_key(&vec![0; shape.len()]).expect("a chunk key");
+                (key, array)
+            })
+            .collect();
+        Self { store, arrays }
+    }
+
+    /// The array `selector` chooses, with `chunk` stored as its chunk.
+    ///
+    /// # Panics
+    /// If the memory store refuses the write.
+    pub fn with_chunk(&self, selector: u8, chunk: &[u8]) -> &Array {
+        let (key, array) = &self.arrays[usize::from(selector) % self.arrays.len()];
+        self.store.set(key, chunk).expect("a memory store write");
+        array
     }
 }
