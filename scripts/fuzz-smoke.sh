@@ -9,7 +9,7 @@
 # need nightly). cargo-fuzz is installed with `cargo install --locked` if
 # it is missing (CI may keep ~/.cargo/bin between runs).
 #
-# Environment: FUZZ_SECONDS (per target, default 5); FUZZ_TARGETS (a
+# Environment: FUZZ_SECONDS (per target, default 4); FUZZ_TARGETS (a
 # space-separated subset, default all). Extra arguments go to libFuzzer.
 # New inputs the run finds go to a temporary directory, never into the
 # committed corpus; a crash leaves its input under fuzz/artifacts/<target>/.
@@ -34,7 +34,7 @@ start=$SECONDS
 run cargo fuzz build "${flags[@]}"
 echo "fuzz-smoke: built in $((SECONDS - start))s" >&2
 
-seconds="${FUZZ_SECONDS:-5}"
+seconds="${FUZZ_SECONDS:-4}"
 read -r -a targets <<<"${FUZZ_TARGETS:-$(cargo fuzz list | tr '\n' ' ')}"
 scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT
