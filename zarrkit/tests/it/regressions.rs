@@ -1988,3 +1988,20 @@ fn issue_17_a_multibyte_numpy_type_kind_is_an_error_not_a_panic() {
         assert!(v3_draft2019::parse_node(draft.to_string().as_bytes(), true, format).is_err());
     }
 }
+
+/// Found by the `v1_metadata` fuzz target (an out-of-memory): a v1 `meta`
+/// of 300 bytes declaring `"dtype": "<U588588888"` made the fill value an
+/// element of 2.35 GB. String and raw NumPy types longer than 64 MiB are
+/// now an invalid `dtype`.
+#[test]
+fn issue_17_a_huge_numpy_string_type_is_refused_not_allocated() {
+    use zarrkit::format::v1;
+    let meta = json!({
+        "zarr_format": 1, "shape": [4, 3], "chunks": [3, 2], "dtype": "<U588588888",
+        "compression": "none", "compression_opts": null, "fill_value": "é!", "order": "C",
+    });
+    let err = v1::parse_array(meta.to_string().as_bytes(), JsonMap::new()).unwrap_err();
+    assert!(err.to_string().contains("dtype"), "{err}");
+    assert!(zarrkit::metadata::numpy::data_type_of('S', 1 << 30).is_none());
+    assert!(zarrkit::metadata::numpy::data_type_of('U', 5).is_some());
+}
