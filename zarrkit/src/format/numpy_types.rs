@@ -66,8 +66,11 @@ fn string_type(text: &str) -> Option<Parsed> {
         b'|' => (None, &text[1..]),
         _ => (None, text),
     };
-    let kind = rest.chars().next()?;
-    let digits = &rest[1..];
+    // The digits follow the kind character, which may be several bytes
+    // long in a malformed document (`ʤ2`): never slice at byte 1.
+    let mut chars = rest.chars();
+    let kind = chars.next()?;
+    let digits = chars.as_str();
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) || digits.len() > 9 {
         return None;
     }

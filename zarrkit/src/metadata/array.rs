@@ -270,6 +270,7 @@ impl ArrayMetadata {
                 self.shape.len()
             )));
         }
+        check_data_type(&self.data_type)?;
         if self.fill_value.as_bytes().len() != self.data_type.size()
             && !self.data_type.is_variable_length()
         {
@@ -286,6 +287,28 @@ impl ArrayMetadata {
             ));
         }
         Ok(())
+    }
+}
+
+/// Refuses a data type no format can write and read back: a
+/// `fixed_length_utf32` whose `length_bytes` is not a positive multiple of 4
+/// (its spec; NumPy's `<U<n>` counts code points), or raw bits that are
+/// not a positive multiple of 8 (v3 core, `r<N>`), also inside a `struct`.
+fn check_data_type(data_type: &DataType) -> Result<(), MetadataError> {
+    match data_type {
+        DataType::FixedUtf32(n) if *n == 0 || n % 4 != 0 => {
+            Err(MetadataError::Inconsistent(format!(
+                "`fixed_length_utf32` of {n} bytes: the length must be a positive multiple of 4"
+            )))
+        }
+        DataType::RawBits(bits) if *bits == 0 || bits % 8 != 0 => Err(MetadataError::Inconsistent(
+            format!("raw bits `r{bits}`: the width must be a positive multiple of 8"),
+        )),
+        DataType::Struct(fields) => fields
+            .iter()
+            .try_for_each(|f| check_data_type(&f.data_type)),
+        DataType::VlenArray(inner) => check_data_type(inner),
+        _ => Ok(()),
     }
 }
 

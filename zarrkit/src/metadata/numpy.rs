@@ -10,10 +10,16 @@
 
 use super::{DataType, TimeUnit};
 
+/// The largest element of a string or raw NumPy type, in bytes (64 MiB,
+/// as the formats' own string parsers allow).
+pub const MAX_ELEMENT_BYTES: usize = 1 << 26;
+
 /// The model's data type of the NumPy kind `kind` (`b`, `i`, `u`, `f`,
 /// `c`, `V`, `S`, `U`) with `size` (bytes, or code points for `U`); `None`
 /// for any other pair, a size of 0, or one whose byte count overflows.
 /// Datetimes (`M8[…]`, `m8[…]`) and objects (`O`) are read by their formats.
+/// A string or raw type of more than [`MAX_ELEMENT_BYTES`] is refused: a
+/// document of a few bytes must not make its fill value gigabytes long.
 #[must_use]
 pub fn data_type_of(kind: char, size: usize) -> Option<DataType> {
     Some(match (kind, size) {
@@ -31,11 +37,11 @@ pub fn data_type_of(kind: char, size: usize) -> Option<DataType> {
         ('f', 8) => DataType::Float64,
         ('c', 8) => DataType::Complex64,
         ('c', 16) => DataType::Complex128,
-        ('V', n) if n > 0 => DataType::RawBits(n.checked_mul(8)?),
+        ('V', n) if n > 0 && n <= MAX_ELEMENT_BYTES => DataType::RawBits(n.checked_mul(8)?),
         // v2 "Data type encoding": `S` byte strings, `U` UTF-32 strings of
         // `n` code points (4 bytes each).
-        ('S', n) if n > 0 => DataType::FixedBytes(n),
-        ('U', n) if n > 0 => DataType::FixedUtf32(n.checked_mul(4)?),
+        ('S', n) if n > 0 && n <= MAX_ELEMENT_BYTES => DataType::FixedBytes(n),
+        ('U', n) if n > 0 && n <= MAX_ELEMENT_BYTES / 4 => DataType::FixedUtf32(n * 4),
         _ => return None,
     })
 }

@@ -1888,3 +1888,120 @@ fn issue_13_racing_creators_on_the_filesystem_leave_one_intact_node() {
         );
     }
 }
+
+/// Found by the `selection` fuzz target: the parser advanced one byte per
+/// whitespace character and sliced the text at a keyword's byte length,
+/// so a multi-byte character there (`٣`, an ideographic space) panicked
+/// with "byte index is not a char boundary". Such text is now an error
+/// naming the position, and multi-byte whitespace is skipped whole.
+#[test]
+fn issue_17_selection_parser_on_multibyte_characters_is_an_error_not_a_panic() {
+    use zarrkit::{Selection, SelectionItem};
+    for text in ["20\0\0٣", "٣", "1, ٣", "[٣]", "Tru٣", "..٣", "0:٣", "N٣"] {
+        assert!(Selection::parse(text).is_err(), "{text:?}");
+    }
+    // U+3000 (ideographic space) is whitespace of three bytes.
+    let selection = Selection::parse("\u{3000}1,\u{3000}2\u{3000}").unwrap();
+    assert_eq!(
+        selection.items(),
+        [SelectionItem::Index(1), SelectionItem::Index(2)]
+    );
+}
+
+/// Found by the `selection` fuzz target's review: list literals nest by
+/// recursion, so a long run of `[` would overflow the stack. More than 64
+/// levels (NumPy's dimensions) is an error.
+#[test]
+fn issue_17_selection_parser_refuses_deeply_nested_lists() {
+    use zarrkit::Selection;
+    let deep = "[".repeat(100_000);
+    let err = Selection::parse(&deep).unwrap_err();
+    assert!(
+        err.to_string().contains("nested more than 64 deep"),
+        "{err}"
+    );
+    let ok = format!("{}0{}", "[".repeat(3), "]".repeat(3));
+    Selection::parse_vectorized(&ok).unwrap();
+}
+
+/// Found by the `roundtrip` fuzz target: an array of `fixed_length_utf32`
+/// with a length in bytes that is not a multiple of 4 was created (a v2
+/// `.zarray` saying `>U0`, a v3 document its own parser refuses) and then
+/// could not be opened. Creation now refuses such a data type, and raw
+/// bits that are not whole bytes, naming the type.
+#[test]
+fn issue_17_creating_an_unreadable_data_type_is_refused() {
+    for format in [ZarrFormat::V3, ZarrFormat::V2] {
+        for data_type in [
+            DataType::FixedUtf32(1),
+            DataType::FixedUtf32(6),
+            DataType::FixedUtf32(0),
+            DataType::RawBits(12),
+        ] {
+            let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+            let err = Array::builder(&[2], data_type.clone(), &[2])
+                .format(format)
+                .create(store.clone(), "/a")
+                .unwrap_err();
+            let text = error_chain(&err);
+            assert!(
+                text.contains("multiple of 4") || text.contains("multiple of 8"),
+                "{format:?} {data_type:?}: {text}"
+            );
+            assert!(store.list().unwrap().is_empty(), "nothing is written");
+        }
+    }
+    // A valid length still round-trips.
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    Array::builder(&[2], DataType::FixedUtf32(8), &[2])
+        .format(ZarrFormat::V2)
+        .create(store.clone(), "/a")
+        .unwrap();
+    Array::open(store, "/a").unwrap();
+}
+
+/// Found by the `v3_draft` fuzz target: a NumPy string type whose kind is
+/// a multi-byte character (`"ʤ2"`, in a draft's extension data type or a
+/// v2 `dtype`) was sliced at byte 1, inside the character, and panicked.
+/// It is now an invalid `dtype`, named.
+#[test]
+fn issue_17_a_multibyte_numpy_type_kind_is_an_error_not_a_panic() {
+    use zarrkit::format::{v2, v3_draft2019};
+    for dtype in ["ʤ2", "<ʤ2", "|é7", ">€1"] {
+        let zarray = json!({
+            "zarr_format": 2, "shape": [2], "chunks": [2], "dtype": dtype,
+            "compressor": null, "fill_value": null, "filters": null, "order": "C",
+        });
+        let err = v2::parse_array(zarray.to_string().as_bytes(), None).unwrap_err();
+        assert!(err.to_string().contains("dtype"), "{dtype}: {err}");
+        let numpy = v2::numpy_dtype_from_json(&json!(dtype)).unwrap_err();
+        assert!(numpy.to_string().contains("dtype"), "{dtype}: {numpy}");
+    }
+    // The fuzzer's document: the June 2019 draft's unicode extension type.
+    let draft = json!({
+        "attributes": {}, "chunk_grid": {"type": "regular", "chunk_shape": [2]},
+        "chunk_memory_layout": "C", "shape": [2], "compressor": null,
+        "data_type": {"extension": "TODO: unicode array protocol URL", "fallback": null, "type": "ʤ2"},
+        "fill_value": null, "extensions": [],
+    });
+    for format in [ZarrFormat::V3Draft2019, ZarrFormat::V3Draft2019Json] {
+        assert!(v3_draft2019::parse_node(draft.to_string().as_bytes(), true, format).is_err());
+    }
+}
+
+/// Found by the `v1_metadata` fuzz target (an out-of-memory): a v1 `meta`
+/// of 300 bytes declaring `"dtype": "<U588588888"` made the fill value an
+/// element of 2.35 GB. String and raw NumPy types longer than 64 MiB are
+/// now an invalid `dtype`.
+#[test]
+fn issue_17_a_huge_numpy_string_type_is_refused_not_allocated() {
+    use zarrkit::format::v1;
+    let meta = json!({
+        "zarr_format": 1, "shape": [4, 3], "chunks": [3, 2], "dtype": "<U588588888",
+        "compression": "none", "compression_opts": null, "fill_value": "é!", "order": "C",
+    });
+    let err = v1::parse_array(meta.to_string().as_bytes(), JsonMap::new()).unwrap_err();
+    assert!(err.to_string().contains("dtype"), "{err}");
+    assert!(zarrkit::metadata::numpy::data_type_of('S', 1 << 30).is_none());
+    assert!(zarrkit::metadata::numpy::data_type_of('U', 5).is_some());
+}

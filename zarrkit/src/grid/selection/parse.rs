@@ -14,11 +14,22 @@ enum Literal {
 struct Parser<'t> {
     text: &'t str,
     pos: usize,
+    /// How many list literals are open here.
+    depth: usize,
 }
+
+/// The deepest nesting of list literals: NumPy's 64 dimensions. Deeper text
+/// is refused rather than parsed by recursing once per `[` (a long enough
+/// run of `[` would overflow the stack).
+const MAX_LIST_DEPTH: usize = 64;
 
 /// Parses the items of a selection.
 pub(super) fn parse(text: &str) -> Result<Vec<SelectionItem>, SelectionError> {
-    let mut parser = Parser { text, pos: 0 };
+    let mut parser = Parser {
+        text,
+        pos: 0,
+        depth: 0,
+    };
     parser.skip_ws();
     // A tuple in parentheses, as `arr[(0, 1)]` or `arr[()]` write it.
     let trimmed = text.trim();
@@ -58,8 +69,10 @@ impl Parser<'_> {
     }
 
     fn skip_ws(&mut self) {
-        while self.peek().is_some_and(char::is_whitespace) {
-            self.pos += 1;
+        // By the character's length: Unicode has multi-byte whitespace
+        // (U+3000), and `pos` must stay on a character boundary.
+        while let Some(c) = self.peek().filter(|c| c.is_whitespace()) {
+            self.pos += c.len_utf8();
         }
     }
 
@@ -82,9 +95,16 @@ impl Parser<'_> {
 
     /// Consumes `word` if the text continues with it as a whole word.
     fn keyword(&mut self, word: &str) -> bool {
-        let rest = self.rest();
-        let after = rest[word.len().min(rest.len())..].chars().next();
-        if rest.starts_with(word) && !after.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+        // `strip_prefix`, not slicing at `word.len()`: that byte may fall
+        // inside a multi-byte character of the rest.
+        let Some(after) = self.rest().strip_prefix(word) else {
+            return false;
+        };
+        if !after
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_')
+        {
             self.pos += word.len();
             true
         } else {
@@ -165,6 +185,16 @@ impl Parser<'_> {
     }
 
     fn list(&mut self) -> Result<Literal, SelectionError> {
+        if self.depth == MAX_LIST_DEPTH {
+            return Err(self.error(format!("lists nested more than {MAX_LIST_DEPTH} deep")));
+        }
+        self.depth += 1;
+        let list = self.list_elements();
+        self.depth -= 1;
+        list
+    }
+
+    fn list_elements(&mut self) -> Result<Literal, SelectionError> {
         self.expect('[')?;
         let mut elements = Vec::new();
         loop {
