@@ -19,8 +19,8 @@ use zarrkit::copy::{Cast, Relayout};
 use zarrkit::format::ZarrFormat;
 use zarrkit::metadata::ArrayMetadata;
 use zarrkit::migrate::{
-    self, Action, MIGRATION_MARKER, MigrateError, MigrationPlan, MigrationReport, Phase,
-    PlanOptions, Progress,
+    self, Action, MIGRATION_MARKER, MigrateError, MigrationPlan, MigrationReport, PlanOptions,
+    Progress,
 };
 use zarrkit::store::{FilesystemStore, MemoryStore, Store, StorePrefix};
 
@@ -525,20 +525,7 @@ pub fn run(args: &CpArgs, out: &mut impl Write) -> anyhow::Result<()> {
 /// and how to resume.
 fn copy_with_progress(plan: &MigrationPlan, args: &CpArgs) -> anyhow::Result<MigrationReport> {
     let bar = super::progress::items(plan.total_work(), PROGRESS_THRESHOLD, "chunks");
-    let mut on_progress = |p: Progress| {
-        if let Some(bar) = &bar {
-            bar.set_message(format!(
-                "{} {}",
-                match p.phase {
-                    Phase::Copy => "copying",
-                    Phase::Verify => "verifying",
-                },
-                p.path
-            ));
-            bar.set_length(p.chunks_total.max(p.chunks_done));
-            bar.set_position(p.chunks_done);
-        }
-    };
+    let mut on_progress = |p: Progress| super::migrate::show_progress(bar.as_ref(), &p);
     // The library's three steps, so that a test can damage the copy
     // before verification (`--verify` must catch it).
     let mut result = migrate::copy(plan, &mut on_progress);

@@ -251,20 +251,7 @@ pub fn run(args: &MigrateArgs, out: &mut impl Write) -> anyhow::Result<()> {
         return Ok(());
     }
     let bar = super::progress::items(plan.total_chunks(), PROGRESS_THRESHOLD, "chunks");
-    let mut on_progress = |p: Progress| {
-        if let Some(bar) = &bar {
-            bar.set_message(format!(
-                "{} {}",
-                match p.phase {
-                    Phase::Copy => "copying",
-                    Phase::Verify => "verifying",
-                },
-                p.path
-            ));
-            bar.set_length(p.chunks_total.max(p.chunks_done));
-            bar.set_position(p.chunks_done);
-        }
-    };
+    let mut on_progress = |p: Progress| show_progress(bar.as_ref(), &p);
     let result = migrate::migrate(&plan, &mut on_progress);
     if let Some(bar) = bar {
         bar.finish_and_clear();
@@ -353,6 +340,23 @@ pub fn run(args: &MigrateArgs, out: &mut impl Write) -> anyhow::Result<()> {
         )?;
     }
     Ok(())
+}
+
+/// Shows a copy's progress (its phase, node and chunks) on `bar`, if any:
+/// the callback of `migrate` and `cp`.
+pub(super) fn show_progress(bar: Option<&indicatif::ProgressBar>, p: &Progress) {
+    if let Some(bar) = bar {
+        bar.set_message(format!(
+            "{} {}",
+            match p.phase {
+                Phase::Copy => "copying",
+                Phase::Verify => "verifying",
+            },
+            p.path
+        ));
+        bar.set_length(p.chunks_total.max(p.chunks_done));
+        bar.set_position(p.chunks_done);
+    }
 }
 
 /// What clap cannot check, as a usage error's message: `--portable`
