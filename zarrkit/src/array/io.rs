@@ -783,6 +783,51 @@ impl Array {
         Ok(())
     }
 
+    /// Decodes whole fixed-size chunks that do not fill a contiguous range
+    /// of `out` straight into their boxes of it, one after another, for a
+    /// chain that places inner chunks itself
+    /// ([`CodecChain::places_inner_chunks`](crate::codec::CodecChain::places_inner_chunks)):
+    /// each shard decodes its inner chunks in parallel and copies each
+    /// once into `out`, with no shard-sized buffer between (one copy of
+    /// each element instead of two, and no pages mapped for shards).
+    fn decode_placed(
+        &self,
+        region: &Region,
+        staged: Vec<(&ChunkPiece, Option<Vec<u8>>)>,
+        out: &mut [u8],
+    ) -> Result<(), Error> {
+        for (piece, bytes) in staged {
+            let repr = self.piece_repr(piece);
+            let b = BoxOut {
+                buf: &mut *out,
+                shape: region.shape(),
+                start: &piece.in_region,
+            };
+            match bytes {
+                Some(bytes) => self
+                    .codecs
+                    .decode_into_box(bytes, repr, b)
+                    .map_err(|source| Error::Decode {
+                        key: piece.key.clone(),
+                        source,
+                    })?,
+                None => {
+                    let zeros = vec![0; piece.shape.len()];
+                    BoxCopy {
+                        src_shape: &piece.shape,
+                        src_start: &zeros,
+                        dst_shape: region.shape(),
+                        dst_start: &piece.in_region,
+                        shape: &piece.shape,
+                        elem: self.data_type().size(),
+                    }
+                    .for_each_run(|_, d, len| self.fill_value().fill(&mut out[d..d + len]));
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Decodes a fetched batch of whole chunks into `out`.
     fn put_batch(
         &self,
@@ -804,6 +849,9 @@ impl Array {
                     }
                 }
                 self.decode_direct(direct, buf)?;
+                if self.codecs.places_inner_chunks() {
+                    return self.decode_placed(region, staged, buf);
+                }
                 return self.decode_staged(region, staged, buf, elem, pool);
             }
             ReadOut::Vlen { .. } => batch.iter().zip(fetched).collect(),

@@ -352,6 +352,31 @@ impl CodecChain {
         self.array_to_bytes.decode_in_place(out, repr)
     }
 
+    /// Decodes one whole stored chunk of fixed-size elements of `repr` into
+    /// the box of `out` it fills (at `out.start`, of `repr.shape`), where
+    /// its elements are not contiguous in the caller's buffer: one copy of
+    /// each element. A chain that is its array→bytes codec alone lets that
+    /// codec place the elements (a shard copies each inner chunk straight
+    /// into `out`, never holding the whole shard decoded).
+    ///
+    /// # Errors
+    /// [`CodecError::OutsideChunk`] if the box does not fit in `out`,
+    /// [`CodecError::WrongSize`] if `out`'s buffer does not hold its shape,
+    /// or as [`Self::decode`].
+    pub fn decode_into_box(
+        &self,
+        encoded: Vec<u8>,
+        repr: &ChunkRepr,
+        out: BoxOut<'_>,
+    ) -> Result<(), CodecError> {
+        out.check(&repr.shape, repr.data_type.size())?;
+        if self.is_bare() {
+            return self.array_to_bytes.decode_into_box(encoded, repr, out);
+        }
+        let decoded = self.decode(encoded, repr)?;
+        partial::copy_chunk_into(decoded.as_fixed("chain")?, repr, out)
+    }
+
     /// Encodes the fixed-size chunk of `repr` at `src_start` in `src`, a
     /// C-order buffer of `src_shape` elements, without first gathering it
     /// into a chunk buffer when the chain is its array→bytes codec alone
@@ -382,6 +407,14 @@ impl CodecChain {
         }
         .run(src, &mut chunk);
         self.encode(chunk, repr)
+    }
+
+    /// Whether [`Self::decode_into_box`] copies the chunk's inner chunks
+    /// straight into place (a bare `sharding_indexed`), so a whole chunk
+    /// is never decoded into a buffer of its own, and each chunk decodes
+    /// its inner chunks in parallel.
+    pub(crate) fn places_inner_chunks(&self) -> bool {
+        self.is_bare() && self.capabilities.nests_chunks
     }
 
     /// Whether the array→bytes codec is the whole chain, so partial reads

@@ -358,6 +358,27 @@ pub trait ArrayToBytesCodec: Debug + Send + Sync {
         Ok(())
     }
 
+    /// Deserialises a whole chunk of fixed-size data of `repr` into the box
+    /// of `out` it fills (at `out.start`, of `repr.shape`): for a chunk
+    /// whose elements are not contiguous in the caller's buffer. The
+    /// default decodes into a new buffer and copies it once;
+    /// `sharding_indexed` copies each inner chunk straight into place, so
+    /// a shard read whole is never held decoded. The caller has checked
+    /// that the box fits in `out` ([`CodecChain::decode_into_box`] does).
+    ///
+    /// # Errors
+    /// As [`Self::decode`], and [`CodecError::WrongSize`] if the decoded
+    /// chunk does not hold `repr`'s elements.
+    fn decode_into_box(
+        &self,
+        encoded: Vec<u8>,
+        repr: &ChunkRepr,
+        out: BoxOut<'_>,
+    ) -> Result<(), CodecError> {
+        let decoded = self.decode(encoded, repr)?;
+        partial::copy_chunk_into(decoded.as_fixed("array-to-bytes")?, repr, out)
+    }
+
     /// Serialises the fixed-size chunk of `repr` that lies at `src_start`
     /// in `src`, a C-order buffer of `src_shape` elements (the chunk's
     /// elements are not contiguous there). The default copies them into a

@@ -257,6 +257,37 @@ pub(crate) fn copy_part_into(
     Ok(true)
 }
 
+/// Copies a whole decoded chunk of `repr` (C order) into the box of `out`
+/// it fills: once, straight into place where its elements are contiguous
+/// there.
+///
+/// # Errors
+/// [`CodecError::WrongSize`] if `decoded` does not hold `repr`'s elements.
+pub(crate) fn copy_chunk_into(
+    decoded: &[u8],
+    repr: &ChunkRepr,
+    out: BoxOut<'_>,
+) -> Result<(), CodecError> {
+    let expected = repr.size_bytes()?;
+    if decoded.len() != expected {
+        return Err(CodecError::WrongSize {
+            expected,
+            actual: decoded.len(),
+        });
+    }
+    let zeros = vec![0; repr.shape.len()];
+    BoxCopy {
+        src_shape: &repr.shape,
+        src_start: &zeros,
+        dst_shape: out.shape,
+        dst_start: out.start,
+        shape: &repr.shape,
+        elem: repr.data_type.size(),
+    }
+    .run(decoded, out.buf);
+    Ok(())
+}
+
 /// Reads a whole value through `reader`, or `None` when it is missing.
 pub(crate) fn read_whole(reader: &dyn BytesRangeReader) -> Result<Option<Vec<u8>>, CodecError> {
     let whole = ByteRange::FromStart {

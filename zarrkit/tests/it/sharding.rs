@@ -216,6 +216,77 @@ fn whole_shards_inside_a_larger_region_encode_straight_from_it() {
 }
 
 #[test]
+fn whole_shards_read_into_a_larger_region_place_each_inner_chunk() {
+    // Whole shards that are not contiguous in the region decode each inner
+    // chunk straight into its place there: with many slabs of inner chunks
+    // (each slab in turn on one thread, contiguous inner chunks decoded in
+    // place) and with one (its inner chunks decoded in parallel). Inner
+    // chunks equal to the fill value and one whole shard are missing.
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .unwrap();
+    let shape = [16u64, 24, 20];
+    for (shard, inner) in [
+        ([16u64, 8, 10], [1u64, 4, 5]),
+        ([16, 8, 20], [1, 2, 20]),
+        ([8, 12, 10], [8, 4, 5]),
+    ] {
+        let store = Arc::new(MemoryStore::new());
+        let array = Array::builder(&shape, DataType::UInt16, &shard)
+            .fill_value(7u16)
+            .codecs(vec![zstd_sharding(&inner)])
+            .create(store.clone(), "/p")
+            .unwrap();
+        let n = shape.iter().product::<u64>() as usize;
+        let mut expected = noise(n, 11);
+        // Every third inner chunk (by its first element) is all fill.
+        for (i, v) in expected.iter_mut().enumerate() {
+            let c = [
+                i as u64 / (shape[1] * shape[2]),
+                i as u64 / shape[2] % shape[1],
+                i as u64 % shape[2],
+            ];
+            let inner_id: u64 = (0..3).map(|d| c[d] / inner[d]).sum();
+            if inner_id % 3 == 0 {
+                *v = 7;
+            }
+        }
+        array
+            .write_region(&Region::whole(&shape), &expected)
+            .unwrap();
+        // The last shard is erased: all fill.
+        let last: Vec<u64> = (0..3).map(|d| shape[d] / shard[d] - 1).collect();
+        store.erase(&array.chunk_key(&last).unwrap()).unwrap();
+        for (i, v) in expected.iter_mut().enumerate() {
+            let c = [
+                i as u64 / (shape[1] * shape[2]),
+                i as u64 / shape[2] % shape[1],
+                i as u64 % shape[2],
+            ];
+            if (0..3).all(|d| c[d] / shard[d] == last[d]) {
+                *v = 7;
+            }
+        }
+        let whole: Vec<u16> = pool
+            .install(|| array.read_region(&Region::whole(&shape)))
+            .unwrap();
+        assert!(
+            whole == expected,
+            "shards {shard:?} of {inner:?}: whole read"
+        );
+        // A region holding whole shards at an offset within it.
+        let region = Region::new(vec![0, 8, 0], vec![16, 16, 20]);
+        let part: Vec<u16> = pool.install(|| array.read_region(&region)).unwrap();
+        let want: Vec<u16> = (0..16u64)
+            .flat_map(|i| (8..24u64).flat_map(move |j| (0..20u64).map(move |k| (i, j, k))))
+            .map(|(i, j, k)| expected[(i * 24 * 20 + j * 20 + k) as usize])
+            .collect();
+        assert!(part == want, "shards {shard:?} of {inner:?}: region");
+    }
+}
+
+#[test]
 fn inner_chunks_equal_to_the_fill_value_are_not_stored() {
     let store = Arc::new(MemoryStore::new());
     let array = Array::builder(&[8], DataType::UInt16, &[8])

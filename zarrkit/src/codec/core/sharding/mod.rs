@@ -309,6 +309,25 @@ impl ArrayToBytesCodec for ShardingCodec {
                 actual: out.len(),
             });
         }
+        let zeros = vec![0; shard.shape.len()];
+        let whole = BoxOut {
+            buf: out,
+            shape: &shard.shape,
+            start: &zeros,
+        };
+        self.decode_shard_into(&shard, &encoded, whole)
+    }
+
+    fn decode_into_box(
+        &self,
+        encoded: Vec<u8>,
+        repr: &ChunkRepr,
+        out: BoxOut<'_>,
+    ) -> Result<(), CodecError> {
+        // Fixed-size data only: a variable-length representation has no size.
+        repr.size_bytes()?;
+        let shard = self.shard(repr)?;
+        out.check(&shard.shape, shard.elem)?;
         self.decode_shard_into(&shard, &encoded, out)
     }
 

@@ -22,81 +22,134 @@ use rayon::prelude::*;
 use std::collections::BTreeMap;
 
 impl ShardingCodec {
-    /// Decodes the inner chunks of a whole shard held in memory into `out`.
+    /// Decodes the inner chunks of a whole shard held in memory into the
+    /// box of `out` it fills (`out.start`, the shard's shape): a buffer of
+    /// the shard alone, or the caller's region buffer, so that a shard read
+    /// whole copies each element once from its inner chunk into place.
     pub(super) fn decode_shard_into(
         &self,
         shard: &Shard,
         encoded: &[u8],
-        out: &mut [u8],
+        out: BoxOut<'_>,
     ) -> Result<(), CodecError> {
         let index = self.whole_index(shard, encoded)?;
         self.decode_shard_with_index(shard, &index, encoded, out)
     }
 
     /// As [`Self::decode_shard_into`], with the index already decoded and
-    /// checked against `encoded` by [`Self::whole_index`].
+    /// checked against `encoded` by [`Self::whole_index`]. The caller has
+    /// checked that the shard's box fits in `out`.
     pub(super) fn decode_shard_with_index(
         &self,
         shard: &Shard,
         index: &[u64],
         encoded: &[u8],
-        out: &mut [u8],
+        out: BoxOut<'_>,
     ) -> Result<(), CodecError> {
-        let decode_one = |i: usize| -> Result<Option<Vec<u8>>, CodecError> {
-            Self::entry(index, i)
-                .map(|(offset, nbytes)| {
-                    // Checked against the shard's length in `decode_index`.
-                    let bytes = encoded[offset as usize..(offset + nbytes) as usize].to_vec();
-                    shard
-                        .inner
-                        .decode(bytes, &shard.inner_repr)?
-                        .into_fixed(super::NAME)
-                })
-                .transpose()
+        let BoxOut {
+            buf,
+            shape: out_shape,
+            start: out_start,
+        } = out;
+        let elem = shard.elem;
+        let fill = &shard.inner_repr.fill_value;
+        // Decodes inner chunk `i` into `dst` (one inner chunk's bytes):
+        // `false`, writing nothing, when it is not stored.
+        let decode_into = |i: usize, dst: &mut [u8]| -> Result<bool, CodecError> {
+            let Some((offset, nbytes)) = Self::entry(index, i) else {
+                return Ok(false);
+            };
+            // Checked against the shard's length in `whole_index`.
+            let bytes = encoded[offset as usize..(offset + nbytes) as usize].to_vec();
+            shard.inner.decode_into(bytes, &shard.inner_repr, dst)?;
+            Ok(true)
         };
         if shard.shape.is_empty() {
             // A 0-d shard holds exactly one inner chunk.
-            match decode_one(0)? {
-                Some(chunk) => out.copy_from_slice(&chunk),
-                None => shard.inner_repr.fill_value.fill(out),
+            if !decode_into(0, buf)? {
+                fill.fill(buf);
             }
             return Ok(());
         }
-        // Inner chunks sharing their first grid coordinate fill one
-        // contiguous slab of `out`: slabs are filled in parallel, and the
-        // chunks of each slab decode in parallel too.
+        if buf.is_empty() || shard.n == 0 {
+            return Ok(());
+        }
+        // Inner chunks sharing their first grid coordinate fill one slab
+        // of the planes of `out` the shard spans (planes of its first
+        // dimension are contiguous): slabs are filled in parallel.
+        let plane = buf.len() / out_shape[0] as usize;
+        let rows = &mut buf
+            [out_start[0] as usize * plane..(out_start[0] + shard.shape[0]) as usize * plane];
         let slabs = shard.grid[0] as usize;
         let per_slab = shard.n / slabs;
-        let slab_bytes = out.len() / slabs;
+        let slab_bytes = shard.inner_shape[0] as usize * plane;
         let slab_shape: Vec<u64> = std::iter::once(shard.inner_shape[0])
-            .chain(shard.shape[1..].iter().copied())
+            .chain(out_shape[1..].iter().copied())
             .collect();
+        let inner_bytes = shard.inner_len() as usize * elem;
         let zeros = vec![0u64; shard.shape.len()];
-        out.par_chunks_mut(slab_bytes)
+        // Where inner chunk `i` starts in its slab.
+        let place = |i: usize| {
+            let mut start = shard.start(i);
+            start[0] = 0;
+            for (s, o) in start.iter_mut().zip(out_start).skip(1) {
+                *s += o;
+            }
+            start
+        };
+        let copy_to = |dst_start: &[u64], src: Option<&[u8]>, slab: &mut [u8]| {
+            let copy = BoxCopy {
+                src_shape: &shard.inner_shape,
+                src_start: &zeros,
+                dst_shape: &slab_shape,
+                dst_start,
+                shape: &shard.inner_shape,
+                elem,
+            };
+            match src {
+                Some(src) => copy.run(src, slab),
+                None => copy.for_each_run(|_, d, len| fill.fill(&mut slab[d..d + len])),
+            }
+        };
+        // With a slab for every thread and more, each slab decodes its
+        // inner chunks in turn into one reused buffer (or straight into
+        // place where an inner chunk is contiguous there); with fewer, the
+        // inner chunks of a slab decode in parallel.
+        let sequential = slabs >= 2 * rayon::current_num_threads();
+        rows.par_chunks_mut(slab_bytes)
             .enumerate()
             .try_for_each(|(g, slab)| {
                 let first = g * per_slab;
+                if sequential {
+                    let mut scratch = Vec::new();
+                    for i in first..first + per_slab {
+                        let dst_start = place(i);
+                        if let Some(range) = copy::contiguous_range(
+                            &slab_shape,
+                            &dst_start,
+                            &shard.inner_shape,
+                            elem,
+                        ) {
+                            if !decode_into(i, &mut slab[range.clone()])? {
+                                fill.fill(&mut slab[range]);
+                            }
+                            continue;
+                        }
+                        scratch.resize(inner_bytes, 0);
+                        let stored = decode_into(i, &mut scratch)?;
+                        copy_to(&dst_start, stored.then_some(&scratch[..]), slab);
+                    }
+                    return Ok(());
+                }
                 let decoded = (first..first + per_slab)
                     .into_par_iter()
-                    .map(decode_one)
-                    .collect::<Result<Vec<_>, _>>()?;
+                    .map(|i| {
+                        let mut chunk = vec![0u8; inner_bytes];
+                        Ok(decode_into(i, &mut chunk)?.then_some(chunk))
+                    })
+                    .collect::<Result<Vec<_>, CodecError>>()?;
                 for (j, chunk) in decoded.into_iter().enumerate() {
-                    let mut dst_start = shard.start(first + j);
-                    dst_start[0] = 0;
-                    let copy = BoxCopy {
-                        src_shape: &shard.inner_shape,
-                        src_start: &zeros,
-                        dst_shape: &slab_shape,
-                        dst_start: &dst_start,
-                        shape: &shard.inner_shape,
-                        elem: shard.elem,
-                    };
-                    match chunk {
-                        Some(chunk) => copy.run(&chunk, slab),
-                        None => copy.for_each_run(|_, d, len| {
-                            shard.inner_repr.fill_value.fill(&mut slab[d..d + len]);
-                        }),
-                    }
+                    copy_to(&place(first + j), chunk.as_deref(), slab);
                 }
                 Ok(())
             })
@@ -156,7 +209,13 @@ impl ShardingCodec {
             bytemuck::allocation::try_zeroed_vec(size).map_err(|()| CodecError::TooLarge {
                 shape: repr.shape.clone(),
             })?;
-        self.decode_shard_with_index(&shard, &index, &encoded, &mut out)?;
+        let zeros = vec![0; shard.shape.len()];
+        let whole = BoxOut {
+            buf: &mut out,
+            shape: &shard.shape,
+            start: &zeros,
+        };
+        self.decode_shard_with_index(&shard, &index, &encoded, whole)?;
         Ok(out.into())
     }
 
