@@ -248,7 +248,7 @@ fn whole_shards_read_into_a_larger_region_place_each_inner_chunk() {
                 i as u64 % shape[2],
             ];
             let inner_id: u64 = (0..3).map(|d| c[d] / inner[d]).sum();
-            if inner_id % 3 == 0 {
+            if inner_id.is_multiple_of(3) {
                 *v = 7;
             }
         }
