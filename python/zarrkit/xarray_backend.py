@@ -49,7 +49,7 @@ It follows xarray's own zarr backend (``xarray/backends/zarr.py``):
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -164,7 +164,7 @@ def _stored_dims_and_attrs(array: zarrkit.Array) -> tuple[list[str | None] | Non
         names = attrs.pop(DIMENSION_KEY)
     if not v3:
         attrs.pop(DIMENSION_KEY, None)
-        if names is None:
+        if names is None and array.zarr_format == 2:
             refs = array.metadata.get("_NCZARR_ARRAY", {})
             refs = refs.get("dimrefs") if isinstance(refs, dict) else None
             if _valid_names(refs, array.ndim):
@@ -174,11 +174,14 @@ def _stored_dims_and_attrs(array: zarrkit.Array) -> tuple[list[str | None] | Non
 
 
 def _dimension_names(
-    arrays: dict[str, zarrkit.Array], stored: dict[str, list[str | None] | None]
+    arrays: dict[str, zarrkit.Array],
+    stored: dict[str, list[str | None] | None],
+    inherited: Mapping[str, int],
 ) -> dict[str, tuple[str, ...]]:
     """Every array's dimension names: those stored, else ``dim_<i>``, or
-    ``<array>_dim_<i>`` where ``dim_<i>`` would have two lengths."""
-    lengths: dict[str, int] = {}
+    ``<array>_dim_<i>`` where ``dim_<i>`` would have two lengths (in the
+    group or its ancestors' `inherited` dimensions)."""
+    lengths: dict[str, int] = dict(inherited)
     for name, names in stored.items():
         for d, n in zip(names or (), arrays[name].shape):
             if d is not None:
@@ -205,10 +208,14 @@ class ZarrkitDataStore(AbstractDataStore):
 
     `use_zarr_fill_value_as_mask` (default: true except in v3) makes the
     arrays' fill value their ``_FillValue``, as xarray's zarr backend
-    does."""
+    does. `inherited_dims` are the dimensions of the group's ancestors in a
+    DataTree, which names made up for arrays without any avoid."""
 
     def __init__(
-        self, node: zarrkit.Array | zarrkit.Group, use_zarr_fill_value_as_mask: bool | None = None
+        self,
+        node: zarrkit.Array | zarrkit.Group,
+        use_zarr_fill_value_as_mask: bool | None = None,
+        inherited_dims: Mapping[str, int] | None = None,
     ) -> None:
         self._node = node
         if isinstance(node, zarrkit.Array):
@@ -223,7 +230,7 @@ class ZarrkitDataStore(AbstractDataStore):
         self._attrs = {}
         for name, array in self._arrays.items():
             stored[name], self._attrs[name] = _stored_dims_and_attrs(array)
-        self._dims = _dimension_names(self._arrays, stored)
+        self._dims = _dimension_names(self._arrays, stored, inherited_dims or {})
 
     @classmethod
     def open(
@@ -259,10 +266,8 @@ class ZarrkitDataStore(AbstractDataStore):
         if backend_array.dtype.kind == "T":
             encoding["dtype"] = backend_array.dtype
         if self._mask:
-            if array.metadata.get("fill_value", 0) is not None:
-                fill = array.fill_value
-                if fill is not None:
-                    attrs["_FillValue"] = fill
+            if not _null_fill_value(array):
+                attrs["_FillValue"] = array.fill_value
         else:
             if array.zarr_format == 3:
                 encoding["fill_value"] = array.fill_value
@@ -283,6 +288,17 @@ class ZarrkitDataStore(AbstractDataStore):
     def get_dimensions(self) -> dict[str, int]:
         """The dimensions' lengths."""
         return {d: n for name, a in self._arrays.items() for d, n in zip(self._dims[name], a.shape)}
+
+
+def _null_fill_value(array: zarrkit.Array) -> bool:
+    """Whether the array's document gives ``null`` as its fill value (v2
+    and v1 may; the array then has no ``_FillValue``)."""
+    if array.fill_value is None:
+        return True
+    try:
+        return array.metadata.get("fill_value", 0) is None
+    except zarrkit.ZarrkitError:  # a document zarrkit cannot write back
+        return False
 
 
 def _open_node(
@@ -387,7 +403,7 @@ class ZarrkitBackendEntrypoint(BackendEntrypoint):
         store = ZarrkitDataStore.open(
             filename_or_obj, group, storage_options, zarr_format, use_zarr_fill_value_as_mask
         )
-        return StoreBackendEntrypoint().open_dataset(
+        return _decode(
             store,
             mask_and_scale=mask_and_scale,
             decode_times=decode_times,
@@ -427,10 +443,17 @@ class ZarrkitBackendEntrypoint(BackendEntrypoint):
         node = _open_node(filename_or_obj, group, storage_options, zarr_format)
         nodes = _walk_groups(node, parent) if isinstance(node, zarrkit.Group) else iter([(parent, node)])
         out: dict[str, Dataset] = {}
+        dims: dict[str, dict[str, int]] = {}
         for path, member in nodes:
-            ds = self.open_dataset(
-                member, use_zarr_fill_value_as_mask=use_zarr_fill_value_as_mask, **decode
-            )
+            inherited = dims.get(path.rsplit("/", 1)[0] or "/", {}) if path != parent else {}
+            store = ZarrkitDataStore(member, use_zarr_fill_value_as_mask, inherited)
+            dims[path] = {**inherited, **store.get_dimensions()}
+            ds = _decode(store, **decode)
             name = str(NodePath(path).relative_to(parent)) if group else str(NodePath(path))
             out[name] = ds
         return out
+
+
+def _decode(store: ZarrkitDataStore, **decode: Any) -> Dataset:
+    """The store's variables through xarray's CF decoding."""
+    return StoreBackendEntrypoint().open_dataset(store, **decode)
