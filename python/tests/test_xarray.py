@@ -202,6 +202,17 @@ def test_sharded_encoding(tmp_path: pathlib.Path) -> None:
     assert enc["shards"] == theirs.temp.encoding["shards"] == (2, 4)
 
 
+def test_zarrkit_nodes_and_zarr_format(stores: dict[int, pathlib.Path]) -> None:
+    g = zarrkit.open_group(stores[3], mode="r")
+    xr.testing.assert_identical(zk(g), zk(stores[3]))
+    alone = zk(g, group="temp")  # an array: a Dataset of it alone
+    assert list(alone.variables) == ["temp"] and alone.attrs == {}
+    xr.testing.assert_identical(alone.temp.variable, zk(stores[3]).temp.variable)
+    assert zk(stores[2], zarr_format=2).temp.shape == (6, 4)
+    with pytest.raises(FileNotFoundError, match="format 2, not 3"):
+        zk(stores[2], zarr_format=3)
+
+
 def test_a_missing_store() -> None:
     with pytest.raises(FileNotFoundError):
         zk("/nonexistent/x.zarr")
