@@ -135,6 +135,38 @@ def test_identical_to_engine_zarr(stores: dict[int, pathlib.Path], fmt: int, dec
                 np.testing.assert_equal(a[key], b[key], err_msg=f"{name} {key}")
 
 
+ZARR_DTYPES = ["bool", "i1", "u2", "i4", "u8", "f2", "f4", "f8", "c8", "c16", "M8[s]", "m8[ms]",
+               "S3", "U4", "str"]
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+@pytest.mark.parametrize("dtype", ZARR_DTYPES)
+@pytest.mark.parametrize("fill", ["default", "first value"])
+def test_every_data_type_as_engine_zarr(tmp_path: pathlib.Path, fmt: int, dtype: str, fill: str) -> None:
+    # An array written by zarr-python itself, with the dimension names
+    # xarray reads from each format.
+    import zarr
+
+    store = tmp_path / "t.zarr"
+    if dtype in ("S3", "U4", "str"):
+        values = np.array(["ab", "", "xyz", "q", "", "w"], dtype=object if dtype == "str" else dtype)
+    else:
+        values = np.array([1, 0, 2, 1, 0, 3]).astype(dtype)
+    names = {"dimension_names": ("y", "x")} if fmt == 3 else {"attributes": {"_ARRAY_DIMENSIONS": ["y", "x"]}}
+    a = zarr.open_group(store, mode="w", zarr_format=fmt).create_array(
+        "v", shape=(2, 3), chunks=(1, 2), dtype=str if dtype == "str" else dtype,
+        fill_value=None if fill == "default" else values[0], **names,
+    )
+    a[...] = values.reshape(2, 3)
+    for decoding in ({}, {"mask_and_scale": False}):
+        ours, theirs = zk(store, **decoding), zr(store, **decoding)
+        xr.testing.assert_identical(ours, theirs)
+        for key in ("_FillValue", "fill_value", "dtype", "chunks", "preferred_chunks", "shards"):
+            mine, zarrs = ours.v.encoding.get(key, "absent"), theirs.v.encoding.get(key, "absent")
+            np.testing.assert_equal(mine, zarrs, err_msg=key)
+            assert key == "dtype" or type(mine) is type(zarrs), (key, mine, zarrs)
+
+
 @pytest.mark.parametrize("fmt", [2, 3])
 def test_decoded_values(stores: dict[int, pathlib.Path], fmt: int) -> None:
     ds = zk(stores[fmt])
