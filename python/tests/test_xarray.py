@@ -199,6 +199,9 @@ def test_datatree_identical_to_engine_zarr(trees: dict[int, pathlib.Path], fmt: 
     sub = xr.open_datatree(trees[fmt], engine="zarrkit", group="a")
     xr.testing.assert_identical(sub, xr.open_datatree(trees[fmt], engine="zarr", group="a"))
     assert set(sub.children) == {"b"}
+    chunked = xr.open_datatree(trees[fmt], engine="zarrkit", chunks={})
+    assert chunked["a"].t2.chunks == ((6,), (4,)) == tuple((c,) for c in ours["a"].t2.encoding["chunks"])
+    xr.testing.assert_identical(chunked.compute(), ours.compute())
     groups = xr.open_groups(trees[fmt], engine="zarrkit")
     assert list(groups) == list(xr.open_groups(trees[fmt], engine="zarr"))
     assert sorted(groups) == ["/", "/a", "/a/b", "/c"]
@@ -243,6 +246,11 @@ def test_zarrkit_nodes_and_zarr_format(stores: dict[int, pathlib.Path]) -> None:
     assert zk(stores[2], zarr_format=2).temp.shape == (6, 4)
     with pytest.raises(FileNotFoundError, match="format 2, not 3"):
         zk(stores[2], zarr_format=3)
+
+
+def test_a_zip_archive(stores: dict[int, pathlib.Path], tmp_path: pathlib.Path) -> None:
+    archive = shutil.make_archive(str(tmp_path / "v3"), "zip", stores[3])
+    xr.testing.assert_identical(zk(archive), zr(stores[3]))
 
 
 def test_a_missing_store() -> None:
