@@ -407,6 +407,21 @@ def test_dimension_names_where_the_format_has_none(tmp_path: pathlib.Path) -> No
     assert ds.attrs == {"about": "nameless"}
 
 
+def test_a_plain_fill_value_attribute_in_v3(tmp_path: pathlib.Path) -> None:
+    # xarray writes a float `_FillValue` as base64; other writers give the
+    # number, which engine="zarr" refuses and zarrkit takes.
+    store = tmp_path / "plain.zarr"
+    zarrkit.create_group(store)
+    a = zarrkit.create_array(store, name="v", shape=(3,), dtype="f4", dimension_names=("x",),
+                             attributes={"_FillValue": -9999.0})
+    a[...] = [1.0, -9999.0, 3.0]
+    with pytest.raises(TypeError, match="expected str or bytes"):
+        zr(store)
+    ds = zk(store)
+    np.testing.assert_array_equal(ds.v.values, [1.0, np.nan, 3.0])
+    assert ds.v.encoding["_FillValue"] == -9999.0
+
+
 def test_v2_dimension_names_and_fill_value(tmp_path: pathlib.Path) -> None:
     store = tmp_path / "v2.zarr"
     zarrkit.create_group(store, zarr_format=2)

@@ -30,7 +30,8 @@ It follows xarray's own zarr backend (``xarray/backends/zarr.py``):
 - **Fill values**: in v2, v1 and the drafts the array's fill value is the
   CF ``_FillValue`` (missing data; xarray's default for v2); in v3 it is
   only ``encoding["fill_value"]``, and a ``_FillValue`` attribute (which
-  xarray writes base64-encoded) is decoded. ``use_zarr_fill_value_as_mask``
+  xarray writes base64-encoded) is decoded; a plain number there (which
+  ``engine="zarr"`` refuses) is taken as it is. ``use_zarr_fill_value_as_mask``
   chooses either way for any format.
 - **Encoding**: ``chunks`` (inner chunks of a sharded array),
   ``preferred_chunks`` (the same by dimension: what ``chunks={}`` gives
@@ -272,7 +273,7 @@ class ZarrkitDataStore(AbstractDataStore):
             if array.zarr_format == 3:
                 encoding["fill_value"] = array.fill_value
             if "_FillValue" in attrs:
-                attrs["_FillValue"] = FillValueCoder.decode(attrs["_FillValue"], array.dtype)
+                attrs["_FillValue"] = _decode_fill_attribute(attrs["_FillValue"], array.dtype)
         return Variable(dims, data, attrs, encoding)
 
     def get_variables(self) -> FrozenDict[str, Variable]:
@@ -288,6 +289,19 @@ class ZarrkitDataStore(AbstractDataStore):
     def get_dimensions(self) -> dict[str, int]:
         """The dimensions' lengths."""
         return {d: n for name, a in self._arrays.items() for d, n in zip(self._dims[name], a.shape)}
+
+
+def _decode_fill_attribute(value: Any, dtype: np.dtype[Any]) -> Any:
+    """A ``_FillValue`` attribute as xarray's zarr backend decodes it (a
+    float as the base64 of its bytes, which xarray writes); a plain number,
+    which other writers give and ``engine="zarr"`` refuses, is taken as it
+    is."""
+    try:
+        return FillValueCoder.decode(value, dtype)
+    except (TypeError, ValueError):
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return value
+        raise
 
 
 def _null_fill_value(array: zarrkit.Array) -> bool:
@@ -307,15 +321,18 @@ def _open_node(
     storage_options: dict[str, Any] | None,
     zarr_format: int | str | None,
 ) -> zarrkit.Array | zarrkit.Group:
+    """The node at `group` of `store` (a location or a zarrkit node), read
+    only; :class:`zarrkit.NodeNotFoundError` if it is not there or not in
+    `zarr_format`."""
+    if isinstance(store, zarrkit.Group) and group:
+        store = store[group]
     if isinstance(store, (zarrkit.Array, zarrkit.Group)):
-        node = store[group] if group and isinstance(store, zarrkit.Group) else store
+        node = store
+        zarrkit._check_format(node, zarr_format)  # type: ignore[arg-type]
     else:
-        if isinstance(store, os.PathLike):
-            store = os.fspath(store)
-        node = zarrkit.open(store, mode="r", path=group, storage_options=storage_options)
-    if zarr_format is not None and node.zarr_format != zarr_format:
-        raise zarrkit.NodeNotFoundError(
-            f"`{node.path}` is stored in format {node.zarr_format}, not {zarr_format}"
+        node = zarrkit.open(
+            store, mode="r", path=group, zarr_format=zarr_format,  # type: ignore[arg-type]
+            storage_options=storage_options,
         )
     return node
 
