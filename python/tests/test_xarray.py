@@ -244,6 +244,8 @@ def test_zarrkit_nodes_and_zarr_format(stores: dict[int, pathlib.Path]) -> None:
     assert list(alone.variables) == ["temp"] and alone.attrs == {}
     xr.testing.assert_identical(alone.temp.variable, zk(stores[3]).temp.variable)
     assert zk(stores[2], zarr_format=2).temp.shape == (6, 4)
+    for consolidated in (None, True, False):  # accepted as engine="zarr" takes it
+        xr.testing.assert_identical(zk(stores[2], consolidated=consolidated), zr(stores[2]))
     with pytest.raises(FileNotFoundError, match="format 2, not 3"):
         zk(stores[2], zarr_format=3)
 
