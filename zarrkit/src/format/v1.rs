@@ -353,8 +353,14 @@ pub fn array_to_json(array: &ArrayMetadata) -> Result<Value, MetadataError> {
         }
     }
     let raw = matches!(array.data_type, DataType::RawBits(_));
+    // NumPy's datetimes are typestrs too (`<M8[ns]`), which zarr 1.x writes.
+    let datetime = matches!(
+        array.data_type,
+        DataType::NumpyDateTime64 { .. } | DataType::NumpyTimeDelta64 { .. }
+    );
     if !raw
         && ((array.data_type.is_extension()
+            && !datetime
             && !numpy_types::is_numpy_string_or_struct(&array.data_type))
             || !numpy_types::is_representable(&array.data_type))
     {

@@ -667,6 +667,64 @@ fn structured_types_with_mixed_byte_order_read_and_write_back() {
     assert_eq!(doc["dtype"], json!([["a", "<i4"], ["b", ">i2"]]));
 }
 
+/// NumPy datetimes are v1 typestrs (`<M8[ns]`, `<m8[s]`), as zarr 1.x
+/// writes them: zarrkit writes such arrays, and zarr 1.1.0 reads them.
+#[test]
+fn datetime_arrays_are_written_as_numpy_typestrs_that_zarr_1_reads() {
+    let Some(zarr1) = crate::support::python("ZARRKIT_PYTHON_ZARR1", "zarr 1.1.0") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    use zarrkit::metadata::TimeUnit;
+    let cases = [
+        (
+            "dt",
+            DataType::NumpyDateTime64 {
+                unit: TimeUnit::Nanosecond,
+                scale_factor: 1,
+            },
+            "<M8[ns]",
+        ),
+        (
+            "td",
+            DataType::NumpyTimeDelta64 {
+                unit: TimeUnit::Second,
+                scale_factor: 1,
+            },
+            "<m8[s]",
+        ),
+    ];
+    for (name, data_type, typestr) in cases {
+        let array = Array::builder(&[5], data_type, &[2])
+            .format(ZarrFormat::V1)
+            .create(fs_store(&dir.path().join(name)), "/")
+            .unwrap();
+        let values: Vec<i64> = vec![1_600_000_000, -3, i64::MIN, 0, 42];
+        array.write_region(&Region::whole(&[5]), &values).unwrap();
+        let doc = json_at(fs_store(&dir.path().join(name)).as_ref(), "meta");
+        assert_eq!(doc["dtype"], json!(typestr), "{name}");
+        let reopened = Array::open(fs_store(&dir.path().join(name)), "/").unwrap();
+        assert_eq!(
+            reopened.read_region::<i64>(&Region::whole(&[5])).unwrap(),
+            values
+        );
+        let code = format!(
+            "import collections, collections.abc\n\
+             collections.MutableMapping = collections.abc.MutableMapping\n\
+             import zarr\n\
+             z = zarr.open({path:?}, mode='r')\n\
+             print(z.dtype.str, [int(v) for v in z[:].view('i8')])",
+            path = dir.path().join(name).to_str().unwrap()
+        );
+        let out = crate::support::run(&zarr1, &["-c", code.as_str()], &[]);
+        assert_eq!(
+            out.trim(),
+            format!("{typestr} [1600000000, -3, {}, 0, 42]", i64::MIN),
+            "{name}"
+        );
+    }
+}
+
 /// Runs `testdata/generate/v1_interop.py MODE DIR`; returns its stdout.
 fn v1_interop(python: &std::path::Path, mode: &str, dir: &std::path::Path) -> String {
     let script = crate::support::script("v1_interop.py");
