@@ -163,3 +163,58 @@ def test_threads_read_and_write_one_array_at_once(tmp_path: pathlib.Path) -> Non
     assert errors == []
     expected = np.arange(64)[None, :] + 1000 * np.arange(64)[:, None]
     np.testing.assert_array_equal(a[...], expected)
+
+
+KEYS = [
+    (...,),
+    (slice(None, None, -1),),
+    (slice(1, None, 3), 2),
+    (slice(None, None, -2), slice(1, -1)),
+    (slice(-2, 0, -3), Ellipsis),
+    (4, slice(None, None, -1)),
+    (Ellipsis, slice(2, 9)),
+    (slice(3, 4), slice(None, None, -4)),
+    (np.int64(-1), slice(None)),
+    (slice(20, 30),),
+]
+
+
+@pytest.mark.parametrize("limits", [(3, 1 << 20), (1 << 20, 16)], ids=["by-chunks", "by-bytes"])
+@pytest.mark.parametrize("key", KEYS, ids=[repr(k) for k in KEYS])
+def test_reads_and_writes_in_pieces_equal_numpy(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch, key: tuple, limits: tuple[int, int]
+) -> None:
+    # Tiny pieces (3 chunks: whole chunks along the first axis; or 16
+    # bytes: single rows), so that the selections are split.
+    monkeypatch.setattr(zarrkit, "_PIECE_CHUNKS", limits[0])
+    monkeypatch.setattr(zarrkit, "_PIECE_BYTES", limits[1])
+    expected = np.arange(13 * 11, dtype="int32").reshape(13, 11)
+    a = zarrkit.create_array(tmp_path / "p.zarr", shape=(13, 11), dtype="int32", chunks=(3, 4))
+    a[...] = expected
+    np.testing.assert_array_equal(a[...], expected)
+    pieces = zarrkit._pieces(a, "basic", key)
+    if limits[1] == 16 and len(np.ravel(expected[key])) > 4:
+        assert pieces is not None and len(pieces[1]) > 1  # split into rows
+    if pieces is not None:  # the pieces cover the selection's first axis once
+        assert [(p[0], p[1]) for p in pieces[1]] == list(zip([0] + [p[1] for p in pieces[1]][:-1], [p[1] for p in pieces[1]]))
+        assert pieces[1][-1][1] == len(expected[key])
+    got = a[key]
+    np.testing.assert_array_equal(got, expected[key])
+    assert np.shape(got) == np.shape(expected[key])
+    value = -np.arange(np.size(expected[key]), dtype="int32").reshape(np.shape(expected[key])) - 1
+    a[key] = value
+    expected[key] = value
+    np.testing.assert_array_equal(a[...], expected)
+    a[key] = 77  # a scalar, broadcast to every piece
+    expected[key] = 77
+    np.testing.assert_array_equal(a.oindex[key] if Ellipsis not in key else a[key], expected[key])
+    np.testing.assert_array_equal(a[...], expected)
+
+
+def test_string_reads_and_writes_in_pieces(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(zarrkit, "_PIECE_CHUNKS", 2)
+    a = zarrkit.create_array(tmp_path / "s.zarr", shape=(9, 2), dtype=str, chunks=(2, 1))
+    expected = np.array([[f"r{i}c{j}" * (i + 1) for j in range(2)] for i in range(9)], dtype=object)
+    a[...] = expected
+    assert a[::-1].tolist() == expected[::-1].tolist()
+    assert a[1:8:3, 1].tolist() == ["r1c1" * 2, "r4c1" * 5, "r7c1" * 8]
