@@ -417,7 +417,13 @@ class Array(_Node):
     """An array in a store. Index it as a NumPy array: ``a[1:-1, ::-2]``,
     ``a[[0, 3]]``, ``a[mask]``, ``a.oindex[...]``, ``a.vindex[...]``,
     ``a.blocks[...]``; assign the same way, a scalar or any value that
-    broadcasts to the selection. Open one with :func:`open_array`."""
+    broadcasts to the selection. Open one with :func:`open_array`.
+
+    Large reads and writes run in pieces of whole chunks, each with the GIL
+    released, so Ctrl-C interrupts them. An array pickles by location
+    (store, path, mode, storage options), so ``dask.array.from_array(a,
+    chunks=a.chunks)`` and ``dask.array.store(x, a, lock=False)`` work on
+    a ``distributed`` cluster."""
 
     @property
     def shape(self) -> tuple[int, ...]:
