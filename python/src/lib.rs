@@ -5,12 +5,15 @@
 //! the library and NumPy buffers with the GIL released. The Python half
 //! (`zarrkit/`) adds zarr-python's API on top: modes, mappings, dtypes.
 
-use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
+mod migrate;
+
+use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1, PyReadwriteArray1};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyEllipsis, PyInt, PyList, PySlice, PyTuple};
 use std::sync::{Arc, RwLock};
 use zarrkit::format::ZarrFormat;
+use zarrkit::format::v2::ByteOrder;
 use zarrkit::metadata::json::{extension_from_json, fill_value_from_json};
 use zarrkit::metadata::{ChunkGrid, DataType, JsonMap, NodeMetadata};
 use zarrkit::store::{Store, StoreOptions};
@@ -81,6 +84,8 @@ fn py_to_json_map(text: &str) -> PyResult<JsonMap> {
 struct Store_ {
     store: Arc<dyn Store>,
     location: String,
+    /// The `storage_options` it was opened with (a copy), for pickling.
+    options: Option<Py<PyDict>>,
 }
 
 /// Converts `storage_options` into the library's [`StoreOptions`]:
@@ -118,6 +123,10 @@ impl Store_ {
         create: bool,
     ) -> PyResult<Self> {
         let options = store_options(storage_options)?;
+        let kept = storage_options
+            .map(|d| d.copy())
+            .transpose()?
+            .map(Bound::unbind);
         let loc = location.clone();
         let store = py
             .detach(move || {
@@ -128,12 +137,22 @@ impl Store_ {
                 }
             })
             .map_err(|e| py_err(Error::Store(e)))?;
-        Ok(Self { store, location })
+        Ok(Self {
+            store,
+            location,
+            options: kept,
+        })
     }
 
     #[getter]
     fn location(&self) -> String {
         self.location.clone()
+    }
+
+    /// A copy of the `storage_options` the store was opened with, or `None`.
+    #[getter]
+    fn storage_options<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        self.options.as_ref().map(|d| d.bind(py).copy()).transpose()
     }
 
     /// `None`, or `(zarr_format, "array" | "group")` of the node at `path`.
@@ -194,7 +213,7 @@ impl Store_ {
     /// the format's defaults); `chunk_shape` is the shape of the grid's
     /// chunks (the shards of a sharded array).
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (path, shape, dtype, chunk_shape, codecs, fill_value, dimension_names, attributes, zarr_format, overwrite))]
+    #[pyo3(signature = (path, shape, dtype, chunk_shape, codecs, fill_value, dimension_names, attributes, zarr_format, overwrite, fill_bytes=None))]
     fn create_array(
         &self,
         py: Python<'_>,
@@ -208,6 +227,7 @@ impl Store_ {
         attributes: &str,
         zarr_format: u8,
         overwrite: bool,
+        fill_bytes: Option<Vec<u8>>,
     ) -> PyResult<Array_> {
         let format = format_of(zarr_format)?;
         let data_type = data_type_of(dtype)?;
@@ -231,6 +251,17 @@ impl Store_ {
             let fill = fill_value_from_json(&fill, &data_type)
                 .map_err(|e| invalid(format!("invalid fill_value: {}", message(&e))))?;
             builder = builder.fill_value_bytes(fill);
+        }
+        if let Some(fill) = fill_bytes {
+            if fill.len() != data_type.size() {
+                return Err(invalid(format!(
+                    "the fill value has {} bytes, not the {} of one `{}` element",
+                    fill.len(),
+                    data_type.size(),
+                    data_type.name()
+                )));
+            }
+            builder = builder.fill_value_bytes(zarrkit::metadata::FillValue::new(fill));
         }
         if let Some(names) = dimension_names {
             builder = builder.dimension_names_opt(names);
@@ -266,12 +297,18 @@ fn format_of(zarr_format: u8) -> PyResult<ZarrFormat> {
 }
 
 /// The data type of a NumPy type string (`"<i4"`, `"|b1"`, `"<M8[ns]"`),
-/// in native (little-endian) byte order.
+/// a v3 data type name (`"bfloat16"`, `"r16"`), or the JSON text of a
+/// structured dtype's `descr` (`[["a", "<i4"], ["b", "<f8", [2]]]`), in
+/// native (little-endian) byte order.
 fn data_type_of(dtype: &str) -> PyResult<DataType> {
     if let Some(data_type) = DataType::from_name(dtype) {
         return Ok(data_type);
     }
-    let value = serde_json::Value::String(dtype.to_string());
+    let value = if dtype.starts_with('[') {
+        serde_json::from_str(dtype).map_err(|e| invalid(e.to_string()))?
+    } else {
+        serde_json::Value::String(dtype.to_string())
+    };
     zarrkit::format::v2::numpy_dtype_from_json(&value)
         .map(|(data_type, _)| data_type)
         .map_err(|e| {
@@ -425,11 +462,20 @@ impl Array_ {
     }
 
     /// The NumPy type string of the elements in native byte order
-    /// (`"|O"` for variable-length strings and bytes).
+    /// (`"|O"` for variable-length strings and bytes), or for a struct the
+    /// JSON text of its NumPy `descr` (`[["a", "<i4"], ["b", "<f8", [2]]]`).
     #[getter]
     fn dtype(&self) -> String {
         let array = self.get();
         let data_type = array.data_type();
+        if let DataType::Struct(_) = data_type {
+            let order = if cfg!(target_endian = "big") {
+                ByteOrder::Big
+            } else {
+                ByteOrder::Little
+            };
+            return zarrkit::format::v2::dtype_to_json(data_type, &order).to_string();
+        }
         if zarrkit::metadata::numpy::has_type_string(data_type) {
             zarrkit::metadata::numpy::type_string(data_type, cfg!(target_endian = "big"))
         } else if data_type.is_variable_length() {
@@ -537,6 +583,15 @@ impl Array_ {
             .map_err(py_err)
     }
 
+    /// The number of chunks stored and their stored (encoded) bytes, from
+    /// one listing with sizes where the store can list.
+    fn stored_size(&self, py: Python<'_>) -> PyResult<(u64, u64)> {
+        let array = self.get();
+        py.detach(|| array.stored_size())
+            .map(|s| (s.chunks, s.bytes))
+            .map_err(py_err)
+    }
+
     /// Resizes the array to `shape`, erasing chunks past the new edge.
     fn resize(&self, py: Python<'_>, shape: Vec<u64>) -> PyResult<()> {
         let mut guard = self
@@ -576,6 +631,26 @@ impl Array_ {
             })
             .map_err(py_err)?;
         Ok((shape, bytes.into_pyarray(py)))
+    }
+
+    /// Reads `key` in `mode` into `out`: the element bytes in native byte
+    /// order and C order of the selection's shape, as a flat, contiguous
+    /// `uint8` view of the caller's array (which must have exactly their
+    /// length). The GIL is released while reading.
+    fn read_into(
+        &self,
+        py: Python<'_>,
+        mode: &str,
+        key: &Bound<'_, PyAny>,
+        mut out: PyReadwriteArray1<'_, u8>,
+    ) -> PyResult<()> {
+        let selection = selection(py, mode, key)?;
+        let array = self.get();
+        let buffer = out
+            .as_slice_mut()
+            .map_err(|_| invalid("the output must be a contiguous uint8 array"))?;
+        py.detach(|| array.read_selection_bytes_into(&selection, buffer))
+            .map_err(py_err)
     }
 
     /// Reads `key` of a `string` or `bytes` array: `(shape, list)`.
@@ -740,6 +815,7 @@ fn _zarrkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Group_>()?;
     m.add_function(wrap_pyfunction!(set_group_attributes, m)?)?;
     m.add_function(wrap_pyfunction!(consolidate_metadata, m)?)?;
+    m.add_function(wrap_pyfunction!(migrate::migrate, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

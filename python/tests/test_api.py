@@ -167,9 +167,9 @@ def test_positional_mode_and_storage_options(tmp_path: pathlib.Path) -> None:
 def test_info(tmp_path: pathlib.Path) -> None:
     a = zarrkit.create_array(tmp_path / "i.zarr", shape=(4, 4), dtype="i2", chunks=(2, 2), shards=(4, 4))
     info = a.info
-    assert "Shape       : (4, 4)" in info
-    assert "Chunk shape : (2, 2)" in info
-    assert "Shard shape : (4, 4)" in info
+    assert "Shape              : (4, 4)" in info
+    assert "Chunk shape        : (2, 2)" in info
+    assert "Shard shape        : (4, 4)" in info
     assert "sharding_indexed" in info
     assert "int16 (int16)" in info
 

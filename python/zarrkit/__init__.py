@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import warnings
 from collections.abc import Iterator, Mapping, MutableMapping
 from typing import Any, Literal
 
@@ -52,6 +53,8 @@ __all__ = [
     "create_array",
     "create_group",
     "consolidate_metadata",
+    "migrate",
+    "Info",
     "__version__",
     *errors.__all__,
 ]
@@ -108,10 +111,61 @@ def _check_mode(mode: str) -> None:
         raise InvalidValueError(f"mode must be one of {', '.join(_MODES)}, not {mode!r}")
 
 
-def _wrap(node: Any, store: Any, read_only: bool) -> Array | Group:
+def _wrap(node: Any, store: Any, read_only: bool, mode: str | None = None) -> Array | Group:
     if isinstance(node, _zarrkit.Array_):
-        return Array(node, store, read_only)
-    return Group(node, store, read_only)
+        return Array(node, store, read_only, mode)
+    return Group(node, store, read_only, mode)
+
+
+def _reopen(kind: str, location: str, path: str, mode: str, storage_options: Any) -> Any:
+    """Unpickles an array or group: opens it again where it was."""
+    if kind == "array":
+        return open_array(location, mode=mode, path=path, storage_options=storage_options)  # type: ignore[arg-type]
+    return open_group(location, mode=mode, path=path, storage_options=storage_options)  # type: ignore[arg-type]
+
+
+class Info(str):
+    """A node's printable summary (:attr:`Array.info`, :attr:`Group.info`):
+    a ``str`` that shows as its lines, in zarr-python 3's layout."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+def _byte_info(size: int) -> str:
+    """A byte count as zarr-python 3 prints it: ``40000 (39.1K)``."""
+    if size < 1024:
+        return str(size)
+    for unit, scale in (("K", 10), ("M", 20), ("G", 30), ("T", 40)):
+        if size < 1 << (scale + 10):
+            return f"{size} ({size / (1 << scale):.1f}{unit})"
+    return f"{size} ({size / (1 << 50):.1f}P)"
+
+
+def _store_type(location: str) -> str:
+    """The kind of store at `location`, named as zarr-python's stores are."""
+    lower = location.lower()
+    if lower.startswith("memory://"):
+        return "MemoryStore"
+    if ".zip" in lower and (lower.endswith(".zip") or ".zip/" in lower or ".zip!" in lower):
+        return "ZipStore"
+    if lower.startswith(("s3://", "gs://", "gcs://", "az://", "abfs://", "azure://")):
+        return "ObjectStore"
+    if lower.startswith(("http://", "https://")):
+        return "HTTPStore"
+    return "LocalStore"
+
+
+def _is_local(location: str) -> bool:
+    return _store_type(location) == "LocalStore"
+
+
+# Array-to-bytes codecs: what zarr-python 3's `info` calls the serializer.
+_SERIALIZERS = {
+    "bytes", "endian", "sharding_indexed", "vlen-utf8", "vlen-bytes", "vlen-array",
+    "zfp", "pcodec", "numcodecs.pcodec", "numcodecs.zfpy", "numcodecs.vlen-utf8",
+    "numcodecs.vlen-bytes", "numcodecs.vlen-array", "struct_bytes",
+}
 
 
 class Attributes(MutableMapping[str, Any]):
@@ -192,13 +246,130 @@ def _has_ellipsis(key: Any) -> bool:
     return any(k is Ellipsis for k in items)
 
 
+def _vlen_array(items: list[Any], shape: list[int], dtype: Any) -> np.ndarray[Any, Any]:
+    """A list of strings or bytes as an object array of `shape` (cast to
+    `dtype` if given)."""
+    out = np.empty(len(items), dtype=object)
+    out[:] = items
+    out = out.reshape(shape)
+    return out if dtype is None else out.astype(dtype)
+
+
+def _descr_from_json(descr: Any) -> Any:
+    """A structured dtype's ``descr`` from its JSON form (lists to tuples)."""
+    if isinstance(descr, str):
+        return descr
+    return [
+        (f[0], _descr_from_json(f[1])) if len(f) == 2 else (f[0], _descr_from_json(f[1]), tuple(f[2]))
+        for f in descr
+    ]
+
+
+# A read or write larger than this many bytes, or touching more than this
+# many chunks, is done in pieces of whole chunks along its first axis, so
+# that Ctrl-C is seen between them.
+_PIECE_BYTES = 64 << 20
+_PIECE_CHUNKS = 2048
+
+
+def _is_int(k: Any) -> bool:
+    return isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_))
+
+
+def _pieces(
+    array: Array, mode: str, key: Any
+) -> tuple[tuple[int, ...], list[tuple[int, int, tuple[Any, ...]]]] | None:
+    """How to split a large selection of integers, slices and ``...``
+    into pieces along its first output axis: ``(out_shape, [(start, stop,
+    key), ...])``, each piece covering whole chunks (shards) of the
+    dimension that axis runs along, or ``None`` when it is small enough to
+    be done at once (or of a form that is not split: index arrays, masks,
+    ``None``)."""
+    if mode not in ("basic", "orthogonal"):
+        return None
+    items = key if isinstance(key, tuple) else (key,)
+    if not all(k is Ellipsis or isinstance(k, slice) or _is_int(k) for k in items):
+        return None
+    shape = array.shape
+    if sum(k is Ellipsis for k in items) > 1 or len(items) - (Ellipsis in items) > len(shape):
+        return None  # the library reports the error
+    if Ellipsis in items:
+        i = items.index(Ellipsis)
+        items = items[:i] + (slice(None),) * (len(shape) - len(items) + 1) + items[i + 1 :]
+    items = items + (slice(None),) * (len(shape) - len(items))
+    dim = next((d for d, k in enumerate(items) if isinstance(k, slice)), None)
+    if dim is None:
+        return None
+    try:
+        ranges = [k.indices(n) if isinstance(k, slice) else None for k, n in zip(items, shape)]
+    except (TypeError, ValueError):
+        return None
+    out_shape = tuple(len(range(*r)) for r in ranges if r is not None)
+    if 0 in out_shape:
+        return None
+    grid = array._native.chunk_shape
+    itemsize = max(array.dtype.itemsize, 16 if array._vlen else 1)
+    row_bytes = math.prod(out_shape[1:]) * itemsize
+    # The chunks one row (one element along `dim`) touches.
+    row_chunks = 1
+    for d in range(dim + 1, len(shape)):
+        r = ranges[d]
+        if r is not None and len(range(*r)) > 1:
+            span = abs(r[2]) * (len(range(*r)) - 1) + 1
+            row_chunks *= min(-(-shape[d] // grid[d]), -(-span // grid[d]) + 1)
+    start, _, step = ranges[dim]  # type: ignore[misc]
+    n = out_shape[0]
+    c = grid[dim]
+    chunks_along = min(-(-shape[dim] // c), -(-(abs(step) * (n - 1) + 1) // c) + 1)
+    if n * row_bytes <= _PIECE_BYTES and chunks_along * row_chunks <= _PIECE_CHUNKS:
+        return None
+    per_piece = max(1, _PIECE_CHUNKS // row_chunks)  # chunks along `dim`
+    max_rows = max(1, _PIECE_BYTES // max(row_bytes, 1))
+    parts = []
+    k = 0
+    while k < n:
+        i = start + k * step
+        q = i // c
+        if step > 0:
+            nxt = -(-((q + per_piece) * c - start) // step)
+        else:
+            nxt = (start - (q - per_piece + 1) * c) // -step + 1
+        nxt = min(max(nxt, k + 1), k + max_rows, n)
+        first = start + k * step
+        last = start + nxt * step
+        part = slice(first, None if last < 0 else last, step)
+        parts.append((k, nxt, items[:dim] + (part,) + items[dim + 1 :]))
+        k = nxt
+    return out_shape, parts
+
+
 class _Node:
     """What arrays and groups share: where they are and how they were opened."""
 
-    def __init__(self, native: Any, store: Any, read_only: bool = False) -> None:
+    def __init__(
+        self, native: Any, store: Any, read_only: bool = False, mode: str | None = None
+    ) -> None:
         self._native = native
         self._store = store
         self._read_only = read_only
+        self._mode = mode if mode is not None else ("r" if read_only else "r+")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickles the node by where it is: the store's location, the
+        node's path, the mode and the storage options. Unpickling opens it
+        again (in another process too); a node created with mode ``"w"`` or
+        ``"w-"`` is reopened with ``"r+"``, never truncated again."""
+        location = self._store.location
+        if location.lower().startswith("memory://"):
+            raise TypeError(
+                f"`{self.path}` lives in a memory:// store, which another process "
+                "cannot open: it cannot be pickled"
+            )
+        mode = {"w": "r+", "w-": "r+"}.get(self._mode, self._mode)
+        kind = "array" if isinstance(self, Array) else "group"
+        if kind == "array" and mode == "a":
+            mode = "r+"
+        return (_reopen, (kind, location, self.path, mode, self._store.storage_options))
 
     @property
     def path(self) -> str:
@@ -246,7 +417,13 @@ class Array(_Node):
     """An array in a store. Index it as a NumPy array: ``a[1:-1, ::-2]``,
     ``a[[0, 3]]``, ``a[mask]``, ``a.oindex[...]``, ``a.vindex[...]``,
     ``a.blocks[...]``; assign the same way, a scalar or any value that
-    broadcasts to the selection. Open one with :func:`open_array`."""
+    broadcasts to the selection. Open one with :func:`open_array`.
+
+    Large reads and writes run in pieces of whole chunks, each with the GIL
+    released, so Ctrl-C interrupts them. An array pickles by location
+    (store, path, mode, storage options), so ``dask.array.from_array(a,
+    chunks=a.chunks)`` and ``dask.array.store(x, a, lock=False)`` work on
+    a ``distributed`` cluster."""
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -273,10 +450,15 @@ class Array(_Node):
     def dtype(self) -> np.dtype[Any]:
         """The NumPy dtype of the elements: ``StringDType()`` for
         variable-length strings (as zarr-python 3 with NumPy 2), object for
-        variable-length bytes, ``V<n>`` for types NumPy has no name for."""
+        variable-length bytes, a structured dtype for ``struct`` (and v2
+        structured types), ``V<n>`` for types NumPy has no name for (``r*``,
+        ``bfloat16``, the small floats and small complex types)."""
         if self._native.data_type == "string" and _STRING_DTYPE is not None:
             return _STRING_DTYPE
-        return np.dtype(self._native.dtype)
+        text = self._native.dtype
+        if text.startswith("["):
+            return np.dtype(_descr_from_json(json.loads(text)))
+        return np.dtype(text)
 
     @property
     def _vlen(self) -> bool:
@@ -350,23 +532,72 @@ class Array(_Node):
         return json.loads(self._native.metadata_json())
 
     @property
-    def info(self) -> str:
-        """A printable summary: format, data type, shape, chunks, shards,
-        fill value and codecs."""
+    def order(self) -> Literal["C", "F"]:
+        """The memory order of the chunks: ``"F"`` for a v2 array written
+        with ``"order": "F"``, else ``"C"`` (v3 orders by a ``transpose``
+        codec instead)."""
+        if self.zarr_format == 2:
+            return self.metadata.get("order", "C")  # type: ignore[no-any-return]
+        return "C"
+
+    def _codec_parts(self) -> tuple[list[Any], Any, list[Any]]:
+        """Filters, serializer and compressors, as zarr-python 3's `info`
+        splits them (v2: filters and the compressor, no serializer)."""
         md = self.metadata
-        codecs = md.get("codecs") or [c for c in (md.get("filters"), md.get("compressor")) if c]
-        lines = [
+        if "codecs" not in md:
+            compressor = md.get("compressor")
+            return list(md.get("filters") or []), None, [compressor] if compressor else []
+        codecs = list(md["codecs"])
+        for i, codec in enumerate(codecs):
+            name = codec.get("name") if isinstance(codec, dict) else codec
+            if name in _SERIALIZERS:
+                return codecs[:i], codec, codecs[i + 1 :]
+        return [], None, codecs
+
+    def _info(self, complete: bool) -> Info:
+        filters, serializer, compressors = self._codec_parts()
+        rows: list[tuple[str, str]] = [
             ("Type", "Array"),
             ("Zarr format", str(self.zarr_format)),
             ("Data type", f"{self.data_type} ({self.dtype})"),
-            ("Shape", str(self.shape)),
-            ("Chunk shape", str(self.chunks)),
-            ("Shard shape", str(self.shards)),
             ("Fill value", repr(self.fill_value)),
-            ("Codecs", json.dumps(codecs)),
-            ("No. bytes", str(self.nbytes)),
+            ("Shape", str(self.shape)),
         ]
-        return "\n".join(f"{k:<12}: {v}" for k, v in lines)
+        if self.shards is not None:
+            rows.append(("Shard shape", str(self.shards)))
+        rows += [
+            ("Chunk shape", str(self.chunks) if self._native.regular else "<variable>"),
+            ("Order", self.order),
+            ("Read-only", str(self.read_only)),
+            ("Store type", _store_type(self.store_path)),
+            ("Filters", json.dumps(filters)),
+        ]
+        if serializer is not None:
+            rows.append(("Serializer", json.dumps(serializer)))
+        rows += [("Compressors", json.dumps(compressors)), ("No. bytes", _byte_info(self.nbytes))]
+        if complete or _is_local(self.store_path):
+            chunks, stored = self._native.stored_size()
+            rows.append(("No. bytes stored", _byte_info(stored)))
+            if stored > 0:
+                rows.append(("Storage ratio", f"{self.nbytes / stored:.1f}"))
+            if complete:
+                what = "Shards" if self.shards is not None else "Chunks"
+                rows.append((f"{what} Initialized", str(chunks)))
+        return Info("\n".join(f"{k:<18} : {v}" for k, v in rows))
+
+    @property
+    def info(self) -> Info:
+        """A printable summary in zarr-python 3's layout: type, format, data
+        type, fill value, shape, shard and chunk shape, order, read-only,
+        store type, filters, serializer and compressors (codec documents),
+        the bytes in memory, and for a local store the bytes stored and the
+        storage ratio. ``print(a.info)``."""
+        return self._info(False)
+
+    def info_complete(self) -> Info:
+        """:attr:`info` plus what needs a listing of the store: the bytes
+        stored, the storage ratio and the number of chunks (shards) stored."""
+        return self._info(True)
 
     def __repr__(self) -> str:
         return (
@@ -408,14 +639,28 @@ class Array(_Node):
 
     def _read(self, mode: str, key: Any) -> Any:
         dtype = self.dtype
-        if self._vlen:
-            shape, items = self._native.read_vlen(mode, key)
-            out = np.empty(len(items), dtype=object)
-            out[:] = items
-            out = out.reshape(shape).astype(dtype)
+        pieces = _pieces(self, mode, key)
+        if pieces is None:
+            if self._vlen:
+                shape, items = self._native.read_vlen(mode, key)
+                out = _vlen_array(items, shape, dtype)
+            else:
+                shape, data = self._native.read(mode, key)
+                out = data.view(dtype).reshape(shape)
         else:
-            shape, data = self._native.read(mode, key)
-            out = data.view(dtype).reshape(shape)
+            # A large read, in pieces of whole chunks along its first axis:
+            # each releases the GIL, and Ctrl-C (or any signal handler that
+            # raises) is seen between them.
+            out_shape, parts = pieces
+            out = np.empty(out_shape, dtype=object if self._vlen else dtype)
+            for start, stop, part in parts:
+                if self._vlen:
+                    shape, items = self._native.read_vlen(mode, part)
+                    out[start:stop] = _vlen_array(items, shape, None)
+                else:
+                    self._native.read_into(mode, part, out[start:stop].reshape(-1).view(np.uint8))
+            if self._vlen:
+                out = out.astype(dtype)
         # NumPy gives a scalar for integers in every dimension, and a 0-d
         # array for `...`.
         if out.ndim == 0 and mode == "basic" and not _has_ellipsis(key):
@@ -429,6 +674,20 @@ class Array(_Node):
             value = value[...]
         if self._vlen:
             values = np.asarray(value).astype(object)
+        else:
+            values = np.ascontiguousarray(np.asarray(value, dtype=dtype))
+        pieces = _pieces(self, mode, key)
+        if pieces is None:
+            self._write_piece(mode, key, values)
+            return
+        out_shape, parts = pieces
+        # The value's first axis runs along the pieces unless it broadcasts.
+        along = values.ndim == len(out_shape) and values.shape[0] == out_shape[0] != 1
+        for start, stop, part in parts:
+            self._write_piece(mode, part, values[start:stop] if along else values)
+
+    def _write_piece(self, mode: str, key: Any, values: np.ndarray[Any, Any]) -> None:
+        if self._vlen:
             string = self.data_type == "string"
             items = [
                 (v.encode("utf-8") if string else bytes(v)) if not isinstance(v, bytes) else v
@@ -436,7 +695,7 @@ class Array(_Node):
             ]
             self._native.write_vlen(mode, key, items, list(values.shape))
             return
-        values = np.ascontiguousarray(np.asarray(value, dtype=dtype))
+        values = np.ascontiguousarray(values)
         self._native.write(mode, key, values.reshape(-1).view(np.uint8), list(values.shape))
 
     def __getitem__(self, key: Any) -> Any:
@@ -532,6 +791,35 @@ class Group(_Node, Mapping[str, "Array | Group"]):
 
     def __repr__(self) -> str:
         return f"<zarrkit.Group {self.store_path} {self.path} zarr_format={self.zarr_format}>"
+
+    def _info(self, complete: bool) -> Info:
+        rows = [
+            ("Name", self.path),
+            ("Type", "Group"),
+            ("Zarr format", str(self.zarr_format)),
+            ("Read-only", str(self.read_only)),
+            ("Store type", _store_type(self.store_path)),
+        ]
+        if complete:
+            members = self.members()
+            arrays = sum(isinstance(n, Array) for _, n in members)
+            rows += [
+                ("No. members", str(len(members))),
+                ("No. arrays", str(arrays)),
+                ("No. groups", str(len(members) - arrays)),
+            ]
+        return Info("\n".join(f"{k:<11} : {v}" for k, v in rows))
+
+    @property
+    def info(self) -> Info:
+        """A printable summary in zarr-python 3's layout: name (path), type,
+        format, read-only, store type. ``print(g.info)``."""
+        return self._info(False)
+
+    def info_complete(self) -> Info:
+        """:attr:`info` plus the numbers of members, arrays and groups (of
+        the group itself, not below it)."""
+        return self._info(True)
 
     # -- the mapping -----------------------------------------------------
 
@@ -651,27 +939,95 @@ def _auto_chunks(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
     return tuple(chunks)
 
 
-def _default_codecs(dtype: np.dtype[Any]) -> list[dict[str, Any]]:
+def _default_codecs(dtype: np.dtype[Any], name: str) -> list[dict[str, Any]]:
     """`bytes` (+ `zstd`): what a v3 array gets inside a shard."""
     if dtype == object:
         return [{"name": "vlen-utf8", "configuration": {}}]
+    if name in _ENDIAN_NAMES or (dtype.fields is not None and _multibyte(dtype)):
+        return [{"name": "bytes", "configuration": {"endian": "little"}}]
     if dtype.itemsize == 1 or dtype.kind in "SUV":
         return [{"name": "bytes", "configuration": {}}]
     return [{"name": "bytes", "configuration": {"endian": "little"}}]
 
 
+def _multibyte(dtype: np.dtype[Any]) -> bool:
+    """Whether a (structured) dtype holds any number of more than one byte."""
+    if dtype.fields is not None:
+        return any(_multibyte(f[0]) for f in dtype.fields.values())
+    base = dtype.base
+    if base.kind == "c":
+        return base.itemsize > 2
+    if base.kind == "U":
+        return True
+    return base.kind not in "SVb" and base.itemsize > 1
+
+
+# v3 data types NumPy has no dtype for, given by name: their element size.
+_SMALL_FLOATS = (
+    "float8_e3m4", "float8_e4m3", "float8_e4m3b11fnuz", "float8_e4m3fnuz", "float8_e5m2",
+    "float8_e5m2fnuz", "float8_e8m0fnu", "float6_e2m3fn", "float6_e3m2fn", "float4_e2m1fn",
+)
+_V3_ONLY = {
+    "bfloat16": 2, "complex_bfloat16": 4, "complex_float16": 4,
+    "int2": 1, "int4": 1, "uint2": 1, "uint4": 1,
+    **{name: 1 for name in _SMALL_FLOATS},
+    **{f"complex_{name}": 2 for name in _SMALL_FLOATS},
+}
+# Those of them whose bytes have a byte order.
+_ENDIAN_NAMES = {"bfloat16", "complex_bfloat16", "complex_float16"}
+
+
 def _parse_dtype(dtype: Any) -> tuple[str, np.dtype[Any]]:
-    """The type string the native half takes, and the NumPy dtype."""
+    """The type string the native half takes (a NumPy type string, a v3
+    name, or a structured dtype's ``descr`` as JSON), and the NumPy dtype."""
     if isinstance(dtype, str) and dtype in ("string", "str"):
         return "string", np.dtype(object)
     if dtype is str:
         return "string", np.dtype(object)
+    if isinstance(dtype, str) and dtype in _V3_ONLY:
+        return dtype, np.dtype(f"V{_V3_ONLY[dtype]}")
+    if isinstance(dtype, str) and dtype[:1] == "r" and dtype[1:].isdigit() and int(dtype[1:]) % 8 == 0:
+        return dtype, np.dtype(f"V{int(dtype[1:]) // 8}")
     np_dtype = np.dtype(dtype)
     if np_dtype == object or np_dtype.kind == "T":
         return "string", np.dtype(object)
     if np_dtype.fields is not None:
-        raise DataTypeError("structured dtypes cannot be created from Python yet")
+        little = np_dtype.newbyteorder("<")
+        descr = little.descr
+        if any(f[0] == "" for f in descr) or little.itemsize != sum(
+            f[0].itemsize for f in little.fields.values()  # type: ignore[union-attr]
+        ):
+            raise DataTypeError(
+                f"structured dtype {np_dtype} has padding or overlapping fields; "
+                "zarrkit stores packed records (fields in order, no gaps)"
+            )
+        return json.dumps(descr), np_dtype
     return np_dtype.newbyteorder("<").str if np_dtype.byteorder != "|" else np_dtype.str, np_dtype
+
+
+def _fill_bytes(fill_value: Any, np_dtype: np.dtype[Any], name: str) -> bytes | None:
+    """The fill value given as a Python or NumPy scalar, as the bytes of
+    one element in native byte order (``None``: the format's default)."""
+    if fill_value is None:
+        return None
+    if np_dtype.kind == "V" and np_dtype.fields is None:
+        if isinstance(fill_value, (bytes, bytearray, np.void)):
+            raw = bytes(fill_value)
+            if len(raw) != np_dtype.itemsize:
+                raise InvalidValueError(
+                    f"the fill value of `{name}` must be {np_dtype.itemsize} bytes, not {len(raw)}"
+                )
+            return raw
+        if fill_value == 0:
+            return bytes(np_dtype.itemsize)
+        raise DataTypeError(
+            f"the fill value of `{name}` (NumPy {np_dtype}) is given as its raw bytes "
+            f"({np_dtype.itemsize} of them), not {fill_value!r}"
+        )
+    try:
+        return np.asarray(fill_value, dtype=np_dtype.newbyteorder("=")).tobytes()
+    except (TypeError, ValueError) as e:
+        raise InvalidValueError(f"invalid fill_value {fill_value!r} for {np_dtype}: {e}") from None
 
 
 def _fill_json(fill_value: Any, np_dtype: np.dtype[Any]) -> Any:
@@ -720,7 +1076,7 @@ def create_array(
     compressors: Literal["auto"] | None | dict[str, Any] | list[dict[str, Any]] = "auto",
     filters: list[dict[str, Any]] | None = None,
     fill_value: Any = None,
-    order: Literal["C"] = "C",
+    order: Literal["C", "F"] | None = None,
     dimension_names: tuple[str | None, ...] | list[str | None] | None = None,
     attributes: dict[str, Any] | None = None,
     zarr_format: Literal[2, 3] = 3,
@@ -742,16 +1098,36 @@ def create_array(
       array-to-array codec documents placed before them.
     - `fill_value` (default zero), `dimension_names`, `attributes`,
       `zarr_format` (3 or 2), `overwrite` (replace a node already there).
+    - `dtype` may also be a structured NumPy dtype (packed: fields in
+      order, no padding; v3 ``struct``, v2 structured), or the v3 name of a
+      type NumPy lacks (``"bfloat16"``, ``"float8_e4m3"``,
+      ``"complex_float16"``, ``"r16"``), whose elements are then ``V<n>``
+      raw bytes; such a `fill_value` is given as its bytes.
+    - `order`: as zarr-python 3.1: ``"F"`` for v2 stores each chunk in
+      Fortran order (``"order": "F"``, a ``transpose`` codec in the model);
+      for v3 it has no effect and warns (``RuntimeWarning``), as there.
 
     Raises :class:`NodeExistsError` (a ``FileExistsError``) if a node is
     there and `overwrite` is false, :class:`InvalidValueError` (a
     ``ValueError``) for invalid options.
     """
-    if order != "C":
-        raise InvalidValueError("only order='C' is supported")
+    if order not in (None, "C", "F"):
+        raise InvalidValueError(f"order must be 'C' or 'F', not {order!r}")
     node = _node_path(name if name is not None else path)
     shape_t = (shape,) if isinstance(shape, int) else tuple(int(n) for n in shape)
     type_string, np_dtype = _parse_dtype(dtype)
+    if order is not None and int(zarr_format) == 3:
+        warnings.warn(
+            "The `order` keyword argument has no effect for Zarr format 3 arrays "
+            "(as in zarr-python 3); a `transpose` filter orders v3 chunks.",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+    elif order == "F" and len(shape_t) > 1:
+        # v2 "order": "F" is the model's `transpose` with the dimensions
+        # reversed, first in the chain.
+        reverse = {"name": "transpose", "configuration": {"order": list(range(len(shape_t)))[::-1]}}
+        filters = [reverse, *(filters or [])]
     if chunks is None or chunks == "auto":
         chunks_t = _auto_chunks(shape_t, max(np_dtype.itemsize, 8))
     else:
@@ -766,7 +1142,7 @@ def create_array(
     else:
         if compressors == "auto":
             compressors = [{"name": "zstd", "configuration": {"level": 0, "checksum": False}}]
-        inner = list(filters or []) + _default_codecs(np_dtype) + list(compressors or [])
+        inner = list(filters or []) + _default_codecs(np_dtype, type_string) + list(compressors or [])
         if shards is not None:
             codecs = [
                 {
@@ -796,11 +1172,12 @@ def create_array(
         type_string,
         list(grid),
         json.dumps(codecs),
-        json.dumps(_fill_json(fill_value, np_dtype)),
+        json.dumps(_fill_json(fill_value, np_dtype) if np_dtype == object else None),
         None if dimension_names is None else list(dimension_names),
         json.dumps(attributes or {}, allow_nan=True),
         int(zarr_format),
         bool(overwrite),
+        None if np_dtype == object else _fill_bytes(fill_value, np_dtype, type_string),
     )
     return Array(native, s, False)
 
@@ -857,23 +1234,27 @@ def open(
     node = _node_path(path)
     if mode in ("r", "r+"):
         s = _open_store(store, storage_options, create=False)
-        opened = _wrap(s.open_node(node), s, mode == "r")
+        opened = _wrap(s.open_node(node), s, mode == "r", mode)
         _check_format(opened, zarr_format)
         return opened
     s = _open_store(store, storage_options, create=True)
     exists = s.exists(node)
     if mode == "a" and exists is not None:
-        opened = _wrap(s.open_node(node), s, False)
+        opened = _wrap(s.open_node(node), s, False, mode)
         _check_format(opened, zarr_format)
         return opened
     if mode == "w-" and exists is not None:
         raise NodeExistsError(f"`{node}` already exists ({exists[1]})")
     fmt = 3 if zarr_format is None else zarr_format
+    created: Array | Group
     if "shape" in kwargs:
-        return create_array(s, name=node, zarr_format=fmt, overwrite=mode == "w", **kwargs)
-    return create_group(
-        s, path=node, zarr_format=fmt, overwrite=mode == "w", attributes=kwargs.get("attributes")
-    )
+        created = create_array(s, name=node, zarr_format=fmt, overwrite=mode == "w", **kwargs)
+    else:
+        created = create_group(
+            s, path=node, zarr_format=fmt, overwrite=mode == "w", attributes=kwargs.get("attributes")
+        )
+    created._mode = mode
+    return created
 
 
 def open_array(
@@ -939,3 +1320,54 @@ def consolidate_metadata(
     s = _open_store(store, storage_options, create=False)
     _zarrkit.consolidate_metadata(s, node)
     return Group(s.open_node(node), s, False)
+
+
+def migrate(
+    src: Any,
+    dst: Any = None,
+    to: Literal["v3", "v2"] | str | int = "v3",
+    dry_run: bool = False,
+    *,
+    portable: bool = False,
+    storage_options: dict[str, Any] | None = None,
+    dst_storage_options: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Migrates the whole hierarchy of `src` (any format zarrkit reads: v1,
+    the v3 drafts, v2, v3; a path, URL or zip archive) into `dst` in the
+    format `to` (``"v3"``, ``"v2"``, ``3``, ``2``), as ``zarrkit migrate``
+    does, and returns what it did: the object ``zarrkit migrate --json``
+    prints (``source``, ``destination``, ``format``, ``resumed``,
+    ``groups``, ``arrays_copied``, ``arrays_reencoded`` (``[{path,
+    reason}]``), ``notes``, ``chunks_written``, ``chunks_skipped``,
+    ``bytes_read``, ``bytes_written``, ``chunks_verified``).
+
+    Chunks are copied byte for byte when the target holds their codecs,
+    else re-encoded; dimension names and consolidated metadata are carried
+    over; afterwards every array of `dst` is read back and compared with
+    `src`. `dst` must not exist, be empty, or hold an unfinished migration
+    of `src` (which is resumed). `portable` (v3 only) re-encodes arrays
+    whose codecs not every v3 reader has.
+
+    With `dry_run`, nothing is written and the plan is returned, as
+    ``zarrkit migrate --dry-run --json`` prints it (``source``,
+    ``destination``, ``to``, ``writes_consolidated``, ``nodes``: each
+    ``{path, node_type, source_format, action, reason, codecs, notes,
+    warnings, chunks, bytes}``, ``total``); `dst` may then be ``None``.
+
+    Raises :class:`NodeNotFoundError` if `src` holds no node,
+    :class:`NodeExistsError` if `dst` is not empty,
+    :class:`InvalidValueError` if a node cannot be represented in `to`.
+    """
+    if dst is None and not dry_run:
+        raise InvalidValueError("migrate needs a destination (`dst`) unless dry_run is true")
+    s = _open_store(src, storage_options, create=False)
+    target = f"v{to}" if isinstance(to, int) else str(to)
+    text = _zarrkit.migrate(
+        s,
+        None if dst is None else _location(dst),
+        target,
+        bool(dry_run),
+        bool(portable),
+        dst_storage_options,
+    )
+    return json.loads(text)  # type: ignore[no-any-return]
