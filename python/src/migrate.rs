@@ -7,7 +7,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::sync::Arc;
 use zarrkit::format::ZarrFormat;
-use zarrkit::migrate::{self as lib, Action, MigrateError, MigrationPlan, PlanOptions};
+use zarrkit::migrate::{self as lib, MigrateError, PlanOptions};
 use zarrkit::store::{MemoryStore, Store};
 
 /// The Python exception of a migration error.
@@ -39,60 +39,6 @@ fn target_format(to: &str) -> PyResult<ZarrFormat> {
                 names.join(", ")
             ))
         })
-}
-
-/// The plan as `zarrkit migrate --dry-run --json` prints it.
-fn plan_json(plan: &MigrationPlan, src: &str, dst: Option<&str>) -> serde_json::Value {
-    let nodes: Vec<serde_json::Value> = plan
-        .nodes()
-        .iter()
-        .map(|node| {
-            let (reason, codecs) = match &node.action {
-                Action::ReEncode { reason, codecs } => (Some(reason.clone()), Some(codecs)),
-                Action::Rewrite { changes } => (Some(changes.join(", ")), None),
-                _ => (None, None),
-            };
-            serde_json::json!({
-                "path": node.path.as_str(),
-                "node_type": match node.kind {
-                    zarrkit::NodeKind::Array => "array",
-                    _ => "group",
-                },
-                "source_format": node.source_format.name(),
-                "action": node.action.name(),
-                "reason": reason,
-                "codecs": codecs,
-                "notes": node.notes,
-                "warnings": node.warnings,
-                "chunks": node.chunks,
-                "bytes": node.bytes,
-            })
-        })
-        .collect();
-    let arrays = plan
-        .nodes()
-        .iter()
-        .filter(|n| n.kind == zarrkit::NodeKind::Array);
-    let reencoded = arrays
-        .clone()
-        .filter(|n| matches!(n.action, Action::ReEncode { .. } | Action::Rewrite { .. }))
-        .count();
-    let arrays = arrays.count();
-    serde_json::json!({
-        "source": src,
-        "destination": dst,
-        "to": plan.to().name(),
-        "writes_consolidated": plan.writes_consolidated(),
-        "nodes": nodes,
-        "total": {
-            "nodes": plan.nodes().len(),
-            "groups": plan.nodes().len() - arrays,
-            "arrays": arrays,
-            "reencoded": reencoded,
-            "chunks": plan.total_chunks(),
-            "bytes": plan.total_bytes(),
-        },
-    })
 }
 
 /// Migrates the hierarchy of `src` into `dst` (a location, created if
@@ -141,31 +87,14 @@ pub(crate) fn migrate(
         let plan = lib::plan_with(source, Arc::clone(&destination), format, &plan_options)
             .map_err(PyErrText::Migrate)?;
         if dry_run {
-            return Ok(plan_json(&plan, &src_location, dst.as_deref()));
+            return Ok(plan.to_json(&src_location, dst.as_deref()));
         }
         let resumed = plan.resumes();
         let report = lib::migrate(&plan, &mut |_| {}).map_err(PyErrText::Migrate)?;
         // A zip archive is written now, whole (other stores wrote through).
         destination.finish().map_err(store_text)?;
-        Ok(serde_json::json!({
-            "source": src_location,
-            "destination": dst,
-            "format": plan.to().name(),
-            "resumed": resumed,
-            "groups": report.groups,
-            "arrays_copied": report.arrays_copied,
-            "arrays_reencoded": report.arrays_reencoded.iter().map(|(path, reason)| {
-                serde_json::json!({ "path": path.to_string(), "reason": reason })
-            }).collect::<Vec<_>>(),
-            "notes": plan.nodes().iter().flat_map(|node| node.notes.iter().map(|note| {
-                serde_json::json!({ "path": node.path.as_str(), "note": note })
-            })).collect::<Vec<_>>(),
-            "chunks_written": report.chunks,
-            "chunks_skipped": report.chunks_skipped,
-            "bytes_read": report.bytes_read,
-            "bytes_written": report.bytes_written,
-            "chunks_verified": report.chunks_verified,
-        }))
+        let destination = dst.as_deref().unwrap_or_default();
+        Ok(report.to_json(&plan, &src_location, destination, resumed))
     });
     match result {
         Ok(value) => Ok(value.to_string()),

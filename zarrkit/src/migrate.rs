@@ -305,6 +305,70 @@ pub struct MigrationPlan {
 }
 
 impl MigrationPlan {
+    /// The number of arrays planned, and how many of them are re-encoded
+    /// or rewritten into a new layout.
+    #[must_use]
+    pub fn count_arrays(&self) -> (usize, usize) {
+        let arrays = self.nodes.iter().filter(|n| n.kind == NodeKind::Array);
+        let reencoded = arrays
+            .clone()
+            .filter(|n| matches!(n.action, Action::ReEncode { .. } | Action::Rewrite { .. }))
+            .count();
+        (arrays.count(), reencoded)
+    }
+
+    /// The plan as a JSON object, the form `zarrkit migrate --dry-run
+    /// --json` prints and the Python package's `migrate(dry_run=True)`
+    /// returns: `source` and `destination` (as given), `to`,
+    /// `writes_consolidated`, each node (`path`, `node_type`,
+    /// `source_format`, `action`, `reason`, `codecs`, `notes`, `warnings`,
+    /// `chunks`, `bytes`) and the totals.
+    #[must_use]
+    pub fn to_json(&self, source: &str, destination: Option<&str>) -> serde_json::Value {
+        let nodes: Vec<serde_json::Value> = self
+            .nodes
+            .iter()
+            .map(|node| {
+                let (reason, codecs) = match &node.action {
+                    Action::ReEncode { reason, codecs } => (Some(reason.clone()), Some(codecs)),
+                    Action::Rewrite { changes } => (Some(changes.join(", ")), None),
+                    _ => (None, None),
+                };
+                serde_json::json!({
+                    "path": node.path.as_str(),
+                    "node_type": match node.kind {
+                        NodeKind::Array => "array",
+                        NodeKind::Group => "group",
+                    },
+                    "source_format": node.source_format.name(),
+                    "action": node.action.name(),
+                    "reason": reason,
+                    "codecs": codecs,
+                    "notes": node.notes,
+                    "warnings": node.warnings,
+                    "chunks": node.chunks,
+                    "bytes": node.bytes,
+                })
+            })
+            .collect();
+        let (arrays, reencoded) = self.count_arrays();
+        serde_json::json!({
+            "source": source,
+            "destination": destination,
+            "to": self.to().name(),
+            "writes_consolidated": self.writes_consolidated(),
+            "nodes": nodes,
+            "total": {
+                "nodes": self.nodes.len(),
+                "groups": self.nodes.len() - arrays,
+                "arrays": arrays,
+                "reencoded": reencoded,
+                "chunks": self.total_chunks(),
+                "bytes": self.total_bytes(),
+            },
+        })
+    }
+
     /// Whether the destination holds an unfinished migration of the same
     /// kind, which [`migrate`] resumes.
     #[must_use]
@@ -431,6 +495,42 @@ pub struct MigrationReport {
     /// Chunks a resumed migration found already copied (and matching the
     /// source), so did not write again.
     pub chunks_skipped: u64,
+}
+
+impl MigrationReport {
+    /// The report of `plan`'s migration as a JSON object, the form
+    /// `zarrkit migrate --json` prints and the Python package's `migrate`
+    /// returns: `source`, `destination` (as given), `format`, `resumed`,
+    /// the counts, the re-encoded arrays with their reasons, and the
+    /// plan's notes by node.
+    #[must_use]
+    pub fn to_json(
+        &self,
+        plan: &MigrationPlan,
+        source: &str,
+        destination: &str,
+        resumed: bool,
+    ) -> serde_json::Value {
+        serde_json::json!({
+            "source": source,
+            "destination": destination,
+            "format": plan.to().name(),
+            "resumed": resumed,
+            "groups": self.groups,
+            "arrays_copied": self.arrays_copied,
+            "arrays_reencoded": self.arrays_reencoded.iter().map(|(path, reason)| {
+                serde_json::json!({ "path": path.to_string(), "reason": reason })
+            }).collect::<Vec<_>>(),
+            "notes": plan.nodes().iter().flat_map(|node| node.notes.iter().map(|note| {
+                serde_json::json!({ "path": node.path.as_str(), "note": note })
+            })).collect::<Vec<_>>(),
+            "chunks_written": self.chunks,
+            "chunks_skipped": self.chunks_skipped,
+            "bytes_read": self.bytes_read,
+            "bytes_written": self.bytes_written,
+            "chunks_verified": self.chunks_verified,
+        })
+    }
 }
 
 /// Plans the migration of the whole hierarchy in `src` into `to` in `dst`.

@@ -8,7 +8,7 @@
 //! each source array.
 
 use super::layout::{DataTypeArg, LayoutArgs, Source, parse_data_type};
-use super::migrate::{check_not_nested, count_arrays, plan_json, print_plan};
+use super::migrate::{check_not_nested, print_plan};
 use super::{format_bytes, locate, open_located, open_url, plural, url_of, zip_archive};
 use anyhow::Context;
 use clap::{Args, ValueEnum};
@@ -472,7 +472,10 @@ pub fn run(args: &CpArgs, out: &mut impl Write) -> anyhow::Result<()> {
             writeln!(
                 out,
                 "{}",
-                serde_json::to_string_pretty(&plan_json(&plan, &args.src, &args.dst))?
+                serde_json::to_string_pretty(&plan.to_json(
+                    &args.src.display().to_string(),
+                    Some(&args.dst.display().to_string()),
+                ))?
             )?;
         } else {
             print_plan(&plan, &args.src, &args.dst, "copy", out)?;
@@ -610,7 +613,7 @@ fn print_report(
     for (path, changes) in &report.arrays_rewritten {
         writeln!(out, "{path}: rewritten: {changes}")?;
     }
-    let (arrays, _) = count_arrays(plan);
+    let (arrays, _) = plan.count_arrays();
     let verified = if plan.verifies() {
         format!(
             "; verification passed ({})",

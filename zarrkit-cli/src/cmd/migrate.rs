@@ -228,7 +228,10 @@ pub fn run(args: &MigrateArgs, out: &mut impl Write) -> anyhow::Result<()> {
         writeln!(
             out,
             "{}",
-            serde_json::to_string_pretty(&plan_json(&plan, &args.src, &args.dst))?
+            serde_json::to_string_pretty(&plan.to_json(
+                &args.src.display().to_string(),
+                Some(&args.dst.display().to_string()),
+            ))?
         )?;
         return Ok(());
     }
@@ -282,25 +285,12 @@ pub fn run(args: &MigrateArgs, out: &mut impl Write) -> anyhow::Result<()> {
             .with_context(|| format!("cannot finish `{}`", args.dst.display()))?;
     }
     if args.json {
-        let printed = serde_json::json!({
-            "source": args.src.display().to_string(),
-            "destination": args.dst.display().to_string(),
-            "format": plan.to().name(),
-            "resumed": resuming,
-            "groups": report.groups,
-            "arrays_copied": report.arrays_copied,
-            "arrays_reencoded": report.arrays_reencoded.iter().map(|(path, reason)| {
-                serde_json::json!({ "path": path.to_string(), "reason": reason })
-            }).collect::<Vec<_>>(),
-            "notes": plan.nodes().iter().flat_map(|node| node.notes.iter().map(|note| {
-                serde_json::json!({ "path": node.path.as_str(), "note": note })
-            })).collect::<Vec<_>>(),
-            "chunks_written": report.chunks,
-            "chunks_skipped": report.chunks_skipped,
-            "bytes_read": report.bytes_read,
-            "bytes_written": report.bytes_written,
-            "chunks_verified": report.chunks_verified,
-        });
+        let printed = report.to_json(
+            &plan,
+            &args.src.display().to_string(),
+            &args.dst.display().to_string(),
+            resuming,
+        );
         writeln!(out, "{}", serde_json::to_string_pretty(&printed)?)?;
         return Ok(());
     }
@@ -519,7 +509,7 @@ pub(super) fn print_plan(
             writeln!(out, "{:width$}    note: {note}", "")?;
         }
     }
-    let (arrays, reencoded) = count_arrays(plan);
+    let (arrays, reencoded) = plan.count_arrays();
     writeln!(
         out,
         "total: {}, {} ({} copied byte for byte, {reencoded} re-encoded), {}, {}",
@@ -530,63 +520,4 @@ pub(super) fn print_plan(
         format_bytes(plan.total_bytes())
     )?;
     Ok(())
-}
-
-/// The number of arrays in `plan`, and how many of them are re-encoded.
-pub(super) fn count_arrays(plan: &MigrationPlan) -> (usize, usize) {
-    let arrays = plan
-        .nodes()
-        .iter()
-        .filter(|n| n.kind == zarrkit::NodeKind::Array);
-    let reencoded = arrays
-        .clone()
-        .filter(|n| matches!(n.action, Action::ReEncode { .. } | Action::Rewrite { .. }))
-        .count();
-    (arrays.count(), reencoded)
-}
-
-/// The plan as `--dry-run --json` prints it (see [`AFTER_LONG_HELP`]).
-pub(super) fn plan_json(plan: &MigrationPlan, src: &Path, dst: &Path) -> serde_json::Value {
-    let nodes: Vec<serde_json::Value> = plan
-        .nodes()
-        .iter()
-        .map(|node| {
-            let (reason, codecs) = match &node.action {
-                Action::ReEncode { reason, codecs } => (Some(reason.clone()), Some(codecs)),
-                Action::Rewrite { changes } => (Some(changes.join(", ")), None),
-                _ => (None, None),
-            };
-            serde_json::json!({
-                "path": node.path.as_str(),
-                "node_type": match node.kind {
-                    zarrkit::NodeKind::Array => "array",
-                    zarrkit::NodeKind::Group => "group",
-                },
-                "source_format": node.source_format.name(),
-                "action": node.action.name(),
-                "reason": reason,
-                "codecs": codecs,
-                "notes": node.notes,
-                "warnings": node.warnings,
-                "chunks": node.chunks,
-                "bytes": node.bytes,
-            })
-        })
-        .collect();
-    let (arrays, reencoded) = count_arrays(plan);
-    serde_json::json!({
-        "source": src.display().to_string(),
-        "destination": dst.display().to_string(),
-        "to": plan.to().name(),
-        "writes_consolidated": plan.writes_consolidated(),
-        "nodes": nodes,
-        "total": {
-            "nodes": plan.nodes().len(),
-            "groups": plan.nodes().len() - arrays,
-            "arrays": arrays,
-            "reencoded": reencoded,
-            "chunks": plan.total_chunks(),
-            "bytes": plan.total_bytes(),
-        },
-    })
 }
