@@ -195,7 +195,13 @@ enum Scenario {
     Metadata,
     /// Attribute updates of three arrays and consolidation of their group.
     Consolidated,
+    /// One chunk of 9 MiB, above the remote store's multipart threshold
+    /// (8 MiB): each generation fills it with its number.
+    Large,
 }
+
+/// The shape of the `Large` scenario's array, one chunk of 9 MiB of `u32`.
+const LARGE: [u64; 2] = [1536, 1536];
 
 impl Scenario {
     fn parse(name: &str) -> Self {
@@ -204,6 +210,7 @@ impl Scenario {
             "shards" => Self::Shards,
             "metadata" => Self::Metadata,
             "consolidated" => Self::Consolidated,
+            "large" => Self::Large,
             _ => panic!("unknown scenario `{name}`"),
         }
     }
@@ -214,6 +221,7 @@ impl Scenario {
             Self::Shards => "shards",
             Self::Metadata => "metadata",
             Self::Consolidated => "consolidated",
+            Self::Large => "large",
         }
     }
 
@@ -270,6 +278,14 @@ impl Scenario {
                 }
                 zarrkit::consolidate::consolidate(store.as_ref(), "/").unwrap();
             }
+            Self::Large => {
+                let array = Array::builder(&LARGE, DataType::UInt32, &LARGE)
+                    .create(Arc::clone(store), "a")
+                    .unwrap();
+                array
+                    .write_region(&Region::whole(&LARGE), &vec![7u32; 1536 * 1536])
+                    .unwrap();
+            }
         }
     }
 
@@ -320,6 +336,14 @@ impl Scenario {
                         .set_attributes(attributes(g))
                         .unwrap();
                     zarrkit::consolidate::consolidate(store.as_ref(), "/").unwrap();
+                }
+            }
+            Self::Large => {
+                let array = Array::open(Arc::clone(store), "a").unwrap();
+                say_ready();
+                for g in base..base + limit {
+                    let value = vec![g as u32; 1536 * 1536];
+                    array.write_region(&Region::whole(&LARGE), &value).unwrap();
                 }
             }
         }
@@ -391,6 +415,20 @@ impl Scenario {
                 }
                 zarrkit::consolidate::check(store.as_ref(), "/").map_err(|e| fail("check", &e))?;
                 Ok(found)
+            }
+            Self::Large => {
+                let array = Array::open(Arc::clone(store), "a").map_err(|e| fail("open", &e))?;
+                let data = array
+                    .read_region::<u32>(&Region::whole(&LARGE))
+                    .map_err(|e| fail("read", &e))?;
+                let g = data[0];
+                if let Some(at) = data.iter().position(|&v| v != g) {
+                    return Err(format!(
+                        "the large chunk is torn: element 0 is {g}, element {at} is {}",
+                        data[at]
+                    ));
+                }
+                Ok(vec![u64::from(g)])
             }
         }
     }
@@ -748,6 +786,36 @@ mod s3 {
             "crash::s3::killed_consolidation_on_s3_leaves_old_or_new_consolidated_metadata",
             Scenario::Consolidated,
         );
+    }
+
+    // A 9 MiB chunk goes up as a multipart upload: a killed upload leaves
+    // the old object (an unfinished upload is no object).
+    #[test]
+    fn killed_multipart_uploads_on_s3_leave_old_or_new_chunks() {
+        const TEST: &str = "crash::s3::killed_multipart_uploads_on_s3_leave_old_or_new_chunks";
+        if let Some((role, spec)) = child_role() {
+            run_child(&role, &spec);
+            return;
+        }
+        let Some((_, url)) = crate::remote::s3_store("ZARRKIT_S3_ENDPOINT", "crash-large") else {
+            return;
+        };
+        let spec = format!("s3:{url}");
+        let outcome = kill_writers(
+            TEST,
+            Scenario::Large,
+            &spec,
+            kills(8),
+            Duration::from_millis(1500),
+        );
+        assert_eq!(outcome.torn, 0, "{outcome:?}");
+        assert!(
+            outcome.generations.len() > 1,
+            "no kill fell after a write: {outcome:?}"
+        );
+        open_spec(&spec)
+            .erase_prefix(&zarrkit::store::StorePrefix::root())
+            .unwrap();
     }
 
     #[test]
