@@ -13,10 +13,10 @@ import numpy as np
 import zarrkit
 
 EDGE = 64
-# Each task writes a stripe of 4 rows: half an inner chunk (8×8) deep, so
-# every inner chunk of every shard (32×32) gets elements of two tasks, and
-# every shard of 32 tasks spread over the workers.
-ROWS = 4
+# Each task writes one row across the array: a partial write of two shards
+# (32×32) and of one row of each of 8 inner chunks (8×8), so every inner
+# chunk gets its rows from 8 tasks spread over every worker.
+ROWS = 1
 
 
 def expected() -> np.ndarray:
@@ -42,7 +42,7 @@ def test_worker_processes_writing_overlapping_shards_lose_nothing(tmp_path: path
         a = zarrkit.create_array(
             store, shape=(EDGE, EDGE), dtype="uint16", chunks=(8, 8), shards=(32, 32),
         )
-        # Interleaved: worker w gets stripes w, w + 4, …, in an order of its own.
+        # Interleaved: worker w gets rows w, w + 4, …, in an order of its own.
         plans = [stripes[w::workers][::(1 if w % 2 else -1)] for w in range(workers)]
         procs = [ctx.Process(target=write_stripes, args=(store, plan)) for plan in plans]
         for p in procs:
