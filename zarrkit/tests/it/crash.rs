@@ -77,8 +77,9 @@ pub fn wait_ready(child: &mut Child) {
     child.stdout = Some(reader.into_inner());
 }
 
-/// A store as a child names it: `file:<path>`, or `s3:<url>` on the
-/// SeaweedFS of `ZARRKIT_S3_ENDPOINT`.
+/// A store as a child names it: `file:<path>`, `s3:<url>` on the
+/// SeaweedFS of `ZARRKIT_S3_ENDPOINT`, or `az:<url>` on the Azurite of
+/// `ZARRKIT_AZURE_ENDPOINT`.
 pub fn open_spec(spec: &str) -> Arc<dyn Store> {
     if let Some(path) = spec.strip_prefix("file:") {
         return Arc::new(FilesystemStore::new(path).unwrap());
@@ -87,6 +88,11 @@ pub fn open_spec(spec: &str) -> Arc<dyn Store> {
     if let Some(url) = spec.strip_prefix("s3:") {
         let endpoint = std::env::var("ZARRKIT_S3_ENDPOINT").unwrap();
         return zarrkit::store::open(url, &crate::remote::s3_options(&endpoint)).unwrap();
+    }
+    #[cfg(all(feature = "s3", feature = "azure"))]
+    if let Some(url) = spec.strip_prefix("az:") {
+        let endpoint = std::env::var("ZARRKIT_AZURE_ENDPOINT").unwrap();
+        return zarrkit::store::open(url, &crate::remote::azure_options(&endpoint)).unwrap();
     }
     panic!("unknown store `{spec}`")
 }

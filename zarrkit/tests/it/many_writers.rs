@@ -323,6 +323,42 @@ fn writers_in_processes_and_threads_on_s3_lose_nothing_and_tear_nothing() {
     );
 }
 
+#[cfg(all(feature = "s3", feature = "azure"))]
+#[test]
+fn writers_in_processes_and_threads_on_azure_lose_nothing_and_tear_nothing() {
+    const TEST: &str =
+        "many_writers::writers_in_processes_and_threads_on_azure_lose_nothing_and_tear_nothing";
+    if let Some((role, spec)) = child_role() {
+        run_writer_child(&role, &spec);
+        return;
+    }
+    if crate::remote::server("ZARRKIT_AZURE_ENDPOINT").is_none() {
+        return;
+    }
+    let new_spec = || {
+        format!(
+            "az:az://{}/{}",
+            crate::remote::bucket(),
+            crate::remote::unique("many-writers")
+        )
+    };
+    let geometry = Geometry {
+        edge: 32,
+        shard: 16,
+        inner: 8,
+    };
+    let load = (
+        setting("ZARRKIT_MANY_TRIALS", 2),
+        setting("ZARRKIT_MANY_PROCESSES", 2),
+        setting("ZARRKIT_MANY_THREADS", 2),
+    );
+    assert_eq!(
+        run_trials(TEST, geometry, &new_spec, load),
+        0,
+        "elements lost"
+    );
+}
+
 /// Writes disjoint whole chunks (or whole shards) from `threads` threads
 /// through a counting wrapper, while a watcher looks for lock files.
 fn disjoint_whole_writes(array_codecs: Option<Vec<Codec>>, threads: u64) {
