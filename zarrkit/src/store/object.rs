@@ -35,8 +35,9 @@
 //!   `ETag` (`PutMode::Update`; `If-None-Match: *` for a missing value).
 //!   Writers of parts of one shard in several processes or machines thus
 //!   never lose each other's updates where the server honours `If-Match`
-//!   on `PUT` (Amazon S3, Azure, SeaweedFS; s3s-fs ignores it, see the
-//!   README). Erasing through it (a shard written back all fill) checks
+//!   on `PUT` atomically (Amazon S3, Azure, SeaweedFS; s3s-fs checks it,
+//!   but not atomically, see the README). A server that ignores `If-Match`
+//!   on `GET` (s3s-fs) is caught by the `ETag` of its answer. Erasing through it (a shard written back all fill) checks
 //!   the `ETag` and then deletes, two requests: a write landing between
 //!   them is lost. A conditional write is one `PUT` (S3 takes up to
 //!   5 GiB), never a multipart upload.
