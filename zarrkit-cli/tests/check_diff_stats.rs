@@ -282,6 +282,58 @@ fn check_finds_orphans_chunks_outside_the_grid_and_a_wrong_chunk_count() {
     assert_eq!(report["path"], "/g");
 }
 
+// Issue #17: a zarrkit writer killed part way leaves its temporary file
+// (and, killed during a conditional write, a lock file); listings skip
+// them, and `check` reports them, only under the node checked.
+#[test]
+fn check_reports_the_temporary_and_lock_files_of_killed_writers() {
+    let dir = tempfile::tempdir().unwrap();
+    hierarchy(dir.path(), ZarrFormat::V3);
+    std::fs::write(dir.path().join("a/c/.zarrkit-tmp.4242.7"), b"partial").unwrap();
+    std::fs::write(dir.path().join("g/b/.zarrkit-lock.zarr.json"), b"").unwrap();
+    let (code, report, _) = check_json(dir.path());
+    assert_eq!(code, 1, "{report}");
+    assert_eq!(
+        problems(&report),
+        expected(vec![
+            (
+                "leftover_file".to_string(),
+                json!(null),
+                json!("a/c/.zarrkit-tmp.4242.7")
+            ),
+            (
+                "leftover_file".to_string(),
+                json!(null),
+                json!("g/b/.zarrkit-lock.zarr.json")
+            ),
+        ])
+    );
+    assert!(
+        report["problems"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("killed part way"),
+        "{report}"
+    );
+    // Not a chunk: the chunks counted are the real ones.
+    assert_eq!(report["totals"]["chunks"], 7);
+    let (_, report, _) = check_json(&dir.path().join("g"));
+    assert_eq!(
+        problems(&report),
+        expected(vec![(
+            "leftover_file".to_string(),
+            json!(null),
+            json!("g/b/.zarrkit-lock.zarr.json")
+        )])
+    );
+    zarrkit::store::FilesystemStore::open_existing(dir.path())
+        .unwrap()
+        .remove_leftover_files()
+        .unwrap();
+    let (code, report, _) = check_json(dir.path());
+    assert_eq!(code, 0, "{report}");
+}
+
 #[test]
 fn check_finds_stale_consolidated_metadata() {
     for format in [ZarrFormat::V2, ZarrFormat::V3] {

@@ -47,6 +47,10 @@ chunk grid (left by a shrinking resize)
 grid has chunks
   stale_consolidated   consolidated metadata that disagrees with the \
 documents (as `zarrkit consolidate --check` reports it)
+  leftover_file        in a local directory, a temporary file \
+(`.zarrkit-tmp.*`) or lock file (`.zarrkit-lock.*`) of a zarrkit writer \
+that was killed part way (or is writing now); it is never read as a key, \
+and can be removed once no writer is running
 Stray keys are looked for only where the store can list (not over plain \
 HTTP; the report says `\"listed\": false`). Over a store that cannot \
 list, the nodes below a group are those its consolidated metadata names, \
@@ -339,6 +343,7 @@ struct ToDecode {
 pub fn run(args: &CheckArgs, out: &mut impl Write) -> anyhow::Result<()> {
     let location = locate(&args.target, args.path.as_deref())?;
     let store = open_located(&location)?;
+    let local_root = super::is_local_dir(&location.root).then(|| location.root.clone());
     let Location { node, .. } = location;
     let display = args.target.display().to_string();
 
@@ -376,6 +381,10 @@ pub fn run(args: &CheckArgs, out: &mut impl Write) -> anyhow::Result<()> {
                 )),
             }
         }
+    }
+
+    if let Some(root) = &local_root {
+        find_leftover_files(root, &node, &mut walk.problems);
     }
 
     let stored_bytes = AtomicU64::new(0);
@@ -649,4 +658,36 @@ fn find_keys(
         }
     }
     walk.problems.extend(found);
+}
+
+/// Reports the temporary and lock files of killed writers under `node` of
+/// the filesystem store at `root`: listings skip them, so they are found
+/// by walking the directory.
+fn find_leftover_files(root: &std::path::Path, node: &NodePath, problems: &mut Vec<Problem>) {
+    let store = match zarrkit::store::FilesystemStore::open_existing(root) {
+        Ok(store) => store,
+        Err(_) => return,
+    };
+    let files = match store.leftover_files() {
+        Ok(files) => files,
+        Err(err) => {
+            problems.push(Problem::new("unreadable", None, None, message(err)));
+            return;
+        }
+    };
+    let under = node.as_str().trim_start_matches('/');
+    for file in files {
+        let text = file.display().to_string();
+        if !under.is_empty() && !text.starts_with(&format!("{under}/")) {
+            continue;
+        }
+        problems.push(Problem::new(
+            "leftover_file",
+            None,
+            Some(&text),
+            "a temporary or lock file of a zarrkit writer that was killed part way (or is \
+             writing now); it is never read as a key, and can be removed once no writer runs"
+                .to_string(),
+        ));
+    }
 }

@@ -171,6 +171,12 @@ pub fn locate(target: &Path, explicit_node: Option<&str>) -> anyhow::Result<Loca
     })
 }
 
+/// Whether `root` (a located store root) is a directory of the local
+/// filesystem: not a URL, not a zip archive.
+pub fn is_local_dir(root: &Path) -> bool {
+    url_of(root).is_none() && zip_archive(root).is_none() && root.is_dir()
+}
+
 /// The URL `target` is (`s3://…`, `https://…`), or `None` for a local path.
 pub fn url_of(target: &Path) -> Option<&str> {
     let text = target.to_str()?;

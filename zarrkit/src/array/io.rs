@@ -15,7 +15,9 @@ use crate::codec::vlen::VlenChunk;
 use crate::codec::{BoxOut, BytesRangeReader, ChunkBox, ChunkData, ChunkRepr, CodecError};
 use crate::error::Error;
 use crate::grid::GridWalk;
-use crate::store::{ByteRange, ReadRequest, Store, StoreKey, ValueSnapshot, ValueVersion};
+use crate::store::{
+    ByteRange, ReadRequest, Store, StoreError, StoreKey, ValueSnapshot, ValueVersion,
+};
 use rayon::prelude::*;
 use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -78,9 +80,35 @@ fn stripe(store: &Arc<dyn Store>, key: &StoreKey) -> &'static Mutex<u64> {
     &GENERATIONS[(hasher.finish() % STRIPES as u64) as usize]
 }
 
+/// Warns, once per store name in the process, that a read-modify-write of
+/// `key` (a partial chunk or shard write) on a store without conditional
+/// writes is guarded against writers in this process only: a writer in
+/// another process or machine may overwrite it and lose its elements.
+fn warn_unguarded(store: &'static str, key: &StoreKey) {
+    static WARNED: Mutex<Vec<&'static str>> = Mutex::new(Vec::new());
+    let mut warned = WARNED.lock().unwrap_or_else(PoisonError::into_inner);
+    if warned.contains(&store) {
+        return;
+    }
+    warned.push(store);
+    log::warn!(
+        "{store} has no conditional writes: the partial write of `{key}` (and of every chunk \
+         written in part there) is safe against writers in this process only; writers in \
+         other processes that write parts of one chunk or shard may lose each other's updates"
+    );
+}
+
 fn lock(stripe: &Mutex<u64>) -> MutexGuard<'_, u64> {
     // The guarded value is a counter that is never left half-updated.
     stripe.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Whether a read through a snapshot failed because another writer
+/// replaced the value meanwhile, on a store that cannot keep the old
+/// version readable (object storage): the caller reads again from a new
+/// snapshot, as it does after a write of its own process lands.
+pub(super) fn changed_while_read(err: &CodecError) -> bool {
+    matches!(err, CodecError::Store(StoreError::Changed { .. }))
 }
 
 /// Converts an error of a partial decode or encode of the chunk at `key`.
@@ -306,11 +334,15 @@ impl Array {
         seen: u64,
         version: Option<&ValueVersion>,
     ) -> Result<bool, Error> {
+        let conditional = self.store.capabilities().conditional_write;
         match version {
-            Some(version) if self.store.capabilities().conditional_write => {
-                Ok(self.store.set_if_unchanged(key, value, version)?)
+            Some(version) if conditional => Ok(self.store.set_if_unchanged(key, value, version)?),
+            _ => {
+                if !conditional {
+                    warn_unguarded(self.store.name(), key);
+                }
+                self.commit(key, value, Some(seen))
             }
-            _ => self.commit(key, value, Some(seen)),
         }
     }
 
@@ -333,6 +365,9 @@ impl Array {
                 std::slice::from_ref(&b),
             );
             if snapshot.version().is_none() && self.generation(&piece.key) != seen {
+                continue;
+            }
+            if matches!(&result, Err(err) if changed_while_read(err)) {
                 continue;
             }
             return result
@@ -367,6 +402,9 @@ impl Array {
                 },
             );
             if snapshot.version().is_none() && self.generation(&piece.key) != seen {
+                continue;
+            }
+            if matches!(&result, Err(err) if changed_while_read(err)) {
                 continue;
             }
             break result.map_err(|source| partial_error(&piece.key, source, false))?;
@@ -1156,7 +1194,11 @@ impl Array {
             loop {
                 let seen = self.generation(&piece.key);
                 let snapshot = self.store.snapshot(&piece.key)?;
-                let old = snapshot.read(&[None])?.and_then(|mut v| v.pop());
+                let old = match snapshot.read(&[None]) {
+                    Ok(old) => old.and_then(|mut v| v.pop()),
+                    Err(StoreError::Changed { .. }) => continue,
+                    Err(err) => return Err(err.into()),
+                };
                 let version = snapshot.version();
                 drop(snapshot);
                 match self.build_piece(region, data, piece, old) {
@@ -1257,8 +1299,10 @@ impl Array {
             drop(snapshot);
             let value = match result {
                 Ok(value) => value,
-                // Read unpinned while another thread replaced it: read again.
+                // Read unpinned while another thread replaced it, or
+                // replaced on object storage while read: read again.
                 Err(_) if version.is_none() && self.generation(&piece.key) != seen => continue,
+                Err(err) if changed_while_read(&err) => continue,
                 Err(source) => return Err(partial_error(&piece.key, source, true)),
             };
             let value = match value {

@@ -14,14 +14,14 @@
 //! path unchanged, then flips the reversed axes in place.
 
 use super::disjoint::DisjointOut;
-use super::io::{SnapshotReader, partial_error};
+use super::io::{SnapshotReader, changed_while_read, partial_error};
 use super::{Array, Element};
 use crate::codec::vlen::VlenChunk;
 use crate::codec::{BoxOut, BytesRangeReader, ChunkBox, ChunkData, CodecError};
 use crate::error::Error;
 use crate::grid::Selection;
 use crate::grid::selection::{CellGrid, Entries, Grouped, ResolveError, Resolved, Task};
-use crate::store::{ByteRange, ReadRequest};
+use crate::store::{ByteRange, ReadRequest, StoreError};
 use rayon::prelude::*;
 use std::sync::Arc;
 
@@ -444,7 +444,7 @@ impl Array {
         // Taken, not borrowed: a task stolen by this thread while a decode
         // waits on rayon finds it empty and allocates its own.
         let mut buf = CELL.take();
-        let result = (|| loop {
+        let result = (|| 'fresh: loop {
             let seen = self.generation(&key);
             let snapshot = self.store.snapshot(&key)?;
             let reader = RepeatReader {
@@ -462,10 +462,12 @@ impl Array {
                     shape: b.shape(),
                     start: &zeros,
                 };
-                let stored = self
-                    .codecs
-                    .decode_partial_into(&reader, &repr, &b, out)
-                    .map_err(|source| partial_error(&key, source, false))?;
+                let stored = match self.codecs.decode_partial_into(&reader, &repr, &b, out) {
+                    Ok(stored) => stored,
+                    // Replaced on object storage while read: read again.
+                    Err(err) if changed_while_read(&err) => continue 'fresh,
+                    Err(source) => return Err(partial_error(&key, source, false)),
+                };
                 let data = ChunkData::Fixed(std::borrow::Cow::Borrowed(&buf[..len]));
                 let data = stored.then_some(&data);
                 put_runs(grouped, task, cell, (b.start(), b.shape()), data, put);
@@ -501,6 +503,9 @@ impl Array {
                 .codecs
                 .decode_partial(&SnapshotReader(&*snapshot), &repr, &boxes);
             if snapshot.version().is_none() && self.generation(&key) != seen {
+                continue;
+            }
+            if matches!(&result, Err(err) if changed_while_read(err)) {
                 continue;
             }
             break result.map_err(|source| partial_error(&key, source, false))?;
@@ -975,7 +980,11 @@ impl Array {
         loop {
             let seen = self.generation(&key);
             let snapshot = self.store.snapshot(&key)?;
-            let old = snapshot.read(&[None])?.and_then(|mut v| v.pop());
+            let old = match snapshot.read(&[None]) {
+                Ok(old) => old.and_then(|mut v| v.pop()),
+                Err(StoreError::Changed { .. }) => continue,
+                Err(err) => return Err(err.into()),
+            };
             let version = snapshot.version();
             drop(snapshot);
             let result = self.decode_chunk(&key, &repr, old).and_then(&build);
@@ -1052,8 +1061,10 @@ impl Array {
             drop(snapshot);
             let value = match result {
                 Ok(value) => value,
-                // Read unpinned while another thread replaced it: read again.
+                // Read unpinned while another thread replaced it, or
+                // replaced on object storage while read: read again.
                 Err(_) if version.is_none() && self.generation(&key) != seen => continue,
+                Err(err) if changed_while_read(&err) => continue,
                 Err(source) => return Err(partial_error(&key, source, true)),
             };
             let value = match value {

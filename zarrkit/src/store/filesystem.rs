@@ -529,28 +529,25 @@ impl FilesystemStore {
         &self.root
     }
 
-    /// Removes the temporary files (`.zarrkit-tmp.*`) and lock files
-    /// (`.zarrkit-lock.*`) that writers killed part way left under the root,
-    /// and returns how many it removed. Listings skip such files, but they
-    /// take space. Links are not followed.
-    ///
-    /// Only for a store that no other process is writing to: a live
-    /// writer's temporary file would be removed too, and its write fail.
+    /// The temporary files (`.zarrkit-tmp.*`) and lock files
+    /// (`.zarrkit-lock.*`) under the root, as paths relative to it, sorted:
+    /// what writers killed part way left (or what live writers are using).
+    /// Listings skip them; `zarrkit check` reports them. Links are not
+    /// followed.
     ///
     /// # Errors
-    /// [`StoreError::Erase`] naming the directory that could not be read
-    /// or the file that could not be removed.
-    pub fn remove_leftover_files(&self) -> Result<u64, StoreError> {
-        let mut removed = 0;
+    /// [`StoreError::List`] naming the directory that could not be read.
+    pub fn leftover_files(&self) -> Result<Vec<PathBuf>, StoreError> {
+        let mut found = Vec::new();
         let mut dirs = vec![self.root.clone()];
         while let Some(dir) = dirs.pop() {
-            let relative = |path: &Path| {
-                path.strip_prefix(&self.root)
-                    .unwrap_or(path)
-                    .display()
-                    .to_string()
+            let relative =
+                |path: &Path| path.strip_prefix(&self.root).unwrap_or(path).to_path_buf();
+            let error = |path: &Path, source| StoreError::List {
+                store: NAME,
+                prefix: relative(path).display().to_string(),
+                source,
             };
-            let error = |path: &Path, err| erase_error(&relative(path), err);
             let entries = match fs::read_dir(&dir) {
                 Ok(entries) => entries,
                 Err(err) if is_missing(&err) => continue,
@@ -567,12 +564,33 @@ impl FilesystemStore {
                 let name = entry.file_name();
                 let name = name.to_string_lossy();
                 if name.starts_with(TEMP_PREFIX) || name.starts_with(LOCK_PREFIX) {
-                    match fs::remove_file(&path) {
-                        Ok(()) => removed += 1,
-                        Err(err) if is_missing(&err) => {}
-                        Err(err) => return Err(error(&path, err)),
-                    }
+                    found.push(relative(&path));
                 }
+            }
+        }
+        found.sort();
+        Ok(found)
+    }
+
+    /// Removes the temporary files (`.zarrkit-tmp.*`) and lock files
+    /// (`.zarrkit-lock.*`) that writers killed part way left under the root
+    /// ([`FilesystemStore::leftover_files`]), and returns how many it
+    /// removed. Listings skip such files, but they take space. Links are
+    /// not followed.
+    ///
+    /// Only for a store that no other process is writing to: a live
+    /// writer's temporary file would be removed too, and its write fail.
+    ///
+    /// # Errors
+    /// [`StoreError::List`] naming a directory that could not be read, or
+    /// [`StoreError::Erase`] naming the file that could not be removed.
+    pub fn remove_leftover_files(&self) -> Result<u64, StoreError> {
+        let mut removed = 0;
+        for relative in self.leftover_files()? {
+            match fs::remove_file(self.root.join(&relative)) {
+                Ok(()) => removed += 1,
+                Err(err) if is_missing(&err) => {}
+                Err(err) => return Err(erase_error(&relative.display().to_string(), err)),
             }
         }
         Ok(removed)
@@ -1646,6 +1664,14 @@ mod tests {
         fs::write(store.root().join("a/b/.zarrkit-tmp.3.4"), b"").unwrap();
         fs::write(store.root().join("a/.zarrkit-lock.b"), b"").unwrap();
         fs::write(store.root().join("a/.zarrkit-other"), b"kept").unwrap();
+        assert_eq!(
+            store.leftover_files().unwrap(),
+            [
+                Path::new(".zarrkit-tmp.1.2"),
+                Path::new("a/.zarrkit-lock.b"),
+                Path::new("a/b/.zarrkit-tmp.3.4")
+            ]
+        );
         assert_eq!(store.remove_leftover_files().unwrap(), 3);
         let mut left = Vec::new();
         let mut dirs = vec![store.root().to_path_buf()];

@@ -202,7 +202,9 @@ pub trait ValueSnapshot: Send + Sync {
     fn read(&self, ranges: &[Option<ByteRange>]) -> Result<Option<Vec<Vec<u8>>>, StoreError>;
 
     /// The version this snapshot pins, or `None` when it pins none (it
-    /// then reads whatever the key holds at each call).
+    /// then reads whatever the key holds at each call). A snapshot of
+    /// object storage pins the version of its first read, so it answers
+    /// `None` until it has read.
     fn version(&self) -> Option<ValueVersion>;
 }
 
@@ -302,6 +304,19 @@ pub enum StoreError {
         offset: u64,
         /// The length of the stored value (0 when it does not exist).
         len: u64,
+    },
+
+    /// The value under a key was replaced (or erased) by another writer
+    /// while a [`ValueSnapshot`] was reading it, on a store that cannot
+    /// keep reading the old version (object storage): the reads fail
+    /// rather than mix two versions. Read again from a new snapshot; the
+    /// array engine does so itself.
+    #[error("`{key}` changed in {store} while it was read")]
+    Changed {
+        /// The backend's name.
+        store: &'static str,
+        /// The key being read.
+        key: StoreKey,
     },
 
     /// A conditional write was given a version that another store made.
@@ -494,9 +509,12 @@ pub trait Store: Send + Sync + Debug {
     /// Opens one version of the value under `key` for ranged reads.
     ///
     /// A store with [`StoreCapabilities::conditional_write`] pins the
-    /// version current now: every read of the snapshot sees it, whatever
-    /// writers do meanwhile, and [`ValueSnapshot::version`] names it. The
-    /// default pins nothing and reads through [`Store::get_partial_values`].
+    /// version its first read sees: every later read of the snapshot sees
+    /// that version too, whatever writers do meanwhile, or fails with
+    /// [`StoreError::Changed`] where the backend cannot keep an old
+    /// version readable (object storage); [`ValueSnapshot::version`] names
+    /// it. The default pins nothing and reads through
+    /// [`Store::get_partial_values`].
     ///
     /// # Errors
     /// A backend error.

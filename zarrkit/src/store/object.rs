@@ -25,12 +25,26 @@
 //!   it, but not atomically against a concurrent `PUT`). S3 configured with
 //!   `conditional_put=disabled` answers it as unsupported, and zarrkit
 //!   then checks and writes in two steps.
-//! - No backend offers [`StoreCapabilities::conditional_write`]: object
-//!   storage keeps one version of an object (without bucket versioning),
-//!   so a [`Store::snapshot`] cannot keep reading a version once it is
-//!   replaced. A snapshot still reads every range of one version: its
-//!   first read notes the `ETag` and later reads ask for it (`If-Match`),
-//!   failing rather than mixing two versions.
+//! - S3, Azure and other `object_store` backends (not GCS, not HTTP) offer
+//!   [`StoreCapabilities::conditional_write`]: a [`Store::snapshot`] notes
+//!   the `ETag` of its first read and asks every later read for it
+//!   (`If-Match`), failing with [`StoreError::Changed`] rather than mixing
+//!   two versions (object storage keeps one version of an object, so the
+//!   old one cannot be read once replaced), and
+//!   [`Store::set_if_unchanged`] is a `PUT` with `If-Match` on that
+//!   `ETag` (`PutMode::Update`; `If-None-Match: *` for a missing value).
+//!   Writers of parts of one shard in several processes or machines thus
+//!   never lose each other's updates where the server honours `If-Match`
+//!   on `PUT` atomically (Amazon S3, Azure, SeaweedFS; s3s-fs checks it,
+//!   but not atomically, see the README). A server that ignores `If-Match`
+//!   on `GET` (s3s-fs) is caught by the `ETag` of its answer. Erasing through it (a shard written back all fill) checks
+//!   the `ETag` and then deletes, two requests: a write landing between
+//!   them is lost. A conditional write is one `PUT` (S3 takes up to
+//!   5 GiB), never a multipart upload.
+//! - GCS has no conditional writes here: `object_store` asks GCS for the
+//!   object's generation rather than its `ETag`. A partial write of a
+//!   chunk there guards only against writers in this process, and the
+//!   array engine says so in a warning (the `log` crate) once per store.
 
 use super::{
     ByteRange, ListDir, ReadRequest, Store, StoreCapabilities, StoreError, StoreKey, StorePrefix,
@@ -392,6 +406,7 @@ async fn read_one(
         Ok(result) => {
             let len = result.meta.size;
             let tag = result.meta.e_tag.clone();
+            check_tag(&path, if_match.as_deref(), tag.as_deref())?;
             let bytes = result.bytes().await?;
             if let Some(range) = range {
                 check_length(range, len, bytes.len())?;
@@ -408,6 +423,21 @@ async fn read_one(
             }
         }
         Err(err) => Err(err.into()),
+    }
+}
+
+/// Checks that a read asked `If-Match: expected` got that version: some
+/// servers (s3s-fs) ignore the condition and answer the current value,
+/// whose `ETag` then tells.
+fn check_tag(path: &Path, expected: Option<&str>, got: Option<&str>) -> Result<(), Failure> {
+    match (expected, got) {
+        (Some(expected), Some(got)) if expected != got => {
+            Err(Failure::Backend(object_store::Error::Precondition {
+                path: path.to_string(),
+                source: "the value changed while it was read".into(),
+            }))
+        }
+        _ => Ok(()),
     }
 }
 
@@ -454,9 +484,11 @@ async fn read_by_size(
         if_match: if_match.or(meta.e_tag.clone()),
         ..GetOptions::default()
     };
+    let expected = options.if_match.clone();
     match inner.get_opts(&path, options).await {
         Ok(result) => {
             let tag = result.meta.e_tag.clone();
+            check_tag(&path, expected.as_deref(), tag.as_deref())?;
             let bytes = result.bytes().await?;
             check_length(range, meta.size, bytes.len())?;
             Ok(Some((Vec::from(bytes), tag)))
@@ -762,6 +794,10 @@ impl ValueSnapshot for TaggedSnapshot<'_> {
                 .collect::<Vec<_>>()
                 .await
         })?;
+        let changed = || StoreError::Changed {
+            store: store.name,
+            key: self.key.clone(),
+        };
         let mut values = Vec::with_capacity(ranges.len());
         let mut tags = Vec::new();
         for answer in answers {
@@ -776,14 +812,12 @@ impl ValueSnapshot for TaggedSnapshot<'_> {
                         *seen = Some(ValueVersion::missing());
                         return Ok(None);
                     }
-                    return Err(store.error(
-                        self.key.as_str(),
-                        Failure::Backend(object_store::Error::Precondition {
-                            path: path.to_string(),
-                            source: "the value was erased while it was read".into(),
-                        }),
-                        false,
-                    ));
+                    // Erased since the first read.
+                    return Err(changed());
+                }
+                // `If-Match` failed: replaced since the first read.
+                Err(Failure::Backend(object_store::Error::Precondition { .. })) => {
+                    return Err(changed());
                 }
                 Err(failure) => return Err(store.error(self.key.as_str(), failure, false)),
             }
@@ -791,14 +825,7 @@ impl ValueSnapshot for TaggedSnapshot<'_> {
         if pinned.is_none() {
             let first = tags.first().cloned().flatten();
             if tags.iter().any(|t| *t != first) {
-                return Err(store.error(
-                    self.key.as_str(),
-                    Failure::Backend(object_store::Error::Precondition {
-                        path: path.to_string(),
-                        source: "the value changed while it was read".into(),
-                    }),
-                    false,
-                ));
+                return Err(changed());
             }
             if let Some(tag) = first {
                 *self.seen.lock().unwrap_or_else(PoisonError::into_inner) =
@@ -809,11 +836,14 @@ impl ValueSnapshot for TaggedSnapshot<'_> {
     }
 
     fn version(&self) -> Option<ValueVersion> {
-        // The `ETag` guards this snapshot's reads, but the old version
-        // cannot be read once replaced (object storage keeps one version
-        // without bucket versioning), so the snapshot does not promise to
-        // pin it: the engine retries on writes of its own instead.
-        None
+        // The `ETag` guards this snapshot's reads (a replaced version
+        // cannot be read: reads then fail with `Changed`), and a
+        // conditional write compares against it. Before the first read,
+        // or where the server gave no `ETag`, nothing is pinned.
+        self.seen
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 }
 
@@ -829,8 +859,10 @@ impl Store for RemoteStore {
             write,
             partial_write: false,
             list: write,
-            // A snapshot cannot pin a version (see `TaggedSnapshot::version`).
-            conditional_write: false,
+            // `If-Match` on the `ETag` (see `TaggedSnapshot::version`);
+            // `object_store` wants GCS's generation instead, which the
+            // snapshot does not note.
+            conditional_write: write && self.backend != Backend::Gcs,
             // `PutMode::Create`: `If-None-Match: *` on S3 and Azure,
             // `ifGenerationMatch=0` on GCS; any other `object_store` says
             // `NotImplemented` if it cannot, which `set_if_absent` reports
@@ -872,6 +904,62 @@ impl Store for RemoteStore {
                 },
                 err => err,
             })
+    }
+
+    fn set_if_unchanged(
+        &self,
+        key: &StoreKey,
+        value: Option<&[u8]>,
+        expected: &ValueVersion,
+    ) -> Result<bool, StoreError> {
+        if !self.capabilities().conditional_write {
+            return Err(StoreError::Unsupported {
+                store: self.name,
+                operation: "conditional writes",
+            });
+        }
+        let unsupported = |err| match err {
+            StoreError::Unsupported { store, .. } => StoreError::Unsupported {
+                store,
+                operation: "conditional writes",
+            },
+            err => err,
+        };
+        let tag = match (expected.is_missing(), expected.as_tag()) {
+            (true, _) => None,
+            (false, Some(tag)) => Some(tag.to_string()),
+            (false, None) => {
+                return Err(StoreError::ForeignVersion {
+                    store: self.name,
+                    key: key.clone(),
+                });
+            }
+        };
+        match (value, tag) {
+            (Some(value), None) => self.put(key, value, PutMode::Create).map_err(unsupported),
+            (Some(value), Some(tag)) => {
+                let mode = PutMode::Update(object_store::UpdateVersion {
+                    e_tag: Some(tag),
+                    version: None,
+                });
+                self.put(key, value, mode).map_err(unsupported)
+            }
+            (None, None) => Ok(self.size(key)?.is_none()),
+            (None, Some(tag)) => {
+                // Object storage has no conditional delete: compare the
+                // `ETag`, then delete (a write between the two is lost).
+                let path = self.path(key.as_str())?;
+                let inner = Arc::clone(&self.inner);
+                match self.run(key.as_str(), false, async move { inner.head(&path).await })? {
+                    Ok(meta) if meta.e_tag.as_deref() == Some(tag.as_str()) => {
+                        self.erase(key)?;
+                        Ok(true)
+                    }
+                    Ok(_) | Err(object_store::Error::NotFound { .. }) => Ok(false),
+                    Err(err) => Err(self.error(key.as_str(), Failure::from(err), true)),
+                }
+            }
+        }
     }
 
     fn set_partial_values(&self, _items: &[(StoreKey, u64, Vec<u8>)]) -> Result<(), StoreError> {

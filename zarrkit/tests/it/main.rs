@@ -4,9 +4,17 @@
 mod architecture;
 mod arrays;
 mod codecs;
+// Crash, fault and many-writer tests (#17) use zstd chunks and crc32c
+// checksums.
+#[cfg(all(feature = "zstd", feature = "crc32c"))]
+mod crash;
 mod data_types;
+#[cfg(all(feature = "zstd", feature = "crc32c"))]
+mod faults;
 mod formats;
 mod interop;
+#[cfg(all(feature = "zstd", feature = "crc32c"))]
+mod many_writers;
 // The migration tests use gzip, zstd and crc32c chains.
 #[cfg(all(feature = "gzip", feature = "zstd", feature = "crc32c"))]
 mod migrate;
