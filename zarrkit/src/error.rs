@@ -239,4 +239,19 @@ pub enum Error {
         #[source]
         source: SelectionError,
     },
+
+    /// Finding an array's stored chunks would ask its store for every
+    /// position of the chunk grid (the store cannot list), and the grid
+    /// has more positions than [`crate::array::MAX_PROBED_CHUNKS`].
+    #[error(
+        "cannot find the stored chunks of array `{path}`: its store cannot list them, and asking for each of its {chunks} chunks is more than the limit of {limit}"
+    )]
+    TooManyChunksToProbe {
+        /// The array.
+        path: NodePath,
+        /// The number of chunks in its grid (saturating at `u64::MAX`).
+        chunks: u64,
+        /// The limit.
+        limit: u64,
+    },
 }
