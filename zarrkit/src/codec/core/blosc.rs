@@ -443,7 +443,15 @@ mod tests {
             .encode(data.clone())
             .unwrap();
         let other = codec(BloscCompressor::Lz4, BloscShuffle::NoShuffle);
-        assert_eq!(other.decode(encoded, Some(3)).unwrap(), data);
+        assert_eq!(other.decode(encoded.clone(), Some(20_000)).unwrap(), data);
+        // The size is a bound, never exceeded: a header claiming more than
+        // the chunk is refused before anything is allocated.
+        let err = other.decode(encoded, Some(3)).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("declares 20000 decoded bytes, more than the chunk's 3"),
+            "{err}"
+        );
     }
 
     #[test]

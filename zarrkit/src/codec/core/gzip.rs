@@ -146,12 +146,20 @@ mod tests {
     }
 
     #[test]
-    fn wrong_size_hint_does_not_change_the_output() {
+    fn the_size_is_a_bound_the_output_never_exceeds() {
         let codec = GzipCodec::new(6).unwrap();
         let data = sample(5000);
         let encoded = codec.encode(data.clone()).unwrap();
-        assert_eq!(codec.decode(encoded.clone(), Some(10)).unwrap(), data);
-        assert_eq!(codec.decode(encoded, Some(usize::MAX)).unwrap(), data);
+        assert_eq!(codec.decode(encoded.clone(), Some(5000)).unwrap(), data);
+        assert_eq!(
+            codec.decode(encoded.clone(), Some(usize::MAX)).unwrap(),
+            data
+        );
+        let err = codec.decode(encoded, Some(10)).unwrap_err();
+        assert!(
+            err.to_string().contains("more than the expected 10 bytes"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -377,7 +377,13 @@ mod tests {
         );
         let codec = ZstdCodec::new(0, false).unwrap();
         assert_eq!(codec.decode(frame.clone(), None).unwrap(), data);
-        assert_eq!(codec.decode(frame, Some(16)).unwrap(), data);
+        assert_eq!(codec.decode(frame.clone(), Some(300_000)).unwrap(), data);
+        // Without a recorded size the stream stops at the bound.
+        let err = codec.decode(frame, Some(16)).unwrap_err();
+        assert!(
+            err.to_string().contains("more than the expected 16 bytes"),
+            "{err}"
+        );
     }
 
     #[test]
