@@ -313,3 +313,49 @@ fn ls_check_and_stats_on_a_trillion_chunk_array_touch_only_stored_chunks() {
     assert_eq!(stats["storage"]["stored_chunks"], 3, "{stats}");
     assert_eq!(stats["storage"]["chunks"], 1_000_000_000_000u64, "{stats}");
 }
+
+/// 2^80 chunks: more than `u64` counts. The commands work on the stored
+/// chunks and print the count as unknown (`null`) rather than wrap.
+#[test]
+fn ls_check_and_stats_on_a_grid_past_u64_chunks_say_the_count_is_unknown() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("huge.zarr");
+    let document = r#"{"zarr_format":3,"node_type":"array","shape":[1099511627776,1099511627776],
+        "data_type":"uint8","chunk_grid":{"name":"regular","configuration":{"chunk_shape":[1,1]}},
+        "chunk_key_encoding":{"name":"default","configuration":{"separator":"/"}},
+        "fill_value":0,"codecs":[{"name":"bytes"}]}"#;
+    fs::create_dir_all(store.join("c/5")).unwrap();
+    fs::write(store.join("zarr.json"), document).unwrap();
+    fs::write(store.join("c/5/6"), [7u8]).unwrap();
+    let store = store.to_str().unwrap();
+
+    let out = run(&["ls", store, "--json"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let listing: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(
+        listing["entries"][0]["chunks"],
+        serde_json::Value::Null,
+        "{listing}"
+    );
+    assert_eq!(listing["stored_chunks"], 1, "{listing}");
+
+    let out = run(&["check", store]);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout.contains("1 stored chunk (1 decoded"),
+        "{}",
+        out.stdout
+    );
+
+    let out = run(&["stats", store, "/", "5:6, 0:10", "--json"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let stats: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(stats["count"], 10, "{stats}");
+    assert_eq!(stats["max"], 7, "{stats}");
+    assert_eq!(
+        stats["storage"]["chunks"],
+        serde_json::Value::Null,
+        "{stats}"
+    );
+    assert_eq!(stats["storage"]["stored_chunks"], 1, "{stats}");
+}

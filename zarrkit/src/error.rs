@@ -244,13 +244,14 @@ pub enum Error {
     /// position of the chunk grid (the store cannot list), and the grid
     /// has more positions than [`crate::array::MAX_PROBED_CHUNKS`].
     #[error(
-        "cannot find the stored chunks of array `{path}`: its store cannot list them, and asking for each of its {chunks} chunks is more than the limit of {limit}"
+        "cannot find the stored chunks of array `{path}`: its store cannot list them, and asking for each chunk of its {grid:?} grid is more than the limit of {limit} chunks"
     )]
     TooManyChunksToProbe {
         /// The array.
         path: NodePath,
-        /// The number of chunks in its grid (saturating at `u64::MAX`).
-        chunks: u64,
+        /// The number of chunks along each dimension (their product may
+        /// exceed `u64`).
+        grid: Vec<u64>,
         /// The limit.
         limit: u64,
     },

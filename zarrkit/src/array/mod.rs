@@ -39,8 +39,7 @@ use crate::format::draft_dtypes::DraftReadOptions;
 use crate::format::{self, ChunkLayout, ZarrFormat};
 use crate::grid::axis::Axis;
 use crate::metadata::{
-    ArrayMetadata, ChunkEdgeLengths, ChunkGrid, DataType, FillValue, JsonMap, MetadataError,
-    NodeMetadata,
+    ArrayMetadata, ChunkEdgeLengths, ChunkGrid, DataType, FillValue, JsonMap, NodeMetadata,
 };
 use crate::node::NodePath;
 use crate::store::{Store, StoreKey};
@@ -186,28 +185,6 @@ impl Array {
                 source,
             })?;
         let axes = Axis::of(&metadata.chunk_grid);
-        // Chunks are counted and walked in C order with `u64` indices: a
-        // sparse grid of 10^12 chunks is fine, one of 2^80 cannot be walked
-        // or counted, so it is refused here rather than wrapping later.
-        let grid: Vec<u64> = metadata
-            .shape
-            .iter()
-            .zip(&axes)
-            .map(|(&n, axis)| axis.num_chunks(n))
-            .collect();
-        if grid
-            .iter()
-            .try_fold(1u64, |count, &n| count.checked_mul(n))
-            .is_none()
-        {
-            return Err(Error::InvalidMetadata {
-                path,
-                source: MetadataError::TooManyChunks {
-                    grid,
-                    shape: metadata.shape.clone(),
-                },
-            });
-        }
         let uniform_chunks = axes.iter().all(Axis::is_regular);
         let chunk_repr = ChunkRepr {
             shape: axes.iter().map(Axis::first_length).collect(),

@@ -73,14 +73,11 @@ impl Array {
                 // Without a listing each position is asked for: fine for
                 // the grids of an HTTP store's usual arrays, hopeless for a
                 // sparse grid of 10^12 chunks.
-                let chunks = grid
-                    .iter()
-                    .try_fold(1u64, |n, &d| n.checked_mul(d))
-                    .unwrap_or(u64::MAX);
-                if chunks > MAX_PROBED_CHUNKS {
+                let chunks = grid.iter().try_fold(1u64, |n, &d| n.checked_mul(d));
+                if chunks.is_none_or(|chunks| chunks > MAX_PROBED_CHUNKS) {
                     return Err(Error::TooManyChunksToProbe {
                         path: self.path().clone(),
-                        chunks,
+                        grid: grid.clone(),
                         limit: MAX_PROBED_CHUNKS,
                     });
                 }

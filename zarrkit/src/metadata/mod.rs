@@ -130,16 +130,6 @@ pub enum MetadataError {
     /// The fields are each valid but contradict one another.
     #[error("{0}")]
     Inconsistent(String),
-
-    /// The chunk grid has more chunks than a 64-bit count can number, so
-    /// no chunk could be addressed by its index in C order.
-    #[error("the chunk grid of {grid:?} chunks (of shape {shape:?}) has more than 2^64 chunks")]
-    TooManyChunks {
-        /// The number of chunks along each dimension.
-        grid: Vec<u64>,
-        /// The array's shape.
-        shape: Vec<u64>,
-    },
 }
 
 impl MetadataError {
