@@ -80,7 +80,8 @@ Exit codes: 0 success, 1 error (the message on stderr names the path), 2 usage e
 )]
 struct Cli {
     /// Follow symbolic links that lead outside the store's root directory
-    /// (by default a key reached through one is refused, and listings skip it)
+    /// (by default a key reached through one is refused, listings skip it,
+    /// and a STORE/PATH argument through one out of its hierarchy is refused)
     #[arg(long, global = true)]
     follow_links_outside_root: bool,
 

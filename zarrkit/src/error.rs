@@ -239,4 +239,20 @@ pub enum Error {
         #[source]
         source: SelectionError,
     },
+
+    /// Finding an array's stored chunks would ask its store for every
+    /// position of the chunk grid (the store cannot list), and the grid
+    /// has more positions than [`crate::array::MAX_PROBED_CHUNKS`].
+    #[error(
+        "cannot find the stored chunks of array `{path}`: its store cannot list them, and asking for each chunk of its {grid:?} grid is more than the limit of {limit} chunks"
+    )]
+    TooManyChunksToProbe {
+        /// The array.
+        path: NodePath,
+        /// The number of chunks along each dimension (their product may
+        /// exceed `u64`).
+        grid: Vec<u64>,
+        /// The limit.
+        limit: u64,
+    },
 }

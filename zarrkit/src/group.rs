@@ -224,8 +224,14 @@ impl Group {
     /// Loads the group's consolidated metadata, if it has any; invalid
     /// consolidated metadata leaves a warning instead.
     fn load_consolidated(&mut self) {
-        let node = NodeMetadata::Group(self.metadata.clone());
-        match consolidate::load_view(self.store.as_ref(), &self.path, self.format, &node) {
+        // Lent to the view as a node and taken back, not copied: a group's
+        // attributes can be large.
+        let node = NodeMetadata::Group(std::mem::take(&mut self.metadata));
+        let loaded = consolidate::load_view(self.store.as_ref(), &self.path, self.format, &node);
+        if let NodeMetadata::Group(metadata) = node {
+            self.metadata = metadata;
+        }
+        match loaded {
             Ok(view) => self.consolidated = view.map(Arc::new),
             Err(warning) => {
                 self.consolidated = None;

@@ -122,6 +122,7 @@ pub fn locate(target: &Path, explicit_node: Option<&str>) -> anyhow::Result<Loca
     } else {
         target
     };
+    check_no_link_out_of_hierarchy(target)?;
     let (existing, rest) = split_existing(target);
     let Some(existing) = existing else {
         bail!("`{}` does not exist", target.display());
@@ -175,6 +176,80 @@ pub fn locate(target: &Path, explicit_node: Option<&str>) -> anyhow::Result<Loca
 /// filesystem: not a URL, not a zip archive.
 pub fn is_local_dir(root: &Path) -> bool {
     url_of(root).is_none() && zip_archive(root).is_none() && root.is_dir()
+}
+
+/// Refuses a `target` that reaches, from inside a hierarchy, through a
+/// symbolic link that leads out of it: `data.zarr/ext/victim` with
+/// `data.zarr/ext -> /elsewhere` would otherwise locate (and let `rm`
+/// remove) the node `/elsewhere/victim`, as the store refuses to read or
+/// write through such a link (unless `--follow-links-outside-root`).
+/// Links in the path to the hierarchy itself are followed.
+///
+/// # Errors
+/// [`StoreError::LinkOutsideRoot`] naming the path from the hierarchy's
+/// root through the link, and where the link leads.
+fn check_no_link_out_of_hierarchy(target: &Path) -> anyhow::Result<()> {
+    if FOLLOW_LINKS_OUTSIDE_ROOT.load(Ordering::Relaxed) {
+        return Ok(());
+    }
+    let Ok(absolute) = std::path::absolute(target) else {
+        return Ok(());
+    };
+    let mut walked = PathBuf::new();
+    for component in absolute.components() {
+        match component {
+            Component::ParentDir => {
+                // `..` after a link leaves from where the link leads.
+                walked = std::fs::canonicalize(&walked).unwrap_or(walked);
+                walked.pop();
+                continue;
+            }
+            Component::CurDir => continue,
+            Component::Normal(_) => {}
+            _ => {
+                walked.push(component);
+                continue;
+            }
+        }
+        walked.push(component);
+        let is_link = std::fs::symlink_metadata(&walked).is_ok_and(|m| m.file_type().is_symlink());
+        if !is_link {
+            continue;
+        }
+        // The hierarchy the link sits in: from the nearest node directory
+        // above it (a chunk directory holds no document), the topmost of
+        // the node directories above that without a break.
+        let Some(parent) = walked.parent() else {
+            continue;
+        };
+        let Some(root) = parent
+            .ancestors()
+            .skip_while(|dir| !is_node_dir(dir))
+            .take_while(|dir| is_node_dir(dir))
+            .last()
+        else {
+            continue;
+        };
+        let (Ok(root_canonical), Ok(leads_to)) =
+            (std::fs::canonicalize(root), std::fs::canonicalize(&walked))
+        else {
+            continue;
+        };
+        if !leads_to.starts_with(&root_canonical) {
+            let key = walked
+                .strip_prefix(root)
+                .unwrap_or(&walked)
+                .to_string_lossy()
+                .replace(std::path::MAIN_SEPARATOR, "/");
+            return Err(StoreError::LinkOutsideRoot {
+                store: "filesystem store",
+                key,
+                target: leads_to.display().to_string(),
+            })
+            .with_context(|| format!("cannot locate `{}`", target.display()));
+        }
+    }
+    Ok(())
 }
 
 /// The URL `target` is (`s3://…`, `https://…`), or `None` for a local path.

@@ -30,7 +30,7 @@ pub use crate::grid::{
 };
 pub use builder::ArrayBuilder;
 pub use element::Element;
-pub use stored::{StoredChunk, StoredSize};
+pub use stored::{MAX_PROBED_CHUNKS, StoredChunk, StoredSize};
 pub use verify::VerifiedChunk;
 
 use crate::codec::{ChunkRepr, Codec, CodecChain, CodecError};

@@ -7,6 +7,11 @@ use crate::error::Error;
 use crate::grid::GridWalk;
 use crate::store::{StoreError, StoreKey};
 
+/// The most chunk positions [`Array::stored_chunks`] asks a store that
+/// cannot list about, one request each; a larger grid is an error
+/// ([`Error::TooManyChunksToProbe`]) rather than hours of requests.
+pub const MAX_PROBED_CHUNKS: u64 = 1 << 20;
+
 /// A chunk of an array found in its store.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct StoredChunk {
@@ -65,6 +70,17 @@ impl Array {
                 found
             }
             None => {
+                // Without a listing each position is asked for: fine for
+                // the grids of an HTTP store's usual arrays, hopeless for a
+                // sparse grid of 10^12 chunks.
+                let chunks = grid.iter().try_fold(1u64, |n, &d| n.checked_mul(d));
+                if chunks.is_none_or(|chunks| chunks > MAX_PROBED_CHUNKS) {
+                    return Err(Error::TooManyChunksToProbe {
+                        path: self.path().clone(),
+                        grid: grid.clone(),
+                        limit: MAX_PROBED_CHUNKS,
+                    });
+                }
                 let mut found = Vec::new();
                 for chunk_coords in GridWalk::whole(&grid) {
                     let key = self.chunk_key(&chunk_coords)?;

@@ -21,7 +21,7 @@ pub(crate) fn stream_error(codec: &'static str, source: std::io::Error) -> Codec
 /// Reads all of `reader`, stopping one byte past `decoded_size` when it is
 /// known, so a stream that inflates beyond its chunk cannot exhaust memory
 /// (the chain then reports the wrong size).
-#[cfg(any(feature = "zlib", feature = "bz2", feature = "lzma"))]
+#[cfg(any(feature = "gzip", feature = "zlib", feature = "bz2", feature = "lzma"))]
 pub(crate) fn read_bounded(
     reader: impl std::io::Read,
     decoded_size: Option<usize>,

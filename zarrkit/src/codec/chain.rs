@@ -263,13 +263,14 @@ impl CodecChain {
         let reprs = self.reprs(repr)?;
         let last = reprs.last().unwrap_or(repr);
         let mut bytes = encoded;
-        // Only the innermost bytes→bytes step knows a bound on its output:
-        // what the array→bytes codec can produce (the decoded size for
-        // `bytes`, more for codecs that add headers). Earlier steps get none.
+        // The innermost bytes→bytes step's output is bounded by what the
+        // array→bytes codec can produce (the decoded size for `bytes`, more
+        // for codecs that add headers), and each step further out by that
+        // plus the slack an encoder may add: no step can be made to
+        // allocate much more than the chunk (a decompression bomb).
         let innermost_bound = self.array_to_bytes.encoded_size_bound(last);
         for (i, codec) in self.bytes_to_bytes.iter().enumerate().rev() {
-            let hint = if i == 0 { innermost_bound } else { None };
-            bytes = codec.decode(bytes, hint)?;
+            bytes = codec.decode(bytes, outer_bound(innermost_bound, i))?;
         }
         let mut data = self.array_to_bytes.decode(bytes, last)?;
         for (codec, r) in self.array_to_array.iter().zip(reprs.iter()).rev() {
@@ -334,8 +335,8 @@ impl CodecChain {
         let mut data = encoded;
         match self.bytes_to_bytes.split_first() {
             Some((innermost, outer)) => {
-                for codec in outer.iter().rev() {
-                    data = codec.decode(data, None)?;
+                for (i, codec) in outer.iter().enumerate().rev() {
+                    data = codec.decode(data, outer_bound(Some(expected), i + 1))?;
                 }
                 innermost.decode_into(data, out)?;
             }
@@ -550,4 +551,18 @@ fn index_repr(repr: &ChunkRepr) -> ChunkRepr {
         data_type: crate::metadata::DataType::UInt64,
         fill_value: crate::metadata::FillValue::zero(&crate::metadata::DataType::UInt64),
     }
+}
+
+/// A bound on the output of the bytes→bytes step `steps` places out from
+/// the innermost one, whose output is at most `innermost` bytes: each step
+/// out adds what an encoder may add to incompressible input (headers,
+/// checksums, stored blocks), generously: a sixteenth plus 4 KiB, where
+/// zstd, gzip, bz2, lzma, lz4 and blosc add well under 1% plus a few dozen
+/// bytes.
+pub(crate) fn outer_bound(innermost: Option<usize>, steps: usize) -> Option<usize> {
+    let mut bound = innermost?;
+    for _ in 0..steps {
+        bound = bound.checked_add(bound / 16)?.checked_add(4096)?;
+    }
+    Some(bound)
 }

@@ -493,9 +493,12 @@ pub trait BytesToBytesCodec: Debug + Send + Sync {
     /// A [`CodecError`] describing why the data cannot be encoded.
     fn encode(&self, decoded: Vec<u8>) -> Result<Vec<u8>, CodecError>;
 
-    /// Decodes bytes. `decoded_size` is the expected size of the result when
-    /// the chain knows it (after the last bytes→bytes codec), so a
-    /// decompressor can allocate once and refuse to produce more.
+    /// Decodes bytes. `decoded_size` is an upper bound on the size of the
+    /// result when the chain knows one: the size the array→bytes codec
+    /// declares for the innermost step (exact for `bytes`), that plus a
+    /// small slack for each step further out. A decompressor allocates at
+    /// most that much and refuses to produce more, whatever its stream's
+    /// header claims: the bytes are untrusted (a decompression bomb).
     ///
     /// # Errors
     /// A [`CodecError`] if the bytes are corrupt.

@@ -333,6 +333,16 @@ fn v2_entries(bytes: &[u8]) -> Result<JsonMap, MetadataError> {
 /// The entries of a v3 `consolidated_metadata` field, flattened: entries
 /// of nested groups' own consolidated metadata are added under their paths.
 fn v3_entries(field: &Value) -> Result<JsonMap, MetadataError> {
+    Ok(v3_entry_refs(field)?
+        .into_iter()
+        .map(|(key, doc)| (key, doc.clone()))
+        .collect())
+}
+
+/// The entries of v3 `consolidated_metadata` (nested ones flattened), in
+/// document order, borrowed: a view of 100,000 nodes is read without a
+/// second copy of every document.
+fn v3_entry_refs(field: &Value) -> Result<Vec<(String, &Value)>, MetadataError> {
     let invalid = |expected: &str, found: &Value| MetadataError::InvalidField {
         field: V3_FIELD.into(),
         expected: expected.into(),
@@ -349,14 +359,27 @@ fn v3_entries(field: &Value) -> Result<JsonMap, MetadataError> {
         Some(Value::Object(entries)) => entries,
         _ => return Err(invalid("a `metadata` object", field)),
     };
-    let mut out = JsonMap::new();
+    let mut out: Vec<(String, &Value)> = Vec::with_capacity(entries.len());
+    let mut position: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     for (key, doc) in entries {
         if let Some(nested) = doc.get(V3_FIELD).filter(|v| !v.is_null()) {
-            for (sub, subdoc) in v3_entries(nested)? {
-                out.entry(v3_entry_name(key, &sub)).or_insert(subdoc);
+            for (sub, subdoc) in v3_entry_refs(nested)? {
+                let name = v3_entry_name(key, &sub);
+                // A nested entry fills in only what the outer ones lack.
+                if !position.contains_key(&name) {
+                    position.insert(name.clone(), out.len());
+                    out.push((name, subdoc));
+                }
             }
         }
-        out.insert(key.clone(), doc.clone());
+        // An outer entry replaces a nested one of the same name, in place.
+        match position.get(key) {
+            Some(&i) => out[i].1 = doc,
+            None => {
+                position.insert(key.clone(), out.len());
+                out.push((key.clone(), doc));
+            }
+        }
     }
     Ok(out)
 }
@@ -366,21 +389,41 @@ fn v3_entries(field: &Value) -> Result<JsonMap, MetadataError> {
 pub(crate) struct View {
     pub(crate) format: Option<ZarrFormat>,
     pub(crate) nodes: BTreeMap<NodePath, NodeMetadata>,
+    /// Each parent's children, sorted by name, indexed at the first
+    /// [`View::children`]: scanning every node for each group's children
+    /// made walking a view of N groups O(N²).
+    children: std::sync::OnceLock<std::collections::HashMap<NodePath, Vec<NodePath>>>,
 }
 
 impl View {
     /// The children of `parent` in the view, sorted by name.
     pub(crate) fn children(&self, parent: &NodePath) -> Vec<(&NodePath, &NodeMetadata)> {
-        self.nodes
-            .iter()
-            .filter(|(path, _)| path.parent().as_ref() == Some(parent))
+        let index = self.children.get_or_init(|| {
+            let mut index: std::collections::HashMap<NodePath, Vec<NodePath>> =
+                std::collections::HashMap::new();
+            for path in self.nodes.keys() {
+                if let Some(parent) = path.parent() {
+                    index.entry(parent).or_default().push(path.clone());
+                }
+            }
+            index
+        });
+        index
+            .get(parent)
+            .into_iter()
+            .flatten()
+            .filter_map(|path| self.nodes.get_key_value(path))
             .collect()
     }
 }
 
 /// Strips the field that only consolidated views carry, for comparing.
 pub(crate) fn without_consolidated(metadata: &NodeMetadata) -> NodeMetadata {
-    let mut metadata = metadata.clone();
+    strip_consolidated(metadata.clone())
+}
+
+/// [`without_consolidated`] on a node the caller owns: no copy.
+fn strip_consolidated(mut metadata: NodeMetadata) -> NodeMetadata {
     if let NodeMetadata::Group(group) = &mut metadata {
         group.extra_fields.remove(V3_FIELD);
     }
@@ -407,6 +450,7 @@ pub(crate) fn load_view(
         .map(|nodes| View {
             format: Some(format),
             nodes,
+            children: std::sync::OnceLock::new(),
         }))
 }
 
@@ -663,7 +707,7 @@ impl Consolidation for V3Consolidation {
         let Some(field) = group.extra_fields.get(V3_FIELD) else {
             return Ok(None);
         };
-        let entries = v3_entries(field)
+        let entries = v3_entry_refs(field)
             .map_err(|e| format!("the consolidated metadata of `{path}` is invalid: {e}"))?;
         if entries.is_empty() {
             // zarr-python's empty marker on nested groups: no view.
@@ -674,7 +718,7 @@ impl Consolidation for V3Consolidation {
             let metadata = v3::node_from_json(doc).map_err(|e| {
                 format!("consolidated metadata of `{path}`, entry `{rel}`, is invalid: {e}")
             })?;
-            nodes.insert(view_path(path, rel)?, without_consolidated(&metadata));
+            nodes.insert(view_path(path, rel)?, strip_consolidated(metadata));
         }
         Ok(Some(nodes))
     }

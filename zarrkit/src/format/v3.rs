@@ -80,9 +80,45 @@ pub fn parse_node(bytes: &[u8]) -> Result<NodeMetadata, MetadataError> {
     // Read leniently: writers built on Python's `json` put bare `NaN` and
     // `Infinity` tokens into fill values; they are not JSON.
     let bytes = super::v2::quote_non_finite_tokens(bytes);
-    let value: Value = serde_json::from_slice(&bytes).map_err(MetadataError::Json)?;
-    node_from_json(&value)
+    let mut value: Value = serde_json::from_slice(&bytes).map_err(MetadataError::Json)?;
+    // The attributes, or a group's consolidated metadata, may be most of
+    // the document (100 MB of attributes, 100,000 nodes): move them into
+    // the model rather than copy them. Each leaves a stand-in that passes
+    // the same checks, so the document is judged as it is.
+    let attributes = match value.get_mut("attributes") {
+        Some(attributes @ Value::Object(_)) => {
+            Some(std::mem::replace(attributes, Value::Object(JsonMap::new())))
+        }
+        _ => None,
+    };
+    let consolidated = match value.get_mut(CONSOLIDATED_FIELD) {
+        Some(field) if field.get("must_understand") == Some(&Value::Bool(false)) => {
+            let stand_in = serde_json::json!({ "must_understand": false });
+            Some(std::mem::replace(field, stand_in))
+        }
+        _ => None,
+    };
+    let mut node = node_from_json(&value)?;
+    if let Some(Value::Object(attributes)) = attributes {
+        match &mut node {
+            NodeMetadata::Array(array) => array.attributes = attributes,
+            NodeMetadata::Group(group) => group.attributes = attributes,
+        }
+    }
+    if let Some(consolidated) = consolidated {
+        let extra_fields = match &mut node {
+            NodeMetadata::Array(array) => &mut array.extra_fields,
+            NodeMetadata::Group(group) => &mut group.extra_fields,
+        };
+        if let Some(field) = extra_fields.get_mut(CONSOLIDATED_FIELD) {
+            *field = consolidated;
+        }
+    }
+    Ok(node)
 }
+
+/// The group field of v3 consolidated metadata (zarr-python's).
+const CONSOLIDATED_FIELD: &str = "consolidated_metadata";
 
 /// Interprets a parsed `zarr.json` document (see [`parse_node`]).
 ///
@@ -233,14 +269,23 @@ fn array_from_json(doc: &JsonMap) -> Result<ArrayMetadata, MetadataError> {
 
 fn group_from_json(doc: &JsonMap) -> Result<GroupMetadata, MetadataError> {
     let attributes = attributes_from_json(doc)?;
-    let mut fields = doc.clone();
     // Tolerated on reading, never written: zarr-python 3.0.0 to 3.1.3 wrote
     // `"consolidated_metadata": null` into every group document. v3 core,
-    // "Additional fields", only defines the object form.
-    if fields.get("consolidated_metadata") == Some(&Value::Null) {
-        fields.remove("consolidated_metadata");
-    }
-    let extra_fields = extra_fields_from_json(&fields, GROUP_FIELDS)?;
+    // "Additional fields", only defines the object form. Only the other
+    // extra fields are copied, never the whole document (whose attributes
+    // may be most of it).
+    let extra_fields = if doc.get("consolidated_metadata") == Some(&Value::Null) {
+        let fields: JsonMap = doc
+            .iter()
+            .filter(|(key, _)| {
+                key.as_str() != "consolidated_metadata" && !GROUP_FIELDS.contains(&key.as_str())
+            })
+            .map(|(key, value)| (key.clone(), value.clone()))
+            .collect();
+        extra_fields_from_json(&fields, GROUP_FIELDS)?
+    } else {
+        extra_fields_from_json(doc, GROUP_FIELDS)?
+    };
     Ok(GroupMetadata {
         attributes,
         extra_fields,

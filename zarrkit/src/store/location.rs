@@ -167,6 +167,7 @@ fn open_with(
         }
         "memory" => Ok(Arc::new(MemoryStore::new())),
         "s3" | "s3a" | "gs" | "az" | "azure" | "abfs" | "abfss" | "adl" | "http" | "https" => {
+            check_no_dot_segments(location)?;
             open_remote(location, options)
         }
         other => Err(StoreError::InvalidLocation {
@@ -176,6 +177,30 @@ fn open_with(
             ),
         }),
     }
+}
+
+/// Refuses a URL whose path has a `.` or `..` segment, also
+/// percent-encoded (`%2e%2e`): the URL standard resolves them, so
+/// `s3://bucket/public/%2e%2e/private` would name `private`, outside the
+/// prefix it seems to be under. Store keys refuse such segments too.
+fn check_no_dot_segments(location: &str) -> Result<(), StoreError> {
+    let after_scheme = location
+        .split_once("://")
+        .map_or(location, |(_, rest)| rest);
+    let path = after_scheme.split(['?', '#']).next().unwrap_or_default();
+    // The first segment is the bucket, container or host.
+    for segment in path.split('/').skip(1) {
+        let decoded = segment.to_ascii_lowercase().replace("%2e", ".");
+        if decoded == "." || decoded == ".." {
+            return Err(StoreError::InvalidLocation {
+                location: location.to_string(),
+                reason: format!(
+                    "its path has the segment `{segment}`, which would climb out of the prefix it seems to name; write the path without `.` and `..`"
+                ),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Opens the zip archive `location` names (`zip://` is optional): a

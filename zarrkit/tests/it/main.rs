@@ -15,10 +15,14 @@ mod formats;
 mod interop;
 #[cfg(all(feature = "zstd", feature = "crc32c"))]
 mod many_writers;
+// Huge hierarchies, grids and documents: bounded work and memory.
+mod limits;
 // The migration tests use gzip, zstd and crc32c chains.
 #[cfg(all(feature = "gzip", feature = "zstd", feature = "crc32c"))]
 mod migrate;
 mod regressions;
+// Keys, paths, archives and links that could reach outside a store root.
+mod security;
 mod selections;
 // Remote stores against the test servers (scripts/servers.sh).
 #[cfg(feature = "s3")]

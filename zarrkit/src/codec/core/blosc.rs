@@ -296,11 +296,7 @@ impl BytesToBytesCodec for BloscCodec {
         Ok(encoded)
     }
 
-    fn decode(
-        &self,
-        encoded: Vec<u8>,
-        _decoded_size: Option<usize>,
-    ) -> Result<Vec<u8>, CodecError> {
+    fn decode(&self, encoded: Vec<u8>, decoded_size: Option<usize>) -> Result<Vec<u8>, CodecError> {
         if encoded.len() < blosc_src::BLOSC_MIN_HEADER_LENGTH as usize {
             return Err(corrupt(&format!(
                 "{} bytes is shorter than the 16-byte header",
@@ -324,6 +320,13 @@ impl BytesToBytesCodec for BloscCodec {
             return Err(corrupt(
                 "invalid header (unknown version, or the compressed size does not match the data)",
             ));
+        }
+        // The header's size is untrusted: one beyond the chunk is refused
+        // before the output is allocated (a 16-byte header can claim 2 GiB).
+        if let Some(bound) = decoded_size.filter(|&bound| nbytes > bound) {
+            return Err(corrupt(&format!(
+                "the header declares {nbytes} decoded bytes, more than the chunk's {bound}"
+            )));
         }
         if nbytes == 0 {
             return Ok(Vec::new());
@@ -440,7 +443,15 @@ mod tests {
             .encode(data.clone())
             .unwrap();
         let other = codec(BloscCompressor::Lz4, BloscShuffle::NoShuffle);
-        assert_eq!(other.decode(encoded, Some(3)).unwrap(), data);
+        assert_eq!(other.decode(encoded.clone(), Some(20_000)).unwrap(), data);
+        // The size is a bound, never exceeded: a header claiming more than
+        // the chunk is refused before anything is allocated.
+        let err = other.decode(encoded, Some(3)).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("declares 20000 decoded bytes, more than the chunk's 3"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -15,12 +15,8 @@ use flate2::Compression;
 use flate2::read::MultiGzDecoder;
 use flate2::write::GzEncoder;
 use serde::{Deserialize, Serialize};
-use std::io::{Read, Write};
+use std::io::Write;
 use std::sync::Arc;
-
-/// The largest allocation made up front from a size hint; beyond it the
-/// output grows as data arrives, so a wrong hint cannot reserve much memory.
-const MAX_PREALLOCATION: usize = 256 << 20;
 
 /// The configuration of the `gzip` codec.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -94,20 +90,15 @@ impl BytesToBytesCodec for GzipCodec {
                 reason: "the data is empty (a gzip stream has at least a header)".to_string(),
             });
         }
-        let mut output = Vec::new();
-        if let Some(size) = decoded_size {
-            output
-                .try_reserve_exact(size.min(MAX_PREALLOCATION))
-                .map_err(|_| CodecError::TooLarge {
-                    shape: vec![size as u64],
-                })?;
-        }
         // numcodecs and zlib may write several concatenated gzip members;
-        // RFC 1952 defines their concatenation as one stream.
-        MultiGzDecoder::new(encoded.as_slice())
-            .read_to_end(&mut output)
-            .map_err(library_error)?;
-        Ok(output)
+        // RFC 1952 defines their concatenation as one stream. Reading stops
+        // one byte past the bound: a bomb costs no more than the chunk.
+        crate::codec::bounded::read_bounded(
+            MultiGzDecoder::new(encoded.as_slice()),
+            decoded_size,
+            "gzip",
+            library_error,
+        )
     }
 }
 
@@ -115,6 +106,7 @@ impl BytesToBytesCodec for GzipCodec {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+    use std::io::Read;
 
     fn sample(len: usize) -> Vec<u8> {
         (0..len)
@@ -154,12 +146,20 @@ mod tests {
     }
 
     #[test]
-    fn wrong_size_hint_does_not_change_the_output() {
+    fn the_size_is_a_bound_the_output_never_exceeds() {
         let codec = GzipCodec::new(6).unwrap();
         let data = sample(5000);
         let encoded = codec.encode(data.clone()).unwrap();
-        assert_eq!(codec.decode(encoded.clone(), Some(10)).unwrap(), data);
-        assert_eq!(codec.decode(encoded, Some(usize::MAX)).unwrap(), data);
+        assert_eq!(codec.decode(encoded.clone(), Some(5000)).unwrap(), data);
+        assert_eq!(
+            codec.decode(encoded.clone(), Some(usize::MAX)).unwrap(),
+            data
+        );
+        let err = codec.decode(encoded, Some(10)).unwrap_err();
+        assert!(
+            err.to_string().contains("more than the expected 10 bytes"),
+            "{err}"
+        );
     }
 
     #[test]

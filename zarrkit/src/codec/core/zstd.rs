@@ -23,6 +23,19 @@ use zstd::zstd_safe::CParameter;
 /// much memory.
 const MAX_PREALLOCATION: usize = 256 << 20;
 
+/// Without a bound from the chain (variable-length chunks), the largest
+/// ratio of recorded content size to compressed size that is allocated up
+/// front; a frame claiming more decodes as a stream, growing with what it
+/// really holds.
+const UNBOUNDED_RATIO: u64 = 1024;
+
+fn too_long(bound: usize) -> CodecError {
+    CodecError::Corrupt {
+        codec: "zstd",
+        reason: format!("the data decodes to more than the expected {bound} bytes"),
+    }
+}
+
 /// The range of levels the extension's schema allows.
 const LEVELS: std::ops::RangeInclusive<i32> = -131_072..=22;
 
@@ -160,14 +173,29 @@ impl ZstdCodec {
 
     /// Decodes frames, some of which do not record their content size (as
     /// written by streaming compressors, such as some numcodecs versions).
-    fn decompress_streaming(encoded: &[u8], hint: Option<usize>) -> Result<Vec<u8>, CodecError> {
+    /// With a `bound`, reading stops one byte past it, so the output never
+    /// grows beyond the chunk whatever the frames hold.
+    fn decompress_streaming(encoded: &[u8], bound: Option<usize>) -> Result<Vec<u8>, CodecError> {
         let mut output = Vec::new();
         // A failed reservation only costs speed; the data decides the size.
-        let _ = output.try_reserve(hint.unwrap_or(0).min(MAX_PREALLOCATION));
+        let _ = output.try_reserve(bound.unwrap_or(0).min(MAX_PREALLOCATION));
         // The streaming decoder continues into concatenated frames.
-        let mut decoder =
-            zstd::stream::read::Decoder::with_buffer(encoded).map_err(library_error)?;
-        decoder.read_to_end(&mut output).map_err(|e| corrupt(&e))?;
+        let decoder = zstd::stream::read::Decoder::with_buffer(encoded).map_err(library_error)?;
+        match bound {
+            Some(bound) => {
+                decoder
+                    .take((bound as u64).saturating_add(1))
+                    .read_to_end(&mut output)
+                    .map_err(|e| corrupt(&e))?;
+                if output.len() > bound {
+                    return Err(too_long(bound));
+                }
+            }
+            None => {
+                let mut decoder = decoder;
+                decoder.read_to_end(&mut output).map_err(|e| corrupt(&e))?;
+            }
+        }
         Ok(output)
     }
 }
@@ -223,10 +251,27 @@ impl BytesToBytesCodec for ZstdCodec {
                 reason: "the data is empty (a zstd frame has at least a header)".to_string(),
             });
         }
-        // The sizes recorded in the frame headers are untrusted: only an
-        // exact total small enough to allocate is used to size the output.
-        match total_content_size(&encoded)? {
-            Some(size) if size <= MAX_PREALLOCATION as u64 => {
+        // The sizes recorded in the frame headers are untrusted: a total
+        // beyond the chunk's bound is refused before anything is allocated,
+        // and only an exact total small enough to allocate (and, without a
+        // bound, plausible for the compressed length) sizes the output.
+        let recorded = total_content_size(&encoded)?;
+        if let (Some(size), Some(bound)) = (recorded, decoded_size)
+            && size > bound as u64
+        {
+            return Err(CodecError::Corrupt {
+                codec: "zstd",
+                reason: format!(
+                    "the frame header records {size} bytes of content, more than the chunk's {bound}"
+                ),
+            });
+        }
+        let plausible = decoded_size.map_or_else(
+            || (encoded.len() as u64).saturating_mul(UNBOUNDED_RATIO),
+            |bound| bound as u64,
+        );
+        match recorded {
+            Some(size) if size <= (MAX_PREALLOCATION as u64).min(plausible) => {
                 // The bound above makes the cast lossless.
                 Self::decompress_exact(&encoded, size as usize).map_err(|e| corrupt(&e))
             }
@@ -332,7 +377,13 @@ mod tests {
         );
         let codec = ZstdCodec::new(0, false).unwrap();
         assert_eq!(codec.decode(frame.clone(), None).unwrap(), data);
-        assert_eq!(codec.decode(frame, Some(16)).unwrap(), data);
+        assert_eq!(codec.decode(frame.clone(), Some(300_000)).unwrap(), data);
+        // Without a recorded size the stream stops at the bound.
+        let err = codec.decode(frame, Some(16)).unwrap_err();
+        assert!(
+            err.to_string().contains("more than the expected 16 bytes"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -336,14 +336,16 @@ impl BytesToBytesCodec for ConditionalCodec {
             )));
         }
         let mask: Vec<bool> = (0..self.codecs.len()).map(applied).collect();
-        // The size hint belongs to the codec whose output is the result:
-        // the first applied one.
-        let first_applied = mask.iter().position(|&m| m);
+        // The size bound belongs to the codec whose output is the result,
+        // the first applied one; each applied one further out gets it plus
+        // an encoder's slack, as in a chain.
         let mut data = encoded[header_len..].to_vec();
+        let mut steps_out = mask.iter().filter(|&&m| m).count();
         for (index, codec) in self.codecs.iter().enumerate().rev() {
             if mask[index] {
-                let hint = decoded_size.filter(|_| Some(index) == first_applied);
-                data = codec.decode(data, hint)?;
+                steps_out -= 1;
+                let bound = crate::codec::chain::outer_bound(decoded_size, steps_out);
+                data = codec.decode(data, bound)?;
             }
         }
         Ok(data)

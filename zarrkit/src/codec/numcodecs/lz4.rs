@@ -110,9 +110,11 @@ impl BytesToBytesCodec for Lz4Codec {
         let size = i32::from_le_bytes(*header);
         let size = usize::try_from(size)
             .map_err(|_| corrupt(format!("the size header is negative ({size})")))?;
-        if let Some(expected) = decoded_size.filter(|&n| n != size) {
+        // The hint is a bound (exact only under `bytes`): a smaller block is
+        // left for the chain to judge, a larger one is refused unread.
+        if let Some(bound) = decoded_size.filter(|&n| size > n) {
             return Err(corrupt(format!(
-                "the size header says {size} bytes, the chunk has {expected}"
+                "the size header says {size} bytes, more than the chunk's {bound}"
             )));
         }
         if size > block.len().saturating_mul(MAX_RATIO) {
@@ -176,9 +178,16 @@ mod tests {
             assert!(err.to_string().contains(needle), "{bytes:?}: {err}");
         }
         let err = codec
-            .decode(vec![4, 0, 0, 0, 0x40, 1, 2, 3, 4], Some(8))
+            .decode(vec![4, 0, 0, 0, 0x40, 1, 2, 3, 4], Some(3))
             .unwrap_err();
-        assert!(err.to_string().contains("the chunk has 8"), "{err}");
+        assert!(err.to_string().contains("more than the chunk's 3"), "{err}");
+        // A bound, not an exact size: a smaller block decodes.
+        assert_eq!(
+            codec
+                .decode(vec![4, 0, 0, 0, 0x40, 1, 2, 3, 4], Some(8))
+                .unwrap(),
+            [1, 2, 3, 4]
+        );
     }
 
     proptest! {
