@@ -14,7 +14,7 @@ built from NumPy's (``np.ix_``-style outer products, coordinate indexing,
 element slices of whole chunks).
 
 The runs are reproducible (``derandomize=True``, no example database).
-``ZARRKIT_HYPOTHESIS_EXAMPLES`` sets the examples per test (default 60,
+``ZARRKIT_HYPOTHESIS_EXAMPLES`` sets the examples per test (default 150,
 about 10 s for the file); a larger run: ``ZARRKIT_HYPOTHESIS_EXAMPLES=2000``.
 """
 
@@ -31,7 +31,7 @@ from hypothesis import strategies as st
 
 import zarrkit
 
-EXAMPLES = int(os.environ.get("ZARRKIT_HYPOTHESIS_EXAMPLES", "60"))
+EXAMPLES = int(os.environ.get("ZARRKIT_HYPOTHESIS_EXAMPLES", "150"))
 
 PROPERTY_SETTINGS = settings(
     max_examples=EXAMPLES,
@@ -133,12 +133,18 @@ def arrays(draw: st.DrawFn) -> tuple[zarrkit.Array, np.ndarray, np.random.Genera
     dtype = np_dtype(name)
     zarr_format = draw(st.sampled_from([3, 2]), label="zarr_format")
     shards = None
-    if zarr_format == 3 and ndim > 0 and draw(st.booleans(), label="sharded"):
+    # No shards for `U` for now: the package's default inner codecs give
+    # `fixed_length_utf32` a `bytes` codec without `endian`, which the
+    # library refuses (test_interop_dtypes.py checks sharded arrays).
+    if zarr_format == 3 and ndim > 0 and dtype.kind != "U" and draw(st.booleans(), label="sharded"):
         shards = tuple(c * draw(st.integers(1, 3)) for c in chunks)
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1), label="seed"))
     fill = None
     if draw(st.booleans(), label="fill_value given"):
         fill = random_values(dtype, (), rng)[()]
+        if dtype.kind in "mM" and np.isnat(fill):
+            # A NaT fill value is test_interop_dtypes.py's subject.
+            fill = fill.dtype.type(7, np.datetime_data(dtype)[0])
     a = zarrkit.create_array(
         "memory://", shape=shape, dtype=str if name == "str" else dtype, chunks=chunks,
         shards=shards, zarr_format=zarr_format, fill_value=fill,
@@ -299,6 +305,39 @@ def expand(key: tuple[Any, ...], ndim: int) -> list[Any]:
     return key + [slice(None)] * (ndim - len(key))
 
 
+def check_every_index(key: Any, shape: tuple[int, ...]) -> None:
+    """Raises IndexError if an integer or index array value of `key` (a
+    basic or vectorized selection) is out of bounds for its dimension.
+
+    NumPy checks only the indices it uses, so an out-of-bounds index that
+    broadcasts against an empty index array selects nothing without an
+    error (``np.zeros((2, 3))[[], [7]]`` is empty); zarrkit checks every
+    index, as a bound error is almost always a mistake."""
+    items = list(key) if isinstance(key, tuple) else [key]
+
+    def dims(k: Any) -> int:
+        if k is None or k is Ellipsis:
+            return 0
+        if isinstance(k, np.ndarray) and k.dtype == bool:
+            return k.ndim
+        return 1
+
+    used = sum(dims(k) for k in items)
+    if used > len(shape):
+        return  # too many indices: NumPy says so
+    d = 0
+    for k in items:
+        if k is Ellipsis:
+            d += len(shape) - used
+            continue
+        if isinstance(k, (int, np.integer, list)) or (isinstance(k, np.ndarray) and k.dtype != bool):
+            values = np.asarray(k)
+            n = shape[d]
+            if values.size and ((values < -n) | (values >= n)).any():
+                raise IndexError(f"an index is out of bounds for axis {d} with size {n}")
+        d += dims(k)
+
+
 def orthogonal_expected(expected: np.ndarray, key: tuple[Any, ...]) -> tuple[np.ndarray, tuple[Any, ...]]:
     """The outer product `key` selects (IndexError when NumPy raises one for
     an item), and the NumPy index (`np.ix_` of every dimension) that writes
@@ -325,7 +364,9 @@ def vectorized_keys(draw: st.DrawFn, shape: tuple[int, ...]) -> Any:
     """Coordinate arrays (and integers) for every dimension, broadcasting
     together, or one boolean mask of the array's shape."""
     oob = draw(st.integers(0, 7)) == 0
-    if draw(st.integers(0, 3)) == 0 or not shape:
+    if not shape:
+        return ()
+    if draw(st.integers(0, 3)) == 0:
         return mask(draw, shape)
     index_shape = tuple(draw(st.integers(0, 4)) for _ in range(draw(st.integers(1, 2))))
     key = []
@@ -447,6 +488,7 @@ def test_basic_selections_read_and_write_as_numpy(data: st.DataObject) -> None:
 
     def want() -> tuple[Any, Any]:
         out = expected[key]
+        check_every_index(key, expected.shape)
         return out, lambda v: expected.__setitem__(key, v)
 
     def write(v: Any) -> None:
@@ -480,13 +522,20 @@ def test_oindex_reads_and_writes_outer_products(data: st.DataObject) -> None:
 def test_vindex_reads_and_writes_coordinates_and_masks(data: st.DataObject) -> None:
     a, expected, rng = data.draw(arrays())
     key = data.draw(vectorized_keys(expected.shape), label="key")
-    np_key = tuple(np.asarray(k) if isinstance(k, list) else k for k in key) if isinstance(key, tuple) else key
-    if isinstance(np_key, list):
-        np_key = np.asarray(np_key)
+    # NumPy's spelling: lists as arrays, one coordinate array as a 1-tuple.
+    is_mask = isinstance(key, np.ndarray) and key.dtype == bool
+    items = (key,) if is_mask or not isinstance(key, tuple) else key
+    np_key: Any = tuple(np.asarray(k) if isinstance(k, list) else k for k in items)
+    if is_mask:
+        np_key = key
 
     def want() -> tuple[Any, Any]:
-        out = expected[np_key]
-        return np.asarray(out), lambda v: expected.__setitem__(np_key, v)
+        # As zarr-python's, a 0-d array where NumPy gives a scalar (integer
+        # coordinates only, or a 0-d array's `()`).
+        key_ = (*np_key, Ellipsis) if isinstance(np_key, tuple) else np_key
+        out = expected[key_]
+        check_every_index(np_key, expected.shape)
+        return out, lambda v: expected.__setitem__(key_, v)
 
     def write(v: Any) -> None:
         a.vindex[key] = v
@@ -502,7 +551,7 @@ def test_blocks_read_and_write_whole_chunks(data: st.DataObject) -> None:
     key = data.draw(block_keys(expected.shape, blocks), label="key")
 
     def want() -> tuple[Any, Any]:
-        region = blocks_expected(expected.shape, blocks, key)
+        region = (*blocks_expected(expected.shape, blocks, key), Ellipsis)  # a 0-d array too
         return expected[region], lambda v: expected.__setitem__(region, v)
 
     def write(v: Any) -> None:
