@@ -266,6 +266,10 @@ def basic_keys(draw: st.DrawFn, shape: tuple[int, ...]) -> Any:
         key.append(0)  # one index too many
     for _ in range(draw(st.integers(0, 2), label="newaxes")):
         key.insert(draw(st.integers(0, len(key))), None)
+    for _ in range(draw(st.sampled_from([0, 0, 0, 1, 2]), label="boolean scalars")):
+        # NumPy: an index array of length 1 (True) or 0 along a new axis.
+        scalar = draw(st.sampled_from([True, False, np.True_, np.False_, np.array(True), np.array(False)]))
+        key.insert(draw(st.integers(0, len(key))), scalar)
     if len(key) == 1 and draw(st.booleans()):
         return key[0]
     return tuple(key)
@@ -316,7 +320,7 @@ def check_every_index(key: Any, shape: tuple[int, ...]) -> None:
     items = list(key) if isinstance(key, tuple) else [key]
 
     def dims(k: Any) -> int:
-        if k is None or k is Ellipsis:
+        if k is None or k is Ellipsis or isinstance(k, (bool, np.bool_)):
             return 0
         if isinstance(k, np.ndarray) and k.dtype == bool:
             return k.ndim
@@ -330,7 +334,9 @@ def check_every_index(key: Any, shape: tuple[int, ...]) -> None:
         if k is Ellipsis:
             d += len(shape) - used
             continue
-        if isinstance(k, (int, np.integer, list)) or (isinstance(k, np.ndarray) and k.dtype != bool):
+        if isinstance(k, bool):
+            pass
+        elif isinstance(k, (int, np.integer, list)) or (isinstance(k, np.ndarray) and k.dtype != bool):
             values = np.asarray(k)
             n = shape[d]
             if values.size and ((values < -n) | (values >= n)).any():
@@ -365,7 +371,7 @@ def vectorized_keys(draw: st.DrawFn, shape: tuple[int, ...]) -> Any:
     together, or one boolean mask of the array's shape."""
     oob = draw(st.integers(0, 7)) == 0
     if not shape:
-        return ()
+        return draw(st.sampled_from([(), np.array(True), np.array(False)]))
     if draw(st.integers(0, 3)) == 0:
         return mask(draw, shape)
     index_shape = tuple(draw(st.integers(0, 4)) for _ in range(draw(st.integers(1, 2))))
