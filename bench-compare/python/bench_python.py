@@ -171,7 +171,9 @@ def imports(python: Path, module: str) -> bool:
         # From `/`: the repository's `zarrkit/` directory would import as
         # a namespace package.
         check = f"import numpy, {module}; {module}.__file__.strip()"
-        return subprocess.run([str(python), "-c", check], capture_output=True, cwd="/").returncode == 0
+        return (
+            subprocess.run([str(python), "-c", check], capture_output=True, cwd="/").returncode == 0
+        )
     except OSError:
         return False
 
@@ -194,13 +196,20 @@ def find_rust(given: str | None, build: bool) -> Path | None:
     ]
     if build:
         subprocess.run(
-            ["cargo", "build", "--release", "--manifest-path", str(BENCH / "Cargo.toml")], check=True
+            ["cargo", "build", "--release", "--manifest-path", str(BENCH / "Cargo.toml")],
+            check=True,
         )
     return next((c for c in candidates if c.exists()), None)
 
 
 class Runner:
-    def __init__(self, args: argparse.Namespace, zarrkit_python: Path | None, peers_python: Path | None, rust: Path | None):
+    def __init__(
+        self,
+        args: argparse.Namespace,
+        zarrkit_python: Path | None,
+        peers_python: Path | None,
+        rust: Path | None,
+    ):
         self.side = args.side
         self.threads = args.threads
         self.noise = args.noise
@@ -211,14 +220,37 @@ class Runner:
     def command(self, imp: str, workload: str, codecs: str, store: Path) -> list[str]:
         if imp == "zarrkit-py":
             assert self.zarrkit_python is not None
-            return [str(self.zarrkit_python), str(Path(__file__).resolve()), "child", workload, str(store), str(self.side)]
+            return [
+                str(self.zarrkit_python),
+                str(Path(__file__).resolve()),
+                "child",
+                workload,
+                str(store),
+                str(self.side),
+            ]
         if imp == "zarrkit-rs":
             assert self.rust is not None
-            return [str(self.rust), "child", "zarrkit", workload, codecs, str(store), str(self.side), "1"]
+            return [
+                str(self.rust),
+                "child",
+                "zarrkit",
+                workload,
+                codecs,
+                str(store),
+                str(self.side),
+                "1",
+            ]
         assert self.peers_python is not None
         return [
-            str(self.peers_python), str(PEER_SCRIPT), PYTHON_PEERS[imp], workload, codecs, str(store),
-            str(self.side), "1", str(self.threads),
+            str(self.peers_python),
+            str(PEER_SCRIPT),
+            PYTHON_PEERS[imp],
+            workload,
+            codecs,
+            str(store),
+            str(self.side),
+            "1",
+            str(self.threads),
         ]
 
     def run(self, imp: str, workload: str, codecs: str, store: Path) -> tuple[list[float], int]:
@@ -239,7 +271,9 @@ class Runner:
         if p.returncode != 0:
             tail = " | ".join(stderr.strip().splitlines()[-4:])
             raise RuntimeError(f"{imp} {workload} [{codecs}] exited with {p.returncode}: {tail}")
-        times = [float(line.split()[1]) for line in stdout.splitlines() if line.startswith("time_s ")]
+        times = [
+            float(line.split()[1]) for line in stdout.splitlines() if line.startswith("time_s ")
+        ]
         return times, usage.ru_maxrss
 
 
@@ -252,18 +286,37 @@ def fmt_time(t: float | None) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--side", type=int, default=256, help="the array is SIDE³ uint16 (default 256; 512 also)")
-    parser.add_argument("--reps", type=int, default=3, help="repetitions, each its own child (default 3)")
-    parser.add_argument("--threads", type=int, default=2, help="every implementation's thread budget (default 2)")
-    parser.add_argument("--noise", type=int, default=0, help="bits of hash noise in the values (bench-compare --noise)")
-    parser.add_argument("--imps", default=",".join(IMPS), help=f"comma-separated subset of {','.join(IMPS)}")
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--side", type=int, default=256, help="the array is SIDE³ uint16 (default 256; 512 also)"
+    )
+    parser.add_argument(
+        "--reps", type=int, default=3, help="repetitions, each its own child (default 3)"
+    )
+    parser.add_argument(
+        "--threads", type=int, default=2, help="every implementation's thread budget (default 2)"
+    )
+    parser.add_argument(
+        "--noise",
+        type=int,
+        default=0,
+        help="bits of hash noise in the values (bench-compare --noise)",
+    )
+    parser.add_argument(
+        "--imps", default=",".join(IMPS), help=f"comma-separated subset of {','.join(IMPS)}"
+    )
     parser.add_argument("--codecs", default=",".join(CODECS), help="zstd,sharded")
-    parser.add_argument("--workloads", default=",".join(WORKLOADS), help="write,read_all,read_regions")
+    parser.add_argument(
+        "--workloads", default=",".join(WORKLOADS), help="write,read_all,read_regions"
+    )
     parser.add_argument("--zarrkit-python", help="the interpreter with the zarrkit package")
     parser.add_argument("--peers-python", help="the interpreter with zarr, zarrs and tensorstore")
     parser.add_argument("--rust", help="bench-compare's binary (zarrkit from Rust)")
-    parser.add_argument("--build", action="store_true", help="cargo build --release bench-compare first")
+    parser.add_argument(
+        "--build", action="store_true", help="cargo build --release bench-compare first"
+    )
     parser.add_argument("--dir", help="where the stores go (default: a new temporary directory)")
     parser.add_argument("--keep", action="store_true", help="keep the stores")
     args = parser.parse_args()
@@ -271,23 +324,33 @@ def main() -> None:
     imps = [i for i in args.imps.split(",") if i]
     codecs_list = [c for c in args.codecs.split(",") if c]
     workloads = [w for w in args.workloads.split(",") if w]
-    for name, given, known in (("imp", imps, IMPS), ("codecs", codecs_list, CODECS), ("workload", workloads, WORKLOADS)):
+    for name, given, known in (
+        ("imp", imps, IMPS),
+        ("codecs", codecs_list, CODECS),
+        ("workload", workloads, WORKLOADS),
+    ):
         for g in given:
             if g not in known:
                 raise SystemExit(f"unknown {name} `{g}` (expected one of {', '.join(known)})")
 
     notes = []
     zarrkit_python = find_zarrkit_python(args.zarrkit_python)
-    peers_python = Path(args.peers_python) if args.peers_python else BENCH / ".venv-peers" / "bin" / "python"
+    peers_python = (
+        Path(args.peers_python) if args.peers_python else BENCH / ".venv-peers" / "bin" / "python"
+    )
     rust = find_rust(args.rust, args.build) if "zarrkit-rs" in imps else None
     available = []
     for imp in imps:
         if imp == "zarrkit-py" and zarrkit_python is None:
-            notes.append("zarrkit-py skipped: no interpreter imports zarrkit (pip install ./python, or --zarrkit-python)")
+            notes.append(
+                "zarrkit-py skipped: no interpreter imports zarrkit (pip install ./python, or --zarrkit-python)"
+            )
         elif imp == "zarrkit-rs" and rust is None:
             notes.append("zarrkit-rs skipped: no bench-compare binary (--build, or --rust PATH)")
         elif imp in PYTHON_PEERS and not peers_python.exists():
-            notes.append(f"{imp} skipped: no {peers_python} (bench-compare/setup-peers.sh, or --peers-python)")
+            notes.append(
+                f"{imp} skipped: no {peers_python} (bench-compare/setup-peers.sh, or --peers-python)"
+            )
         else:
             available.append(imp)
     imps = available
@@ -300,7 +363,9 @@ def main() -> None:
     copy_time = None
     try:
         if "zarrkit-py" in imps:
-            copies = [runner.run("zarrkit-py", "copy", "zstd", root)[0][0] for _ in range(args.reps)]
+            copies = [
+                runner.run("zarrkit-py", "copy", "zstd", root)[0][0] for _ in range(args.reps)
+            ]
             copy_time = statistics.median(copies)
         for codecs in codecs_list:
             for imp in imps:
@@ -321,8 +386,11 @@ def main() -> None:
                         notes.append(f"FAILED: {e}")
                         continue
                     results[(codecs, workload, imp)] = (statistics.median(times), max(peaks))
-                    print(f"{codecs:8} {workload:13} {imp:11} {fmt_time(results[(codecs, workload, imp)][0]):>9} "
-                          f"{max(peaks) / 1024:7.0f} MiB", file=sys.stderr)
+                    print(
+                        f"{codecs:8} {workload:13} {imp:11} {fmt_time(results[(codecs, workload, imp)][0]):>9} "
+                        f"{max(peaks) / 1024:7.0f} MiB",
+                        file=sys.stderr,
+                    )
             # Cross-checks: zarrkit from Python reads every peer's store, and
             # every peer reads zarrkit's (one verifying read each).
             if "zarrkit-py" in imps and "write" in workloads:
@@ -330,9 +398,13 @@ def main() -> None:
                     for reader, writer in (("zarrkit-py", peer), (peer, "zarrkit-py")):
                         try:
                             runner.run(reader, "verify", codecs, root / codecs / writer)
-                            notes.append(f"[{codecs}] {reader} reads the {writer}-written store: all values equal")
+                            notes.append(
+                                f"[{codecs}] {reader} reads the {writer}-written store: all values equal"
+                            )
                         except RuntimeError as e:
-                            notes.append(f"[{codecs}] {reader} reads the {writer}-written store: FAILED: {e}")
+                            notes.append(
+                                f"[{codecs}] {reader} reads the {writer}-written store: FAILED: {e}"
+                            )
     finally:
         if not args.keep:
             shutil.rmtree(root, ignore_errors=True)
@@ -345,9 +417,11 @@ def main() -> None:
         header.append("zarrkit-py / best Python peer")
     if "zarrkit-py" in imps and "zarrkit-rs" in imps:
         header.append("zarrkit-py − zarrkit-rs vs one copy")
-    print(f"\nbench-compare workloads from Python: {args.side}³ uint16 ({args.side**3 * 2 / 2**20:.0f} MiB), "
-          f"{args.threads} threads, median of {args.reps}, noise {args.noise} bits; "
-          f"{platform.machine()}, {os.cpu_count()} CPUs\n")
+    print(
+        f"\nbench-compare workloads from Python: {args.side}³ uint16 ({args.side**3 * 2 / 2**20:.0f} MiB), "
+        f"{args.threads} threads, median of {args.reps}, noise {args.noise} bits; "
+        f"{platform.machine()}, {os.cpu_count()} CPUs\n"
+    )
     print("| " + " | ".join(header) + " |")
     print("|" + " --- |" * len(header))
     for codecs in codecs_list:
@@ -359,12 +433,20 @@ def main() -> None:
                 row.append("–" if r is None else f"{fmt_time(r[0])} ({r[1] / 1024:.0f} MiB)")
             mine = results.get((codecs, workload, "zarrkit-py"))
             if "zarrkit-py" in imps and peers:
-                best = [results[(codecs, workload, p)][0] for p in peers if (codecs, workload, p) in results]
+                best = [
+                    results[(codecs, workload, p)][0]
+                    for p in peers
+                    if (codecs, workload, p) in results
+                ]
                 row.append(f"{mine[0] / min(best):.2f}" if mine and best else "–")
             if "zarrkit-py" in imps and "zarrkit-rs" in imps:
                 rs = results.get((codecs, workload, "zarrkit-rs"))
                 if mine and rs:
-                    copy = copy_time if workload != "read_regions" else copy_time * 64 * 32**3 / args.side**3
+                    copy = (
+                        copy_time
+                        if workload != "read_regions"
+                        else copy_time * 64 * 32**3 / args.side**3
+                    )
                     diff = mine[0] - rs[0]
                     sign = "−" if diff < 0 else "+"
                     verdict = "within" if diff <= copy else "over"
@@ -378,11 +460,13 @@ def main() -> None:
         "of the child process (ru_maxrss, the interpreter included). Ratio < 1: zarrkit from Python "
         "is faster than the fastest Python peer. Last column: how much slower zarrkit from Python is "
         "than from Rust (− when faster), against one copy of the result into a new NumPy array "
-        "(for read_regions, of the 64 regions' bytes); \"within\" meets the goal."
+        '(for read_regions, of the 64 regions\' bytes); "within" meets the goal.'
     )
     if copy_time is not None:
         print(f"One copy of the whole array into a new NumPy array: {fmt_time(copy_time)}.")
-    print(f"Load average before {' '.join(load_before)}, after {' '.join(load_after)}; the run took {elapsed:.0f} s.")
+    print(
+        f"Load average before {' '.join(load_before)}, after {' '.join(load_after)}; the run took {elapsed:.0f} s."
+    )
     for note in notes:
         print(f"- {note}")
 

@@ -102,18 +102,36 @@ def written_values(name: str) -> np.ndarray:
         info = np.iinfo(dtype)
         v = np.array([info.min, info.max, 0, 1, info.max - 1] * 3, dtype=dtype)
     elif kind == "f":
-        v = np.array([NAN, INF, -INF, -0.0, 0.0, 1.5, -2.25, 1e-3, 3e4] + [i / 7 for i in range(6)], dtype=dtype)
+        v = np.array(
+            [NAN, INF, -INF, -0.0, 0.0, 1.5, -2.25, 1e-3, 3e4] + [i / 7 for i in range(6)],
+            dtype=dtype,
+        )
     elif kind == "c":
-        v = np.array([complex(NAN, 1), complex(-0.0, INF), complex(2.5, -0.0)] + [complex(i, -i / 3) for i in range(12)], dtype=dtype)
+        v = np.array(
+            [complex(NAN, 1), complex(-0.0, INF), complex(2.5, -0.0)]
+            + [complex(i, -i / 3) for i in range(12)],
+            dtype=dtype,
+        )
     elif kind in "mM":
-        ints = np.array([np.iinfo(np.int64).min, 0, -1, 1, 1000] + list(range(-30, 300, 33)), dtype=np.int64)
+        ints = np.array(
+            [np.iinfo(np.int64).min, 0, -1, 1, 1000] + list(range(-30, 300, 33)), dtype=np.int64
+        )
         v = ints.view(dtype)
     elif kind == "S":
-        v = np.array([b"", b"a", b"ab\x00c"[: dtype.itemsize], b"xyz"[: dtype.itemsize], b"\xff"] * 3, dtype=dtype)
+        v = np.array(
+            [b"", b"a", b"ab\x00c"[: dtype.itemsize], b"xyz"[: dtype.itemsize], b"\xff"] * 3,
+            dtype=dtype,
+        )
     elif kind == "U":
-        v = np.array(["", "a", "ü€x"[: dtype.itemsize // 4], "z", "日本"[: dtype.itemsize // 4]] * 3, dtype=dtype)
+        v = np.array(
+            ["", "a", "ü€x"[: dtype.itemsize // 4], "z", "日本"[: dtype.itemsize // 4]] * 3,
+            dtype=dtype,
+        )
     else:
-        v = np.array(["", "a", "zarr", "ünïcode", "日本語", "x" * 40, "null\x00inside"] * 2 + ["e"], dtype=dtype)
+        v = np.array(
+            ["", "a", "zarr", "ünïcode", "日本語", "x" * 40, "null\x00inside"] * 2 + ["e"],
+            dtype=dtype,
+        )
     return v[:n].reshape(shape)
 
 
@@ -130,7 +148,10 @@ def assert_identical(got: np.ndarray, want: np.ndarray) -> None:
     if want.dtype.kind == "T":
         assert got.tolist() == want.tolist()
     else:
-        assert np.ascontiguousarray(got).tobytes() == np.ascontiguousarray(want).tobytes(), (got, want)
+        assert np.ascontiguousarray(got).tobytes() == np.ascontiguousarray(want).tobytes(), (
+            got,
+            want,
+        )
 
 
 def assert_same_fill(got: Any, name: str, fill: Any) -> None:
@@ -139,7 +160,10 @@ def assert_same_fill(got: Any, name: str, fill: Any) -> None:
         assert got == want
         return
     dtype = np_dtype(name)
-    assert np.array(got, dtype=dtype).tobytes() == np.array(want, dtype=dtype).tobytes(), (got, want)
+    assert np.array(got, dtype=dtype).tobytes() == np.array(want, dtype=dtype).tobytes(), (
+        got,
+        want,
+    )
 
 
 def zarr_dtype(name: str) -> Any:
@@ -159,10 +183,15 @@ def layout(fmt: str) -> dict[str, Any]:
 
 @pytest.mark.parametrize("fmt", FORMATS)
 @pytest.mark.parametrize(("name", "fill"), CASES, ids=IDS)
-def test_zarrkit_writes_zarr_python_reads(tmp_path: pathlib.Path, name: str, fill: Any, fmt: str) -> None:
+def test_zarrkit_writes_zarr_python_reads(
+    tmp_path: pathlib.Path, name: str, fill: Any, fmt: str
+) -> None:
     path = tmp_path / "k.zarr"
     a = zarrkit.create_array(
-        path, shape=SHAPE, dtype=str if name == "str" else name, fill_value=fill_scalar(name, fill),
+        path,
+        shape=SHAPE,
+        dtype=str if name == "str" else name,
+        fill_value=fill_scalar(name, fill),
         **layout(fmt),
     )
     a[WRITTEN] = written_values(name)
@@ -187,12 +216,17 @@ def test_zarrkit_writes_zarr_python_reads(tmp_path: pathlib.Path, name: str, fil
 
 @pytest.mark.parametrize("fmt", FORMATS)
 @pytest.mark.parametrize(("name", "fill"), CASES, ids=IDS)
-def test_zarr_python_writes_zarrkit_reads(tmp_path: pathlib.Path, name: str, fill: Any, fmt: str) -> None:
+def test_zarr_python_writes_zarrkit_reads(
+    tmp_path: pathlib.Path, name: str, fill: Any, fmt: str
+) -> None:
     path = tmp_path / "z.zarr"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         z = zarr.create_array(
-            store=str(path), shape=SHAPE, dtype=zarr_dtype(name), fill_value=fill_scalar(name, fill),
+            store=str(path),
+            shape=SHAPE,
+            dtype=zarr_dtype(name),
+            fill_value=fill_scalar(name, fill),
             **layout(fmt),
         )
         z[WRITTEN] = written_values(name)
@@ -218,7 +252,9 @@ def test_big_endian_v2_from_zarr_python(tmp_path: pathlib.Path, name: str) -> No
     zarrkit reads the same values (in the native byte order)."""
     dtype = np.dtype(name).newbyteorder(">")
     values = written_values(name).astype(dtype)
-    z = zarr.create_array(store=str(tmp_path / "be.zarr"), shape=(5, 3), chunks=(2, 2), dtype=dtype, zarr_format=2)
+    z = zarr.create_array(
+        store=str(tmp_path / "be.zarr"), shape=(5, 3), chunks=(2, 2), dtype=dtype, zarr_format=2
+    )
     z[...] = values
     assert json.loads((tmp_path / "be.zarr" / ".zarray").read_text())["dtype"].startswith(">")
     got = zarrkit.open_array(tmp_path / "be.zarr", mode="r")[...]
@@ -229,11 +265,15 @@ def test_big_endian_v2_from_zarr_python(tmp_path: pathlib.Path, name: str) -> No
 def test_variable_length_bytes_from_zarr_python(tmp_path: pathlib.Path) -> None:
     """zarr-python's `variable_length_bytes` reads as an object array of
     bytes (zarrkit creates no such array from Python yet)."""
-    values = np.array([b"", b"a", b"\x00\xff", b"zarr" * 10, b"x", b"yz"], dtype=object).reshape(2, 3)
+    values = np.array([b"", b"a", b"\x00\xff", b"zarr" * 10, b"x", b"yz"], dtype=object).reshape(
+        2, 3
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         z = zarr.create_array(
-            store=str(tmp_path / "vb.zarr"), shape=(3, 3), chunks=(2, 2),
+            store=str(tmp_path / "vb.zarr"),
+            shape=(3, 3),
+            chunks=(2, 2),
             dtype=zarr.dtype.VariableLengthBytes(),
         )
         z[:2] = values

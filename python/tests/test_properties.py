@@ -84,7 +84,9 @@ def np_dtype(name: str) -> np.dtype[Any]:
     return STRING if name == "str" else np.dtype(name)
 
 
-def random_values(dtype: np.dtype[Any], shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
+def random_values(
+    dtype: np.dtype[Any], shape: tuple[int, ...], rng: np.random.Generator
+) -> np.ndarray:
     """Values of every sort the type has: extremes, NaN and infinities,
     NaT, empty strings."""
     n = math.prod(shape)
@@ -115,7 +117,10 @@ def random_values(dtype: np.dtype[Any], shape: tuple[int, ...], rng: np.random.G
         )
     elif kind == "U":
         v = np.array(
-            ["".join(rng.choice(list("aüz€"), rng.integers(0, dtype.itemsize // 4 + 1))) for _ in range(n)],
+            [
+                "".join(rng.choice(list("aüz€"), rng.integers(0, dtype.itemsize // 4 + 1)))
+                for _ in range(n)
+            ],
             dtype=dtype,
         )
     else:
@@ -151,10 +156,17 @@ def arrays(draw: st.DrawFn) -> tuple[zarrkit.Array, np.ndarray, np.random.Genera
             # A NaT fill value is test_interop_dtypes.py's subject.
             fill = fill.dtype.type(7, np.datetime_data(dtype)[0])
     a = zarrkit.create_array(
-        "memory://", shape=shape, dtype=str if name == "str" else dtype, chunks=chunks,
-        shards=shards, zarr_format=zarr_format, fill_value=fill,
+        "memory://",
+        shape=shape,
+        dtype=str if name == "str" else dtype,
+        chunks=chunks,
+        shards=shards,
+        zarr_format=zarr_format,
+        fill_value=fill,
     )
-    note(f"array: shape={shape} chunks={chunks} shards={shards} dtype={name} v{zarr_format} fill={fill!r}")
+    note(
+        f"array: shape={shape} chunks={chunks} shards={shards} dtype={name} v{zarr_format} fill={fill!r}"
+    )
     assert a.shape == shape
     assert a.dtype == dtype
     assert a.chunks == chunks
@@ -190,7 +202,9 @@ def any_index(n: int) -> st.SearchStrategy[int]:
 def slices(n: int) -> st.SearchStrategy[slice]:
     """Any slice: bounds past either end, negative and large steps."""
     bound = st.none() | st.integers(-2 * n - 3, 2 * n + 3)
-    step = st.none() | st.builds(lambda sign, size: sign * size, st.sampled_from([1, -1]), st.integers(1, n + 2))
+    step = st.none() | st.builds(
+        lambda sign, size: sign * size, st.sampled_from([1, -1]), st.integers(1, n + 2)
+    )
     return st.builds(slice, bound, bound, step)
 
 
@@ -273,7 +287,9 @@ def basic_keys(draw: st.DrawFn, shape: tuple[int, ...]) -> Any:
         key.insert(draw(st.integers(0, len(key))), None)
     for _ in range(draw(st.sampled_from([0, 0, 0, 1, 2]), label="boolean scalars")):
         # NumPy: an index array of length 1 (True) or 0 along a new axis.
-        scalar = draw(st.sampled_from([True, False, np.True_, np.False_, np.array(True), np.array(False)]))
+        scalar = draw(
+            st.sampled_from([True, False, np.True_, np.False_, np.array(True), np.array(False)])
+        )
         key.insert(draw(st.integers(0, len(key))), scalar)
     if len(key) == 1 and draw(st.booleans()):
         return key[0]
@@ -341,7 +357,9 @@ def check_every_index(key: Any, shape: tuple[int, ...]) -> None:
             continue
         if isinstance(k, bool):
             pass
-        elif isinstance(k, (int, np.integer, list)) or (isinstance(k, np.ndarray) and k.dtype != bool):
+        elif isinstance(k, (int, np.integer, list)) or (
+            isinstance(k, np.ndarray) and k.dtype != bool
+        ):
             values = np.asarray(k)
             n = shape[d]
             if values.size and ((values < -n) | (values >= n)).any():
@@ -349,7 +367,9 @@ def check_every_index(key: Any, shape: tuple[int, ...]) -> None:
         d += dims(k)
 
 
-def orthogonal_expected(expected: np.ndarray, key: tuple[Any, ...]) -> tuple[np.ndarray, tuple[Any, ...]]:
+def orthogonal_expected(
+    expected: np.ndarray, key: tuple[Any, ...]
+) -> tuple[np.ndarray, tuple[Any, ...]]:
     """The outer product `key` selects (IndexError when NumPy raises one for
     an item), and the NumPy index (`np.ix_` of every dimension) that writes
     it."""
@@ -409,7 +429,9 @@ def block_keys(draw: st.DrawFn, shape: tuple[int, ...], blocks: tuple[int, ...])
     return tuple(key[: draw(st.integers(0, len(key)))])
 
 
-def blocks_expected(shape: tuple[int, ...], blocks: tuple[int, ...], key: tuple[Any, ...]) -> tuple[slice, ...]:
+def blocks_expected(
+    shape: tuple[int, ...], blocks: tuple[int, ...], key: tuple[Any, ...]
+) -> tuple[slice, ...]:
     """The element slices `key`'s blocks cover (IndexError for a block out
     of the grid); an integer keeps its dimension, as zarr-python's."""
     out = []
@@ -421,7 +443,9 @@ def blocks_expected(shape: tuple[int, ...], blocks: tuple[int, ...], key: tuple[
             stop = max(stop, start)
         else:
             if not -grid <= k < grid:
-                raise IndexError(f"block index {k} is out of bounds for axis {d} with {grid} blocks")
+                raise IndexError(
+                    f"block index {k} is out of bounds for axis {d} with {grid} blocks"
+                )
             start = k % grid
             stop = start + 1
         out.append(slice(start * b, min(stop * b, n)))
@@ -443,7 +467,9 @@ def assert_same(got: Any, want: Any) -> None:
     np.testing.assert_array_equal(got, want, strict=True)
 
 
-def write_value(draw: st.DrawFn, target_shape: tuple[int, ...], dtype: np.dtype[Any], rng: np.random.Generator) -> Any:
+def write_value(
+    draw: st.DrawFn, target_shape: tuple[int, ...], dtype: np.dtype[Any], rng: np.random.Generator
+) -> Any:
     """A scalar, a value of the selection's shape, or one that broadcasts to
     it (leading dimensions dropped, others of length 1)."""
     kind = draw(st.sampled_from(["scalar", "python scalar", "full", "broadcast"]), label="value")
@@ -551,7 +577,9 @@ def test_vindex_reads_and_writes_coordinates_and_masks(data: st.DataObject) -> N
     def write(v: Any) -> None:
         a.vindex[key] = v
 
-    check_read_and_write(data.draw, a, expected, rng, lambda: np.asarray(a.vindex[key]), write, want)
+    check_read_and_write(
+        data.draw, a, expected, rng, lambda: np.asarray(a.vindex[key]), write, want
+    )
 
 
 @PROPERTY_SETTINGS
@@ -576,7 +604,9 @@ def test_blocks_read_and_write_whole_chunks(data: st.DataObject) -> None:
 def test_out_of_bounds_integers_name_the_dimension(data: st.DataObject) -> None:
     ndim = data.draw(st.integers(1, 4))
     shape = tuple(data.draw(st.integers(0, MAX_SIDE[ndim])) for _ in range(ndim))
-    a = zarrkit.create_array("memory://", shape=shape, dtype="int16", chunks=tuple(max(n, 1) for n in shape))
+    a = zarrkit.create_array(
+        "memory://", shape=shape, dtype="int16", chunks=tuple(max(n, 1) for n in shape)
+    )
     d = data.draw(st.integers(0, ndim - 1))
     n = shape[d]
     k = data.draw(st.integers(n, n + 5) | st.integers(-n - 5, -n - 1))
