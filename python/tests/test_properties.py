@@ -20,7 +20,8 @@ index array (see :func:`check_every_index`).
 The runs are reproducible (``derandomize=True``, no example database).
 ``ZARRKIT_HYPOTHESIS_EXAMPLES`` sets the examples per test (default 150:
 750 examples, about 4 s of CPU for the file); a larger run:
-``ZARRKIT_HYPOTHESIS_EXAMPLES=3000``.
+``ZARRKIT_HYPOTHESIS_EXAMPLES=3000``; ``ZARRKIT_HYPOTHESIS_RANDOM=1`` draws
+new examples on each run.
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ EXAMPLES = int(os.environ.get("ZARRKIT_HYPOTHESIS_EXAMPLES", "150"))
 
 PROPERTY_SETTINGS = settings(
     max_examples=EXAMPLES,
-    derandomize=True,
+    # ZARRKIT_HYPOTHESIS_RANDOM=1: new examples each run, for exploring.
+    derandomize=os.environ.get("ZARRKIT_HYPOTHESIS_RANDOM") != "1",
     database=None,
     deadline=None,
     print_blob=False,
