@@ -44,6 +44,19 @@ fn flip_axes<T>(buf: &mut [T], shape: &[u64], axes: &[usize], elem: usize) {
     }
 }
 
+/// Whether a value of `value_shape` broadcast to `out_shape` is the value
+/// itself: the shapes are equal but for leading dimensions of length 1.
+fn broadcast_is_identity(value_shape: &[u64], out_shape: &[u64]) -> bool {
+    let strip = |shape: &[u64]| {
+        shape
+            .iter()
+            .skip_while(|&&n| n == 1)
+            .copied()
+            .collect::<Vec<_>>()
+    };
+    strip(value_shape) == strip(out_shape)
+}
+
 /// The element of `value` (of `value_shape`) that each element of an
 /// output of `out_shape` takes under NumPy's broadcasting, in C order; or
 /// `None` when the shapes do not broadcast.
@@ -746,12 +759,25 @@ impl Array {
             });
         }
         let resolved = self.resolve(selection)?;
+        if broadcast_is_identity(data_shape, &resolved.shape) {
+            // The value has the selection's shape: written as it is, with
+            // no index of sources and no copy.
+            self.selection_len(&resolved, 0)?;
+            return self.write_resolved(&resolved, &ChunkData::from(data));
+        }
         let n = self.selection_len(&resolved, elem as u64)?;
-        let sources = self.broadcast(data_shape, &resolved.shape)?;
         let mut full = self.zeroed_buffer(n * elem, "the broadcast value")?;
-        for (dst, &src) in full.chunks_exact_mut(elem.max(1)).zip(&sources) {
-            let src = src as usize * elem;
-            dst.copy_from_slice(&data[src..src + elem]);
+        if data.len() == elem {
+            // One element (a scalar): repeated, with no index of sources.
+            for dst in full.chunks_exact_mut(elem.max(1)) {
+                dst.copy_from_slice(data);
+            }
+        } else {
+            let sources = self.broadcast(data_shape, &resolved.shape)?;
+            for (dst, &src) in full.chunks_exact_mut(elem.max(1)).zip(&sources) {
+                let src = src as usize * elem;
+                dst.copy_from_slice(&data[src..src + elem]);
+            }
         }
         self.write_resolved(&resolved, &ChunkData::from(full))
     }
@@ -780,6 +806,10 @@ impl Array {
         }
         self.check_utf8(data)?;
         let resolved = self.resolve(selection)?;
+        if broadcast_is_identity(data_shape, &resolved.shape) {
+            self.selection_len(&resolved, 0)?;
+            return self.write_resolved(&resolved, &ChunkData::from(data));
+        }
         self.selection_len(&resolved, std::mem::size_of::<Vec<u8>>() as u64)?;
         let sources = self.broadcast(data_shape, &resolved.shape)?;
         let full = VlenChunk::from_items(
@@ -1192,6 +1222,12 @@ mod tests {
             [0, 1, 0, 1]
         );
         assert!(broadcast_sources(&[3], &[2, 2]).is_none());
+        assert!(broadcast_is_identity(&[2, 3], &[2, 3]));
+        assert!(broadcast_is_identity(&[1, 1, 2, 3], &[2, 3]));
+        assert!(broadcast_is_identity(&[2, 3], &[1, 2, 3]));
+        assert!(broadcast_is_identity(&[], &[1, 1]));
+        assert!(!broadcast_is_identity(&[3], &[3, 1]));
+        assert!(!broadcast_is_identity(&[2, 1], &[2, 2]));
         assert!(broadcast_sources(&[2, 2, 2], &[2, 2]).is_none());
     }
 }

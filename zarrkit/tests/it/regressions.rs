@@ -2005,3 +2005,107 @@ fn issue_17_a_huge_numpy_string_type_is_refused_not_allocated() {
     assert!(zarrkit::metadata::numpy::data_type_of('S', 1 << 30).is_none());
     assert!(zarrkit::metadata::numpy::data_type_of('U', 5).is_some());
 }
+
+/// Found by the Python package's property tests (#16): a 0-d mask
+/// (`x[True]`, `x[np.array(False)]`, what NumPy makes of a boolean
+/// scalar) was dropped: `x[True]` had `x`'s shape and `x[False]` selected
+/// everything. NumPy makes it an index array of length 1 or 0 along a new
+/// axis, broadcast with the other index arrays; values and shapes from
+/// NumPy 2.
+#[test]
+fn issue_16_a_zero_dimensional_mask_is_a_new_axis_of_one_or_none() {
+    use zarrkit::{Selection, SelectionItem};
+    let mask = |b: bool| SelectionItem::Mask {
+        shape: Vec::new(),
+        values: vec![b],
+    };
+    let array = Array::builder(&[2, 3], DataType::Int32, &[1, 2])
+        .create(Arc::new(MemoryStore::new()), "/x")
+        .unwrap();
+    array
+        .write_region(&Region::whole(&[2, 3]), &[0, 1, 2, 3, 4, 5])
+        .unwrap();
+    let full = SelectionItem::full;
+    // `x = np.arange(6).reshape(2, 3)`
+    let cases: Vec<(Vec<SelectionItem>, &[u64], &[i32])> = vec![
+        (vec![mask(true)], &[1, 2, 3], &[0, 1, 2, 3, 4, 5]),
+        (vec![mask(false)], &[0, 2, 3], &[]),
+        (
+            vec![SelectionItem::Index(1), mask(true)],
+            &[1, 3],
+            &[3, 4, 5],
+        ),
+        (
+            vec![full(), mask(true), SelectionItem::Index(2)],
+            &[2, 1],
+            &[2, 5],
+        ),
+        (
+            vec![mask(true), SelectionItem::indices(vec![1, 0])],
+            &[2, 3],
+            &[3, 4, 5, 0, 1, 2],
+        ),
+        (vec![mask(false), SelectionItem::Index(0)], &[0, 3], &[]),
+        (
+            vec![full(), mask(true), full()],
+            &[2, 1, 3],
+            &[0, 1, 2, 3, 4, 5],
+        ),
+    ];
+    for (items, shape, values) in cases {
+        let selection = Selection::new(items);
+        assert_eq!(
+            array.selection_shape(&selection).unwrap(),
+            shape,
+            "{selection:?}"
+        );
+        assert_eq!(
+            array.read_selection::<i32>(&selection).unwrap(),
+            values,
+            "{selection:?}"
+        );
+    }
+    // `x[False, [0, 1]]` cannot broadcast: (0,) against (2,).
+    let err = array
+        .read_selection::<i32>(&Selection::new(vec![
+            mask(false),
+            SelectionItem::indices(vec![0, 1]),
+        ]))
+        .unwrap_err();
+    let text = error_chain(&err);
+    assert!(text.contains("broadcast"), "{text}");
+    // Writes: `x[0, True] = 7`, then `x[False] = 9` changes nothing.
+    array
+        .write_selection_scalar(
+            &Selection::new(vec![SelectionItem::Index(0), mask(true)]),
+            7,
+        )
+        .unwrap();
+    array
+        .write_selection_scalar(&Selection::new(vec![mask(false)]), 9)
+        .unwrap();
+    assert_eq!(
+        array.read_region::<i32>(&Region::whole(&[2, 3])).unwrap(),
+        [7, 7, 7, 3, 4, 5]
+    );
+    // A 0-d array: `np.array(5)[True]` is `[5]`, `[False]` is `[]`; so
+    // with `vindex`.
+    let scalar = Array::builder(&[], DataType::Int32, &[])
+        .create(Arc::new(MemoryStore::new()), "/s")
+        .unwrap();
+    scalar.write_region(&Region::whole(&[]), &[5]).unwrap();
+    for selection in [
+        Selection::new(vec![mask(true)]),
+        Selection::vectorized(vec![mask(true)]),
+    ] {
+        assert_eq!(scalar.selection_shape(&selection).unwrap(), [1]);
+        assert_eq!(scalar.read_selection::<i32>(&selection).unwrap(), [5]);
+    }
+    for selection in [
+        Selection::new(vec![mask(false)]),
+        Selection::vectorized(vec![mask(false)]),
+    ] {
+        assert_eq!(scalar.selection_shape(&selection).unwrap(), [0]);
+        assert!(scalar.read_selection::<i32>(&selection).unwrap().is_empty());
+    }
+}

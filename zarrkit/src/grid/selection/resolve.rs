@@ -367,6 +367,12 @@ fn mask_indices(
     Ok(arrays)
 }
 
+/// The length of a 0-d mask's index array: 1 if it is `true`, else 0.
+fn zero_d_mask(values: &[bool]) -> Result<u64, SelectionError> {
+    check_len(&[], values.len())?;
+    Ok(u64::from(values[0]))
+}
+
 /// The `true` positions of up to 64 booleans as bits (bit `i`: `bools[i]`).
 fn bits(bools: &[bool]) -> u64 {
     bools
@@ -375,9 +381,19 @@ fn bits(bools: &[bool]) -> u64 {
         .fold(0u64, |bits, (i, &b)| bits | (u64::from(b) << i))
 }
 
-/// The point factor of `arrays` broadcast together.
-fn point_factor(arrays: &[IndexArray], budget: u64) -> Result<(Factor, Vec<u64>), ResolveError> {
-    let shapes: Vec<Vec<u64>> = arrays.iter().map(|a| a.shape.clone()).collect();
+/// The point factor of `arrays` broadcast together, and with `lone`, the
+/// shapes of index arrays along no array dimension (a 0-d mask's `[1]` or
+/// `[0]`), which only add to the broadcast shape.
+fn point_factor(
+    arrays: &[IndexArray],
+    lone: &[Vec<u64>],
+    budget: u64,
+) -> Result<(Factor, Vec<u64>), ResolveError> {
+    let shapes: Vec<Vec<u64>> = arrays
+        .iter()
+        .map(|a| a.shape.clone())
+        .chain(lone.iter().cloned())
+        .collect();
     let b = broadcast(&shapes)?;
     let n = b
         .iter()
@@ -546,6 +562,7 @@ impl Selection {
             }
         };
         let mut saw_ellipsis = false;
+        let mut lone = Vec::new();
         for (position, item) in self.items().iter().enumerate() {
             let part = match item {
                 SelectionItem::Ellipsis => {
@@ -569,6 +586,14 @@ impl Selection {
                 },
                 SelectionItem::Indices { shape: s, values } => {
                     Part::Advanced(vec![indices(dim, s, values, shape[dim])?])
+                }
+                SelectionItem::Mask { shape: s, values } if s.is_empty() => {
+                    // NumPy: a 0-d mask (`True`, `np.array(False)`) indexes
+                    // no dimension; it is an index array of length 1 or 0
+                    // along a new axis, broadcast with the others.
+                    lone.push(vec![zero_d_mask(values)?]);
+                    parts.push((position, Part::Advanced(Vec::new())));
+                    continue;
                 }
                 SelectionItem::Mask { shape: s, values } => {
                     let arrays = mask_indices(dim, s, values, shape)?;
@@ -621,7 +646,7 @@ impl Selection {
             }
         }
         if let Some(at) = point_at {
-            let (factor, b) = point_factor(&arrays, budget)?;
+            let (factor, b) = point_factor(&arrays, &lone, budget)?;
             for a in axis_of.iter_mut().flatten() {
                 if *a >= at {
                     *a += b.len();
@@ -720,8 +745,12 @@ impl Selection {
     ) -> Result<(Vec<Factor>, Vec<u64>, Vec<Option<usize>>), ResolveError> {
         let ndim = shape.len();
         let mut arrays = Vec::new();
+        let mut lone = Vec::new();
         if let [SelectionItem::Mask { shape: s, values }] = self.items() {
-            if s.len() == ndim && ndim > 0 {
+            if s.is_empty() && ndim == 0 {
+                // A 0-d array's 0-d mask: one point or none, as NumPy.
+                lone.push(vec![zero_d_mask(values)?]);
+            } else if s.len() == ndim {
                 arrays = mask_indices(0, s, values, shape)?;
             } else {
                 return Err(SelectionError::MaskShape {
@@ -773,7 +802,7 @@ impl Selection {
                 .into());
             }
         }
-        let (factor, b) = point_factor(&arrays, budget)?;
+        let (factor, b) = point_factor(&arrays, &lone, budget)?;
         let axis = (!b.is_empty()).then(|| b.len() - 1);
         Ok((vec![factor], b, vec![axis]))
     }
