@@ -945,7 +945,8 @@ def _default_codecs(dtype: np.dtype[Any], name: str) -> list[dict[str, Any]]:
         return [{"name": "vlen-utf8", "configuration": {}}]
     if name in _ENDIAN_NAMES or (dtype.fields is not None and _multibyte(dtype)):
         return [{"name": "bytes", "configuration": {"endian": "little"}}]
-    if dtype.itemsize == 1 or dtype.kind in "SUV":
+    # Fixed-length unicode is UTF-32: its code units have a byte order.
+    if dtype.itemsize == 1 or dtype.kind in "SV":
         return [{"name": "bytes", "configuration": {}}]
     return [{"name": "bytes", "configuration": {"endian": "little"}}]
 
@@ -1043,7 +1044,9 @@ def _fill_json(fill_value: Any, np_dtype: np.dtype[Any]) -> Any:
     if kind in "iu":
         return int(value)
     if kind in "mM":
-        return None if np.isnat(value) else int(value.astype(np.int64))
+        # NaT is the count -2**63 (the v3 extension's and v2's encoding);
+        # `None` would mean the default, 0 (1970-01-01).
+        return int(value.astype(np.int64))
     if kind == "f":
         return _float_json(float(value))
     if kind == "c":
