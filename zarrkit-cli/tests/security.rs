@@ -204,7 +204,7 @@ fn copying_a_crafted_zip_writes_only_inside_the_destination() {
         (b"..\\outside\\secret", b"overwritten"),
         (b"a\0b", b"overwritten"),
     ];
-    fs::write(&archive, crafted_zip(&members)).unwrap();
+    fs::write(&archive, zarrkit::store::testing::crafted_zip(&members)).unwrap();
     let dst = sandbox.dir.path().join("copy.zarr");
     let out = run(&[OsStr::new("cp"), archive.as_os_str(), dst.as_os_str()]);
     assert_eq!(out.code, 0, "{}", out.stderr);
@@ -218,60 +218,6 @@ fn copying_a_crafted_zip_writes_only_inside_the_destination() {
     assert!(!out.stdout.contains("outside"), "{}", out.stdout);
     sandbox.assert_outside_untouched();
     assert!(!Path::new("/tmp/evil").exists());
-}
-
-/// A zip archive of stored members with exactly these names (APPNOTE 6.3).
-fn crafted_zip(members: &[(&[u8], &[u8])]) -> Vec<u8> {
-    fn crc32(data: &[u8]) -> u32 {
-        let mut crc = !0u32;
-        for &byte in data {
-            crc ^= u32::from(byte);
-            for _ in 0..8 {
-                crc = if crc & 1 == 1 {
-                    (crc >> 1) ^ 0xedb8_8320
-                } else {
-                    crc >> 1
-                };
-            }
-        }
-        !crc
-    }
-    let mut out = Vec::new();
-    let mut central = Vec::new();
-    for (name, data) in members {
-        let offset = out.len() as u32;
-        let crc = crc32(data);
-        let len = data.len() as u32;
-        out.extend_from_slice(&0x0403_4b50u32.to_le_bytes());
-        out.extend_from_slice(&[20, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
-        out.extend_from_slice(&crc.to_le_bytes());
-        out.extend_from_slice(&len.to_le_bytes());
-        out.extend_from_slice(&len.to_le_bytes());
-        out.extend_from_slice(&(name.len() as u16).to_le_bytes());
-        out.extend_from_slice(&[0, 0]);
-        out.extend_from_slice(name);
-        out.extend_from_slice(data);
-        central.extend_from_slice(&0x0201_4b50u32.to_le_bytes());
-        central.extend_from_slice(&[20, 0, 20, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
-        central.extend_from_slice(&crc.to_le_bytes());
-        central.extend_from_slice(&len.to_le_bytes());
-        central.extend_from_slice(&len.to_le_bytes());
-        central.extend_from_slice(&(name.len() as u16).to_le_bytes());
-        central.extend_from_slice(&[0; 12]);
-        central.extend_from_slice(&offset.to_le_bytes());
-        central.extend_from_slice(name);
-    }
-    let central_offset = out.len() as u32;
-    out.extend_from_slice(&central);
-    out.extend_from_slice(&0x0605_4b50u32.to_le_bytes());
-    out.extend_from_slice(&[0, 0, 0, 0]);
-    let n = members.len() as u16;
-    out.extend_from_slice(&n.to_le_bytes());
-    out.extend_from_slice(&n.to_le_bytes());
-    out.extend_from_slice(&(central.len() as u32).to_le_bytes());
-    out.extend_from_slice(&central_offset.to_le_bytes());
-    out.extend_from_slice(&[0, 0]);
-    out
 }
 
 #[test]

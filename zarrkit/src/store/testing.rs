@@ -1233,3 +1233,58 @@ impl<S: Store> Store for CountingStore<S> {
         self.inner.size(key)
     }
 }
+
+/// A zip archive of stored members with exactly these names (APPNOTE 6.3:
+/// local headers, central directory, end record), as an attacker would
+/// write it: no library between the names and the bytes, so a name may be
+/// `../x`, absolute, hold a backslash or NUL, or not be UTF-8. For tests
+/// that a reader never serves such a member as a key.
+///
+/// # Panics
+/// If a name or member is too large for a zip without zip64 (the tests'
+/// archives are tiny).
+#[cfg(feature = "zip")]
+#[must_use]
+pub fn crafted_zip(members: &[(&[u8], &[u8])]) -> Vec<u8> {
+    let u16_of = |n: usize| u16::try_from(n).expect("a short name");
+    let u32_of = |n: usize| u32::try_from(n).expect("a small archive");
+    let mut out = Vec::new();
+    let mut central = Vec::new();
+    for (name, data) in members {
+        let offset = u32_of(out.len());
+        let mut crc = flate2::Crc::new();
+        crc.update(data);
+        let crc = crc.sum();
+        let len = u32_of(data.len());
+        out.extend_from_slice(&0x0403_4b50u32.to_le_bytes());
+        out.extend_from_slice(&[20, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+        out.extend_from_slice(&crc.to_le_bytes());
+        out.extend_from_slice(&len.to_le_bytes());
+        out.extend_from_slice(&len.to_le_bytes());
+        out.extend_from_slice(&u16_of(name.len()).to_le_bytes());
+        out.extend_from_slice(&[0, 0]);
+        out.extend_from_slice(name);
+        out.extend_from_slice(data);
+
+        central.extend_from_slice(&0x0201_4b50u32.to_le_bytes());
+        central.extend_from_slice(&[20, 0, 20, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+        central.extend_from_slice(&crc.to_le_bytes());
+        central.extend_from_slice(&len.to_le_bytes());
+        central.extend_from_slice(&len.to_le_bytes());
+        central.extend_from_slice(&u16_of(name.len()).to_le_bytes());
+        central.extend_from_slice(&[0; 12]);
+        central.extend_from_slice(&offset.to_le_bytes());
+        central.extend_from_slice(name);
+    }
+    let central_offset = u32_of(out.len());
+    out.extend_from_slice(&central);
+    out.extend_from_slice(&0x0605_4b50u32.to_le_bytes());
+    out.extend_from_slice(&[0, 0, 0, 0]);
+    let n = u16_of(members.len());
+    out.extend_from_slice(&n.to_le_bytes());
+    out.extend_from_slice(&n.to_le_bytes());
+    out.extend_from_slice(&u32_of(central.len()).to_le_bytes());
+    out.extend_from_slice(&central_offset.to_le_bytes());
+    out.extend_from_slice(&[0, 0]);
+    out
+}

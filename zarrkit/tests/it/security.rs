@@ -373,64 +373,7 @@ mod zip_members {
     use super::*;
     use zarrkit::store::ZipStore;
 
-    /// CRC-32 (IEEE), bit by bit: the tests' archives are tiny.
-    fn crc32(data: &[u8]) -> u32 {
-        let mut crc = !0u32;
-        for &byte in data {
-            crc ^= u32::from(byte);
-            for _ in 0..8 {
-                crc = if crc & 1 == 1 {
-                    (crc >> 1) ^ 0xedb8_8320
-                } else {
-                    crc >> 1
-                };
-            }
-        }
-        !crc
-    }
-
-    /// A zip archive of stored members with exactly these names (APPNOTE
-    /// 6.3: local headers, central directory, end record), as an attacker
-    /// would write it: no library between the names and the bytes.
-    pub(crate) fn crafted_zip(members: &[(&[u8], &[u8])]) -> Vec<u8> {
-        let mut out = Vec::new();
-        let mut central = Vec::new();
-        for (name, data) in members {
-            let offset = out.len() as u32;
-            let crc = crc32(data);
-            let len = data.len() as u32;
-            out.extend_from_slice(&0x0403_4b50u32.to_le_bytes());
-            out.extend_from_slice(&[20, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
-            out.extend_from_slice(&crc.to_le_bytes());
-            out.extend_from_slice(&len.to_le_bytes());
-            out.extend_from_slice(&len.to_le_bytes());
-            out.extend_from_slice(&(name.len() as u16).to_le_bytes());
-            out.extend_from_slice(&[0, 0]);
-            out.extend_from_slice(name);
-            out.extend_from_slice(data);
-
-            central.extend_from_slice(&0x0201_4b50u32.to_le_bytes());
-            central.extend_from_slice(&[20, 0, 20, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
-            central.extend_from_slice(&crc.to_le_bytes());
-            central.extend_from_slice(&len.to_le_bytes());
-            central.extend_from_slice(&len.to_le_bytes());
-            central.extend_from_slice(&(name.len() as u16).to_le_bytes());
-            central.extend_from_slice(&[0; 12]);
-            central.extend_from_slice(&offset.to_le_bytes());
-            central.extend_from_slice(name);
-        }
-        let central_offset = out.len() as u32;
-        out.extend_from_slice(&central);
-        out.extend_from_slice(&0x0605_4b50u32.to_le_bytes());
-        out.extend_from_slice(&[0, 0, 0, 0]);
-        let n = members.len() as u16;
-        out.extend_from_slice(&n.to_le_bytes());
-        out.extend_from_slice(&n.to_le_bytes());
-        out.extend_from_slice(&(central.len() as u32).to_le_bytes());
-        out.extend_from_slice(&central_offset.to_le_bytes());
-        out.extend_from_slice(&[0, 0]);
-        out
-    }
+    pub(crate) use zarrkit::store::testing::crafted_zip;
 
     /// Member names that must never become keys, each with its rule.
     pub(crate) const EVIL_MEMBERS: &[(&[u8], &str)] = &[
