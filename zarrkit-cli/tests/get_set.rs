@@ -823,3 +823,62 @@ fn binary_formats_are_refused_on_a_terminal() {
     assert_eq!(code, Some(0));
     assert!(printed.contains("[0 1 2 3 4 5]"), "{printed}");
 }
+
+/// Many writers through the command line (issue #17): 16 `zarrkit set`
+/// processes at once, each writing one row of a 16×16 array held in one
+/// shard of 4×4 inner chunks, so every inner chunk is written in part by
+/// four processes and the shard by all sixteen. Every row must hold its
+/// writer's value afterwards, in every trial: no update is lost.
+#[test]
+fn concurrent_set_processes_writing_one_shard_lose_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    for trial in 0..3 {
+        let root = s(&dir.path().join(format!("t{trial}.zarr")));
+        let run = zarrkit([
+            "create",
+            &root,
+            "/a",
+            "--shape",
+            "16,16",
+            "--dtype",
+            "uint16",
+            "--shards",
+            "16,16",
+            "--chunks",
+            "4,4",
+            "--fill-value",
+            "0",
+        ]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let writers: Vec<_> = (0..16u16)
+            .map(|row| {
+                std::process::Command::new(env!("CARGO_BIN_EXE_zarrkit"))
+                    .args(["set", &root, "/a", &row.to_string(), "--value"])
+                    .arg((row + 100).to_string())
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        for writer in writers {
+            let out = writer.wait_with_output().unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        let run = zarrkit(["get", "--json", &root, "/a"]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let rows = json_of(&run.stdout);
+        for row in 0..16u64 {
+            let want: Vec<Value> = vec![Value::from(row + 100); 16];
+            assert_eq!(
+                rows[row as usize].as_array().unwrap(),
+                &want,
+                "trial {trial}, row {row}"
+            );
+        }
+    }
+}
