@@ -447,16 +447,7 @@ impl Array {
             break result.map_err(|source| partial_error(&piece.key, source, false))?;
         };
         if !stored {
-            let zeros = vec![0; piece.shape.len()];
-            BoxCopy {
-                src_shape: &piece.shape,
-                src_start: &zeros,
-                dst_shape: out_shape,
-                dst_start: out_start,
-                shape: &piece.shape,
-                elem: self.data_type().size(),
-            }
-            .for_each_run(|_, d, len| self.fill_value().fill(&mut out[d..d + len]));
+            self.fill_box(&piece.shape, out, out_shape, out_start);
         }
         Ok(())
     }
@@ -865,6 +856,21 @@ impl Array {
         Ok(())
     }
 
+    /// Fills the box of `shape` at `out_start` in `out` (a C-order buffer
+    /// of `out_shape` elements) with the fill value: a chunk not stored.
+    fn fill_box(&self, shape: &[u64], out: &mut [u8], out_shape: &[u64], out_start: &[u64]) {
+        let zeros = vec![0; shape.len()];
+        BoxCopy {
+            src_shape: shape,
+            src_start: &zeros,
+            dst_shape: out_shape,
+            dst_start: out_start,
+            shape,
+            elem: self.data_type().size(),
+        }
+        .for_each_run(|_, d, len| self.fill_value().fill(&mut out[d..d + len]));
+    }
+
     /// Decodes whole fixed-size chunks that do not fill a contiguous range
     /// of `out` straight into their boxes of it, one after another, for a
     /// chain that places inner chunks itself
@@ -893,18 +899,7 @@ impl Array {
                         key: piece.key.clone(),
                         source,
                     })?,
-                None => {
-                    let zeros = vec![0; piece.shape.len()];
-                    BoxCopy {
-                        src_shape: &piece.shape,
-                        src_start: &zeros,
-                        dst_shape: region.shape(),
-                        dst_start: &piece.in_region,
-                        shape: &piece.shape,
-                        elem: self.data_type().size(),
-                    }
-                    .for_each_run(|_, d, len| self.fill_value().fill(&mut out[d..d + len]));
-                }
+                None => self.fill_box(&piece.shape, out, region.shape(), &piece.in_region),
             }
         }
         Ok(())
