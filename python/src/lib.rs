@@ -449,6 +449,97 @@ fn selection(py: Python<'_>, mode: &str, key: &Bound<'_, PyAny>) -> PyResult<Sel
     Ok(Selection::with_mode(mode, items))
 }
 
+/// A read's result: its shape and its element bytes as a flat `uint8` array.
+type ShapedBytes<'py> = (Vec<u64>, Bound<'py, PyArray1<u8>>);
+
+/// Whether `selection` (of output `shape`) is one the Python side reads in
+/// pieces (`_pieces` in `zarrkit/__init__.py`: basic or orthogonal,
+/// integers, slices and at most one `...`) and is larger than `max_bytes`
+/// or may touch more than `max_chunks` chunks of the grid: per sliced
+/// dimension, the chunks its span can cross.
+fn exceeds(
+    array: &Array,
+    selection: &Selection,
+    shape: &[u64],
+    max_bytes: u64,
+    max_chunks: u64,
+) -> bool {
+    if !matches!(
+        selection.mode(),
+        SelectionMode::Basic | SelectionMode::Orthogonal
+    ) {
+        return false;
+    }
+    let items = selection.items();
+    let ndim = array.shape().len();
+    let ellipses = items
+        .iter()
+        .filter(|i| matches!(i, SelectionItem::Ellipsis))
+        .count();
+    if ellipses > 1
+        || items.len() - ellipses > ndim
+        || !items.iter().all(|i| {
+            matches!(
+                i,
+                SelectionItem::Index(_) | SelectionItem::Slice(_) | SelectionItem::Ellipsis
+            )
+        })
+    {
+        return false;
+    }
+    let bytes = shape
+        .iter()
+        .try_fold(array.data_type().size() as u64, |n, &d| n.checked_mul(d));
+    if bytes.is_none_or(|b| b > max_bytes) {
+        return true;
+    }
+    // Each item's dimension, `...` expanded; the output keeps one axis per
+    // slice, in order.
+    let grid = array.chunk_shape();
+    let mut out_axes = shape.iter();
+    let mut chunks = 1u64;
+    let mut dim = 0;
+    for item in items {
+        let step = match item {
+            SelectionItem::Ellipsis => {
+                let whole = ndim - (items.len() - 1);
+                for _ in 0..whole {
+                    let n = out_axes.next().copied().unwrap_or(0);
+                    chunks = chunks.saturating_mul(crossed(array, grid, dim, n, 1));
+                    dim += 1;
+                }
+                continue;
+            }
+            SelectionItem::Slice(s) => s.step.unwrap_or(1).unsigned_abs(),
+            _ => {
+                dim += 1;
+                continue;
+            }
+        };
+        let n = out_axes.next().copied().unwrap_or(0);
+        chunks = chunks.saturating_mul(crossed(array, grid, dim, n, step));
+        dim += 1;
+    }
+    // Dimensions after the items are whole.
+    while dim < ndim {
+        let n = out_axes.next().copied().unwrap_or(0);
+        chunks = chunks.saturating_mul(crossed(array, grid, dim, n, 1));
+        dim += 1;
+    }
+    chunks > max_chunks
+}
+
+/// The chunks of dimension `dim` that `n` elements `step` apart may cross.
+fn crossed(array: &Array, grid: &[u64], dim: usize, n: u64, step: u64) -> u64 {
+    let c = grid.get(dim).copied().unwrap_or(1).max(1);
+    let count = array.shape().get(dim).copied().unwrap_or(0).div_ceil(c);
+    if n <= 1 {
+        return 1;
+    }
+    let span = step.saturating_mul(n - 1).saturating_add(1);
+    count.min(span.div_ceil(c).saturating_add(1))
+}
+
 #[pymethods]
 impl Array_ {
     #[getter]
@@ -615,15 +706,29 @@ impl Array_ {
 
     /// Reads `key` in `mode`: `(shape, bytes)`, the element bytes in native
     /// byte order and C order, as a flat `uint8` array.
+    ///
+    /// With `limits = (bytes, chunks)`, a selection that the Python side
+    /// splits into pieces (integers, slices and `...` only) and that is
+    /// larger than `bytes` or may touch more than `chunks` chunks is not
+    /// read: the result is `None`, and the caller reads it in pieces so
+    /// that Ctrl-C is seen between them. One call for a small read, where
+    /// a separate size check cost as much as the call itself.
+    #[pyo3(signature = (mode, key, limits=None))]
     fn read<'py>(
         &self,
         py: Python<'py>,
         mode: &str,
         key: &Bound<'py, PyAny>,
-    ) -> PyResult<(Vec<u64>, Bound<'py, PyArray1<u8>>)> {
+        limits: Option<(u64, u64)>,
+    ) -> PyResult<Option<ShapedBytes<'py>>> {
         let selection = selection(py, mode, key)?;
         let array = self.get();
         let shape = array.selection_shape(&selection).map_err(py_err)?;
+        if let Some((bytes, chunks)) = limits
+            && exceeds(&array, &selection, &shape, bytes, chunks)
+        {
+            return Ok(None);
+        }
         let len = shape
             .iter()
             .try_fold(array.data_type().size() as u64, |n, &d| n.checked_mul(d))
@@ -647,7 +752,7 @@ impl Array_ {
             py.detach(|| array.read_selection_bytes_into(&selection, buffer))
                 .map_err(py_err)?;
         }
-        Ok((shape, out))
+        Ok(Some((shape, out)))
     }
 
     /// Reads `key` in `mode` into `out`: the element bytes in native byte

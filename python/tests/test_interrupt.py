@@ -193,6 +193,12 @@ def test_reads_and_writes_in_pieces_equal_numpy(
     a[...] = expected
     np.testing.assert_array_equal(a[...], expected)
     pieces = zarrkit._pieces(a, "basic", key)
+    # The native size check of a small read agrees with `_pieces`: it
+    # declines (None) exactly the selections `_pieces` splits.
+    small = a._native.read("basic", key, (limits[1], limits[0]))
+    assert (small is None) == (pieces is not None)
+    if small is not None:
+        np.testing.assert_array_equal(small[1].view("int32").reshape(small[0]), expected[key])
     if limits[1] == 16 and len(np.ravel(expected[key])) > 4:
         assert pieces is not None and len(pieces[1]) > 1  # split into rows
     if pieces is not None:  # the pieces cover the selection's first axis once

@@ -20,6 +20,7 @@ Rust users call); reads and writes release the GIL.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -320,7 +321,7 @@ def _pieces(
     start, _, step = ranges[dim]  # type: ignore[misc]
     n = out_shape[0]
     c = grid[dim]
-    chunks_along = min(-(-shape[dim] // c), -(-(abs(step) * (n - 1) + 1) // c) + 1)
+    chunks_along = 1 if n == 1 else min(-(-shape[dim] // c), -(-(abs(step) * (n - 1) + 1) // c) + 1)
     if n * row_bytes <= _PIECE_BYTES and chunks_along * row_chunks <= _PIECE_CHUNKS:
         return None
     per_piece = max(1, _PIECE_CHUNKS // row_chunks)  # chunks along `dim`
@@ -446,7 +447,7 @@ class Array(_Node):
             raise TypeError("len() of a 0-d array")
         return self.shape[0]
 
-    @property
+    @functools.cached_property
     def dtype(self) -> np.dtype[Any]:
         """The NumPy dtype of the elements: ``StringDType()`` for
         variable-length strings (as zarr-python 3 with NumPy 2), object for
@@ -460,7 +461,7 @@ class Array(_Node):
             return np.dtype(_descr_from_json(json.loads(text)))
         return np.dtype(text)
 
-    @property
+    @functools.cached_property
     def _vlen(self) -> bool:
         """Whether the elements are variable-length (strings, bytes)."""
         return self._native.dtype == "|O"
@@ -639,6 +640,15 @@ class Array(_Node):
 
     def _read(self, mode: str, key: Any) -> Any:
         dtype = self.dtype
+        if not self._vlen:
+            # One native call for a small read; `None` when the selection
+            # is large enough to be read in pieces.
+            small = self._native.read(mode, key, (_PIECE_BYTES, _PIECE_CHUNKS))
+            if small is not None:
+                out = small[1].view(dtype).reshape(small[0])
+                if out.ndim == 0 and mode == "basic" and not _has_ellipsis(key):
+                    return out[()]
+                return out
         pieces = _pieces(self, mode, key)
         if pieces is None:
             if self._vlen:

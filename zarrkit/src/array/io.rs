@@ -88,6 +88,25 @@ pub(crate) fn remote_pool(concurrency: usize) -> Option<&'static rayon::ThreadPo
     .as_ref()
 }
 
+/// Runs `op` on rayon's global pool when called from outside every rayon
+/// pool (the caller's own thread) on a local store (`concurrency` 1):
+/// `None` when already on a pool or on a remote store, and the caller goes
+/// on itself.
+///
+/// A read or write moves into the pool once, and each parallel step inside
+/// it (reading files, decoding, copying into place) then splits among the
+/// workers by work stealing. Called from outside, each step would hand its
+/// work to the pool and sleep until it was done: on a read of a few
+/// chunks (a 32³ region of 64³ chunks) those three hand-offs and wake-ups
+/// cost more than the decoding. Remote stores keep the caller's thread: it
+/// waits on a pipelined fetch that may itself need the pool's threads.
+pub(super) fn on_pool<R: Send>(concurrency: usize, op: impl FnOnce() -> R + Send) -> Option<R> {
+    if concurrency > 1 || rayon::current_thread_index().is_some() {
+        return None;
+    }
+    Some(rayon::scope(|_| op()))
+}
+
 /// The number of lock stripes shared by every array in the process.
 const STRIPES: usize = 256;
 
@@ -723,6 +742,9 @@ impl Array {
     /// that fill a contiguous range of the caller's buffer decode straight
     /// into it. `region` is non-empty and checked.
     pub(super) fn read_planned(&self, region: &Region, out: &mut ReadOut<'_>) -> Result<(), Error> {
+        if let Some(result) = on_pool(self.store.concurrency(), || self.read_planned(region, out)) {
+            return result;
+        }
         let pieces = self.plan(region)?;
         // Chunks the region covers in part are read through the chain's
         // partial decoder when it has one (a shard's index and the inner
@@ -1197,6 +1219,11 @@ impl Array {
     /// chunks it must); otherwise each is read whole through one snapshot,
     /// updated, and stored unless it changed meanwhile (then read again).
     pub(super) fn write_planned(&self, region: &Region, data: &ChunkData<'_>) -> Result<(), Error> {
+        if let Some(result) = on_pool(self.store.concurrency(), || {
+            self.write_planned(region, data)
+        }) {
+            return result;
+        }
         let pieces = self.plan(region)?;
         let (whole, partial): (Vec<&ChunkPiece>, Vec<&ChunkPiece>) =
             pieces.iter().partition(|piece| piece.covers_chunk);

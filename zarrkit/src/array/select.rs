@@ -14,7 +14,7 @@
 //! path unchanged, then flips the reversed axes in place.
 
 use super::disjoint::DisjointOut;
-use super::io::{SnapshotReader, changed_while_read, partial_error};
+use super::io::{SnapshotReader, changed_while_read, on_pool, partial_error};
 use super::{Array, Element};
 use crate::codec::vlen::VlenChunk;
 use crate::codec::{BoxOut, BytesRangeReader, ChunkBox, ChunkData, CodecError};
@@ -311,6 +311,11 @@ impl Array {
     fn read_resolved(&self, resolved: &Resolved, out: &mut [u8]) -> Result<(), Error> {
         if resolved.num_elements() == 0 {
             return Ok(());
+        }
+        if let Some(result) = on_pool(self.store.concurrency(), || {
+            self.read_resolved(resolved, out)
+        }) {
+            return result;
         }
         let elem = self.data_type().size();
         if let Some((region, flip)) = resolved.as_box() {
@@ -883,6 +888,11 @@ impl Array {
     fn write_resolved(&self, resolved: &Resolved, data: &ChunkData<'_>) -> Result<(), Error> {
         if resolved.num_elements() == 0 {
             return Ok(());
+        }
+        if let Some(result) = on_pool(self.store.concurrency(), || {
+            self.write_resolved(resolved, data)
+        }) {
+            return result;
         }
         self.chunk_len(&self.chunk_repr)?;
         if let Some((region, flip)) = resolved.as_box() {
