@@ -1114,7 +1114,7 @@ impl Array {
     pub fn read_region<T: Element>(&self, region: &Region) -> Result<Vec<T>, Error> {
         self.check_element::<T>()?;
         let n = self.check_region(region)? / self.data_type().size().max(1);
-        let mut out = vec![T::zero(); n];
+        let mut out = super::pages::result_vec(n);
         self.read_region_into(region, &mut out)?;
         Ok(out)
     }
