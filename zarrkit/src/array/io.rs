@@ -108,6 +108,25 @@ pub(super) fn on_pool<R: Send>(concurrency: usize, op: impl FnOnce() -> R + Send
     Some(rayon::scope(|_| op()))
 }
 
+/// Writes each run of `copy`'s box in `shared` with `put(offset of the
+/// run in the source, the run's slice of the output)`. The caller's box
+/// must be its own: no other task writes any part of it meanwhile (the
+/// plan's pieces are disjoint boxes of the region).
+fn place_runs(
+    copy: &BoxCopy<'_>,
+    shared: &DisjointOut<'_, u8>,
+    put: &(impl Fn(usize, &mut [u8]) + ?Sized),
+) {
+    copy.for_each_run(|s, d, len| {
+        // SAFETY: the runs of one box are disjoint, and the box is the
+        // caller's alone (above).
+        #[allow(unsafe_code)]
+        unsafe {
+            shared.with_range(d, len, |dst| put(s, dst));
+        }
+    });
+}
+
 /// The number of lock stripes shared by every array in the process.
 const STRIPES: usize = 256;
 
@@ -849,23 +868,27 @@ impl Array {
                 shape: &piece.shape,
                 elem,
             };
-            // The plan's pieces are disjoint boxes of the region: the runs
-            // of different pieces never overlap, and one piece's runs are
-            // disjoint among themselves.
+            // The plan's pieces are disjoint boxes of the region: each
+            // task places its own box (`place_runs`).
             let Some(bytes) = bytes else {
-                copy.for_each_run(|_, d, len| {
-                    // SAFETY: this run of `out` is this piece's alone (above).
-                    #[allow(unsafe_code)]
-                    unsafe {
-                        shared.with_range(d, len, |dst| fill.fill(dst));
-                    }
-                });
+                place_runs(&copy, &shared, &|_, dst: &mut [u8]| fill.fill(dst));
                 return Ok(());
             };
-            let size = repr.size_bytes().map_err(|source| Error::Decode {
+            let decode_error = |source| Error::Decode {
                 key: piece.key.clone(),
                 source,
-            })?;
+            };
+            if self.codecs.decodes_stored_bytes() {
+                // Uncompressed: the stored value is the chunk (byte-swapped
+                // in place at most), copied from where it was read.
+                let decoded = self.codecs.decode(bytes, repr).map_err(decode_error)?;
+                let data = decoded.as_fixed("array").map_err(decode_error)?;
+                place_runs(&copy, &shared, &|s, dst: &mut [u8]| {
+                    dst.copy_from_slice(&data[s..s + dst.len()]);
+                });
+                return Ok(());
+            }
+            let size = repr.size_bytes().map_err(decode_error)?;
             self.check_budget(size as u64, || {
                 format!("decoding chunk `{}` of shape {:?}", piece.key, repr.shape)
             })?;
@@ -888,17 +911,10 @@ impl Array {
             let decoded = self
                 .codecs
                 .decode_into(bytes, repr, &mut data)
-                .map_err(|source| Error::Decode {
-                    key: piece.key.clone(),
-                    source,
-                });
+                .map_err(decode_error);
             if decoded.is_ok() {
-                copy.for_each_run(|s, d, len| {
-                    // SAFETY: this run of `out` is this piece's alone (above).
-                    #[allow(unsafe_code)]
-                    unsafe {
-                        shared.with_range(d, len, |dst| dst.copy_from_slice(&data[s..s + len]));
-                    }
+                place_runs(&copy, &shared, &|s, dst: &mut [u8]| {
+                    dst.copy_from_slice(&data[s..s + dst.len()]);
                 });
             }
             pool.give(std::iter::once(data));

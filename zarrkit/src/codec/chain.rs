@@ -418,6 +418,14 @@ impl CodecChain {
         self.is_bare() && self.capabilities.nests_chunks
     }
 
+    /// Whether [`Self::decode`] of a whole chunk gives back the stored
+    /// bytes themselves, reordered in place at most: a chain of a bare
+    /// `bytes` codec (no compression, no filters). A reader can then copy
+    /// elements straight from the stored value, with no decode buffer.
+    pub(crate) fn decodes_stored_bytes(&self) -> bool {
+        self.is_bare() && self.capabilities.decodes_in_place && !self.capabilities.nests_chunks
+    }
+
     /// Whether the array→bytes codec is the whole chain, so partial reads
     /// and writes can go straight to it.
     fn is_bare(&self) -> bool {
