@@ -12,6 +12,7 @@ use super::disjoint::DisjointOut;
 pub(super) use super::plan::ChunkPiece;
 use super::{Array, Element, Region};
 use crate::codec::copy::{self, BoxCopy};
+use crate::codec::pool::{DECODE_POOL, DecodePool};
 use crate::codec::vlen::VlenChunk;
 use crate::codec::{BoxOut, BytesRangeReader, ChunkBox, ChunkData, ChunkRepr, CodecError};
 use crate::error::Error;
@@ -23,45 +24,6 @@ use rayon::prelude::*;
 use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-/// Decoded-chunk buffers that reads reuse, from one batch to the next and
-/// from one read to the next: a read whose chunks are copied into place
-/// (not contiguous in the region) would otherwise fault in fresh pages for
-/// every buffer, which cost as much as decoding (a 256³ `uint16` read of
-/// 64³ zstd chunks: 4,096 page faults of 12,000, about 7 ms of a 22 ms
-/// read on one thread). At most [`POOL_BYTES`] are kept, shared by every
-/// array of the process.
-struct DecodePool {
-    buffers: Mutex<Vec<Vec<u8>>>,
-}
-
-/// The most memory [`DECODE_POOL`] keeps between reads.
-const POOL_BYTES: usize = 32 << 20;
-
-static DECODE_POOL: DecodePool = DecodePool {
-    buffers: Mutex::new(Vec::new()),
-};
-
-impl DecodePool {
-    /// A kept buffer that holds `size` bytes without growing, if any.
-    fn take(&self, size: usize) -> Option<Vec<u8>> {
-        let mut buffers = self.buffers.lock().unwrap_or_else(PoisonError::into_inner);
-        let i = buffers.iter().position(|b| b.capacity() >= size)?;
-        Some(buffers.swap_remove(i))
-    }
-
-    /// Keeps `returned` buffers, as long as the pool stays within
-    /// [`POOL_BYTES`]; the others are freed.
-    fn give(&self, returned: impl IntoIterator<Item = Vec<u8>>) {
-        let mut buffers = self.buffers.lock().unwrap_or_else(PoisonError::into_inner);
-        let mut kept: usize = buffers.iter().map(Vec::capacity).sum();
-        for buffer in returned {
-            if kept + buffer.capacity() <= POOL_BYTES {
-                kept += buffer.capacity();
-                buffers.push(buffer);
-            }
-        }
-    }
-}
 /// The decoded bytes a batch of large chunks aims to stay under.
 const BATCH_BYTES: usize = 64 << 20;
 
@@ -892,22 +854,10 @@ impl Array {
             self.check_budget(size as u64, || {
                 format!("decoding chunk `{}` of shape {:?}", piece.key, repr.shape)
             })?;
-            let mut data = match pool.take(size) {
-                // Every byte is written by the decoder: only growth zeroes.
-                Some(mut data) => {
-                    data.resize(size, 0);
-                    data
-                }
-                // A fresh buffer from the allocator's zeroed pages
-                // (calloc): resizing an empty one wrote its zeros, a
-                // sixth of the instructions of a 256³ read of 64³ chunks.
-                None => {
-                    bytemuck::allocation::try_zeroed_vec(size).map_err(|()| Error::TooLarge {
-                        path: self.path.clone(),
-                        shape: repr.shape.clone(),
-                    })?
-                }
-            };
+            let mut data = pool.buffer(size).ok_or_else(|| Error::TooLarge {
+                path: self.path.clone(),
+                shape: repr.shape.clone(),
+            })?;
             let decoded = self
                 .codecs
                 .decode_into(bytes, repr, &mut data)

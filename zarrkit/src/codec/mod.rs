@@ -32,6 +32,7 @@ pub(crate) mod copy;
 pub mod data;
 pub mod numpy_dtype;
 pub mod partial;
+pub(crate) mod pool;
 pub mod registry;
 
 // Every codec at its path from before the families (`codec::zstd`,

@@ -16,6 +16,7 @@ use super::index::Shard;
 use crate::codec::copy::{self, BoxCopy};
 use crate::codec::data::Assembler;
 use crate::codec::partial::{self, BoxOut, BytesRangeReader, ChunkBox};
+use crate::codec::pool::DECODE_POOL;
 use crate::codec::{ChunkData, ChunkRepr, CodecError};
 use crate::grid::plan::Piece;
 use rayon::prelude::*;
@@ -299,9 +300,32 @@ impl ShardingCodec {
             .iter()
             .filter_map(|i| stored.remove_entry(i))
             .collect();
+        // Fixed-size inner chunks decode into buffers of the process's
+        // pool, which the caller gives back once it has copied them
+        // ([`Fetched::recycle`]): fresh ones faulted in their pages on
+        // every read of a region.
+        let fixed = !shard.inner_repr.data_type.is_variable_length();
         let whole = stored
             .into_par_iter()
             .map(|(i, bytes)| {
+                if fixed {
+                    let size = shard.inner_repr.size_bytes()?;
+                    let mut buffer =
+                        DECODE_POOL
+                            .buffer(size)
+                            .ok_or_else(|| CodecError::TooLarge {
+                                shape: shard.inner_repr.shape.clone(),
+                            })?;
+                    if let Err(error) =
+                        shard
+                            .inner
+                            .decode_into(bytes, &shard.inner_repr, &mut buffer)
+                    {
+                        DECODE_POOL.give([buffer]);
+                        return Err(error);
+                    }
+                    return Ok((i, ChunkData::from(buffer)));
+                }
                 let chunk = shard.inner.decode(bytes, &shard.inner_repr)?;
                 chunk.check(&shard.inner_repr)?;
                 Ok((i, chunk))
@@ -351,7 +375,7 @@ impl ShardingCodec {
             };
             return Ok(Some(vec![chunk]));
         }
-        boxes
+        let boxes = boxes
             .iter()
             .enumerate()
             .map(|(k, b)| {
@@ -363,8 +387,9 @@ impl ShardingCodec {
                 });
                 out.finish(super::NAME)
             })
-            .collect::<Result<Vec<_>, CodecError>>()
-            .map(Some)
+            .collect::<Result<Vec<_>, CodecError>>();
+        fetched.recycle();
+        boxes.map(Some)
     }
 
     /// Decodes box `b` of a shard of fixed-size elements read through
@@ -455,6 +480,7 @@ impl ShardingCodec {
                 Err(error) => result = Err(error),
             }
         });
+        fetched.recycle();
         result.map(|()| true)
     }
 }
@@ -472,6 +498,15 @@ struct Fetched {
 }
 
 impl Fetched {
+    /// Gives the buffers of the inner chunks decoded whole back to
+    /// [`DECODE_POOL`], once their elements have been copied out.
+    fn recycle(self) {
+        DECODE_POOL.give(self.whole.into_values().filter_map(|chunk| match chunk {
+            ChunkData::Fixed(std::borrow::Cow::Owned(bytes)) => Some(bytes),
+            _ => None,
+        }));
+    }
+
     /// Calls `f` once per inner chunk box `k` touches, with its decoded
     /// data (`None`: the fill value) and the copy of its piece to a buffer
     /// of `dst_shape` in which the box starts at `dst_origin` (the copy's
