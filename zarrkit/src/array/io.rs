@@ -4,9 +4,10 @@
 //! for each, the box of the chunk it covers. Chunks are then handled in
 //! batches: each batch is fetched with one batched store read
 //! ([`Store::get_partial_values`](crate::store::Store::get_partial_values)),
-//! decoded or encoded in parallel with rayon, and copied. The batch size
-//! bounds the memory in flight: a read holds the caller's buffer plus one
-//! batch of encoded and decoded chunks.
+//! decoded or encoded in parallel with rayon, and copied; a read fetches
+//! the next batch on a thread of its own while one decodes. The batch size
+//! bounds the memory in flight: a read holds the caller's buffer plus
+//! three batches of encoded chunks and one of decoded chunks.
 
 pub(super) use super::plan::ChunkPiece;
 use super::{Array, Element, Region};
@@ -63,6 +64,10 @@ impl DecodePool {
 }
 /// The decoded bytes a batch of large chunks aims to stay under.
 const BATCH_BYTES: usize = 64 << 20;
+
+/// How many batches a read of a local store aims for when it fetches
+/// ahead ([`Array::read_batch_size`]).
+const AHEAD_BATCHES: usize = 8;
 
 /// The threads of [`remote_pool`].
 const REMOTE_THREADS: usize = 64;
@@ -759,23 +764,33 @@ impl Array {
             Some(pool) => pool.install(|| read_partial(out))?,
             None => read_partial(out)?,
         }
-        let batches: Vec<&[ChunkPiece]> = pieces.chunks(self.batch_size()).collect();
+        // Fetch the next batch while this one decodes whenever the fetch
+        // runs on threads other than the decoding ones: a remote store's
+        // requests, and a local store read from outside the caller's rayon
+        // pool (the filesystem store reads on I/O threads of its own, so
+        // cold files load while the CPUs decode). From inside a rayon task
+        // a local store's batches go one after another: this thread would
+        // block on the channel, and a store that reads on the rayon pool
+        // (a zip archive) could then wait for threads that all wait too.
+        let remote = self.store.concurrency() > 1;
+        let ahead = remote || rayon::current_thread_index().is_none();
+        let batches: Vec<&[ChunkPiece]> = pieces
+            .chunks(self.read_batch_size(pieces.len(), ahead && !remote))
+            .collect();
         let pool = &DECODE_POOL;
         let fetch = |batch: &[ChunkPiece]| {
             let requests: Vec<ReadRequest> = batch.iter().map(|p| (p.key.clone(), None)).collect();
             self.store.get_partial_values(&requests)
         };
-        if self.store.concurrency() <= 1 || batches.len() < 2 {
+        if !ahead || batches.len() < 2 {
             for batch in batches {
                 let fetched = fetch(batch)?;
                 self.put_batch(region, batch, fetched, out, pool)?;
             }
             return Ok(());
         }
-        // A remote store: fetch the next batch while this one decodes, so
-        // requests stay in flight while the CPUs work. One fetched batch
-        // waits in the channel at most, which bounds the memory in flight
-        // to three batches (see `batch_size`).
+        // One fetched batch waits in the channel at most, which bounds the
+        // memory in flight to three batches (see `batch_size`).
         let fetch = &fetch;
         std::thread::scope(|scope| {
             let (sender, receiver) = std::sync::mpsc::sync_channel(1);
@@ -794,6 +809,22 @@ impl Array {
             }
             Ok(())
         })
+    }
+
+    /// The number of whole chunks a read of `n` fetches and decodes per
+    /// batch: [`Self::batch_size`], or, when a local store's batches are
+    /// fetched ahead (`local_ahead`), small enough that there are about
+    /// [`AHEAD_BATCHES`] of them, so that only the first batch's fetch
+    /// waits alone (a 256³ read of 64³ chunks: 8 batches of 8, not 2 of
+    /// 32), but never under four chunks a thread, so that a read of a few
+    /// chunks stays one batch and starts no fetching thread.
+    fn read_batch_size(&self, n: usize, local_ahead: bool) -> usize {
+        let size = self.batch_size();
+        if !local_ahead {
+            return size;
+        }
+        let threads = rayon::current_num_threads();
+        size.min(n.div_ceil(AHEAD_BATCHES).max(threads * 4))
     }
 
     /// Decodes whole fixed-size chunks that do not fill a contiguous range
