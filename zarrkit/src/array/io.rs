@@ -75,9 +75,10 @@ const REMOTE_THREADS: usize = 64;
 /// The pool that runs partial reads, the storing of whole written chunks
 /// (and the opening of a group's children) on a store with `concurrency`
 /// above 1: [`REMOTE_THREADS`] threads,
-/// made on first use, which mostly wait on the network. `None` for a local
-/// store (or if the pool cannot be made), whose reads stay on the global
-/// pool.
+/// made on first use, which mostly wait on the network (or, for a local
+/// store's partial reads of element runs, on the disk). `None` for
+/// `concurrency` 1 (or if the pool cannot be made): the work stays on the
+/// global pool.
 pub(crate) fn remote_pool(concurrency: usize) -> Option<&'static rayon::ThreadPool> {
     static POOL: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
     if concurrency <= 1 {
@@ -759,8 +760,17 @@ impl Array {
         // A partial read of a chunk reads through its own snapshot, from a
         // rayon task: on a remote store each task mostly waits on a round
         // trip, so there run as many tasks as the store keeps requests in
-        // flight, not one per core.
-        match remote_pool(self.store.concurrency()).filter(|_| !partial.is_empty()) {
+        // flight, not one per core. So do the partial reads of a chain
+        // that reads element runs (`bytes` alone: reading is all their
+        // work) on a local store, from outside a rayon task: a cold file
+        // waits on the disk, which serves many reads at once.
+        let runs =
+            !self.codecs.capabilities().nests_chunks && rayon::current_thread_index().is_none();
+        let concurrency = match self.store.concurrency() {
+            1 if runs => REMOTE_THREADS,
+            n => n,
+        };
+        match remote_pool(concurrency).filter(|_| !partial.is_empty()) {
             Some(pool) => pool.install(|| read_partial(out))?,
             None => read_partial(out)?,
         }

@@ -2038,7 +2038,11 @@ mod tests {
         let (_dir, store) = temp_store();
         // Values of different lengths, up to a few reads' worth (1 MiB).
         let value = |i: usize| -> Vec<u8> {
-            let len = if i.is_multiple_of(10) { 1 << 20 } else { i * 37 };
+            let len = if i.is_multiple_of(10) {
+                1 << 20
+            } else {
+                i * 37
+            };
             (0..len).map(|j| (i * 31 + j * 7) as u8).collect()
         };
         let n = 4 * IO_THREADS;
