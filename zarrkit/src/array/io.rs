@@ -4,9 +4,10 @@
 //! for each, the box of the chunk it covers. Chunks are then handled in
 //! batches: each batch is fetched with one batched store read
 //! ([`Store::get_partial_values`](crate::store::Store::get_partial_values)),
-//! decoded or encoded in parallel with rayon, and copied. The batch size
-//! bounds the memory in flight: a read holds the caller's buffer plus one
-//! batch of encoded and decoded chunks.
+//! decoded or encoded in parallel with rayon, and copied; a read fetches
+//! the next batch on a thread of its own while one decodes. The batch size
+//! bounds the memory in flight: a read holds the caller's buffer plus
+//! three batches of encoded chunks and one of decoded chunks.
 
 use super::disjoint::DisjointOut;
 pub(super) use super::plan::ChunkPiece;
@@ -27,15 +28,20 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 /// The decoded bytes a batch of large chunks aims to stay under.
 const BATCH_BYTES: usize = 64 << 20;
 
+/// How many batches a read of a local store aims for when it fetches
+/// ahead ([`Array::read_batch_size`]).
+const AHEAD_BATCHES: usize = 8;
+
 /// The threads of [`remote_pool`].
 const REMOTE_THREADS: usize = 64;
 
 /// The pool that runs partial reads, the storing of whole written chunks
 /// (and the opening of a group's children) on a store with `concurrency`
 /// above 1: [`REMOTE_THREADS`] threads,
-/// made on first use, which mostly wait on the network. `None` for a local
-/// store (or if the pool cannot be made), whose reads stay on the global
-/// pool.
+/// made on first use, which mostly wait on the network (or, for a local
+/// store's partial reads of element runs, on the disk). `None` for
+/// `concurrency` 1 (or if the pool cannot be made): the work stays on the
+/// global pool.
 pub(crate) fn remote_pool(concurrency: usize) -> Option<&'static rayon::ThreadPool> {
     static POOL: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
     if concurrency <= 1 {
@@ -724,9 +730,6 @@ impl Array {
     /// that fill a contiguous range of the caller's buffer decode straight
     /// into it. `region` is non-empty and checked.
     pub(super) fn read_planned(&self, region: &Region, out: &mut ReadOut<'_>) -> Result<(), Error> {
-        if let Some(result) = on_pool(self.store.concurrency(), || self.read_planned(region, out)) {
-            return result;
-        }
         let pieces = self.plan(region)?;
         // Chunks the region covers in part are read through the chain's
         // partial decoder when it has one (a shard's index and the inner
@@ -742,6 +745,41 @@ impl Array {
             } else {
                 (Vec::new(), pieces)
             };
+        // Called from the caller's own thread (outside every rayon pool).
+        let outside = rayon::current_thread_index().is_none();
+        let remote = self.store.concurrency() > 1;
+        // Partial reads of element runs (`bytes` alone) on a local store
+        // wait on the disk and run many at once on their own threads (below).
+        let runs = !self.codecs.capabilities().nests_chunks && outside && !partial.is_empty();
+        let ahead = remote || outside;
+        let batch_size = self.read_batch_size(pieces.len(), ahead && !remote);
+        // A local read that fetches no batch ahead and has no partial reads
+        // of its own threads moves into rayon's pool once (see `on_pool`):
+        // its parallel steps then split among the workers without a
+        // hand-off each. A read that fetches ahead keeps the caller's
+        // thread, which waits on the fetches.
+        if outside && !remote && !runs && pieces.len() <= batch_size {
+            return rayon::scope(|_| {
+                self.read_pieces(region, partial, pieces, out, false, batch_size)
+            });
+        }
+        self.read_pieces(region, partial, pieces, out, outside, batch_size)
+    }
+
+    /// [`Self::read_planned`] after planning: reads `partial` through the
+    /// chain's partial decoder and fetches and decodes the whole `pieces`
+    /// in batches of `batch_size`, fetched ahead of decoding on a remote
+    /// store and, when called from `outside` every rayon pool, on a local
+    /// one.
+    fn read_pieces(
+        &self,
+        region: &Region,
+        partial: Vec<ChunkPiece>,
+        pieces: Vec<ChunkPiece>,
+        out: &mut ReadOut<'_>,
+        outside: bool,
+        batch_size: usize,
+    ) -> Result<(), Error> {
         let read_partial = |out: &mut ReadOut<'_>| match out {
             ReadOut::Fixed(buf) => self.read_partial_into(region, &partial, buf),
             ReadOut::Vlen { .. } => {
@@ -758,28 +796,43 @@ impl Array {
         // A partial read of a chunk reads through its own snapshot, from a
         // rayon task: on a remote store each task mostly waits on a round
         // trip, so there run as many tasks as the store keeps requests in
-        // flight, not one per core.
-        match remote_pool(self.store.concurrency()).filter(|_| !partial.is_empty()) {
+        // flight, not one per core. So do the partial reads of a chain
+        // that reads element runs (`bytes` alone: reading is all their
+        // work) on a local store, from outside a rayon task: a cold file
+        // waits on the disk, which serves many reads at once.
+        let runs = !self.codecs.capabilities().nests_chunks && outside;
+        let concurrency = match self.store.concurrency() {
+            1 if runs => REMOTE_THREADS,
+            n => n,
+        };
+        match remote_pool(concurrency).filter(|_| !partial.is_empty()) {
             Some(pool) => pool.install(|| read_partial(out))?,
             None => read_partial(out)?,
         }
-        let batches: Vec<&[ChunkPiece]> = pieces.chunks(self.batch_size()).collect();
+        // Fetch the next batch while this one decodes whenever the fetch
+        // runs on threads other than the decoding ones: a remote store's
+        // requests, and a local store read from outside the caller's rayon
+        // pool (the filesystem store reads on I/O threads of its own, so
+        // cold files load while the CPUs decode). From inside a rayon task
+        // a local store's batches go one after another: this thread would
+        // block on the channel, and a store that reads on the rayon pool
+        // (a zip archive) could then wait for threads that all wait too.
+        let ahead = self.store.concurrency() > 1 || outside;
+        let batches: Vec<&[ChunkPiece]> = pieces.chunks(batch_size.max(1)).collect();
         let pool = &DECODE_POOL;
         let fetch = |batch: &[ChunkPiece]| {
             let requests: Vec<ReadRequest> = batch.iter().map(|p| (p.key.clone(), None)).collect();
             self.store.get_partial_values(&requests)
         };
-        if self.store.concurrency() <= 1 || batches.len() < 2 {
+        if !ahead || batches.len() < 2 {
             for batch in batches {
                 let fetched = fetch(batch)?;
                 self.put_batch(region, batch, fetched, out, pool)?;
             }
             return Ok(());
         }
-        // A remote store: fetch the next batch while this one decodes, so
-        // requests stay in flight while the CPUs work. One fetched batch
-        // waits in the channel at most, which bounds the memory in flight
-        // to three batches (see `batch_size`).
+        // One fetched batch waits in the channel at most, which bounds the
+        // memory in flight to three batches (see `batch_size`).
         let fetch = &fetch;
         std::thread::scope(|scope| {
             let (sender, receiver) = std::sync::mpsc::sync_channel(1);
@@ -798,6 +851,22 @@ impl Array {
             }
             Ok(())
         })
+    }
+
+    /// The number of whole chunks a read of `n` fetches and decodes per
+    /// batch: [`Self::batch_size`], or, when a local store's batches are
+    /// fetched ahead (`local_ahead`), small enough that there are about
+    /// [`AHEAD_BATCHES`] of them, so that only the first batch's fetch
+    /// waits alone (a 256³ read of 64³ chunks: 8 batches of 8, not 2 of
+    /// 32), but never under four chunks a thread, so that a read of a few
+    /// chunks stays one batch and starts no fetching thread.
+    fn read_batch_size(&self, n: usize, local_ahead: bool) -> usize {
+        let size = self.batch_size();
+        if !local_ahead {
+            return size;
+        }
+        let threads = rayon::current_num_threads();
+        size.min(n.div_ceil(AHEAD_BATCHES).max(threads * 4))
     }
 
     /// Decodes whole fixed-size chunks that do not fill a contiguous range

@@ -312,16 +312,17 @@ impl Array {
         if resolved.num_elements() == 0 {
             return Ok(());
         }
+        let elem = self.data_type().size();
+        if let Some((region, flip)) = resolved.as_box() {
+            // The region read decides itself whether to enter the pool.
+            self.read_region_bytes_into(&region, out)?;
+            flip_axes(out, region.shape(), &flip, elem);
+            return Ok(());
+        }
         if let Some(result) = on_pool(self.store.concurrency(), || {
             self.read_resolved(resolved, out)
         }) {
             return result;
-        }
-        let elem = self.data_type().size();
-        if let Some((region, flip)) = resolved.as_box() {
-            self.read_region_bytes_into(&region, out)?;
-            flip_axes(out, region.shape(), &flip, elem);
-            return Ok(());
         }
         let fill = self.fill_value();
         let shared = DisjointOut::new(out);

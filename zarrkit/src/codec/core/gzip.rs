@@ -9,6 +9,7 @@
 //! # Ok::<(), serde_json::Error>(())
 //! ```
 
+use crate::codec::bounded::{Deflate, decode_whole, inflate, read_bounded, read_into};
 use crate::codec::{BytesToBytesCodec, Codec, CodecError, parse_configuration};
 use crate::metadata::{ExtensionObject, JsonMap};
 use flate2::Compression;
@@ -84,22 +85,50 @@ impl BytesToBytesCodec for GzipCodec {
     }
 
     fn decode(&self, encoded: Vec<u8>, decoded_size: Option<usize>) -> Result<Vec<u8>, CodecError> {
-        if encoded.is_empty() {
-            return Err(CodecError::Corrupt {
-                codec: "gzip",
-                reason: "the data is empty (a gzip stream has at least a header)".to_string(),
-            });
+        check_not_empty(&encoded)?;
+        // The whole stream at once when the chain bounds its size (every
+        // fixed-size chunk) and it is one member that fills the bound;
+        // otherwise (several members, no bound, or data libdeflate
+        // refuses, whose error the streaming decoder then gives) as a stream.
+        if let Some(decoded) = decode_whole(Deflate::Gzip, &encoded, decoded_size, true, "gzip")? {
+            return Ok(decoded);
         }
         // numcodecs and zlib may write several concatenated gzip members;
         // RFC 1952 defines their concatenation as one stream. Reading stops
         // one byte past the bound: a bomb costs no more than the chunk.
-        crate::codec::bounded::read_bounded(
+        read_bounded(
             MultiGzDecoder::new(encoded.as_slice()),
             decoded_size,
             "gzip",
             library_error,
         )
     }
+
+    fn decode_into(&self, encoded: Vec<u8>, out: &mut [u8]) -> Result<(), CodecError> {
+        check_not_empty(&encoded)?;
+        if inflate(Deflate::Gzip, &encoded, out, "gzip")? == Some(out.len()) {
+            return Ok(());
+        }
+        // A first member shorter than the chunk (more members follow), or
+        // data libdeflate refused: the streaming decoder has the last word.
+        read_into(
+            MultiGzDecoder::new(encoded.as_slice()),
+            out,
+            "gzip",
+            library_error,
+        )
+    }
+}
+
+/// A gzip stream has at least a header: no data is corrupt, not empty.
+fn check_not_empty(encoded: &[u8]) -> Result<(), CodecError> {
+    if encoded.is_empty() {
+        return Err(CodecError::Corrupt {
+            codec: "gzip",
+            reason: "the data is empty (a gzip stream has at least a header)".to_string(),
+        });
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -143,6 +172,53 @@ mod tests {
         let mut encoded = codec.encode(b"hello ".to_vec()).unwrap();
         encoded.extend(codec.encode(b"world".to_vec()).unwrap());
         assert_eq!(codec.decode(encoded, None).unwrap(), b"hello world");
+    }
+
+    #[test]
+    fn concatenated_members_decode_into_the_output_and_to_a_bound() {
+        let codec = GzipCodec::new(1).unwrap();
+        let mut encoded = codec.encode(b"hello ".to_vec()).unwrap();
+        encoded.extend(codec.encode(b"world".to_vec()).unwrap());
+        let mut out = vec![0; 11];
+        codec.decode_into(encoded.clone(), &mut out).unwrap();
+        assert_eq!(out, b"hello world");
+        assert_eq!(
+            codec.decode(encoded.clone(), Some(11)).unwrap(),
+            b"hello world"
+        );
+        let err = codec.decode_into(encoded.clone(), &mut [0; 8]).unwrap_err();
+        assert!(
+            err.to_string().contains("more than the expected 8 bytes"),
+            "{err}"
+        );
+        let err = codec.decode_into(encoded, &mut [0; 12]).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                CodecError::WrongSize {
+                    expected: 12,
+                    actual: 11
+                }
+            ),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_crc32_mismatch_is_an_error_in_every_decoding_path() {
+        let codec = GzipCodec::new(6).unwrap();
+        let data = sample(3000);
+        let mut encoded = codec.encode(data.clone()).unwrap();
+        let mut out = vec![0; 3000];
+        codec.decode_into(encoded.clone(), &mut out).unwrap();
+        assert_eq!(out, data);
+        // RFC 1952: CRC32, then ISIZE, end the member.
+        let crc = encoded.len() - 8;
+        encoded[crc] ^= 1;
+        assert!(codec.decode(encoded.clone(), None).is_err());
+        assert!(codec.decode(encoded.clone(), Some(3000)).is_err());
+        let err = codec.decode_into(encoded, &mut out).unwrap_err();
+        assert!(matches!(err, CodecError::Corrupt { .. }), "{err}");
     }
 
     #[test]
@@ -225,6 +301,14 @@ mod tests {
     }
 
     proptest! {
+        #[test]
+        fn gzip_decodes_into_the_output(data in prop::collection::vec(any::<u8>(), 0..4096), level in 0u32..=9) {
+            let codec = GzipCodec::new(level)?;
+            let mut out = vec![0xAA; data.len()];
+            codec.decode_into(codec.encode(data.clone())?, &mut out)?;
+            prop_assert_eq!(out, data);
+        }
+
         #[test]
         fn gzip_round_trips(data in prop::collection::vec(any::<u8>(), 0..4096), level in 0u32..=9) {
             let codec = GzipCodec::new(level)?;

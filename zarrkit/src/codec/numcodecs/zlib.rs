@@ -10,7 +10,7 @@
 //! # Ok::<(), serde_json::Error>(())
 //! ```
 
-use crate::codec::bounded::read_bounded;
+use crate::codec::bounded::{Deflate, decode_whole, inflate, read_bounded, read_into};
 use crate::codec::{BytesToBytesCodec, Codec, CodecError, parse_configuration};
 use crate::metadata::{ExtensionObject, JsonMap};
 use flate2::Compression;
@@ -96,11 +96,12 @@ impl BytesToBytesCodec for ZlibCodec {
     }
 
     fn decode(&self, encoded: Vec<u8>, decoded_size: Option<usize>) -> Result<Vec<u8>, CodecError> {
-        if encoded.is_empty() {
-            return Err(CodecError::Corrupt {
-                codec: NAME,
-                reason: "the data is empty (a zlib stream has at least a header)".to_string(),
-            });
+        check_not_empty(&encoded)?;
+        // The whole stream at once when the chain bounds its size (every
+        // fixed-size chunk); otherwise, or for data libdeflate refuses
+        // (the streaming decoder then gives the error), as a stream.
+        if let Some(decoded) = decode_whole(Deflate::Zlib, &encoded, decoded_size, false, NAME)? {
+            return Ok(decoded);
         }
         read_bounded(
             ZlibDecoder::new(encoded.as_slice()),
@@ -109,6 +110,34 @@ impl BytesToBytesCodec for ZlibCodec {
             library_error,
         )
     }
+
+    fn decode_into(&self, encoded: Vec<u8>, out: &mut [u8]) -> Result<(), CodecError> {
+        check_not_empty(&encoded)?;
+        match inflate(Deflate::Zlib, &encoded, out, NAME)? {
+            Some(n) if n == out.len() => Ok(()),
+            Some(n) => Err(CodecError::WrongSize {
+                expected: out.len(),
+                actual: n,
+            }),
+            None => read_into(
+                ZlibDecoder::new(encoded.as_slice()),
+                out,
+                NAME,
+                library_error,
+            ),
+        }
+    }
+}
+
+/// A zlib stream has at least a header: no data is corrupt, not empty.
+fn check_not_empty(encoded: &[u8]) -> Result<(), CodecError> {
+    if encoded.is_empty() {
+        return Err(CodecError::Corrupt {
+            codec: NAME,
+            reason: "the data is empty (a zlib stream has at least a header)".to_string(),
+        });
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -199,7 +228,75 @@ mod tests {
         assert!(codec.decode(corrupt, None).is_err());
     }
 
+    #[test]
+    fn whole_buffer_decoding_fills_the_output_exactly_or_fails() {
+        let codec = ZlibCodec::new(1).unwrap();
+        let data = sample(5000);
+        let encoded = codec.encode(data.clone()).unwrap();
+        let mut out = vec![0; 5000];
+        codec.decode_into(encoded.clone(), &mut out).unwrap();
+        assert_eq!(out, data);
+        assert_eq!(codec.decode(encoded.clone(), Some(5000)).unwrap(), data);
+        // A bound above the size is a bound, not the size.
+        assert_eq!(codec.decode(encoded.clone(), Some(9000)).unwrap(), data);
+        // The output stops at the buffer: more is refused, not allocated.
+        let err = codec
+            .decode_into(encoded.clone(), &mut vec![0; 4000])
+            .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("more than the expected 4000 bytes"),
+            "{err}"
+        );
+        let err = codec.decode(encoded.clone(), Some(4000)).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("more than the expected 4000 bytes"),
+            "{err}"
+        );
+        let err = codec.decode_into(encoded, &mut vec![0; 6000]).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                CodecError::WrongSize {
+                    expected: 6000,
+                    actual: 5000
+                }
+            ),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn every_decoding_path_ignores_bytes_after_the_stream_and_checks_adler32() {
+        let codec = ZlibCodec::new(6).unwrap();
+        let data = sample(3000);
+        let mut encoded = codec.encode(data.clone()).unwrap();
+        let mut corrupt = encoded.clone();
+        let last = corrupt.len() - 1;
+        corrupt[last] ^= 1;
+        // zlib (and so numcodecs) stops at the end of the stream.
+        encoded.extend_from_slice(b"trailing");
+        for size in [None, Some(3000)] {
+            assert_eq!(codec.decode(encoded.clone(), size).unwrap(), data);
+            assert!(codec.decode(corrupt.clone(), size).is_err(), "{size:?}");
+        }
+        let mut out = vec![0; 3000];
+        codec.decode_into(encoded, &mut out).unwrap();
+        assert_eq!(out, data);
+        let err = codec.decode_into(corrupt, &mut out).unwrap_err();
+        assert!(matches!(err, CodecError::Corrupt { .. }), "{err}");
+    }
+
     proptest! {
+        #[test]
+        fn zlib_decodes_into_the_output(data in prop::collection::vec(any::<u8>(), 0..4096), level in -1i32..=9) {
+            let codec = ZlibCodec::new(level)?;
+            let mut out = vec![0xAA; data.len()];
+            codec.decode_into(codec.encode(data.clone())?, &mut out)?;
+            prop_assert_eq!(out, data);
+        }
+
         #[test]
         fn zlib_round_trips(data in prop::collection::vec(any::<u8>(), 0..4096), level in -1i32..=9) {
             let codec = ZlibCodec::new(level)?;

@@ -3,6 +3,8 @@
 //! in the store.
 
 // The rectilinear tests shard with zstd inner chunks.
+#[cfg(all(feature = "zlib", feature = "gzip"))]
+mod local_reads;
 #[cfg(feature = "zstd")]
 mod rectilinear;
 mod regions;
