@@ -12,7 +12,7 @@ pub(super) use super::plan::ChunkPiece;
 use super::{Array, Element, Region};
 use crate::codec::copy::{self, BoxCopy};
 use crate::codec::vlen::VlenChunk;
-use crate::codec::{BoxOut, BytesRangeReader, ChunkBox, ChunkData, ChunkRepr, CodecError};
+use crate::codec::{BoxOut, BytesRangeReader, ChunkBox, ChunkData, ChunkRepr, CodecError, threads};
 use crate::error::Error;
 use crate::grid::GridWalk;
 use crate::store::{
@@ -728,7 +728,9 @@ impl Array {
         // partial decoder when it has one (a shard's index and the inner
         // chunks needed, or the element runs of an uncompressed chunk).
         let (partial, pieces): (Vec<ChunkPiece>, Vec<ChunkPiece>) =
-            if self.codecs.capabilities().partial_decode {
+            if self.codecs.capabilities().partial_decode
+                || self.codecs.capabilities().decodes_ranges
+            {
                 // So are chunks that reach past the array's edge: decoding
                 // one whole would allocate its declared shape, which an
                 // edited document can make 10^11 elements for an array of 10.
@@ -812,6 +814,7 @@ impl Array {
         if staged.is_empty() {
             return Ok(());
         }
+        let threads = self.codecs.threads_per_chunk(staged.len());
         let decoded = staged
             .into_par_iter()
             .map(|(piece, bytes)| {
@@ -842,12 +845,13 @@ impl Array {
                         }
                     })?,
                 };
-                self.codecs
-                    .decode_into(bytes, repr, &mut data)
-                    .map_err(|source| Error::Decode {
-                        key: piece.key.clone(),
-                        source,
-                    })?;
+                threads::with_chunk_threads(threads, || {
+                    self.codecs.decode_into(bytes, repr, &mut data)
+                })
+                .map_err(|source| Error::Decode {
+                    key: piece.key.clone(),
+                    source,
+                })?;
                 Ok((piece, Some(data)))
             })
             .collect::<Result<Vec<_>, Error>>()?;
@@ -975,17 +979,19 @@ impl Array {
                 path: self.path.clone(),
                 shape: self.shape().to_vec(),
             })?;
+        let threads = self.codecs.threads_per_chunk(direct.len());
         slices
             .into_par_iter()
             .zip(direct)
             .try_for_each(|(slice, (_, piece, bytes))| match bytes {
-                Some(bytes) => self
-                    .codecs
-                    .decode_into(bytes, self.piece_repr(piece), slice)
-                    .map_err(|source| Error::Decode {
-                        key: piece.key.clone(),
-                        source,
-                    }),
+                Some(bytes) => threads::with_chunk_threads(threads, || {
+                    self.codecs
+                        .decode_into(bytes, self.piece_repr(piece), slice)
+                })
+                .map_err(|source| Error::Decode {
+                    key: piece.key.clone(),
+                    source,
+                }),
                 None => {
                     self.fill_value().fill(slice);
                     Ok(())
@@ -1203,7 +1209,10 @@ impl Array {
         match remote_pool(self.store.concurrency()).filter(|_| whole.len() > 1) {
             Some(pool) => self.write_whole_pipelined(region, data, &whole, pool)?,
             None => whole.par_iter().try_for_each(|piece| {
-                let value = self.build_piece(region, data, piece, None)?;
+                let threads = self.codecs.threads_per_chunk(whole.len());
+                let value = threads::with_chunk_threads(threads, || {
+                    self.build_piece(region, data, piece, None)
+                })?;
                 self.commit(&piece.key, value.as_deref(), None).map(|_| ())
             })?,
         }
