@@ -351,8 +351,15 @@ impl Blocks {
         self.nbytes.div_ceil(self.blocksize)
     }
 
-    /// Decodes block `j` of `encoded` into `dest`, at least as long as it.
-    fn decode(&self, encoded: &[u8], j: usize, dest: &mut [u8]) -> Result<(), CodecError> {
+    /// Decodes block `j` of `encoded` into `dest`, a slot at least as long
+    /// as a block, and zeroes the rest of the slot: on `Ok`, all of `dest`
+    /// is initialised.
+    fn decode(
+        &self,
+        encoded: &[u8],
+        j: usize,
+        dest: &mut [std::mem::MaybeUninit<u8>],
+    ) -> Result<(), CodecError> {
         let start = j * self.blocksize;
         let size = self.blocksize.min(self.nbytes - start);
         let failed = |code: c_int| {
@@ -370,7 +377,8 @@ impl Blocks {
         // offset and length against it), `first..first + items` lies
         // within its `nbytes / typesize` items (so `blosc_getitem` takes
         // none of its early returns, which print and leak), and `dest` is
-        // writable for the `size` bytes it writes. `blosc_getitem` keeps
+        // writable for the `size` bytes it writes (c-blosc only writes to
+        // it, never reads). `blosc_getitem` keeps
         // its state on its stack and in its own allocation: concurrent
         // calls are sound.
         let written = unsafe {
@@ -384,6 +392,7 @@ impl Blocks {
         if usize::try_from(written).ok() != Some(size) {
             return Err(failed(written));
         }
+        dest[size..].fill(std::mem::MaybeUninit::new(0));
         Ok(())
     }
 }
@@ -539,12 +548,24 @@ impl BytesToBytesCodec for BloscCodec {
             // At most 2^31 blocks of at least MIN_PARTIAL_BLOCK bytes: fits.
             slots[j] = slot as u32;
         }
-        // At most the decoded size plus one block: the chunk's size, checked above.
-        let mut buffer = vec![0u8; needed.len() * blocks.blocksize];
+        // At most the decoded size plus one block: the chunk's size, checked
+        // above. Not zeroed (a calloc from the heap would write every byte
+        // once more): each block fills its slot, and a short last block
+        // zeroes the rest of its own, before the length is set.
+        let len = needed.len() * blocks.blocksize;
+        let mut buffer: Vec<u8> = Vec::new();
         buffer
+            .try_reserve_exact(len)
+            .map_err(|_| CodecError::TooLarge {
+                shape: vec![len as u64],
+            })?;
+        buffer.spare_capacity_mut()[..len]
             .par_chunks_mut(blocks.blocksize)
             .zip(needed.par_iter())
-            .try_for_each(|(dest, &j)| blocks.decode(&encoded, j, dest))?;
+            .try_for_each(|(slot, &j)| blocks.decode(&encoded, j, slot))?;
+        // SAFETY: every slot of the first `len` bytes was initialised by
+        // `Blocks::decode`, which returned `Ok` for each.
+        unsafe { buffer.set_len(len) };
         let mut out = Vec::with_capacity(total);
         for &(mut offset, length) in ranges {
             let end = offset + length;
