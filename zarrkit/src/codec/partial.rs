@@ -391,13 +391,14 @@ pub(crate) fn ranges_len(ranges: &[(usize, usize)], size: usize) -> Result<usize
     Ok(total)
 }
 
+/// Byte ranges (offset, length) of a value, and the size in bytes of each
+/// box they hold ([`box_ranges`]).
+pub(crate) type BoxRanges = (Vec<(usize, usize)>, Vec<usize>);
+
 /// The byte ranges (offset, length) of a decoded chunk of `repr` (C
 /// order) that hold the elements of each of `boxes`, in the boxes' order
 /// and each box's C order, and the size in bytes of each box.
-pub(crate) fn box_ranges(
-    repr: &ChunkRepr,
-    boxes: &[ChunkBox],
-) -> Result<(Vec<(usize, usize)>, Vec<usize>), CodecError> {
+pub(crate) fn box_ranges(repr: &ChunkRepr, boxes: &[ChunkBox]) -> Result<BoxRanges, CodecError> {
     let elem = repr.data_type.size();
     let mut ranges = Vec::new();
     let mut sizes = Vec::with_capacity(boxes.len());

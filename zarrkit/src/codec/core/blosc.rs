@@ -338,13 +338,13 @@ impl Blocks {
         (typesize > 0
             && blocksize >= MIN_PARTIAL_BLOCK
             && blocksize <= nbytes
-            && blocksize % typesize == 0
-            && nbytes % typesize == 0)
-            .then_some(Self {
-                nbytes,
-                blocksize,
-                typesize,
-            })
+            && blocksize.is_multiple_of(typesize)
+            && nbytes.is_multiple_of(typesize))
+        .then_some(Self {
+            nbytes,
+            blocksize,
+            typesize,
+        })
     }
 
     fn count(&self) -> usize {
