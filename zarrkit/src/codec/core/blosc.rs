@@ -14,7 +14,11 @@
 //!
 //! This module calls c-blosc through its thread-safe context functions
 //! (`blosc_compress_ctx`, `blosc_decompress_ctx`), which need no global
-//! initialisation and take no lock.
+//! initialisation and take no lock; they get as many internal threads as
+//! the caller allows one chunk ([`threads::chunk_threads`]) for values of
+//! 2 MiB or more. A partial read decodes only the blocks it needs, each
+//! with `blosc_getitem` (also lock-free), after `blosc_cbuffer_validate`
+//! has checked the header against the value's length.
 
 use crate::codec::{BytesToBytesCodec, Codec, CodecError, parse_configuration, partial, threads};
 use crate::metadata::{ExtensionObject, JsonMap};
