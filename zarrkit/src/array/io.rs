@@ -1382,12 +1382,14 @@ impl Array {
         if let ChunkData::Fixed(bytes) = data
             && old.is_none()
             && piece.shape == repr.shape
-            && self.codecs.capabilities().partial_encode
+            && (self.codecs.capabilities().partial_encode
+                || self.codecs.capabilities().decodes_ranges)
         {
             // A whole shard from `data`: the sharding codec encodes each
             // inner chunk straight from it, so the shard is never
             // gathered (a write of 32 MiB shards holds no 32 MiB buffer
-            // per thread).
+            // per thread); `bytes` + `blosc` compresses a chunk that is
+            // contiguous in `data` straight from it.
             if !self.write_empty_chunks {
                 let fill = self.fill_value();
                 let mut all_fill = true;

@@ -415,6 +415,15 @@ pub trait ArrayToBytesCodec: Debug + Send + Sync {
         self.encode(chunk.into(), repr)
     }
 
+    /// Whether [`Self::encode`] returns fixed-size data of `repr`
+    /// unchanged (`bytes` in the machine's byte order, or for one-byte
+    /// elements), so a chain may hand the caller's bytes straight to the
+    /// bytes→bytes codec after it. The default is `false`.
+    fn encodes_as_is(&self, repr: &ChunkRepr) -> bool {
+        let _ = repr;
+        false
+    }
+
     /// The codec as `sharding_indexed`, or `None` for any other codec: how
     /// callers ask for a shard's inner chunk shape and index location
     /// ([`CodecChain::sharding`]) instead of looking for its name.
@@ -510,6 +519,16 @@ pub trait BytesToBytesCodec: Debug + Send + Sync {
     /// # Errors
     /// A [`CodecError`] if the bytes are corrupt.
     fn decode(&self, encoded: Vec<u8>, decoded_size: Option<usize>) -> Result<Vec<u8>, CodecError>;
+
+    /// Encodes bytes the caller keeps: the default copies them and calls
+    /// [`Self::encode`]; a codec that only reads its input (blosc)
+    /// overrides it to save the copy.
+    ///
+    /// # Errors
+    /// As [`Self::encode`].
+    fn encode_slice(&self, decoded: &[u8]) -> Result<Vec<u8>, CodecError> {
+        self.encode(decoded.to_vec())
+    }
 
     /// Decodes into `out`, which the result must fill exactly. The default
     /// decodes to a new buffer and copies; a decompressor that can write

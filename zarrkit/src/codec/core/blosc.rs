@@ -414,6 +414,11 @@ impl BytesToBytesCodec for BloscCodec {
     }
 
     fn encode(&self, decoded: Vec<u8>) -> Result<Vec<u8>, CodecError> {
+        self.encode_slice(&decoded)
+    }
+
+    /// Compresses straight from the caller's bytes (c-blosc only reads them).
+    fn encode_slice(&self, decoded: &[u8]) -> Result<Vec<u8>, CodecError> {
         if decoded.len() > MAX_BUFFER_SIZE {
             return Err(CodecError::Incompatible {
                 codec: "blosc",
