@@ -305,6 +305,14 @@ fn blosc_header_claiming_a_gigabyte_is_refused_unread() {
         let (_store, array) = v3_array(codecs, forged);
         let message = assert_refused("blosc", &array, "a/c/0");
         assert!(message.contains("blosc"), "{message}");
+        // A region read decodes only the blocks it needs: the header is
+        // refused there too, before anything is allocated.
+        let region = Region::new(vec![100], vec![50]);
+        let (result, peak) = peak_during(|| array.read_region_bytes(&region));
+        let message = chain(&result.expect_err("a partial blosc read"));
+        assert!(message.contains("`a/c/0`"), "{message}");
+        assert!(message.contains("blosc data is corrupt"), "{message}");
+        assert!(peak < BOUND, "partial blosc read: {peak} bytes");
     }
 }
 

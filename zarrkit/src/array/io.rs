@@ -15,7 +15,7 @@ use super::{Array, Element, Region};
 use crate::codec::copy::{self, BoxCopy};
 use crate::codec::pool::{DECODE_POOL, DecodePool};
 use crate::codec::vlen::VlenChunk;
-use crate::codec::{BoxOut, BytesRangeReader, ChunkBox, ChunkData, ChunkRepr, CodecError};
+use crate::codec::{BoxOut, BytesRangeReader, ChunkBox, ChunkData, ChunkRepr, CodecError, threads};
 use crate::error::Error;
 use crate::grid::GridWalk;
 use crate::store::{
@@ -735,7 +735,9 @@ impl Array {
         // partial decoder when it has one (a shard's index and the inner
         // chunks needed, or the element runs of an uncompressed chunk).
         let (partial, pieces): (Vec<ChunkPiece>, Vec<ChunkPiece>) =
-            if self.codecs.capabilities().partial_decode {
+            if self.codecs.capabilities().partial_decode
+                || self.codecs.capabilities().decodes_ranges
+            {
                 // So are chunks that reach past the array's edge: decoding
                 // one whole would allocate its declared shape, which an
                 // edited document can make 10^11 elements for an array of 10.
@@ -750,7 +752,7 @@ impl Array {
         let remote = self.store.concurrency() > 1;
         // Partial reads of element runs (`bytes` alone) on a local store
         // wait on the disk and run many at once on their own threads (below).
-        let runs = !self.codecs.capabilities().nests_chunks && outside && !partial.is_empty();
+        let runs = self.codecs.decodes_stored_bytes() && outside && !partial.is_empty();
         let ahead = remote || outside;
         let batch_size = self.read_batch_size(pieces.len(), ahead && !remote);
         // A local read that fetches no batch ahead and has no partial reads
@@ -798,9 +800,10 @@ impl Array {
         // trip, so there run as many tasks as the store keeps requests in
         // flight, not one per core. So do the partial reads of a chain
         // that reads element runs (`bytes` alone: reading is all their
-        // work) on a local store, from outside a rayon task: a cold file
-        // waits on the disk, which serves many reads at once.
-        let runs = !self.codecs.capabilities().nests_chunks && outside;
+        // work; not blosc's block decoding, which is CPU work) on a local
+        // store, from outside a rayon task: a cold file waits on the disk,
+        // which serves many reads at once.
+        let runs = self.codecs.decodes_stored_bytes() && outside;
         let concurrency = match self.store.concurrency() {
             1 if runs => REMOTE_THREADS,
             n => n,
@@ -887,6 +890,7 @@ impl Array {
         if staged.is_empty() {
             return Ok(());
         }
+        let threads = self.codecs.threads_per_chunk(staged.len());
         let shared = DisjointOut::new(out);
         let fill = self.fill_value();
         staged.into_par_iter().try_for_each(|(piece, bytes)| {
@@ -927,10 +931,10 @@ impl Array {
                 path: self.path.clone(),
                 shape: repr.shape.clone(),
             })?;
-            let decoded = self
-                .codecs
-                .decode_into(bytes, repr, &mut data)
-                .map_err(decode_error);
+            let decoded = threads::with_chunk_threads(threads, || {
+                self.codecs.decode_into(bytes, repr, &mut data)
+            })
+            .map_err(decode_error);
             if decoded.is_ok() {
                 place_runs(&copy, &shared, &|s, dst: &mut [u8]| {
                     dst.copy_from_slice(&data[s..s + dst.len()]);
@@ -1060,17 +1064,19 @@ impl Array {
                 path: self.path.clone(),
                 shape: self.shape().to_vec(),
             })?;
+        let threads = self.codecs.threads_per_chunk(direct.len());
         slices
             .into_par_iter()
             .zip(direct)
             .try_for_each(|(slice, (_, piece, bytes))| match bytes {
-                Some(bytes) => self
-                    .codecs
-                    .decode_into(bytes, self.piece_repr(piece), slice)
-                    .map_err(|source| Error::Decode {
-                        key: piece.key.clone(),
-                        source,
-                    }),
+                Some(bytes) => threads::with_chunk_threads(threads, || {
+                    self.codecs
+                        .decode_into(bytes, self.piece_repr(piece), slice)
+                })
+                .map_err(|source| Error::Decode {
+                    key: piece.key.clone(),
+                    source,
+                }),
                 None => {
                     self.fill_value().fill(slice);
                     Ok(())
@@ -1293,7 +1299,10 @@ impl Array {
         match remote_pool(self.store.concurrency()).filter(|_| whole.len() > 1) {
             Some(pool) => self.write_whole_pipelined(region, data, &whole, pool)?,
             None => whole.par_iter().try_for_each(|piece| {
-                let value = self.build_piece(region, data, piece, None)?;
+                let threads = self.codecs.threads_per_chunk(whole.len());
+                let value = threads::with_chunk_threads(threads, || {
+                    self.build_piece(region, data, piece, None)
+                })?;
                 self.commit(&piece.key, value.as_deref(), None).map(|_| ())
             })?,
         }
@@ -1463,12 +1472,14 @@ impl Array {
         if let ChunkData::Fixed(bytes) = data
             && old.is_none()
             && piece.shape == repr.shape
-            && self.codecs.capabilities().partial_encode
+            && (self.codecs.capabilities().partial_encode
+                || self.codecs.capabilities().decodes_ranges)
         {
             // A whole shard from `data`: the sharding codec encodes each
             // inner chunk straight from it, so the shard is never
             // gathered (a write of 32 MiB shards holds no 32 MiB buffer
-            // per thread).
+            // per thread); `bytes` + `blosc` compresses a chunk that is
+            // contiguous in `data` straight from it.
             if !self.write_empty_chunks {
                 let fill = self.fill_value();
                 let mut all_fill = true;

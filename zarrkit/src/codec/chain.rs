@@ -138,6 +138,9 @@ impl CodecChain {
             partial_decode: bare && inner.partial_decode,
             partial_encode: bare && inner.partial_encode,
             nests_chunks: array_to_array.is_empty() && inner.nests_chunks,
+            decodes_ranges: array_to_array.is_empty()
+                && inner.decodes_in_place
+                && matches!(bytes_to_bytes.as_slice(), [codec] if codec.decodes_ranges()),
         };
         Ok(Self {
             array_to_array,
@@ -397,6 +400,26 @@ impl CodecChain {
                 .array_to_bytes
                 .encode_from(src, src_shape, src_start, repr);
         }
+        // `bytes` leaving the elements as they are, then one bytes→bytes
+        // codec, and the chunk one contiguous run of `src` (a chunk that
+        // spans the region's trailing dimensions): the codec compresses
+        // straight from `src`, with no chunk-sized buffer (whose fresh
+        // pages cost a 32 MiB blosc write more than compressing on two
+        // threads saves).
+        if let [codec] = self.bytes_to_bytes.as_slice()
+            && self.capabilities.decodes_ranges
+            && self.array_to_bytes.encodes_as_is(repr)
+            && let Some(range) = super::copy::contiguous_range(
+                src_shape,
+                src_start,
+                &repr.shape,
+                repr.data_type.size(),
+            )
+            && range.len() == repr.size_bytes()?
+            && let Some(chunk) = src.get(range)
+        {
+            return codec.encode_slice(chunk);
+        }
         let mut chunk = vec![0u8; repr.size_bytes()?];
         super::copy::BoxCopy {
             src_shape,
@@ -426,6 +449,22 @@ impl CodecChain {
         self.is_bare() && self.capabilities.decodes_in_place && !self.capabilities.nests_chunks
     }
 
+    /// The threads each of `chunks` chunks decoded or encoded at once on
+    /// the current rayon pool may use inside its codecs
+    /// ([`threads::with_chunk_threads`](super::threads::with_chunk_threads)):
+    /// the pool's threads shared out when there are fewer chunks than
+    /// threads, so one large blosc chunk is coded on all of them; 1 for a
+    /// chain that nests chunks, which already codes its inner chunks in
+    /// parallel on the pool.
+    #[must_use]
+    pub fn threads_per_chunk(&self, chunks: usize) -> usize {
+        if self.sharding().is_some() {
+            1
+        } else {
+            super::threads::per_chunk_threads(chunks)
+        }
+    }
+
     /// Whether the array→bytes codec is the whole chain, so partial reads
     /// and writes can go straight to it.
     fn is_bare(&self) -> bool {
@@ -452,7 +491,59 @@ impl CodecChain {
         if self.is_bare() {
             return self.array_to_bytes.decode_partial(reader, repr, boxes);
         }
+        if self.capabilities.decodes_ranges {
+            return self.decode_ranges(reader, repr, boxes);
+        }
         partial::decode_partial_whole(reader, repr, boxes, |encoded| self.decode(encoded, repr))
+    }
+
+    /// [`Self::decode_partial`] for a chain that decodes byte ranges
+    /// ([`CodecCapabilities::decodes_ranges`]): reads the whole value, has
+    /// its one bytes→bytes codec decode the element runs of the boxes (a
+    /// blosc chunk: only the blocks they touch), and puts each box's
+    /// elements in native byte order.
+    fn decode_ranges(
+        &self,
+        reader: &dyn BytesRangeReader,
+        repr: &ChunkRepr,
+        boxes: &[ChunkBox],
+    ) -> Result<Option<Vec<ChunkData<'static>>>, CodecError> {
+        let [codec] = self.bytes_to_bytes.as_slice() else {
+            return partial::decode_partial_whole(reader, repr, boxes, |encoded| {
+                self.decode(encoded, repr)
+            });
+        };
+        let size = repr.size_bytes()?;
+        let (ranges, sizes) = partial::box_ranges(repr, boxes)?;
+        let Some(encoded) = partial::read_whole(reader)? else {
+            return Ok(None);
+        };
+        let mut decoded = codec.decode_ranges(encoded, size, &ranges)?;
+        let total: usize = sizes.iter().sum();
+        if decoded.len() != total {
+            return Err(CodecError::WrongSize {
+                expected: total,
+                actual: decoded.len(),
+            });
+        }
+        let mut parts = Vec::with_capacity(boxes.len());
+        // Split off the boxes from the back, so that each split moves only
+        // the box split off.
+        for (b, &n) in boxes.iter().zip(&sizes).rev() {
+            let mut part = if decoded.len() == n {
+                std::mem::take(&mut decoded)
+            } else {
+                decoded.split_off(decoded.len() - n)
+            };
+            let box_repr = ChunkRepr {
+                shape: b.shape().to_vec(),
+                ..repr.clone()
+            };
+            self.array_to_bytes.decode_in_place(&mut part, &box_repr)?;
+            parts.push(ChunkData::from(part));
+        }
+        parts.reverse();
+        Ok(Some(parts))
     }
 
     /// Decodes box `b` of one stored chunk of `repr` of fixed-size

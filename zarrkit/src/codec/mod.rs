@@ -34,6 +34,7 @@ pub mod numpy_dtype;
 pub mod partial;
 pub(crate) mod pool;
 pub mod registry;
+pub mod threads;
 
 // Every codec at its path from before the families (`codec::zstd`,
 // `codec::bitround_v3`, …), so code written against them keeps working.
@@ -220,6 +221,12 @@ pub struct CodecCapabilities {
     /// [`ArrayToBytesCodec::encode_partial`] reads and rewrites less than
     /// the whole value.
     pub partial_encode: bool,
+    /// [`CodecChain::decode_partial`] reads the whole value but decodes
+    /// only the parts of it that the boxes need: a chain of `bytes` (or
+    /// `struct_bytes`) and one bytes→bytes codec that decodes byte ranges
+    /// ([`BytesToBytesCodec::decodes_ranges`]: `blosc` decodes only the
+    /// blocks they touch).
+    pub decodes_ranges: bool,
     /// The codec stores a chunk as inner chunks of their own
     /// (`sharding_indexed`); [`ArrayToBytesCodec::as_sharding`] gives
     /// their shape.
@@ -409,6 +416,15 @@ pub trait ArrayToBytesCodec: Debug + Send + Sync {
         self.encode(chunk.into(), repr)
     }
 
+    /// Whether [`Self::encode`] returns fixed-size data of `repr`
+    /// unchanged (`bytes` in the machine's byte order, or for one-byte
+    /// elements), so a chain may hand the caller's bytes straight to the
+    /// bytes→bytes codec after it. The default is `false`.
+    fn encodes_as_is(&self, repr: &ChunkRepr) -> bool {
+        let _ = repr;
+        false
+    }
+
     /// The codec as `sharding_indexed`, or `None` for any other codec: how
     /// callers ask for a shard's inner chunk shape and index location
     /// ([`CodecChain::sharding`]) instead of looking for its name.
@@ -505,6 +521,16 @@ pub trait BytesToBytesCodec: Debug + Send + Sync {
     /// A [`CodecError`] if the bytes are corrupt.
     fn decode(&self, encoded: Vec<u8>, decoded_size: Option<usize>) -> Result<Vec<u8>, CodecError>;
 
+    /// Encodes bytes the caller keeps: the default copies them and calls
+    /// [`Self::encode`]; a codec that only reads its input (blosc)
+    /// overrides it to save the copy.
+    ///
+    /// # Errors
+    /// As [`Self::encode`].
+    fn encode_slice(&self, decoded: &[u8]) -> Result<Vec<u8>, CodecError> {
+        self.encode(decoded.to_vec())
+    }
+
     /// Decodes into `out`, which the result must fill exactly. The default
     /// decodes to a new buffer and copies; a decompressor that can write
     /// into a caller's buffer overrides it to save the copy.
@@ -522,6 +548,32 @@ pub trait BytesToBytesCodec: Debug + Send + Sync {
         }
         out.copy_from_slice(&decoded);
         Ok(())
+    }
+
+    /// Whether [`Self::decode_ranges`] decodes less than the whole value
+    /// (`blosc`: the blocks the ranges touch). The default is `false`.
+    fn decodes_ranges(&self) -> bool {
+        false
+    }
+
+    /// Decodes the byte ranges `ranges` (offset, length) of the decoded
+    /// value of `encoded` (the whole stored value), which must decode to
+    /// exactly `decoded_size` bytes: the bytes of every range, one after
+    /// another. The default decodes the whole value; a codec that can do
+    /// less says so in [`Self::decodes_ranges`].
+    ///
+    /// # Errors
+    /// As [`Self::decode`], [`CodecError::WrongSize`] if the value does not
+    /// decode to `decoded_size` bytes, and [`CodecError::Corrupt`] for a
+    /// range past its end.
+    fn decode_ranges(
+        &self,
+        encoded: Vec<u8>,
+        decoded_size: usize,
+        ranges: &[(usize, usize)],
+    ) -> Result<Vec<u8>, CodecError> {
+        let decoded = self.decode(encoded, Some(decoded_size))?;
+        partial::gather_ranges(&decoded, decoded_size, ranges)
     }
 }
 

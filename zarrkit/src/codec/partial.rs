@@ -345,6 +345,79 @@ pub(crate) fn encode_partial_whole(
     encode(chunk).map(Some)
 }
 
+/// The bytes of `ranges` (offset, length) of `decoded`, one after another,
+/// checking that `decoded` holds `decoded_size` bytes: the default of
+/// [`BytesToBytesCodec::decode_ranges`](super::BytesToBytesCodec::decode_ranges).
+///
+/// # Errors
+/// [`CodecError::WrongSize`] if `decoded` has another length,
+/// [`CodecError::Corrupt`] for a range past its end.
+pub(crate) fn gather_ranges(
+    decoded: &[u8],
+    decoded_size: usize,
+    ranges: &[(usize, usize)],
+) -> Result<Vec<u8>, CodecError> {
+    if decoded.len() != decoded_size {
+        return Err(CodecError::WrongSize {
+            expected: decoded_size,
+            actual: decoded.len(),
+        });
+    }
+    let mut out = Vec::with_capacity(ranges_len(ranges, decoded_size)?);
+    for &(offset, length) in ranges {
+        out.extend_from_slice(&decoded[offset..offset + length]);
+    }
+    Ok(out)
+}
+
+/// The total length of `ranges` (offset, length), checking that each lies
+/// within a value of `size` bytes.
+///
+/// # Errors
+/// [`CodecError::Corrupt`] for a range past the end.
+pub(crate) fn ranges_len(ranges: &[(usize, usize)], size: usize) -> Result<usize, CodecError> {
+    let mut total = 0usize;
+    for &(offset, length) in ranges {
+        if offset.checked_add(length).is_none_or(|end| end > size) {
+            return Err(CodecError::Corrupt {
+                codec: "partial read",
+                reason: format!(
+                    "the range of {length} bytes at {offset} is out of bounds for a value of {size} bytes"
+                ),
+            });
+        }
+        total = total.saturating_add(length);
+    }
+    Ok(total)
+}
+
+/// Byte ranges (offset, length) of a value, and the size in bytes of each
+/// box they hold ([`box_ranges`]).
+pub(crate) type BoxRanges = (Vec<(usize, usize)>, Vec<usize>);
+
+/// The byte ranges (offset, length) of a decoded chunk of `repr` (C
+/// order) that hold the elements of each of `boxes`, in the boxes' order
+/// and each box's C order, and the size in bytes of each box.
+pub(crate) fn box_ranges(repr: &ChunkRepr, boxes: &[ChunkBox]) -> Result<BoxRanges, CodecError> {
+    let elem = repr.data_type.size();
+    let mut ranges = Vec::new();
+    let mut sizes = Vec::with_capacity(boxes.len());
+    for b in boxes {
+        sizes.push(box_size_bytes(b, elem)?);
+        let zeros = vec![0; b.ndim()];
+        BoxCopy {
+            src_shape: &repr.shape,
+            src_start: b.start(),
+            dst_shape: b.shape(),
+            dst_start: &zeros,
+            shape: b.shape(),
+            elem,
+        }
+        .for_each_run(|s, _, len| ranges.push((s, len)));
+    }
+    Ok((ranges, sizes))
+}
+
 /// Merged ranges `(offset, length)`, and where each input range lies: the
 /// merged range's index and the offset within it.
 pub(crate) type Coalesced = (Vec<(u64, u64)>, Vec<(usize, u64)>);

@@ -194,6 +194,13 @@ impl ArrayToBytesCodec for BytesCodec {
         }
     }
 
+    fn encodes_as_is(&self, repr: &ChunkRepr) -> bool {
+        !repr.data_type.is_variable_length()
+            && self
+                .endian_for(repr)
+                .is_ok_and(|endian| endian.is_none_or(|e| e == Endian::native()))
+    }
+
     fn decode_in_place(&self, data: &mut [u8], repr: &ChunkRepr) -> Result<(), CodecError> {
         self.endian_for(repr).map(|endian| {
             if endian.is_some_and(|e| e != Endian::native()) {

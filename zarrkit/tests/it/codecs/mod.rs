@@ -2,6 +2,8 @@
 //! registered v3 extension codecs, and numcodecs' filters and checksums
 //! against zarr-python.
 
+#[cfg(feature = "blosc")]
+mod blosc_partial;
 mod ext;
 // The hierarchies here use the default zstd codec.
 mod ext_compression;

@@ -851,6 +851,23 @@ fn write_cases() -> Vec<Case> {
         ])),
     );
 
+    // One chunk of 2.2 MB, above blosc's threshold for internal threads:
+    // written as the only chunk of its write, it is compressed on all the
+    // pool's threads, and the readers decode that.
+    cases.push(
+        Case::new(
+            "blosc",
+            "one_large_chunk_internal_threads",
+            DataType::UInt16,
+            &[1100, 1024],
+            &[1100, 1024],
+        )
+        .codecs(json!([
+            bytes_codec(&DataType::UInt16, "little"),
+            blosc("blosclz", "bitshuffle", 2, 9, 0)
+        ])),
+    );
+
     let crc32c = json!({"name": "crc32c"});
     cases.push(
         Case::new("crc32c", "bytes_crc32c", DataType::Int32, &[13], &[5])
