@@ -147,14 +147,8 @@ impl Group {
         attributes: JsonMap,
     ) -> Result<Self, Error> {
         let path = NodePath::new(path)?;
-        if let Some((_, existing)) = format::read_node(store.as_ref(), &path)? {
-            return Err(Error::NodeExists {
-                path,
-                found: match existing {
-                    NodeMetadata::Array(_) => NodeKind::Array,
-                    NodeMetadata::Group(_) => NodeKind::Group,
-                },
-            });
+        if let Some(found) = format::node_in_the_way(store.as_ref(), &path, NodeKind::Group)? {
+            return Err(Error::NodeExists { path, found });
         }
         let metadata = GroupMetadata {
             attributes,
@@ -439,16 +433,54 @@ impl Group {
                 .map(|(path, metadata)| self.node_from_view(view, path.clone(), metadata.clone()))
                 .collect();
         }
-        let children = format::list_children(self.store.as_ref(), &self.path, self.format)?;
-        let open = |child| Node::open_path(Arc::clone(&self.store), child);
-        // On a remote store each child's documents are a round trip: open
-        // the children at once rather than one after another.
+        let store = self.store.as_ref();
+        let Some(batch) = format::child_batch(store, &self.path, self.format)? else {
+            let children = format::list_children(store, &self.path, self.format)?;
+            let open = |child| Node::open_path(Arc::clone(&self.store), child);
+            return self.open_all(children, open);
+        };
+        // Each candidate's document is in the batch: a candidate is a child
+        // where it holds a node of the group's format.
+        let open = |child: &NodePath| -> Result<Option<Node>, Error> {
+            let Some(metadata) = batch.read(child)? else {
+                return Ok(None);
+            };
+            Ok(Some(match metadata {
+                NodeMetadata::Group(metadata) => Node::Group(Self {
+                    store: Arc::clone(&self.store),
+                    path: child.clone(),
+                    format: self.format,
+                    metadata,
+                    consolidated: None,
+                    warnings: Vec::new(),
+                }),
+                NodeMetadata::Array(metadata) => Node::Array(Array::from_metadata(
+                    Arc::clone(&self.store),
+                    child.clone(),
+                    self.format,
+                    metadata,
+                )?),
+            }))
+        };
+        let opened = self.open_all(batch.candidates(), open)?;
+        Ok(opened.into_iter().flatten().collect())
+    }
+
+    /// `open` applied to every child, at once rather than one after
+    /// another: on a remote store each child's documents are a round trip
+    /// (on the remote pool); on a local one, parsing a document and
+    /// preparing an array's codecs keeps a thread busy (on the threads
+    /// array reads use).
+    fn open_all<I: rayon::iter::IntoParallelIterator + Send, T: Send>(
+        &self,
+        children: I,
+        open: impl Fn(I::Item) -> Result<T, Error> + Sync + Send,
+    ) -> Result<Vec<T>, Error> {
+        use rayon::prelude::*;
+        let all = || children.into_par_iter().map(open).collect();
         match crate::array::remote_pool(self.store.concurrency()) {
-            Some(pool) if children.len() > 1 => {
-                use rayon::prelude::*;
-                pool.install(|| children.into_par_iter().map(open).collect())
-            }
-            _ => children.into_iter().map(open).collect(),
+            Some(pool) => pool.install(all),
+            None => all(),
         }
     }
 

@@ -257,24 +257,16 @@ impl ArrayBuilder {
         array.set_write_empty_chunks(self.write_empty_chunks);
         // A format that cannot say something (a codec v2 or the v3 drafts
         // cannot name) fails here, before anything is erased.
-        format::check_representable(
-            self.format,
-            &path,
-            &NodeMetadata::Array(array.metadata().clone()),
-        )?;
-        if let Some((_, existing)) = format::read_node(store.as_ref(), &path)? {
+        let metadata = NodeMetadata::Array(array.metadata().clone());
+        format::check_representable(self.format, &path, &metadata)?;
+        // A node whose documents do not read (half written by another
+        // creator, or broken) is in the way as much as one that reads.
+        if let Some(found) = format::node_in_the_way(store.as_ref(), &path, NodeKind::Array)? {
             if !self.overwrite {
-                return Err(Error::NodeExists {
-                    path,
-                    found: match existing {
-                        NodeMetadata::Array(_) => NodeKind::Array,
-                        NodeMetadata::Group(_) => NodeKind::Group,
-                    },
-                });
+                return Err(Error::NodeExists { path, found });
             }
             store.erase_prefix(&format::node_prefix(self.format, &path))?;
         }
-        let metadata = NodeMetadata::Array(array.metadata().clone());
         if self.overwrite {
             format::write_node(store.as_ref(), &path, self.format, &metadata)?;
         } else {

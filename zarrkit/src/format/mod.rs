@@ -338,6 +338,13 @@ pub(crate) trait Version: Sync {
     /// attributes' document).
     fn serialize_node(&self, metadata: &NodeMetadata) -> Result<Vec<u8>, MetadataError>;
 
+    /// Checks that the version can say everything in `metadata`:
+    /// [`Version::serialize_node`] succeeds, unless the version checks it
+    /// without writing the document.
+    fn check_node(&self, metadata: &NodeMetadata) -> Result<(), MetadataError> {
+        self.serialize_node(metadata).map(drop)
+    }
+
     /// Checks that a node can be written at `path` (every path can, unless
     /// the version says otherwise).
     fn check_path(&self, _path: &NodePath) -> Result<(), MetadataError> {
@@ -359,6 +366,22 @@ pub(crate) trait Version: Sync {
 
     /// The paths of the children of the group at `path`, sorted by name.
     fn children(&self, store: &dyn Store, path: &NodePath) -> Result<Vec<NodePath>, Error>;
+
+    /// The paths that may be children of the group at `path`, sorted by
+    /// name, for a version whose children are the candidates that hold a
+    /// node of this version and nothing else, and whose
+    /// [`Version::read_node`] reads only the [`Version::metadata_key`]
+    /// below a candidate: so [`child_batch`] reads every candidate's
+    /// document in one batch, where [`Version::children`] and then
+    /// reading the children would look twice. `None` (the default) where
+    /// the children are only what [`Version::children`] says.
+    fn child_candidates(
+        &self,
+        _store: &dyn Store,
+        _path: &NodePath,
+    ) -> Result<Option<Vec<NodePath>>, Error> {
+        Ok(None)
+    }
 
     /// Erases the node at `path` and everything below it (see [`erase_node`]).
     fn erase_node(&self, store: &dyn Store, path: &NodePath) -> Result<(), Error>;
@@ -491,6 +514,17 @@ pub(crate) fn put_node_with_attributes(
     Ok(true)
 }
 
+/// `value` as serde_json's pretty printer writes it (two spaces): what
+/// `format!("{value:#}")` writes, without going through `fmt`, which took
+/// as long as building the document.
+pub(crate) fn pretty_json(value: &Value) -> Vec<u8> {
+    let mut bytes = Vec::with_capacity(512);
+    // Cannot fail: a `Value`'s map keys are strings, and a `Vec` takes
+    // every write.
+    let _ = serde_json::to_writer_pretty(&mut bytes, value);
+    bytes
+}
+
 /// The implementation of `format`: the one `match` over formats for what
 /// differs between them (names and descriptions, a table, stay on
 /// [`ZarrFormat`]).
@@ -583,14 +617,29 @@ pub fn read_node(
         // `.zattrs`); ask for all of them at once.
         return read_node_in(&Prefetched::new(store, path)?, path);
     }
-    read_node_in(store, path)
+    // Several formats read the same document (each v3 draft reads the
+    // root's `zarr.json` to see whether it is a draft's entry point, and
+    // at the root v3 has read it first): read each once.
+    read_node_in(&Prefetched::lazy(store), path)
 }
 
 fn read_node_in(
     store: &dyn Store,
     path: &NodePath,
 ) -> Result<Option<(ZarrFormat, NodeMetadata)>, Error> {
+    // Whether the root `zarr.json` may be a draft's entry point, found once
+    // for the four drafts (without one, none of them has a node anywhere).
+    let mut drafts = None;
     for &format in ZarrFormat::ALL {
+        if format.is_v3_draft() {
+            let possible = match drafts {
+                Some(possible) => possible,
+                None => *drafts.insert(v3_draft::may_have_entry_point(store)?),
+            };
+            if !possible {
+                continue;
+            }
+        }
         if let Some(metadata) = read_node_as(store, path, format)? {
             return Ok(Some((format, metadata)));
         }
@@ -600,10 +649,13 @@ fn read_node_in(
 
 /// A store whose node documents at one path were read in one batch: reads
 /// of those keys are answered from the batch, the rest go to the store.
+/// Lazy, it keeps every whole value it reads, for the probes of one node.
 #[derive(Debug)]
 struct Prefetched<'a> {
     store: &'a dyn Store,
     values: std::collections::HashMap<StoreKey, Option<Vec<u8>>>,
+    /// The whole values read since (lazy only).
+    read: Option<std::sync::Mutex<std::collections::HashMap<StoreKey, Option<Vec<u8>>>>>,
 }
 
 impl<'a> Prefetched<'a> {
@@ -615,12 +667,27 @@ impl<'a> Prefetched<'a> {
         let keys = names
             .map(|name| v2::node_key(path, name))
             .collect::<Result<Vec<_>, _>>()?;
+        Self::of_keys(store, keys)
+    }
+
+    /// Reads `keys` in one batch.
+    fn of_keys(store: &'a dyn Store, keys: Vec<StoreKey>) -> Result<Self, Error> {
         let requests: Vec<_> = keys.iter().map(|k| (k.clone(), None)).collect();
         let values = store.get_partial_values(&requests)?;
         Ok(Self {
             store,
             values: keys.into_iter().zip(values).collect(),
+            read: None,
         })
+    }
+
+    /// Reads nothing ahead, and keeps whatever whole value it reads.
+    fn lazy(store: &'a dyn Store) -> Self {
+        Self {
+            store,
+            values: std::collections::HashMap::new(),
+            read: Some(std::sync::Mutex::default()),
+        }
     }
 }
 
@@ -642,8 +709,23 @@ impl Store for Prefetched<'_> {
         key: &StoreKey,
         range: Option<crate::store::ByteRange>,
     ) -> Result<Option<Vec<u8>>, StoreError> {
-        match (self.values.get(key), range) {
-            (Some(value), None) => Ok(value.clone()),
+        match (self.values.get(key), range, &self.read) {
+            (Some(value), None, _) => Ok(value.clone()),
+            (None, None, Some(read)) => {
+                let read_before = read
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .get(key)
+                    .cloned();
+                if let Some(value) = read_before {
+                    return Ok(value);
+                }
+                let value = self.store.get(key, None)?;
+                read.lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .insert(key.clone(), value.clone());
+                Ok(value)
+            }
             _ => self.store.get(key, range),
         }
     }
@@ -771,14 +853,34 @@ pub fn create_node(
     // Read the node the other writer created, to say what it is; should it
     // be gone again already, what blocked this one was a node of the kind
     // being created.
-    let found = match read_node(store, path)? {
-        Some((_, existing)) => kind_of(&existing),
-        None => kind_of(metadata),
-    };
+    let creating = kind_of(metadata);
+    let found = node_in_the_way(store, path, creating)?.unwrap_or(creating);
     Err(Error::NodeExists {
         path: path.clone(),
         found,
     })
+}
+
+/// What a creator of a `creating` node at `path` finds there: the kind of the
+/// node [`read_node`] finds; or, where documents are there that do not
+/// read as a node, the kind being created, since the path is taken either
+/// way. That is a node another creator is writing, between its documents
+/// (v1 `meta` before `attrs`: creators that start together each find the
+/// winner's node half written), or a broken node, which creating would
+/// not repair.
+///
+/// # Errors
+/// A store error.
+pub(crate) fn node_in_the_way(
+    store: &dyn Store,
+    path: &NodePath,
+    creating: crate::NodeKind,
+) -> Result<Option<crate::NodeKind>, Error> {
+    match read_node(store, path) {
+        Ok(found) => Ok(found.map(|(_, existing)| kind_of(&existing))),
+        Err(Error::Metadata { .. }) => Ok(Some(creating)),
+        Err(err) => Err(err),
+    }
 }
 
 /// Checks that `metadata` can be written in `format`, before anything is
@@ -794,16 +896,16 @@ pub fn check_representable(
     path: &NodePath,
     metadata: &NodeMetadata,
 ) -> Result<(), Error> {
-    // Serialising is the check: each format refuses what it cannot say
-    // (v2 a codec beyond transpose/bytes/one compressor, the drafts a codec
-    // they cannot name).
+    // Serialising is the check (unless the format has a cheaper one): each
+    // format refuses what it cannot say (v2 a codec beyond
+    // transpose/bytes/one compressor, the drafts a codec they cannot name).
     let version = version(format);
     let invalid = |source| Error::InvalidMetadata {
         path: path.clone(),
         source,
     };
     version.check_path(path).map_err(invalid)?;
-    version.serialize_node(metadata).map(drop).map_err(invalid)
+    version.check_node(metadata).map_err(invalid)
 }
 
 /// The paths of the children of the group at `path` (arrays and groups) in
@@ -817,6 +919,61 @@ pub fn list_children(
     format: ZarrFormat,
 ) -> Result<Vec<NodePath>, Error> {
     version(format).children(store, path)
+}
+
+/// The candidate children of a group with their documents, read in one
+/// batch (see [`child_batch`]).
+pub(crate) struct ChildBatch<'a> {
+    format: ZarrFormat,
+    candidates: Vec<NodePath>,
+    documents: Prefetched<'a>,
+}
+
+impl ChildBatch<'_> {
+    /// The paths that may be children, sorted by name.
+    pub(crate) fn candidates(&self) -> &[NodePath] {
+        &self.candidates
+    }
+
+    /// The node at the candidate `child`, from the batch; `None` where it
+    /// is not a child.
+    ///
+    /// # Errors
+    /// As [`read_node_as`].
+    pub(crate) fn read(&self, child: &NodePath) -> Result<Option<NodeMetadata>, Error> {
+        version(self.format).read_node(&self.documents, child)
+    }
+}
+
+/// The children of the group at `path` in `format` with their documents,
+/// for a format whose children are the candidates that hold a node of the
+/// format (v3: every directory below the group, a child where it holds a
+/// `zarr.json`): the candidates are listed, and their documents read in one
+/// [`Store::get_partial_values`] (concurrent on a remote store; on the
+/// filesystem, one open each, where finding and then reading every child
+/// took several). `None` for the other formats: their children are found
+/// with [`list_children`], each then opened.
+///
+/// # Errors
+/// A store error (including a store that cannot list).
+pub(crate) fn child_batch<'a>(
+    store: &'a dyn Store,
+    path: &NodePath,
+    format: ZarrFormat,
+) -> Result<Option<ChildBatch<'a>>, Error> {
+    let version = version(format);
+    let Some(candidates) = version.child_candidates(store, path)? else {
+        return Ok(None);
+    };
+    let keys = candidates
+        .iter()
+        .map(|child| version.metadata_key(child))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Some(ChildBatch {
+        format,
+        candidates,
+        documents: Prefetched::of_keys(store, keys)?,
+    }))
 }
 
 /// The node whose document is `key` in a format whose nodes are

@@ -159,8 +159,7 @@ pub fn node_from_json(value: &Value) -> Result<NodeMetadata, MetadataError> {
 /// itself are left out; the others follow `attributes` unchanged.
 #[must_use]
 pub fn serialize_node(metadata: &NodeMetadata) -> Vec<u8> {
-    // `{:#}` is serde_json's infallible pretty printer (two spaces).
-    format!("{:#}", node_to_json(metadata)).into_bytes()
+    super::pretty_json(&node_to_json(metadata))
 }
 
 /// The canonical JSON document of a node (see [`serialize_node`]).
@@ -864,6 +863,15 @@ impl super::Version for V3 {
         serialize_node_checked(metadata)
     }
 
+    /// What [`serialize_node_checked`] refuses, without writing the
+    /// document (v3 says everything else).
+    fn check_node(&self, metadata: &NodeMetadata) -> Result<(), MetadataError> {
+        match metadata {
+            NodeMetadata::Array(array) => check_v3_struct_fields(&array.data_type),
+            NodeMetadata::Group(_) => Ok(()),
+        }
+    }
+
     /// Writes the node's `zarr.json`.
     ///
     /// # Errors
@@ -893,6 +901,17 @@ impl super::Version for V3 {
         super::directory_children(store, path, |child| {
             Ok(store.size(&document_key(child)?)?.is_some())
         })
+    }
+
+    /// Every directory below the group: a child where it holds a
+    /// `zarr.json`, which reading it finds out (below the root, a
+    /// `zarr.json` is never a draft's entry point).
+    fn child_candidates(
+        &self,
+        store: &dyn Store,
+        path: &NodePath,
+    ) -> Result<Option<Vec<NodePath>>, Error> {
+        super::directory_children(store, path, |_| Ok(true)).map(Some)
     }
 
     /// Erases the node at `path` and everything below it.

@@ -31,10 +31,17 @@
 //!   process only.
 //! - [`Store::set_if_absent`] is atomic across processes too: it writes a
 //!   temporary file and moves it to the target's name only if nothing is
-//!   there, in one step (`renameat2(RENAME_NOREPLACE)` on Linux; elsewhere,
-//!   or on a filesystem without it, a hard link, which also fails where the
-//!   name exists), so the value appears whole or not at all and of two
-//!   creators exactly one succeeds. A filesystem with neither (some network
+//!   there, in one step, so the value appears whole or not at all and of
+//!   two creators exactly one succeeds. On Linux the temporary file is
+//!   anonymous (`O_TMPFILE` in the target's directory, found beneath the
+//!   root with `openat2`) and is linked under the target's name
+//!   (`linkat`, which fails where the name exists): a killed creator leaves
+//!   no file behind, and it takes fewer system calls (no name to make up,
+//!   check and rename away). Elsewhere, or where that cannot be done
+//!   (no `O_TMPFILE` on the filesystem, no `/proc`, a link or several
+//!   missing directories on the way), a named temporary file is moved with
+//!   `renameat2(RENAME_NOREPLACE)` or, without it, a hard link, which also
+//!   fails where the name exists. A filesystem with neither (some network
 //!   and FAT filesystems) makes it fail with [`StoreError::Write`].
 //! - Erasing a key removes directories it leaves empty, up to the root.
 //!
@@ -307,6 +314,11 @@ enum Access {
 /// Distinguishes temporary files of one process; with the process id, their names are unique.
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
+/// How many values [`FilesystemStore::create_linked`] has created, for the
+/// tests to see that creating took the anonymous file's way.
+#[cfg(all(test, target_os = "linux"))]
+static LINKED: AtomicU64 = AtomicU64::new(0);
+
 /// How often [`Store::set`] tries to create its temporary file. It retries
 /// when a concurrent erase removes a freshly created (so still empty)
 /// directory, or when a stale file of a crashed process holds the name;
@@ -426,9 +438,29 @@ impl FilesystemStore {
         Ok((!resolved.starts_with(&self.canonical_root)).then_some(resolved))
     }
 
+    /// The root directory opened (`O_PATH`) for a batch of opens beneath
+    /// it, so that each need not open it again; `None` where opens do not
+    /// go through it (links out of the root are followed, or the system
+    /// has no `openat2`) or it cannot be opened (each open then reports
+    /// why).
+    fn batch_root(&self) -> Option<RootDir> {
+        #[cfg(target_os = "linux")]
+        if !self.follow_links_outside_root {
+            return open_root_dir(&self.root).ok().map(RootDir);
+        }
+        None
+    }
+
     /// Opens the file of `key` (at `path`) unless the way to it leaves the
-    /// root through a link and such links are not followed.
-    fn open_inside(&self, key: &StoreKey, path: &Path, access: Access) -> io::Result<Opened> {
+    /// root through a link and such links are not followed; beneath `root`
+    /// when the caller has opened it.
+    fn open_inside(
+        &self,
+        key: &StoreKey,
+        path: &Path,
+        access: Access,
+        root: Option<&RootDir>,
+    ) -> io::Result<Opened> {
         let open = || match access {
             Access::Read | Access::Directory | Access::Path => File::open(path),
             Access::Write => OpenOptions::new().write(true).open(path),
@@ -441,11 +473,17 @@ impl FilesystemStore {
         // out of the root, or an absolute link, which it refuses even when
         // it points inside) is the path resolved by hand.
         #[cfg(target_os = "linux")]
-        if let Some(opened) = open_beneath(&self.root, key.as_str(), access) {
-            return opened.map(Opened::File);
+        {
+            let opened = match root {
+                Some(root) => open_beneath_at(&root.0, key.as_str(), access),
+                None => open_beneath(&self.root, key.as_str(), access),
+            };
+            if let Some(opened) = opened {
+                return opened.map(Opened::File);
+            }
         }
         #[cfg(not(target_os = "linux"))]
-        let _ = key;
+        let _ = (key, root);
         match self.outside_target(path)? {
             Some(target) => Ok(Opened::Outside(target)),
             None => open().map(Opened::File),
@@ -630,9 +668,13 @@ impl FilesystemStore {
     }
 
     /// Opens the file of `key` for reading, with its length; `None` if there is no such file.
-    fn open_for_read(&self, key: &StoreKey) -> Result<Option<(File, u64)>, StoreError> {
+    fn open_for_read(
+        &self,
+        key: &StoreKey,
+        root: Option<&RootDir>,
+    ) -> Result<Option<(File, u64)>, StoreError> {
         let path = self.key_path(key);
-        let file = match self.open_inside(key, &path, Access::Read) {
+        let file = match self.open_inside(key, &path, Access::Read, root) {
             Ok(Opened::File(file)) => file,
             Ok(Opened::Outside(target)) => return Err(self.outside_error(key.as_str(), &target)),
             Err(err) if is_missing(&err) || is_directory(&path) => return Ok(None),
@@ -648,7 +690,7 @@ impl FilesystemStore {
 
     /// Opens the file of `key` as a version for a snapshot; `None` if there is no such file.
     fn open_version(&self, key: &StoreKey) -> Result<Option<FileVersion>, StoreError> {
-        let Some((file, len)) = self.open_for_read(key)? else {
+        let Some((file, len)) = self.open_for_read(key, None)? else {
             return Ok(None);
         };
         let metadata = file.metadata().map_err(|err| read_error(key, err))?;
@@ -736,19 +778,104 @@ impl FilesystemStore {
         match create_by_rename(&temp.path, path).unwrap_or_else(|| fs::hard_link(&temp.path, path))
         {
             Ok(()) => Ok(true),
-            // Something is there. A directory or a link that leads nowhere
-            // holds no value, but a plain `set` cannot replace it either:
-            // report it as `set` would rather than as a value found.
-            Err(err) if err.kind() == ErrorKind::AlreadyExists => {
-                match fs::symlink_metadata(path) {
-                    Ok(metadata) if metadata.is_file() => Ok(false),
-                    Ok(metadata) if metadata.file_type().is_symlink() && path.is_file() => {
-                        Ok(false)
-                    }
-                    _ => Err(write_error(key, err)),
-                }
-            }
+            Err(err) if err.kind() == ErrorKind::AlreadyExists => Self::found_at(key, path, err),
             Err(err) => Err(write_error(key, err)),
+        }
+    }
+
+    /// What a create-only write of `key` that found something at `path`
+    /// (`err`, "already exists") answers: `false` for a value there. A
+    /// directory or a link that leads nowhere holds no value, but a plain
+    /// `set` cannot replace it either: reported as `set` would rather than
+    /// as a value found.
+    fn found_at(key: &StoreKey, path: &Path, err: io::Error) -> Result<bool, StoreError> {
+        match fs::symlink_metadata(path) {
+            Ok(metadata) if metadata.is_file() => Ok(false),
+            Ok(metadata) if metadata.file_type().is_symlink() && path.is_file() => Ok(false),
+            _ => Err(write_error(key, err)),
+        }
+    }
+
+    /// Creates `key` with `value` only if nothing is there, without a named
+    /// temporary file: the value goes into an anonymous file in the key's
+    /// directory (`O_TMPFILE`), which is then linked under the key's name
+    /// (`linkat`, which fails where the name exists). Readers see the whole
+    /// value or none, as with a rename; a writer killed part way leaves
+    /// nothing behind (the anonymous file dies with it); and it takes
+    /// fewer system calls than a named temporary file (no name to create,
+    /// check and rename away). The directory is found beneath the root
+    /// (`openat2(RESOLVE_BENEATH)`), so no link leads the write out of it;
+    /// a missing directory whose parent exists is made with one `mkdirat`
+    /// there.
+    ///
+    /// `None` where this way cannot be taken: a kernel or filesystem
+    /// without `openat2` or `O_TMPFILE`, no `/proc` to link through, a
+    /// link on the way to the directory, a missing directory deeper than
+    /// one level, a concurrent erase of the directory, a file where a
+    /// directory should be. Nothing is stored under `key` then, and the
+    /// caller takes the named temporary file's way, which deals with each.
+    #[cfg(target_os = "linux")]
+    fn create_linked(&self, key: &StoreKey, value: &[u8]) -> Option<Result<bool, StoreError>> {
+        use rustix::fd::AsRawFd;
+        use rustix::fs::{AtFlags, Mode, OFlags, ResolveFlags};
+        use rustix::io::Errno;
+        let dir_flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        let beneath = |base: &rustix::fd::OwnedFd, rel: &str| {
+            rustix::fs::openat2(
+                base,
+                rel,
+                dir_flags,
+                Mode::empty(),
+                ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS,
+            )
+        };
+        let root = rustix::fs::open(&self.root, dir_flags, Mode::empty()).ok()?;
+        let (dir, name) = match key.as_str().rsplit_once('/') {
+            None => (root, key.as_str()),
+            Some((rel, name)) => match beneath(&root, rel) {
+                Ok(dir) => (dir, name),
+                Err(Errno::NOENT) => {
+                    // Make the directory where its parent is (one level: a
+                    // new node's directory); deeper, the caller's way makes
+                    // every missing level.
+                    let (parent, last) = match rel.rsplit_once('/') {
+                        None => (root, rel),
+                        Some((parent, last)) => (beneath(&root, parent).ok()?, last),
+                    };
+                    match rustix::fs::mkdirat(&parent, last, Mode::from_raw_mode(0o777)) {
+                        Ok(()) | Err(Errno::EXIST) => {}
+                        Err(_) => return None,
+                    }
+                    (beneath(&parent, last).ok()?, name)
+                }
+                Err(_) => return None,
+            },
+        };
+        let anonymous = rustix::fs::openat(
+            &dir,
+            ".",
+            OFlags::WRONLY | OFlags::TMPFILE | OFlags::CLOEXEC,
+            Mode::from_raw_mode(0o666),
+        )
+        .ok()?;
+        let mut file = File::from(anonymous);
+        if let Err(err) = file.write_all(value) {
+            return Some(Err(write_error(key, err)));
+        }
+        // Linking an anonymous file through its descriptor's `/proc` link
+        // needs no privilege (`AT_EMPTY_PATH` does, before Linux 6.10).
+        let link = format!("/proc/self/fd/{}", file.as_raw_fd());
+        match rustix::fs::linkat(rustix::fs::CWD, &link, &dir, name, AtFlags::SYMLINK_FOLLOW) {
+            Ok(()) => {
+                #[cfg(test)]
+                LINKED.fetch_add(1, Ordering::Relaxed);
+                Some(Ok(true))
+            }
+            Err(Errno::EXIST) => {
+                let path = self.key_path(key);
+                Some(Self::found_at(key, &path, Errno::EXIST.into()))
+            }
+            Err(_) => None,
         }
     }
 
@@ -875,16 +1002,32 @@ impl FilesystemStore {
 /// caller to resolve the path itself.
 #[cfg(target_os = "linux")]
 fn open_beneath(root: &Path, rel: &str, access: Access) -> Option<io::Result<File>> {
-    use rustix::fs::{Mode, OFlags, ResolveFlags};
-    use rustix::io::Errno;
-    let dir = match rustix::fs::open(
+    match open_root_dir(root) {
+        Ok(dir) => open_beneath_at(&dir, rel, access),
+        Err(err) => Some(Err(err)),
+    }
+}
+
+/// The root directory opened for [`open_beneath_at`] (`O_PATH`).
+#[cfg(target_os = "linux")]
+fn open_root_dir(root: &Path) -> io::Result<rustix::fd::OwnedFd> {
+    use rustix::fs::{Mode, OFlags};
+    Ok(rustix::fs::open(
         root,
         OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
         Mode::empty(),
-    ) {
-        Ok(dir) => dir,
-        Err(err) => return Some(Err(err.into())),
-    };
+    )?)
+}
+
+/// [`open_beneath`] in the root directory `dir`, opened already.
+#[cfg(target_os = "linux")]
+fn open_beneath_at(
+    dir: &rustix::fd::OwnedFd,
+    rel: &str,
+    access: Access,
+) -> Option<io::Result<File>> {
+    use rustix::fs::{Mode, OFlags, ResolveFlags};
+    use rustix::io::Errno;
     let flags = match access {
         Access::Read => OFlags::RDONLY,
         Access::Write => OFlags::WRONLY,
@@ -892,7 +1035,7 @@ fn open_beneath(root: &Path, rel: &str, access: Access) -> Option<io::Result<Fil
         Access::Path => OFlags::PATH,
     } | OFlags::CLOEXEC;
     match rustix::fs::openat2(
-        &dir,
+        dir,
         rel,
         flags,
         Mode::empty(),
@@ -904,6 +1047,11 @@ fn open_beneath(root: &Path, rel: &str, access: Access) -> Option<io::Result<Fil
         Err(err) => Some(Err(err.into())),
     }
 }
+
+/// The root directory, opened once for a batch of opens beneath it (see
+/// [`FilesystemStore::batch_root`]).
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+struct RootDir(#[cfg(target_os = "linux")] rustix::fd::OwnedFd);
 
 /// What a directory entry is, following symbolic links.
 enum EntryKind {
@@ -1189,7 +1337,7 @@ impl Store for FilesystemStore {
     }
 
     fn get(&self, key: &StoreKey, range: Option<ByteRange>) -> Result<Option<Vec<u8>>, StoreError> {
-        let Some((file, len)) = self.open_for_read(key)? else {
+        let Some((file, len)) = self.open_for_read(key, None)? else {
             return Ok(None);
         };
         read_range(&file, key, len, range).map(Some)
@@ -1214,9 +1362,15 @@ impl Store for FilesystemStore {
         // many the caller's pool has: a cold read waits on the disk, and
         // more reads in flight keep the device busy while the caller's
         // threads decode the batch before (the array engine fetches ahead).
+        // The root is opened once for them all.
+        let root = if groups.len() > 1 {
+            self.batch_root()
+        } else {
+            None
+        };
         let read_group = |(key, indices): (&StoreKey, Vec<usize>)| {
             let mut results: Vec<(usize, ReadResult)> = Vec::new();
-            match self.open_for_read(key) {
+            match self.open_for_read(key, root.as_ref()) {
                 Err(err) => results.push((indices[0], Err(err))),
                 Ok(None) => results.extend(indices.into_iter().map(|i| (i, Ok(None)))),
                 Ok(Some((file, len))) => {
@@ -1274,6 +1428,10 @@ impl Store for FilesystemStore {
     }
 
     fn set_if_absent(&self, key: &StoreKey, value: &[u8]) -> Result<bool, StoreError> {
+        #[cfg(target_os = "linux")]
+        if let Some(created) = self.create_linked(key, value) {
+            return created;
+        }
         let path = self.key_path(key);
         let dir = path.parent().unwrap_or(&self.root);
         self.check_dir_inside(key.as_str(), dir, |err| write_error(key, err))?;
@@ -1370,7 +1528,7 @@ impl Store for FilesystemStore {
                 Some((open_key, file)) if *open_key == key => file,
                 _ => {
                     let path = self.key_path(key);
-                    let file = match self.open_inside(key, &path, Access::Write) {
+                    let file = match self.open_inside(key, &path, Access::Write, None) {
                         Ok(Opened::File(file)) => file,
                         Ok(Opened::Outside(target)) => {
                             return Err(self.outside_error(key.as_str(), &target));
@@ -1806,6 +1964,84 @@ mod tests {
             .map(|entry| entry.unwrap().file_name())
             .collect();
         assert_eq!(names, ["zarr.json"]);
+    }
+
+    /// Creating goes through an anonymous file linked into place where
+    /// the key's directory exists or is one level deep; deeper, through a
+    /// named temporary file. Either way the value is whole, the directory
+    /// holds nothing else, and the file has the permissions `set` gives.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn creating_links_an_anonymous_file_and_leaves_nothing_else() {
+        use std::os::unix::fs::PermissionsExt;
+        let (_dir, store) = temp_store();
+        let value = b"{\"zarr_format\": 3}".repeat(1000);
+        let linked = || LINKED.load(Ordering::Relaxed);
+        let before = linked();
+        // In the root, in an existing directory, in a new directory.
+        assert!(store.set_if_absent(&key("zarr.json"), &value).unwrap());
+        store.set(&key("a/x"), b"x").unwrap();
+        assert!(store.set_if_absent(&key("a/zarr.json"), &value).unwrap());
+        assert!(store.set_if_absent(&key("b/zarr.json"), &value).unwrap());
+        assert!(
+            linked() >= before + 3,
+            "{} creates linked",
+            linked() - before
+        );
+        // Two missing levels: the named temporary file's way.
+        assert!(store.set_if_absent(&key("c/d/zarr.json"), &value).unwrap());
+        // What is there stays, through either way.
+        assert!(!store.set_if_absent(&key("b/zarr.json"), b"other").unwrap());
+        assert!(
+            !store
+                .set_if_absent(&key("c/d/zarr.json"), b"other")
+                .unwrap()
+        );
+        for (k, names) in [
+            ("zarr.json", &["a", "b", "c", "zarr.json"][..]),
+            ("a/zarr.json", &["x", "zarr.json"]),
+            ("b/zarr.json", &["zarr.json"]),
+            ("c/d/zarr.json", &["zarr.json"]),
+        ] {
+            assert_eq!(store.get(&key(k), None).unwrap().unwrap(), value, "{k}");
+            let dir = store.key_path(&key(k)).parent().unwrap().to_path_buf();
+            let mut found: Vec<_> = fs::read_dir(&dir)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().into_string().unwrap())
+                .collect();
+            found.sort();
+            assert_eq!(found, names, "{k}");
+        }
+        let mode = |k: &str| {
+            let path = store.key_path(&key(k));
+            fs::metadata(path).unwrap().permissions().mode() & 0o777
+        };
+        assert_eq!(mode("b/zarr.json"), mode("a/x"));
+        assert_eq!(store.leftover_files().unwrap(), Vec::<PathBuf>::new());
+    }
+
+    /// The anonymous file's way finds the key's directory beneath the
+    /// root: a link out of the root on the way is refused as `set` refuses
+    /// it, and nothing is written where it leads.
+    #[cfg(unix)]
+    #[test]
+    fn creating_through_a_link_out_of_the_root_is_refused() {
+        let (dir, store) = temp_store();
+        let outside = dir.path().join("outside");
+        fs::create_dir(&outside).unwrap();
+        std::os::unix::fs::symlink(&outside, store.root().join("out")).unwrap();
+        for k in ["out/zarr.json", "out/new/zarr.json"] {
+            let err = store.set_if_absent(&key(k), b"x").unwrap_err();
+            assert!(
+                matches!(err, StoreError::LinkOutsideRoot { .. }),
+                "{k}: {err:?}"
+            );
+        }
+        assert_eq!(fs::read_dir(&outside).unwrap().count(), 0);
+        // Followed when the store is told to.
+        let store = store.follow_links_outside_root(true);
+        assert!(store.set_if_absent(&key("out/zarr.json"), b"x").unwrap());
+        assert_eq!(fs::read(outside.join("zarr.json")).unwrap(), b"x");
     }
 
     #[test]

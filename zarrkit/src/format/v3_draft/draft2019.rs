@@ -542,7 +542,7 @@ pub fn serialize_node(
         }
         NodeMetadata::Array(array) => array_to_json(array, format, &mut doc)?,
     }
-    Ok(format!("{:#}", Value::Object(doc)).into_bytes())
+    Ok(crate::format::pretty_json(&Value::Object(doc)))
 }
 
 fn array_to_json(
@@ -695,7 +695,7 @@ pub fn entry_point_document(format: ZarrFormat) -> Vec<u8> {
             "extensions": [],
         })
     };
-    format!("{doc:#}").into_bytes()
+    crate::format::pretty_json(&doc)
 }
 
 /// The key under which zarr-python 2.x's `consolidate_metadata` stores the

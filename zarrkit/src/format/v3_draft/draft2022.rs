@@ -121,7 +121,7 @@ pub fn entry_point_document() -> Vec<u8> {
         "metadata_encoding": {"type": "json", "metadata_key_suffix": DEFAULT_SUFFIX},
         "extensions": [],
     });
-    format!("{doc:#}").into_bytes()
+    crate::format::pretty_json(&doc)
 }
 
 /// Parses an array document (`meta/….array.json`).

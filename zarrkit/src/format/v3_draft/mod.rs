@@ -111,6 +111,30 @@ pub(crate) fn read_entry_point(store: &dyn Store) -> Result<EntryPoint, Error> {
     entry_point.map_err(|source| Error::Metadata { key, source })
 }
 
+/// Whether the store's root `zarr.json` may be a draft's entry point:
+/// `false` where there is none or its `zarr_format` is not a string (a
+/// final v3 document has the number 3), so that no draft holds a node and
+/// probing them can stop here. Only `zarr_format` is parsed; a document it
+/// cannot tell about is left to [`read_entry_point`] (`true`).
+///
+/// # Errors
+/// A store error.
+pub(crate) fn may_have_entry_point(store: &dyn Store) -> Result<bool, Error> {
+    /// The one field looked at; the others are skipped unparsed.
+    #[derive(serde::Deserialize)]
+    struct ZarrFormatOnly {
+        zarr_format: Option<Value>,
+    }
+    let key = StoreKey::new(ENTRY_POINT_KEY)?;
+    let Some(bytes) = store.get(&key, None)? else {
+        return Ok(false);
+    };
+    Ok(match serde_json::from_slice::<ZarrFormatOnly>(&bytes) {
+        Ok(document) => matches!(document.zarr_format, Some(Value::String(_))),
+        Err(_) => true,
+    })
+}
+
 /// 2022 draft, "Entry point metadata".
 fn entry_point_2022(doc: &JsonMap) -> Result<EntryPoint, MetadataError> {
     let encoding = doc

@@ -513,3 +513,54 @@ fn a_node_with_an_invalid_document_cannot_be_opened_but_can_be_erased() {
         assert_eq!(read(&store, "/g/ab"), values(100), "{format}");
     }
 }
+
+/// A v3 group's children are the directories below it that hold a
+/// `zarr.json`, each read once: a directory without one (a stray
+/// directory, a v2 node) is no child, and a child whose document is
+/// invalid fails the listing, naming its key, on both stores.
+#[test]
+fn v3_children_are_the_directories_holding_a_document() {
+    let dir = tempfile::tempdir().unwrap();
+    for (backend, store) in stores(dir.path()) {
+        let root = Group::create(Arc::clone(&store), "/", JsonMap::new()).unwrap();
+        int_array(&store, ZarrFormat::V3, "/b", 0);
+        Group::create(Arc::clone(&store), "/a", JsonMap::new()).unwrap();
+        Array::builder(&[3], DataType::UInt8, &[3])
+            .format(ZarrFormat::V2)
+            .create(Arc::clone(&store), "/c/v2")
+            .unwrap();
+        store
+            .set(&StoreKey::new("d/notes.txt").unwrap(), b"not a node")
+            .unwrap();
+        let children: Vec<(String, NodeKind, ZarrFormat)> = root
+            .children()
+            .unwrap()
+            .iter()
+            .map(|n| (n.path().to_string(), n.kind(), n.format()))
+            .collect();
+        assert_eq!(
+            children,
+            [
+                ("/a".to_string(), NodeKind::Group, ZarrFormat::V3),
+                ("/b".to_string(), NodeKind::Array, ZarrFormat::V3),
+            ],
+            "{backend}"
+        );
+        let Node::Array(b) = &root.children().unwrap()[1] else {
+            panic!("{backend}: /b is not an array");
+        };
+        assert_eq!(
+            b.read_region::<i32>(&Region::whole(&[4, 4])).unwrap().len(),
+            16
+        );
+        store
+            .set(
+                &StoreKey::new("e/zarr.json").unwrap(),
+                b"{\"zarr_format\": 3}",
+            )
+            .unwrap();
+        let err = root.children().unwrap_err();
+        assert!(matches!(err, Error::Metadata { .. }), "{backend}: {err:?}");
+        assert!(err.to_string().contains("e/zarr.json"), "{backend}: {err}");
+    }
+}
