@@ -7,6 +7,7 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -24,13 +25,24 @@ def sparse(tmp_path_factory: pytest.TempPathFactory) -> zarrkit.Array:
     return a
 
 
+@pytest.fixture
+def ctrl_c() -> Iterator[None]:
+    """Python's own Ctrl-C handler for the test: a process started in the
+    background of a non-interactive shell (as CI may run the suite)
+    inherits SIGINT ignored, and Python then never raises
+    KeyboardInterrupt."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
 def _interrupt_after(seconds: float) -> threading.Timer:
     timer = threading.Timer(seconds, signal.raise_signal, (signal.SIGINT,))
     timer.start()
     return timer
 
 
-def test_a_long_read_stops_soon_after_ctrl_c(sparse: zarrkit.Array) -> None:
+def test_a_long_read_stops_soon_after_ctrl_c(sparse: zarrkit.Array, ctrl_c: None) -> None:
     # The whole read takes several seconds (measured below on a part);
     # KeyboardInterrupt must arrive well before it could have finished.
     t0 = time.perf_counter()
@@ -47,7 +59,7 @@ def test_a_long_read_stops_soon_after_ctrl_c(sparse: zarrkit.Array) -> None:
     assert elapsed < 0.3 + max(0.5, per_row * 1200 / 3), (elapsed, per_row * 1200)
 
 
-def test_a_long_write_stops_soon_after_ctrl_c(tmp_path: pathlib.Path) -> None:
+def test_a_long_write_stops_soon_after_ctrl_c(tmp_path: pathlib.Path, ctrl_c: None) -> None:
     a = zarrkit.create_array(tmp_path / "w.zarr", shape=(800, 1000), dtype="int16", chunks=(1, 8))
     t0 = time.perf_counter()
     a[:4] = 3
