@@ -71,8 +71,6 @@ LABELS = {"zstd": "v3 64³ zstd 3", "sharded": "v3 shards {shard}³/32³ zstd 3"
 THREAD_VARS = [
     "RAYON_NUM_THREADS",
     "OMP_NUM_THREADS",
-    "OPENBLAS_NUM_THREADS",
-    "MKL_NUM_THREADS",
     "NUMEXPR_NUM_THREADS",
     "BLOSC_NTHREADS",
 ]
@@ -258,6 +256,9 @@ class Runner:
         env = dict(os.environ)
         for var in THREAD_VARS:
             env[var] = str(self.threads)
+        # NumPy's BLAS is no part of any workload, and its idle workers spin
+        # on a core after NumPy is imported: one thread each.
+        env["OPENBLAS_NUM_THREADS"] = env["MKL_NUM_THREADS"] = "1"
         env["BENCH_COMPARE_NOISE_BITS"] = str(self.noise)
         with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
             p = subprocess.Popen(

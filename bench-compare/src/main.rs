@@ -670,12 +670,15 @@ impl Runner<'_> {
         for var in [
             "RAYON_NUM_THREADS",
             "OMP_NUM_THREADS",
-            "OPENBLAS_NUM_THREADS",
-            "MKL_NUM_THREADS",
             "NUMEXPR_NUM_THREADS",
             "BLOSC_NTHREADS",
         ] {
             command.env(var, &threads);
+        }
+        // NumPy's BLAS is no part of any workload, and its idle workers
+        // spin on a core after NumPy is imported: one thread each.
+        for var in ["OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"] {
+            command.env(var, "1");
         }
         command.env(workload::NOISE_VAR, self.noise_bits.to_string());
         let output = command.output()?;

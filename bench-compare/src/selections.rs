@@ -649,12 +649,15 @@ pub fn parent(args: &[String]) -> Result<(), BoxError> {
         for var in [
             "RAYON_NUM_THREADS",
             "OMP_NUM_THREADS",
-            "OPENBLAS_NUM_THREADS",
-            "MKL_NUM_THREADS",
             "NUMEXPR_NUM_THREADS",
             "BLOSC_NTHREADS",
         ] {
             command.env(var, threads.to_string());
+        }
+        // NumPy's BLAS is no part of any workload, and its idle workers
+        // spin on a core after NumPy is imported: one thread each.
+        for var in ["OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"] {
+            command.env(var, "1");
         }
         let output = command.output()?;
         let stdout = String::from_utf8_lossy(&output.stdout);
