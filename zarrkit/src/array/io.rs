@@ -753,19 +753,21 @@ impl Array {
         // Partial reads of element runs (`bytes` alone) on a local store
         // wait on the disk and run many at once on their own threads (below).
         let runs = self.codecs.decodes_stored_bytes() && outside && !partial.is_empty();
-        let ahead = remote || outside;
-        let batch_size = self.read_batch_size(pieces.len(), ahead && !remote);
+        let batch_size = self.read_batch_size(pieces.len(), outside && !remote);
         // A local read that fetches no batch ahead and has no partial reads
         // of its own threads moves into rayon's pool once (see `on_pool`):
         // its parallel steps then split among the workers without a
         // hand-off each. A read that fetches ahead keeps the caller's
         // thread, which waits on the fetches.
-        if outside && !remote && !runs && pieces.len() <= batch_size {
-            return rayon::scope(|_| {
-                self.read_pieces(region, partial, pieces, out, false, batch_size)
-            });
+        if !runs
+            && pieces.len() <= batch_size
+            && let Some(result) = on_pool(self.store.concurrency(), || {
+                self.read_pieces(region, &partial, &pieces, out, false, batch_size)
+            })
+        {
+            return result;
         }
-        self.read_pieces(region, partial, pieces, out, outside, batch_size)
+        self.read_pieces(region, &partial, &pieces, out, outside, batch_size)
     }
 
     /// [`Self::read_planned`] after planning: reads `partial` through the
@@ -776,14 +778,14 @@ impl Array {
     fn read_pieces(
         &self,
         region: &Region,
-        partial: Vec<ChunkPiece>,
-        pieces: Vec<ChunkPiece>,
+        partial: &[ChunkPiece],
+        pieces: &[ChunkPiece],
         out: &mut ReadOut<'_>,
         outside: bool,
         batch_size: usize,
     ) -> Result<(), Error> {
         let read_partial = |out: &mut ReadOut<'_>| match out {
-            ReadOut::Fixed(buf) => self.read_partial_into(region, &partial, buf),
+            ReadOut::Fixed(buf) => self.read_partial_into(region, partial, buf),
             ReadOut::Vlen { .. } => {
                 for batch in partial.chunks(self.batch_size()) {
                     let decoded = batch
