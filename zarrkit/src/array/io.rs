@@ -13,11 +13,11 @@ use super::disjoint::DisjointOut;
 pub(super) use super::plan::ChunkPiece;
 use super::{Array, Element, Region};
 use crate::codec::copy::{self, BoxCopy};
-use crate::codec::pool::{DECODE_POOL, DecodePool};
 use crate::codec::vlen::VlenChunk;
 use crate::codec::{BoxOut, BytesRangeReader, ChunkBox, ChunkData, ChunkRepr, CodecError, threads};
 use crate::error::Error;
 use crate::grid::GridWalk;
+use crate::store::buffers::{BUFFERS, BufferPool};
 use crate::store::{
     ByteRange, ReadRequest, Store, StoreError, StoreKey, ValueSnapshot, ValueVersion,
 };
@@ -824,7 +824,7 @@ impl Array {
         // (a zip archive) could then wait for threads that all wait too.
         let ahead = self.store.concurrency() > 1 || outside;
         let batches: Vec<&[ChunkPiece]> = pieces.chunks(batch_size.max(1)).collect();
-        let pool = &DECODE_POOL;
+        let pool = &BUFFERS;
         let fetch = |batch: &[ChunkPiece]| {
             let requests: Vec<ReadRequest> = batch.iter().map(|p| (p.key.clone(), None)).collect();
             self.store.get_partial_values(&requests)
@@ -887,7 +887,7 @@ impl Array {
         staged: Vec<(&ChunkPiece, Option<Vec<u8>>)>,
         out: &mut [u8],
         elem: usize,
-        pool: &DecodePool,
+        pool: &BufferPool,
     ) -> Result<(), Error> {
         if staged.is_empty() {
             return Ok(());
@@ -919,10 +919,12 @@ impl Array {
                 // Uncompressed: the stored value is the chunk (byte-swapped
                 // in place at most), copied from where it was read.
                 let decoded = self.codecs.decode(bytes, repr).map_err(decode_error)?;
-                let data = decoded.as_fixed("array").map_err(decode_error)?;
+                let data = decoded.into_fixed("array").map_err(decode_error)?;
                 place_runs(&copy, &shared, &|s, dst: &mut [u8]| {
                     dst.copy_from_slice(&data[s..s + dst.len()]);
                 });
+                // The store's buffer, for the next value read (`BUFFERS`).
+                pool.give(std::iter::once(data));
                 return Ok(());
             }
             let size = repr.size_bytes().map_err(decode_error)?;
@@ -934,7 +936,7 @@ impl Array {
                 shape: repr.shape.clone(),
             })?;
             let decoded = threads::with_chunk_threads(threads, || {
-                self.codecs.decode_into(bytes, repr, &mut data)
+                self.codecs.decode_into_spent(bytes, repr, &mut data)
             })
             .map_err(decode_error);
             if decoded.is_ok() {
@@ -942,8 +944,10 @@ impl Array {
                     dst.copy_from_slice(&data[s..s + dst.len()]);
                 });
             }
+            // The decode buffer, and the store's buffer of the stored value.
             pool.give(std::iter::once(data));
-            decoded
+            pool.give(decoded?);
+            Ok(())
         })
     }
 
@@ -1003,7 +1007,7 @@ impl Array {
         batch: &[ChunkPiece],
         fetched: Vec<Option<Vec<u8>>>,
         out: &mut ReadOut<'_>,
-        pool: &DecodePool,
+        pool: &BufferPool,
     ) -> Result<(), Error> {
         let staged: Vec<(&ChunkPiece, Option<Vec<u8>>)> = match out {
             ReadOut::Fixed(buf) => {
@@ -1073,8 +1077,9 @@ impl Array {
             .try_for_each(|(slice, (_, piece, bytes))| match bytes {
                 Some(bytes) => threads::with_chunk_threads(threads, || {
                     self.codecs
-                        .decode_into(bytes, self.piece_repr(piece), slice)
+                        .decode_into_spent(bytes, self.piece_repr(piece), slice)
                 })
+                .map(|spent| BUFFERS.give(spent))
                 .map_err(|source| Error::Decode {
                     key: piece.key.clone(),
                     source,

@@ -317,6 +317,21 @@ impl CodecChain {
         repr: &ChunkRepr,
         out: &mut [u8],
     ) -> Result<(), CodecError> {
+        self.decode_into_spent(encoded, repr, out).map(drop)
+    }
+
+    /// [`Self::decode_into`], giving back the stored value's buffer when
+    /// the chain only read it (the innermost compressor decoding straight
+    /// into `out`, or no compressor), for the caller to reuse
+    /// ([`BUFFERS`](crate::store::buffers::BUFFERS)): a compressed chunk
+    /// of noisy data is hundreds of KiB, whose fresh pages faulted in on
+    /// every read.
+    pub(crate) fn decode_into_spent(
+        &self,
+        encoded: Vec<u8>,
+        repr: &ChunkRepr,
+        out: &mut [u8],
+    ) -> Result<Option<Vec<u8>>, CodecError> {
         let expected = repr.size_bytes()?;
         if out.len() != expected {
             return Err(CodecError::WrongSize {
@@ -329,11 +344,14 @@ impl CodecChain {
                 // The array→bytes codec is the whole chain (as
                 // `sharding_indexed` usually is): it may decode straight
                 // into `out`.
-                return self.array_to_bytes.decode_into(encoded, repr, out);
+                return self
+                    .array_to_bytes
+                    .decode_into(encoded, repr, out)
+                    .map(|()| None);
             }
             let decoded = self.decode(encoded, repr)?;
             out.copy_from_slice(decoded.as_fixed("chain")?);
-            return Ok(());
+            return Ok(None);
         }
         let mut data = encoded;
         match self.bytes_to_bytes.split_first() {
@@ -341,7 +359,7 @@ impl CodecChain {
                 for (i, codec) in outer.iter().enumerate().rev() {
                     data = codec.decode(data, outer_bound(Some(expected), i + 1))?;
                 }
-                innermost.decode_into(data, out)?;
+                innermost.decode_into(&data, out)?;
             }
             None => {
                 if data.len() != expected {
@@ -353,7 +371,8 @@ impl CodecChain {
                 out.copy_from_slice(&data);
             }
         }
-        self.array_to_bytes.decode_in_place(out, repr)
+        self.array_to_bytes.decode_in_place(out, repr)?;
+        Ok(Some(data))
     }
 
     /// Decodes one whole stored chunk of fixed-size elements of `repr` into

@@ -32,7 +32,6 @@ pub(crate) mod copy;
 pub mod data;
 pub mod numpy_dtype;
 pub mod partial;
-pub(crate) mod pool;
 pub mod registry;
 pub mod threads;
 
@@ -531,15 +530,17 @@ pub trait BytesToBytesCodec: Debug + Send + Sync {
         self.encode(decoded.to_vec())
     }
 
-    /// Decodes into `out`, which the result must fill exactly. The default
-    /// decodes to a new buffer and copies; a decompressor that can write
-    /// into a caller's buffer overrides it to save the copy.
+    /// Decodes `encoded`, which stays the caller's (a reader gives the
+    /// buffer back to the store's pool), into `out`, which the result must
+    /// fill exactly. The default copies the input, decodes to a new
+    /// buffer and copies that; a decompressor that can read a borrowed
+    /// input and write into a caller's buffer overrides it.
     ///
     /// # Errors
     /// A [`CodecError`] if the bytes are corrupt, or
     /// [`CodecError::WrongSize`] if they do not decode to `out.len()` bytes.
-    fn decode_into(&self, encoded: Vec<u8>, out: &mut [u8]) -> Result<(), CodecError> {
-        let decoded = self.decode(encoded, Some(out.len()))?;
+    fn decode_into(&self, encoded: &[u8], out: &mut [u8]) -> Result<(), CodecError> {
+        let decoded = self.decode(encoded.to_vec(), Some(out.len()))?;
         if decoded.len() != out.len() {
             return Err(CodecError::WrongSize {
                 expected: out.len(),

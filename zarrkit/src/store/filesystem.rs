@@ -68,6 +68,7 @@
 //! - On case-insensitive filesystems (the default on Windows and macOS), keys
 //!   that differ only in case name the same file.
 
+use super::buffers::BUFFERS;
 use super::{
     ByteRange, ListDir, ReadRequest, Store, StoreCapabilities, StoreError, StoreKey, StorePrefix,
     ValueSnapshot, ValueVersion, VersionKind,
@@ -1220,10 +1221,11 @@ fn read_range(
     })?;
     // Read only the bytes asked for (a shard index is a few bytes at the
     // end of a file that may hold gigabytes), into reserved capacity
-    // without zeroing it first: zeroing a fresh buffer costs as much as
-    // reading a cached file.
-    let mut bytes = Vec::new();
-    bytes.try_reserve_exact(n_bytes).map_err(|_| {
+    // without zeroing it first (zeroing a fresh buffer costs as much as
+    // reading a cached file), from the process's buffer pool: readers give
+    // chunk values back once placed, and a fresh buffer's pages would
+    // fault in again on every read.
+    let mut bytes = BUFFERS.empty(n_bytes).ok_or_else(|| {
         read_error(
             key,
             io::Error::new(ErrorKind::OutOfMemory, "the range does not fit in memory"),

@@ -9,6 +9,7 @@
 //! [`StoreError::Unsupported`], and [`Store::capabilities`] says up front
 //! which groups of operations work.
 
+pub(crate) mod buffers;
 mod filesystem;
 mod key;
 mod location;

@@ -494,8 +494,8 @@ impl BytesToBytesCodec for BloscCodec {
     }
 
     /// Decompresses straight into `out`: no buffer of its own, no copy.
-    fn decode_into(&self, encoded: Vec<u8>, out: &mut [u8]) -> Result<(), CodecError> {
-        let nbytes = validated_size(&encoded, Some(out.len()))?;
+    fn decode_into(&self, encoded: &[u8], out: &mut [u8]) -> Result<(), CodecError> {
+        let nbytes = validated_size(encoded, Some(out.len()))?;
         if nbytes != out.len() {
             return Err(CodecError::WrongSize {
                 expected: out.len(),
@@ -507,7 +507,7 @@ impl BytesToBytesCodec for BloscCodec {
         }
         // SAFETY: `validated_size` returned `nbytes`, `out.len()`; `out` is
         // a distinct, writable buffer.
-        unsafe { decompress(&encoded, out.as_mut_ptr(), nbytes) }
+        unsafe { decompress(encoded, out.as_mut_ptr(), nbytes) }
     }
 
     fn decodes_ranges(&self) -> bool {
@@ -941,11 +941,10 @@ mod tests {
                 threads::with_chunk_threads(2, || codec.decode(parallel.clone(), Some(data.len())));
             assert!(decoded.unwrap() == data, "{cname:?}");
             let mut out = vec![0u8; data.len()];
-            threads::with_chunk_threads(2, || codec.decode_into(parallel.clone(), &mut out))
-                .unwrap();
+            threads::with_chunk_threads(2, || codec.decode_into(&parallel, &mut out)).unwrap();
             assert!(out == data, "{cname:?}");
             let err = codec
-                .decode_into(parallel, &mut out[1..])
+                .decode_into(&parallel, &mut out[1..])
                 .unwrap_err()
                 .to_string();
             assert!(err.contains("more than the chunk's"), "{err}");

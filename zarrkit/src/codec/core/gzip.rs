@@ -104,19 +104,14 @@ impl BytesToBytesCodec for GzipCodec {
         )
     }
 
-    fn decode_into(&self, encoded: Vec<u8>, out: &mut [u8]) -> Result<(), CodecError> {
-        check_not_empty(&encoded)?;
-        if inflate(Deflate::Gzip, &encoded, out, "gzip")? == Some(out.len()) {
+    fn decode_into(&self, encoded: &[u8], out: &mut [u8]) -> Result<(), CodecError> {
+        check_not_empty(encoded)?;
+        if inflate(Deflate::Gzip, encoded, out, "gzip")? == Some(out.len()) {
             return Ok(());
         }
         // A first member shorter than the chunk (more members follow), or
         // data libdeflate refused: the streaming decoder has the last word.
-        read_into(
-            MultiGzDecoder::new(encoded.as_slice()),
-            out,
-            "gzip",
-            library_error,
-        )
+        read_into(MultiGzDecoder::new(encoded), out, "gzip", library_error)
     }
 }
 
@@ -180,18 +175,18 @@ mod tests {
         let mut encoded = codec.encode(b"hello ".to_vec()).unwrap();
         encoded.extend(codec.encode(b"world".to_vec()).unwrap());
         let mut out = vec![0; 11];
-        codec.decode_into(encoded.clone(), &mut out).unwrap();
+        codec.decode_into(&encoded, &mut out).unwrap();
         assert_eq!(out, b"hello world");
         assert_eq!(
             codec.decode(encoded.clone(), Some(11)).unwrap(),
             b"hello world"
         );
-        let err = codec.decode_into(encoded.clone(), &mut [0; 8]).unwrap_err();
+        let err = codec.decode_into(&encoded, &mut [0; 8]).unwrap_err();
         assert!(
             err.to_string().contains("more than the expected 8 bytes"),
             "{err}"
         );
-        let err = codec.decode_into(encoded, &mut [0; 12]).unwrap_err();
+        let err = codec.decode_into(&encoded, &mut [0; 12]).unwrap_err();
         assert!(
             matches!(
                 err,
@@ -210,14 +205,14 @@ mod tests {
         let data = sample(3000);
         let mut encoded = codec.encode(data.clone()).unwrap();
         let mut out = vec![0; 3000];
-        codec.decode_into(encoded.clone(), &mut out).unwrap();
+        codec.decode_into(&encoded, &mut out).unwrap();
         assert_eq!(out, data);
         // RFC 1952: CRC32, then ISIZE, end the member.
         let crc = encoded.len() - 8;
         encoded[crc] ^= 1;
         assert!(codec.decode(encoded.clone(), None).is_err());
         assert!(codec.decode(encoded.clone(), Some(3000)).is_err());
-        let err = codec.decode_into(encoded, &mut out).unwrap_err();
+        let err = codec.decode_into(&encoded, &mut out).unwrap_err();
         assert!(matches!(err, CodecError::Corrupt { .. }), "{err}");
     }
 
@@ -305,7 +300,7 @@ mod tests {
         fn gzip_decodes_into_the_output(data in prop::collection::vec(any::<u8>(), 0..4096), level in 0u32..=9) {
             let codec = GzipCodec::new(level)?;
             let mut out = vec![0xAA; data.len()];
-            codec.decode_into(codec.encode(data.clone())?, &mut out)?;
+            codec.decode_into(&codec.encode(data.clone())?, &mut out)?;
             prop_assert_eq!(out, data);
         }
 

@@ -279,10 +279,10 @@ impl BytesToBytesCodec for ZstdCodec {
         }
     }
 
-    fn decode_into(&self, encoded: Vec<u8>, out: &mut [u8]) -> Result<(), CodecError> {
+    fn decode_into(&self, encoded: &[u8], out: &mut [u8]) -> Result<(), CodecError> {
         // Straight into the caller's buffer when the frames say they hold
         // exactly that many bytes; otherwise through the checked path.
-        if !encoded.is_empty() && total_content_size(&encoded)? == Some(out.len() as u64) {
+        if !encoded.is_empty() && total_content_size(encoded)? == Some(out.len() as u64) {
             let written = DECOMPRESSOR
                 .with(|cell| {
                     let mut cached = cell.borrow_mut();
@@ -290,7 +290,7 @@ impl BytesToBytesCodec for ZstdCodec {
                         Some(decompressor) => decompressor,
                         empty => empty.insert(Decompressor::new()?),
                     };
-                    decompressor.decompress_to_buffer(&encoded, out)
+                    decompressor.decompress_to_buffer(encoded, out)
                 })
                 .map_err(|e| corrupt(&e))?;
             if written != out.len() {
@@ -301,7 +301,7 @@ impl BytesToBytesCodec for ZstdCodec {
             }
             return Ok(());
         }
-        let decoded = self.decode(encoded, Some(out.len()))?;
+        let decoded = self.decode(encoded.to_vec(), Some(out.len()))?;
         if decoded.len() != out.len() {
             return Err(CodecError::WrongSize {
                 expected: out.len(),

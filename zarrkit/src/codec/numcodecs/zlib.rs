@@ -111,20 +111,15 @@ impl BytesToBytesCodec for ZlibCodec {
         )
     }
 
-    fn decode_into(&self, encoded: Vec<u8>, out: &mut [u8]) -> Result<(), CodecError> {
-        check_not_empty(&encoded)?;
-        match inflate(Deflate::Zlib, &encoded, out, NAME)? {
+    fn decode_into(&self, encoded: &[u8], out: &mut [u8]) -> Result<(), CodecError> {
+        check_not_empty(encoded)?;
+        match inflate(Deflate::Zlib, encoded, out, NAME)? {
             Some(n) if n == out.len() => Ok(()),
             Some(n) => Err(CodecError::WrongSize {
                 expected: out.len(),
                 actual: n,
             }),
-            None => read_into(
-                ZlibDecoder::new(encoded.as_slice()),
-                out,
-                NAME,
-                library_error,
-            ),
+            None => read_into(ZlibDecoder::new(encoded), out, NAME, library_error),
         }
     }
 }
@@ -234,15 +229,13 @@ mod tests {
         let data = sample(5000);
         let encoded = codec.encode(data.clone()).unwrap();
         let mut out = vec![0; 5000];
-        codec.decode_into(encoded.clone(), &mut out).unwrap();
+        codec.decode_into(&encoded, &mut out).unwrap();
         assert_eq!(out, data);
         assert_eq!(codec.decode(encoded.clone(), Some(5000)).unwrap(), data);
         // A bound above the size is a bound, not the size.
         assert_eq!(codec.decode(encoded.clone(), Some(9000)).unwrap(), data);
         // The output stops at the buffer: more is refused, not allocated.
-        let err = codec
-            .decode_into(encoded.clone(), &mut vec![0; 4000])
-            .unwrap_err();
+        let err = codec.decode_into(&encoded, &mut vec![0; 4000]).unwrap_err();
         assert!(
             err.to_string()
                 .contains("more than the expected 4000 bytes"),
@@ -254,7 +247,7 @@ mod tests {
                 .contains("more than the expected 4000 bytes"),
             "{err}"
         );
-        let err = codec.decode_into(encoded, &mut vec![0; 6000]).unwrap_err();
+        let err = codec.decode_into(&encoded, &mut vec![0; 6000]).unwrap_err();
         assert!(
             matches!(
                 err,
@@ -282,9 +275,9 @@ mod tests {
             assert!(codec.decode(corrupt.clone(), size).is_err(), "{size:?}");
         }
         let mut out = vec![0; 3000];
-        codec.decode_into(encoded, &mut out).unwrap();
+        codec.decode_into(&encoded, &mut out).unwrap();
         assert_eq!(out, data);
-        let err = codec.decode_into(corrupt, &mut out).unwrap_err();
+        let err = codec.decode_into(&corrupt, &mut out).unwrap_err();
         assert!(matches!(err, CodecError::Corrupt { .. }), "{err}");
     }
 
@@ -293,7 +286,7 @@ mod tests {
         fn zlib_decodes_into_the_output(data in prop::collection::vec(any::<u8>(), 0..4096), level in -1i32..=9) {
             let codec = ZlibCodec::new(level)?;
             let mut out = vec![0xAA; data.len()];
-            codec.decode_into(codec.encode(data.clone())?, &mut out)?;
+            codec.decode_into(&codec.encode(data.clone())?, &mut out)?;
             prop_assert_eq!(out, data);
         }
 

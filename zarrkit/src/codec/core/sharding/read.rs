@@ -16,9 +16,9 @@ use super::index::Shard;
 use crate::codec::copy::{self, BoxCopy};
 use crate::codec::data::Assembler;
 use crate::codec::partial::{self, BoxOut, BytesRangeReader, ChunkBox};
-use crate::codec::pool::DECODE_POOL;
 use crate::codec::{ChunkData, ChunkRepr, CodecError};
 use crate::grid::plan::Piece;
+use crate::store::buffers::BUFFERS;
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 
@@ -310,18 +310,15 @@ impl ShardingCodec {
             .map(|(i, bytes)| {
                 if fixed {
                     let size = shard.inner_repr.size_bytes()?;
-                    let mut buffer =
-                        DECODE_POOL
-                            .buffer(size)
-                            .ok_or_else(|| CodecError::TooLarge {
-                                shape: shard.inner_repr.shape.clone(),
-                            })?;
+                    let mut buffer = BUFFERS.buffer(size).ok_or_else(|| CodecError::TooLarge {
+                        shape: shard.inner_repr.shape.clone(),
+                    })?;
                     if let Err(error) =
                         shard
                             .inner
                             .decode_into(bytes, &shard.inner_repr, &mut buffer)
                     {
-                        DECODE_POOL.give([buffer]);
+                        BUFFERS.give([buffer]);
                         return Err(error);
                     }
                     return Ok((i, ChunkData::from(buffer)));
@@ -499,9 +496,9 @@ struct Fetched {
 
 impl Fetched {
     /// Gives the buffers of the inner chunks decoded whole back to
-    /// [`DECODE_POOL`], once their elements have been copied out.
+    /// [`BUFFERS`], once their elements have been copied out.
     fn recycle(self) {
-        DECODE_POOL.give(self.whole.into_values().filter_map(|chunk| match chunk {
+        BUFFERS.give(self.whole.into_values().filter_map(|chunk| match chunk {
             ChunkData::Fixed(std::borrow::Cow::Owned(bytes)) => Some(bytes),
             _ => None,
         }));
