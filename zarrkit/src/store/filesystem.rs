@@ -674,6 +674,17 @@ impl FilesystemStore {
         key: &StoreKey,
         root: Option<&RootDir>,
     ) -> Result<Option<(File, u64)>, StoreError> {
+        Ok(self
+            .open_with_metadata(key, root)?
+            .map(|(file, metadata)| (file, metadata.len())))
+    }
+
+    /// [`Self::open_for_read`], with the file's metadata (one `statx`).
+    fn open_with_metadata(
+        &self,
+        key: &StoreKey,
+        root: Option<&RootDir>,
+    ) -> Result<Option<(File, fs::Metadata)>, StoreError> {
         let path = self.key_path(key);
         let file = match self.open_inside(key, &path, Access::Read, root) {
             Ok(Opened::File(file)) => file,
@@ -686,18 +697,17 @@ impl FilesystemStore {
         if metadata.is_dir() {
             return Ok(None);
         }
-        Ok(Some((file, metadata.len())))
+        Ok(Some((file, metadata)))
     }
 
     /// Opens the file of `key` as a version for a snapshot; `None` if there is no such file.
     fn open_version(&self, key: &StoreKey) -> Result<Option<FileVersion>, StoreError> {
-        let Some((file, len)) = self.open_for_read(key, None)? else {
+        let Some((file, metadata)) = self.open_with_metadata(key, None)? else {
             return Ok(None);
         };
-        let metadata = file.metadata().map_err(|err| read_error(key, err))?;
         Ok(Some(FileVersion {
             file,
-            len,
+            len: metadata.len(),
             identity: FileIdentity::of(&metadata),
         }))
     }
