@@ -20,9 +20,13 @@ use crate::grid::Region;
 use crate::store::ByteRange;
 
 /// Ranges separated by fewer bytes than this are read as one range: one
-/// request costs more than reading a few kilobytes more (on a filesystem a
-/// system call, on object storage a round trip).
-pub const COALESCE_GAP: u64 = 4096;
+/// request costs more than reading some kilobytes more (on object storage
+/// a round trip; `object_store` itself merges ranges up to 1 MiB apart).
+/// On a filesystem, a cold file read in many small ranges waits on the
+/// disk once per range: 64 regions of 32³ from uncompressed 64³ `uint16`
+/// chunks (ranges 4 KiB apart) read cold in 86–106 ms with a 4 KiB gap
+/// and 47–58 ms with this one, and about as fast warm.
+pub const COALESCE_GAP: u64 = 64 << 10;
 
 /// Reads byte ranges of one stored value, a batch at a time.
 pub trait BytesRangeReader: Sync {
@@ -458,8 +462,8 @@ mod tests {
 
     #[test]
     fn nearby_ranges_merge_and_distant_ones_do_not() {
-        let (merged, placement) = coalesce(&[(10_000, 10), (0, 100), (200, 50), (150, 10)]);
-        assert_eq!(merged, vec![(0, 250), (10_000, 10)]);
+        let (merged, placement) = coalesce(&[(100_000, 10), (0, 100), (200, 50), (150, 10)]);
+        assert_eq!(merged, vec![(0, 250), (100_000, 10)]);
         assert_eq!(placement, vec![(1, 0), (0, 0), (0, 200), (0, 150)]);
     }
 

@@ -594,12 +594,17 @@ mod tests {
 
     #[test]
     fn nested_and_uncompressed_inner_chunks_are_read_in_ranges() {
-        // Outer shard 128x128 of inner shards 64x64 (8 KiB, over the
-        // coalescing gap) of inner-inner chunks 4x4.
+        // Outer shard 512x512 of inner shards 256x256 (128 KiB, over the
+        // coalescing gap) of inner-inner chunks 4x4; element (r, c) holds
+        // r * 512 + c, wrapped to 16 bits.
+        assert!(256 * 256 * 2 > crate::codec::partial::COALESCE_GAP);
+        let value = |r: u64, c: u64| ((r * 512 + c) % 65536) as u16;
         let inner = ShardingCodec::new(&[4, 4], vec![bytes_codec()]);
-        let codec = ShardingCodec::new(&[64, 64], vec![Codec::ArrayToBytes(Arc::new(inner))]);
-        let r = repr(&[128, 128]);
-        let values: Vec<u16> = (0..16384).collect();
+        let codec = ShardingCodec::new(&[256, 256], vec![Codec::ArrayToBytes(Arc::new(inner))]);
+        let r = repr(&[512, 512]);
+        let values: Vec<u16> = (0..512)
+            .flat_map(|row| (0..512).map(move |col| value(row, col)))
+            .collect();
         let encoded = codec
             .encode(u16s(values.iter().copied()).into(), &r)
             .unwrap();
@@ -611,14 +616,14 @@ mod tests {
             .decode_partial(&reader, &r, &[ChunkBox::new(vec![40, 50], vec![1, 2])])
             .unwrap()
             .unwrap();
-        assert_eq!(out, vec![u16s([40 * 128 + 50, 40 * 128 + 51])]);
+        assert_eq!(out, vec![u16s([value(40, 50), value(40, 51)])]);
         let log = reader.log.into_inner().unwrap();
         // The outer index (4 inner shards x 16 bytes + crc32c), the inner
-        // shard's index (256 x 16 + 4), then the one 4x4 chunk holding the
+        // shard's index (4096 x 16 + 4), then the one 4x4 chunk holding the
         // two elements (32 bytes: smaller than the gap worth a ranged read,
-        // so read whole). Never the whole 8 KiB inner shard.
+        // so read whole). Never the whole 128 KiB inner shard.
         let sizes: Vec<u64> = log.iter().map(|&(_, l)| l).collect();
-        assert_eq!(sizes, [68, 4100, 32], "{log:?}");
+        assert_eq!(sizes, [68, 65540, 32], "{log:?}");
 
         // A box that covers an inner shard entirely reads it whole.
         let reader = Recording {
@@ -626,18 +631,18 @@ mod tests {
             log: Mutex::new(Vec::new()),
         };
         let out = codec
-            .decode_partial(&reader, &r, &[ChunkBox::new(vec![0, 64], vec![64, 64])])
+            .decode_partial(&reader, &r, &[ChunkBox::new(vec![0, 256], vec![256, 256])])
             .unwrap()
             .unwrap();
-        let expected: Vec<u16> = (0..64)
-            .flat_map(|row| (64..128).map(move |col| row * 128 + col))
+        let expected: Vec<u16> = (0..256)
+            .flat_map(|row| (256..512).map(move |col| value(row, col)))
             .collect();
         assert_eq!(out, vec![u16s(expected)]);
         assert_eq!(reader.log.into_inner().unwrap().len(), 2);
 
-        // Plain `bytes` inner chunks: one element of a 64x64 inner chunk
+        // Plain `bytes` inner chunks: one element of a 256x256 inner chunk
         // reads its 2 bytes.
-        let flat = ShardingCodec::new(&[64, 64], vec![bytes_codec()]);
+        let flat = ShardingCodec::new(&[256, 256], vec![bytes_codec()]);
         let encoded = flat
             .encode(u16s(values.iter().copied()).into(), &r)
             .unwrap();
@@ -649,7 +654,7 @@ mod tests {
             .decode_partial(&reader, &r, &[ChunkBox::new(vec![33, 5], vec![1, 1])])
             .unwrap()
             .unwrap();
-        assert_eq!(out, vec![u16s([33 * 128 + 5])]);
+        assert_eq!(out, vec![u16s([value(33, 5)])]);
         let sizes: Vec<u64> = reader
             .log
             .into_inner()
