@@ -597,7 +597,7 @@ mod tests {
         // Outer shard 512x512 of inner shards 256x256 (128 KiB, over the
         // coalescing gap) of inner-inner chunks 4x4; element (r, c) holds
         // r * 512 + c, wrapped to 16 bits.
-        assert!(256 * 256 * 2 > crate::codec::partial::COALESCE_GAP);
+        const { assert!(256 * 256 * 2 > crate::codec::partial::COALESCE_GAP) };
         let value = |r: u64, c: u64| ((r * 512 + c) % 65536) as u16;
         let inner = ShardingCodec::new(&[4, 4], vec![bytes_codec()]);
         let codec = ShardingCodec::new(&[256, 256], vec![Codec::ArrayToBytes(Arc::new(inner))]);
