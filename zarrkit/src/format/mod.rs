@@ -681,6 +681,30 @@ impl<'a> Prefetched<'a> {
         })
     }
 
+    /// Reads, in one batch, the documents the formats' probes of a path
+    /// where no node is read (v3 `zarr.json`, v2 `.zarray` and `.zgroup`,
+    /// and the root `zarr.json` for the drafts; v1 `meta` at the root), and
+    /// keeps whatever else it reads afterwards, as [`Prefetched::lazy`].
+    fn probes(store: &'a dyn Store, path: &NodePath) -> Result<Self, Error> {
+        let mut names = vec![v3::METADATA_KEY, v2::ARRAY_KEY, v2::GROUP_KEY];
+        if path.is_root() {
+            names.push(v1::META_KEY);
+        }
+        let mut keys = names
+            .into_iter()
+            .map(|name| v2::node_key(path, name))
+            .collect::<Result<Vec<_>, _>>()?;
+        if !path.is_root() {
+            keys.push(StoreKey::new(v3_draft::ENTRY_POINT_KEY)?);
+        }
+        let values = store.get_small_values(&keys)?;
+        Ok(Self {
+            store,
+            values: keys.into_iter().zip(values).collect(),
+            read: Some(std::sync::Mutex::default()),
+        })
+    }
+
     /// Reads nothing ahead, and keeps whatever whole value it reads.
     fn lazy(store: &'a dyn Store) -> Self {
         Self {
@@ -876,7 +900,17 @@ pub(crate) fn node_in_the_way(
     path: &NodePath,
     creating: crate::NodeKind,
 ) -> Result<Option<crate::NodeKind>, Error> {
-    match read_node(store, path) {
+    let found = if store.concurrency() > 1 {
+        read_node(store, path)
+    } else {
+        // A creator expects nothing there, so every probe of a local store
+        // would be a miss, each opening the store's root again: read the
+        // documents the probes ask for first (each format's at `path`, and
+        // the root `zarr.json` that tells whether a v3 draft may have nodes)
+        // in one batch, which opens the root once.
+        Prefetched::probes(store, path).and_then(|documents| read_node_in(&documents, path))
+    };
+    match found {
         Ok(found) => Ok(found.map(|(_, existing)| kind_of(&existing))),
         Err(Error::Metadata { .. }) => Ok(Some(creating)),
         Err(err) => Err(err),

@@ -492,6 +492,20 @@ pub trait Store: Send + Sync + Debug {
             .collect()
     }
 
+    /// Reads a few small whole values (such as the documents a node may
+    /// have), answered in order, with `None` for missing keys: as
+    /// [`Store::get_partial_values`], except that a local store may read
+    /// them one after another on the caller's thread, where handing a few
+    /// small reads to other threads costs more than the reads. The default
+    /// calls [`Store::get_partial_values`].
+    ///
+    /// # Errors
+    /// The first error of any read in the batch.
+    fn get_small_values(&self, keys: &[StoreKey]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
+        let requests: Vec<ReadRequest> = keys.iter().map(|key| (key.clone(), None)).collect();
+        self.get_partial_values(&requests)
+    }
+
     /// Stores `value` under `key`, replacing any previous value.
     ///
     /// # Errors

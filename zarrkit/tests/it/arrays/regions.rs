@@ -465,6 +465,58 @@ fn opening_the_wrong_kind_of_node_says_what_is_there() {
     assert_eq!(err.to_string(), "`/g` already exists (a group)");
 }
 
+/// Creating on the filesystem reads the documents every format keeps at
+/// the path in one batch (and the root `zarr.json`, for the drafts): a node
+/// of any format there, or a document that does not read, is in the way;
+/// stray files in the node's directory are not, and creating beside them,
+/// in a directory that exists, or in a nested group works.
+#[test]
+fn creating_on_the_filesystem_finds_every_node_in_the_way() {
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> = Arc::new(zarrkit::store::FilesystemStore::new(dir.path()).unwrap());
+    Group::create(store.clone(), "/", JsonMap::new()).unwrap();
+    let put = |k: &str, v: &[u8]| store.set(&StoreKey::new(k).unwrap(), v).unwrap();
+    put("v2a/.zarray", br#"{"zarr_format": 2, "shape": [1], "chunks": [1], "dtype": "|u1", "compressor": null, "fill_value": 0, "order": "C", "filters": null}"#);
+    put("v2g/.zgroup", br#"{"zarr_format": 2}"#);
+    put("broken/zarr.json", b"{ not json");
+    put("stray/c/0", b"\x01");
+    Group::create(store.clone(), "/g", JsonMap::new()).unwrap();
+    let builder = Array::builder(&[1], DataType::UInt8, &[1]);
+    for (path, message) in [
+        ("/v2a", "`/v2a` already exists (an array)"),
+        ("/v2g", "`/v2g` already exists (a group)"),
+        ("/broken", "`/broken` already exists (an array)"),
+        ("/g", "`/g` already exists (a group)"),
+    ] {
+        let err = builder.create(store.clone(), path).unwrap_err();
+        assert_eq!(err.to_string(), message);
+        let err = Group::create(store.clone(), path, JsonMap::new()).unwrap_err();
+        assert!(matches!(err, Error::NodeExists { .. }), "{path}: {err}");
+    }
+    // Nothing was written over what is there.
+    assert_eq!(
+        store
+            .get(&StoreKey::new("broken/zarr.json").unwrap(), None)
+            .unwrap()
+            .unwrap(),
+        b"{ not json"
+    );
+    for path in ["/stray", "/g/a", "/new"] {
+        let array = builder.create(store.clone(), path).unwrap();
+        array.write_region(&Region::whole(&[1]), &[7u8]).unwrap();
+        let reopened = Array::open(store.clone(), path).unwrap();
+        assert_eq!(
+            reopened.read_region::<u8>(&Region::whole(&[1])).unwrap(),
+            [7]
+        );
+        let err = builder.create(store.clone(), path).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!("`{path}` already exists (an array)")
+        );
+    }
+}
+
 #[test]
 fn groups_list_children_and_walk_the_hierarchy() {
     let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
