@@ -14,8 +14,7 @@
 //!   is not durable across a power failure. On Linux the target's directory
 //!   is opened once beneath the root, and the temporary file is created,
 //!   exchanged with the old value (`renameat2(RENAME_EXCHANGE)`) or renamed,
-//!   and removed relative to it. [`FilesystemStore::atomic_writes`]`(false)`
-//!   gives the atomicity up for speed: `set` then writes into the target.
+//!   and removed relative to it.
 //! - [`Store::set_partial_values`] writes into the existing file in place and
 //!   is *not* atomic: a concurrent reader may see some items written and not
 //!   others, and a failing batch may leave earlier items written.
@@ -241,8 +240,6 @@ pub struct FilesystemStore {
     /// root" is measured against.
     canonical_root: PathBuf,
     follow_links_outside_root: bool,
-    /// Whether `set` replaces values atomically (see [`FilesystemStore::atomic_writes`]).
-    atomic_writes: bool,
     /// The links listings did not follow, shared by clones.
     skipped: Arc<Mutex<BTreeSet<SkippedLink>>>,
 }
@@ -368,7 +365,6 @@ impl FilesystemStore {
             root,
             canonical_root,
             follow_links_outside_root: false,
-            atomic_writes: true,
             skipped: Arc::default(),
         })
     }
@@ -397,40 +393,6 @@ impl FilesystemStore {
     #[must_use]
     pub fn follows_links_outside_root(&self) -> bool {
         self.follow_links_outside_root
-    }
-
-    /// Whether [`Store::set`] replaces a value atomically (on by default):
-    /// a temporary file beside the target, then renamed over it, so a
-    /// reader, or a writer killed part way, never leaves a torn value.
-    ///
-    /// Off, on Linux, `set` truncates the file in place and writes the new
-    /// value into it (as zarrs and zarr-python write chunks): one system
-    /// call in three fewer per value, no temporary file, but a reader
-    /// running at the same time may see an empty or partly written value,
-    /// and a writer killed part way leaves one. Turn it off only for data
-    /// nobody reads while it is written and that is written again after a
-    /// crash. Conditional writes ([`Store::set_if_unchanged`],
-    /// [`Store::set_if_absent`]) stay atomic either way, and so does `set`
-    /// on other systems.
-    ///
-    /// ```
-    /// use zarrkit::store::FilesystemStore;
-    ///
-    /// let dir = tempfile::tempdir()?;
-    /// let store = FilesystemStore::new(dir.path())?.atomic_writes(false);
-    /// assert!(!store.writes_atomically());
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    #[must_use]
-    pub fn atomic_writes(mut self, atomic: bool) -> Self {
-        self.atomic_writes = atomic;
-        self
-    }
-
-    /// Whether [`Store::set`] replaces values atomically.
-    #[must_use]
-    pub fn writes_atomically(&self) -> bool {
-        self.atomic_writes
     }
 
     /// The symbolic links listings of this store (and its clones) have
@@ -937,9 +899,7 @@ impl FilesystemStore {
     /// `None`, with nothing left behind, where this way is not taken:
     /// links out of the root are followed, the directory is missing (the
     /// named way makes it), or any step but writing the data fails (the
-    /// named way then reports the error as it always has). With
-    /// [`FilesystemStore::atomic_writes`] off, the value is written into
-    /// the target itself, truncated.
+    /// named way then reports the error as it always has).
     #[cfg(target_os = "linux")]
     fn set_beneath(&self, key: &StoreKey, value: &[u8]) -> Option<Result<(), StoreError>> {
         use rustix::fs::{AtFlags, FileType, Mode, OFlags, RenameFlags, ResolveFlags};
@@ -961,23 +921,6 @@ impl FilesystemStore {
                 name,
             ),
         };
-        if !self.atomic_writes
-            && let Ok(file) = rustix::fs::openat2(
-                &dir,
-                name,
-                OFlags::WRONLY | OFlags::CREATE | OFlags::TRUNC | OFlags::CLOEXEC,
-                Mode::from_raw_mode(0o666),
-                ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS,
-            )
-        {
-            // In place (`atomic_writes(false)`); where the file cannot be
-            // opened so (a directory in the way), the atomic way reports it.
-            return Some(
-                File::from(file)
-                    .write_all(value)
-                    .map_err(|err| write_error(key, err)),
-            );
-        }
         let temp = temp_name();
         let file = rustix::fs::openat(
             &dir,
@@ -2204,46 +2147,6 @@ mod tests {
         names.sort();
         assert_eq!(names, ["x", "y", "z"]);
         assert_eq!(store.leftover_files().unwrap(), Vec::<PathBuf>::new());
-    }
-
-    /// With atomic writes off, `set` writes into the file in place (the
-    /// same inode, no temporary file), creates missing files, still refuses
-    /// a directory in the way and never writes through a link out of the
-    /// root; on by default,
-    /// each `set` puts a new file in place.
-    #[cfg(target_os = "linux")]
-    #[test]
-    fn set_without_atomic_writes_writes_in_place() {
-        use std::os::unix::fs::MetadataExt;
-        let (_dir, atomic) = temp_store();
-        let in_place = atomic.clone().atomic_writes(false);
-        assert!(atomic.writes_atomically() && !in_place.writes_atomically());
-        let inode = |k: &str| fs::metadata(atomic.key_path(&key(k))).unwrap().ino();
-        atomic.set(&key("a/x"), b"first, longer value").unwrap();
-        let first = inode("a/x");
-        in_place.set(&key("a/x"), b"second").unwrap();
-        assert_eq!(inode("a/x"), first, "written in place");
-        assert_eq!(in_place.get(&key("a/x"), None).unwrap().unwrap(), b"second");
-        atomic.set(&key("a/x"), b"third").unwrap();
-        assert_ne!(inode("a/x"), first, "replaced by a new file");
-        in_place.set(&key("a/y"), b"new").unwrap();
-        assert_eq!(in_place.get(&key("a/y"), None).unwrap().unwrap(), b"new");
-        fs::create_dir_all(atomic.root().join("a/z/inner")).unwrap();
-        let err = in_place.set(&key("a/z"), b"over a directory").unwrap_err();
-        assert!(err.to_string().contains("`a/z`"), "{err}");
-        let outside = tempfile::tempdir().unwrap();
-        fs::write(outside.path().join("secret"), b"kept").unwrap();
-        std::os::unix::fs::symlink(outside.path().join("secret"), atomic.root().join("a/l"))
-            .unwrap();
-        // As an atomic `set`, the link is replaced, never written through.
-        in_place.set(&key("a/l"), b"not through the link").unwrap();
-        assert_eq!(fs::read(outside.path().join("secret")).unwrap(), b"kept");
-        assert!(
-            fs::symlink_metadata(atomic.root().join("a/l"))
-                .unwrap()
-                .is_file()
-        );
-        assert_eq!(in_place.leftover_files().unwrap(), Vec::<PathBuf>::new());
     }
 
     /// A reader of a key that `set` keeps replacing sees one whole value
