@@ -11,7 +11,10 @@
 //! - [`Store::set`] is atomic: it writes a temporary file in the target's
 //!   directory and renames it over the target, so a concurrent reader sees
 //!   the old value or the new one, never a mix. It does not `fsync`, so it
-//!   is not durable across a power failure.
+//!   is not durable across a power failure. On Linux the target's directory
+//!   is opened once beneath the root, and the temporary file is created,
+//!   exchanged with the old value (`renameat2(RENAME_EXCHANGE)`) or renamed,
+//!   and removed relative to it.
 //! - [`Store::set_partial_values`] writes into the existing file in place and
 //!   is *not* atomic: a concurrent reader may see some items written and not
 //!   others, and a failing batch may leave earlier items written.
@@ -319,6 +322,11 @@ static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 /// tests to see that creating took the anonymous file's way.
 #[cfg(all(test, target_os = "linux"))]
 static LINKED: AtomicU64 = AtomicU64::new(0);
+
+/// How many values [`FilesystemStore::set_beneath`] has stored, for the
+/// tests to see that `set` took the directory descriptor's way.
+#[cfg(all(test, target_os = "linux"))]
+static SET_BENEATH: AtomicU64 = AtomicU64::new(0);
 
 /// How often [`Store::set`] tries to create its temporary file. It retries
 /// when a concurrent erase removes a freshly created (so still empty)
@@ -964,6 +972,75 @@ impl FilesystemStore {
         }
     }
 
+    /// [`Store::set`] in the key's directory found once beneath the root
+    /// (`openat2(RESOLVE_BENEATH)`, which also checks that no link leads
+    /// out of it) and then named by its descriptor: the temporary file is
+    /// created, checked for, exchanged and removed relative to it. The
+    /// same steps as the named-path way (temporary file, then an exchange
+    /// with the old value or a rename, so readers see the old value or the
+    /// new one), with one system call fewer and no path walked again from
+    /// `/` for each of them; the directory checked is the one written in.
+    ///
+    /// `None`, with nothing left behind, where this way is not taken:
+    /// links out of the root are followed, the directory is missing (the
+    /// named way makes it), or any step but writing the data fails (the
+    /// named way then reports the error as it always has).
+    #[cfg(target_os = "linux")]
+    fn set_beneath(&self, key: &StoreKey, value: &[u8]) -> Option<Result<(), StoreError>> {
+        use rustix::fs::{AtFlags, FileType, Mode, OFlags, RenameFlags, ResolveFlags};
+        if self.follow_links_outside_root {
+            return None;
+        }
+        let root = open_root_dir(&self.root).ok()?;
+        let (dir, name) = match key.as_str().rsplit_once('/') {
+            None => (root, key.as_str()),
+            Some((rel, name)) => (
+                rustix::fs::openat2(
+                    &root,
+                    rel,
+                    OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                    Mode::empty(),
+                    ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS,
+                )
+                .ok()?,
+                name,
+            ),
+        };
+        let temp = temp_name();
+        let file = rustix::fs::openat(
+            &dir,
+            temp.as_str(),
+            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::CLOEXEC,
+            Mode::from_raw_mode(0o666),
+        )
+        .ok()?;
+        let remove_temp = || {
+            // Best effort, as `TempFile` does: the name is this process's own.
+            let _ = rustix::fs::unlinkat(&dir, temp.as_str(), AtFlags::empty());
+        };
+        if let Err(err) = File::from(file).write_all(value) {
+            remove_temp();
+            return Some(Err(write_error(key, err)));
+        }
+        // As `replace_by_exchange`: only a regular file is exchanged (an
+        // exchange would swap a directory away, where a rename refuses).
+        let replaces_a_file = rustix::fs::statat(&dir, name, AtFlags::SYMLINK_NOFOLLOW)
+            .is_ok_and(|stat| FileType::from_raw_mode(stat.st_mode) == FileType::RegularFile);
+        if replaces_a_file
+            && rustix::fs::renameat_with(&dir, temp.as_str(), &dir, name, RenameFlags::EXCHANGE)
+                .is_ok()
+        {
+            // The old value now sits under the temporary name.
+            remove_temp();
+        } else if rustix::fs::renameat(&dir, temp.as_str(), &dir, name).is_err() {
+            remove_temp();
+            return None;
+        }
+        #[cfg(test)]
+        SET_BENEATH.fetch_add(1, Ordering::Relaxed);
+        Some(Ok(()))
+    }
+
     /// Removes the now-empty directories from `dir` up to, not including, the root.
     fn remove_empty_parents(&self, dir: Option<&Path>) {
         let mut dir = dir;
@@ -1184,7 +1261,16 @@ fn entry_name(entry: &fs::DirEntry) -> Option<String> {
 
 fn temp_name() -> String {
     let counter = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
-    format!("{TEMP_PREFIX}{}.{counter}", std::process::id())
+    format!("{TEMP_PREFIX}{}.{counter}", process_id())
+}
+
+/// This process's id, asked of the kernel once (`getpid` was one system
+/// call of a dozen per stored chunk). A child forked after the first ask
+/// names its temporary files with its parent's id: creating them is
+/// exclusive, so a name its parent holds is skipped, never shared.
+fn process_id() -> u32 {
+    static ID: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    *ID.get_or_init(std::process::id)
 }
 
 /// A temporary file that is removed when dropped, unless it was renamed into place.
@@ -1445,6 +1531,10 @@ impl Store for FilesystemStore {
     }
 
     fn set(&self, key: &StoreKey, value: &[u8]) -> Result<(), StoreError> {
+        #[cfg(target_os = "linux")]
+        if let Some(stored) = self.set_beneath(key, value) {
+            return stored;
+        }
         let path = self.key_path(key);
         let dir = path.parent().unwrap_or(&self.root);
         self.check_dir_inside(key.as_str(), dir, |err| write_error(key, err))?;
@@ -2075,6 +2165,79 @@ mod tests {
             fs::metadata(path).unwrap().permissions().mode() & 0o777
         };
         assert_eq!(mode("b/zarr.json"), mode("a/x"));
+        assert_eq!(store.leftover_files().unwrap(), Vec::<PathBuf>::new());
+    }
+
+    /// `set` writes, exchanges and removes relative to the key's directory
+    /// descriptor: new keys, replaced values and keys in the root go that
+    /// way, a missing directory or a directory in the way of the value
+    /// take the named way (which makes the one and refuses the other, as
+    /// before), and no temporary file is left behind.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn set_goes_through_the_directory_descriptor_and_leaves_nothing_else() {
+        let (_dir, store) = temp_store();
+        let beneath = || SET_BENEATH.load(Ordering::Relaxed);
+        let before = beneath();
+        store.set(&key("zarr.json"), b"root").unwrap();
+        store.set(&key("a/x"), b"first").unwrap(); // `a` is missing: named way
+        store.set(&key("a/x"), b"second").unwrap(); // an exchange
+        store.set(&key("a/y"), b"new").unwrap(); // a rename
+        assert!(
+            beneath() >= before + 3,
+            "{} sets beneath",
+            beneath() - before
+        );
+        fs::create_dir_all(store.root().join("a/z/inner")).unwrap();
+        let err = store.set(&key("a/z"), b"over a directory").unwrap_err();
+        assert!(err.to_string().contains("`a/z`"), "{err}");
+        for (k, v) in [
+            ("zarr.json", &b"root"[..]),
+            ("a/x", b"second"),
+            ("a/y", b"new"),
+        ] {
+            assert_eq!(store.get(&key(k), None).unwrap().unwrap(), v, "{k}");
+        }
+        let mut names: Vec<_> = fs::read_dir(store.root().join("a"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["x", "y", "z"]);
+        assert_eq!(store.leftover_files().unwrap(), Vec::<PathBuf>::new());
+    }
+
+    /// A reader of a key that `set` keeps replacing sees one whole value
+    /// or the other, never a mix or a part (the exchange is atomic).
+    #[test]
+    fn a_reader_never_sees_a_value_being_replaced_in_part() {
+        let (_dir, store) = temp_store();
+        let values = [vec![1u8; 96 << 10], vec![2u8; 160 << 10]];
+        let k = key("c/0/0");
+        store.set(&k, &values[0]).unwrap();
+        let done = std::sync::atomic::AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                for i in 0..300 {
+                    store.set(&k, &values[i % 2]).unwrap();
+                }
+                done.store(true, Ordering::Relaxed);
+            });
+            let mut reads = 0;
+            while !done.load(Ordering::Relaxed) || reads == 0 {
+                let read = store
+                    .get(&k, None)
+                    .unwrap()
+                    .expect("the key is always there");
+                assert!(
+                    values.contains(&read),
+                    "a torn value of {} bytes",
+                    read.len()
+                );
+                reads += 1;
+            }
+        });
+        assert_eq!(store.get(&k, None).unwrap().unwrap(), values[1]);
         assert_eq!(store.leftover_files().unwrap(), Vec::<PathBuf>::new());
     }
 
