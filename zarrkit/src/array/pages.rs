@@ -55,8 +55,9 @@ fn aligned_capacity<T>(n: usize) -> usize {
     if bytes < HUGE_PAGE_THRESHOLD || size == 0 {
         return n;
     }
-    match (bytes + MALLOC_OVERHEAD)
-        .checked_next_multiple_of(HUGE_PAGE)
+    match bytes
+        .checked_add(MALLOC_OVERHEAD)
+        .and_then(|b| b.checked_next_multiple_of(HUGE_PAGE))
         .map(|mapped| mapped - MALLOC_OVERHEAD)
     {
         Some(aligned) if aligned % size == 0 => aligned / size,
