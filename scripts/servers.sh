@@ -74,6 +74,11 @@ _srv_fail() {
         _srv_say "last lines of $_srv_dir/$name/log:"
         tail -n 30 "$_srv_dir/$name/log" >&2
     fi
+    # SeaweedFS writes its own log files (TMPDIR).
+    if [[ -n "$_srv_dir" && -f "$_srv_dir/$name/tmp/weed.INFO" ]]; then
+        _srv_say "last lines of $_srv_dir/$name/tmp/weed.INFO:"
+        tail -n 30 "$_srv_dir/$name/tmp/weed.INFO" >&2
+    fi
     return 1
 }
 
@@ -278,7 +283,11 @@ start_servers() {
     # admin's worker looks for it), the bucket created at start and no
     # bucket created by a write (as on S3: NoSuchBucket), the credentials
     # from AWS_* in its environment, unix sockets and its own log files
-    # (TMPDIR) in our directory.
+    # (TMPDIR) in our directory. Volumes of 64 MiB, 64 of them at most: left
+    # to itself, `weed mini` sizes volumes by the disk (1 GiB on a 100 GB
+    # disk) and counts them by the free space, so on a large disk with a
+    # few GiB free it has one or two, the filer's own log takes one, and
+    # every PUT to the bucket then fails with 500 ("No writable volumes").
     weed="http://127.0.0.1:${ports[0]}"
     mkdir -p "$_srv_dir/seaweedfs/tmp"
     _srv_spawn seaweedfs env AWS_ACCESS_KEY_ID="$_srv_access_key" AWS_SECRET_ACCESS_KEY="$_srv_secret_key" \
@@ -291,7 +300,7 @@ start_servers() {
         -volume.port="${ports[2]}" -volume.port.grpc="$((ports[2] + 10000))" \
         -filer.port="${ports[3]}" -filer.port.grpc="$((ports[3] + 10000))" \
         -admin.port="${ports[4]}" -admin.port.grpc="$((ports[4] + 10000))" \
-        -s3.port.iceberg=0 -s3.port.lance=0 \
+        -s3.port.iceberg=0 -s3.port.lance=0 -master.volumeSizeLimitMB=64 -volume.max=64 \
         -filer.localSocket="$_srv_dir/seaweedfs/filer.sock" -s3.localSocket="$_srv_dir/seaweedfs/s3.sock"
 
     # s3s-fs: a bucket is a directory of its root.
@@ -353,7 +362,23 @@ EOF
         _srv_wait s3s 200 --aws-sigv4 "aws:amz:us-east-1:s3" \
             --user "$_srv_access_key:$_srv_secret_key" -H "x-amz-content-sha256: UNSIGNED-PAYLOAD" \
             -I "$s3s/$_srv_bucket" || return 1
-        local name endpoint code
+        # A value too large for the filer to keep inline must go to a
+        # volume: the servers are ready once they store one.
+        local name endpoint code probe="$_srv_dir/probe.bin"
+        head -c 100000 /dev/urandom >"$probe"
+        for name in seaweedfs s3s; do
+            endpoint="$weed"
+            [[ "$name" == s3s ]] && endpoint="$s3s"
+            _srv_wait "$name" 200 --aws-sigv4 "aws:amz:us-east-1:s3" \
+                --user "$_srv_access_key:$_srv_secret_key" -H "x-amz-content-sha256: UNSIGNED-PAYLOAD" \
+                -X PUT --data-binary "@$probe" "$endpoint/$_srv_bucket/.zarrkit-probe" || return 1
+            code="$(_srv_s3 "$endpoint" "$_srv_secret_key" -o /dev/null -w '%{http_code}' \
+                -X DELETE "$endpoint/$_srv_bucket/.zarrkit-probe" || true)"
+            if [[ "$code" != 204 ]]; then
+                _srv_fail "$name" "deleting the probe object got HTTP $code, not 204"
+                return 1
+            fi
+        done
         for name in seaweedfs s3s; do
             endpoint="$weed"
             [[ "$name" == s3s ]] && endpoint="$s3s"
