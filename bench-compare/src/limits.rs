@@ -1,7 +1,7 @@
 //! The machine's limits, measured in the same run on the same chunks as the
 //! workloads: each codec library's encode and decode throughput on 1 and N
-//! threads (called directly, as zarrkit calls them: zstd, flate2 with
-//! zlib-rs to encode zlib and libdeflate to decode it, c-blosc), memcpy
+//! threads (called directly, as zarrkit calls them: zstd, libdeflate for
+//! zlib, c-blosc), memcpy
 //! into a fresh buffer, and reading the chunk files from the page cache
 //! and cold.
 //!
@@ -41,14 +41,26 @@ impl Codec {
     }
 }
 
+/// A libdeflate compressor at zlib `level`.
+fn zlib_compressor(level: u32) -> Result<libdeflater::Compressor, BoxError> {
+    let level = libdeflater::CompressionLvl::new(level as i32)
+        .map_err(|e| format!("zlib level {level}: {e:?}"))?;
+    Ok(libdeflater::Compressor::new(level))
+}
+
 /// Per-thread state: codec contexts and a reused output buffer.
 struct Ctx {
     zstd_c: Option<zstd::bulk::Compressor<'static>>,
     zstd_d: zstd::bulk::Decompressor<'static>,
-    zlib_c: Option<flate2::Compress>,
+    zlib_c: Option<libdeflater::Compressor>,
     zlib_d: libdeflater::Decompressor,
-    /// libdeflate's output, zeroed once (it takes an initialised slice).
+    /// libdeflate's decoded output, zeroed once (it takes an initialised
+    /// slice).
     zlib_out: Vec<u8>,
+    /// libdeflate's encoded output (its worst case), zeroed once, and the
+    /// length of the last encoding.
+    zlib_enc: Vec<u8>,
+    zlib_enc_len: usize,
     out: Vec<u8>,
 }
 
@@ -61,9 +73,7 @@ impl Ctx {
             },
             zstd_d: zstd::bulk::Decompressor::new()?,
             zlib_c: match codec {
-                Codec::Zlib(level) => {
-                    Some(flate2::Compress::new(flate2::Compression::new(level), true))
-                }
+                Codec::Zlib(level) => Some(zlib_compressor(level)?),
                 _ => None,
             },
             zlib_d: libdeflater::Decompressor::new(),
@@ -71,6 +81,14 @@ impl Ctx {
                 Codec::Zlib(_) => vec![0; capacity],
                 _ => Vec::new(),
             },
+            zlib_enc: match codec {
+                Codec::Zlib(level) => {
+                    let bound = |c: &mut libdeflater::Compressor| c.zlib_compress_bound(capacity);
+                    vec![0; zlib_compressor(level).map(|mut c| bound(&mut c))?]
+                }
+                _ => Vec::new(),
+            },
+            zlib_enc_len: 0,
             out: Vec::with_capacity(capacity),
         })
     }
@@ -85,16 +103,10 @@ impl Ctx {
             }
             Codec::Zlib(_) => {
                 let c = self.zlib_c.as_mut().expect("made for zlib");
-                c.reset();
-                let status = c
-                    .compress_vec(src, &mut self.out, flate2::FlushCompress::Finish)
+                self.zlib_enc_len = c
+                    .zlib_compress(src, &mut self.zlib_enc)
                     .expect("zlib encode");
-                assert_eq!(
-                    status,
-                    flate2::Status::StreamEnd,
-                    "zlib output buffer too small"
-                );
-                self.out.len()
+                self.zlib_enc_len
             }
             Codec::Blosc(cname, level, shuffle) => {
                 let capacity = self.out.capacity();
@@ -120,6 +132,14 @@ impl Ctx {
                 unsafe { self.out.set_len(written as usize) };
                 written as usize
             }
+        }
+    }
+
+    /// The bytes the last [`Ctx::encode`] wrote.
+    fn encoded(&self, codec: Codec) -> &[u8] {
+        match codec {
+            Codec::Zlib(_) => &self.zlib_enc[..self.zlib_enc_len],
+            _ => &self.out,
         }
     }
 
@@ -274,7 +294,7 @@ pub fn measure(
             .iter()
             .map(|c| {
                 ctx.encode(codec, c, 1);
-                ctx.out.clone()
+                ctx.encoded(codec).to_vec()
             })
             .collect();
         let n = ctx.decode(codec, &encoded[0], 1);

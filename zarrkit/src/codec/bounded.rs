@@ -146,6 +146,69 @@ pub(crate) fn inflate(
     }
 }
 
+/// Compresses `decoded` whole into a `wrapper` stream at zlib's `level`
+/// (0 to 9) with libdeflate, and returns exactly the compressed bytes.
+///
+/// libdeflate's levels follow zlib's (its level 1 is zlib's fast greedy
+/// parse with real Huffman codes), while zlib-rs's level 1 is zlib-ng's
+/// `deflate_quick`, static Huffman codes only. On the benchmark's 64³
+/// `uint16` chunks: zlib-rs level 1 compressed 8.7:1, libdeflate level 1
+/// 42:1 in about the same CPU time (zlib 1.2.13 at level 1: 40:1, twice
+/// the time); on noisy chunks (8 random low bits) 1.09:1 against 1.52:1
+/// (zlib: 1.47:1). Any DEFLATE decoder reads the result (RFC 1950/1952).
+///
+/// The compressor (its hash tables, 100 KiB to 1 MiB by level) is kept
+/// per thread; the output goes to a pooled buffer of the worst-case
+/// size, then is copied to one of its exact size.
+#[cfg(any(feature = "gzip", feature = "zlib"))]
+pub(crate) fn deflate(
+    wrapper: Deflate,
+    level: u32,
+    decoded: &[u8],
+    codec: &'static str,
+) -> Result<Vec<u8>, CodecError> {
+    use crate::store::buffers::BUFFERS;
+    use libdeflater::{CompressionLvl, Compressor};
+    thread_local! {
+        static COMPRESSOR: std::cell::RefCell<Option<(u32, Compressor)>> =
+            const { std::cell::RefCell::new(None) };
+    }
+    let invalid = || CodecError::InvalidConfiguration {
+        codec: codec.to_string(),
+        reason: format!("`level` is {level}, expected 0 to 9"),
+    };
+    let lvl = CompressionLvl::new(i32::try_from(level).map_err(|_| invalid())?)
+        .ok()
+        .filter(|_| level <= 9)
+        .ok_or_else(invalid)?;
+    COMPRESSOR.with(|cell| {
+        let mut cell = cell.borrow_mut();
+        if !matches!(*cell, Some((kept, _)) if kept == level) {
+            *cell = None;
+        }
+        let (_, compressor) = cell.get_or_insert_with(|| (level, Compressor::new(lvl)));
+        let bound = match wrapper {
+            Deflate::Zlib => compressor.zlib_compress_bound(decoded.len()),
+            Deflate::Gzip => compressor.gzip_compress_bound(decoded.len()),
+        };
+        let mut scratch = BUFFERS.buffer(bound).ok_or_else(|| CodecError::TooLarge {
+            shape: vec![bound as u64],
+        })?;
+        let written = match wrapper {
+            Deflate::Zlib => compressor.zlib_compress(decoded, &mut scratch),
+            Deflate::Gzip => compressor.gzip_compress(decoded, &mut scratch),
+        };
+        let encoded = written.map(|n| scratch[..n].to_vec());
+        BUFFERS.give([scratch]);
+        // The bound is libdeflate's own worst case: running out of room
+        // would be its bug, reported as the library's failure.
+        encoded.map_err(|e| CodecError::Library {
+            codec,
+            source: std::io::Error::other(e.to_string()),
+        })
+    })
+}
+
 /// The largest output [`decode_whole`] allocates up front; a larger bound
 /// goes through the streaming decoder, which allocates what the stream
 /// yields.
