@@ -917,58 +917,19 @@ pub(crate) fn node_in_the_way(
     }
 }
 
-/// For each of `paths`, whether a node may be there, found with one
-/// listing per parent directory rather than probes per path: `false`
-/// where none can be, `true` where [`node_in_the_way`] must look.
-///
-/// v3, v2 and v1 keep a node's documents in its own directory (v3 core,
-/// "Storage keys"; v2 and v1, "Storage"), so a path other than the root
-/// whose directory its parent's listing lacks holds no node of theirs;
-/// the drafts keep documents under `meta/`, and have none anywhere
-/// unless the root `zarr.json` is their entry point (one read). The
-/// root, a store that cannot list and a store with a draft entry point
-/// answer `true`. A parent directory that its own parent's listing lacks
-/// is not listed (it holds nothing).
+/// Whether a listing of a directory of `store` shows every node below it:
+/// v3, v2 and v1 keep a node's documents in the node's own directory (v3
+/// core, "Storage keys"; v2 and v1, "Storage"), so a path other than the
+/// root whose directory its parent's listing lacks holds no node of
+/// theirs. The drafts keep documents under `meta/`, and have none
+/// anywhere unless the root `zarr.json` is their entry point (one read).
+/// `false` for a store that cannot list or whose root `zarr.json` may be
+/// a draft's entry point: each path must be probed there.
 ///
 /// # Errors
 /// A store error.
-pub(crate) fn may_hold_nodes(store: &dyn Store, paths: &[NodePath]) -> Result<Vec<bool>, Error> {
-    use std::collections::{BTreeSet, HashMap, HashSet};
-    if !store.capabilities().list || v3_draft::may_have_entry_point(store)? {
-        return Ok(vec![true; paths.len()]);
-    }
-    // Sorted, a parent comes before its children (its path is a prefix of
-    // theirs), so each parent's own parent is listed first when listed.
-    let parents: BTreeSet<NodePath> = paths.iter().filter_map(NodePath::parent).collect();
-    let mut listed: HashMap<NodePath, HashSet<String>> = HashMap::new();
-    for parent in parents {
-        let absent = parent
-            .parent()
-            .and_then(|grandparent| listed.get(&grandparent))
-            .is_some_and(|names| !names.contains(parent.name()));
-        let mut names = HashSet::new();
-        if !absent {
-            let listing = match store.list_dir(&parent.to_prefix()) {
-                Ok(listing) => listing,
-                Err(StoreError::Unsupported { .. }) => return Ok(vec![true; paths.len()]),
-                Err(err) => return Err(err.into()),
-            };
-            names.extend(listing.prefixes.iter().filter_map(|prefix| {
-                let name = prefix.as_str().trim_end_matches('/').rsplit('/').next()?;
-                Some(name.to_string())
-            }));
-        }
-        listed.insert(parent, names);
-    }
-    Ok(paths
-        .iter()
-        .map(|path| match path.parent() {
-            None => true,
-            Some(parent) => listed
-                .get(&parent)
-                .is_none_or(|names| names.contains(path.name())),
-        })
-        .collect())
+pub(crate) fn nodes_are_listed_by_directory(store: &dyn Store) -> Result<bool, Error> {
+    Ok(store.capabilities().list && !v3_draft::may_have_entry_point(store)?)
 }
 
 /// Checks that `metadata` can be written in `format`, before anything is

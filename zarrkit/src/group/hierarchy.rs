@@ -7,9 +7,9 @@ use crate::error::{Error, HierarchyProblem, NodeKind};
 use crate::format::{self, ZarrFormat};
 use crate::metadata::{GroupMetadata, JsonMap, NodeMetadata};
 use crate::node::NodePath;
-use crate::store::Store;
+use crate::store::{Store, StoreError};
 use rayon::prelude::*;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
 /// One node for [`create_hierarchy`]: a group, an array as an
@@ -322,15 +322,14 @@ fn prepare(store: &Arc<dyn Store>, path: &NodePath, new: NewNode) -> Result<Plan
 
 /// What is at each of `paths` (sorted), where nodes of `kinds` are to be
 /// created: the kind of node in the way, as creating one node finds it,
-/// with one listing per parent directory and probes only where a listing
-/// shows the name (see [`format::may_hold_nodes`]); the probes run at once
-/// on a remote store.
+/// probing only where [`may_hold_nodes`] says a node may be; the probes
+/// run at once on a remote store.
 fn find_existing(
     store: &dyn Store,
     paths: &[NodePath],
     kinds: &[NodeKind],
 ) -> Result<Vec<Option<NodeKind>>, Error> {
-    let may_hold = format::may_hold_nodes(store, paths)?;
+    let may_hold = may_hold_nodes(store, paths)?;
     let probe = |((path, kind), may_hold): ((&NodePath, &NodeKind), bool)| {
         if !may_hold {
             return Ok(None);
@@ -350,6 +349,83 @@ fn find_existing(
     }
 }
 
+/// For each of `paths` (sorted, each one's ancestors among them or
+/// not), whether a node may be there: `false` where the listing of its
+/// parent directory lacks its name (see
+/// [`format::nodes_are_listed_by_directory`]). One listing per parent
+/// directory, parents of one depth at once on a remote store; a
+/// directory its own parent's listing lacks is not listed (it holds
+/// nothing), so a new subtree costs one listing. Every path answers
+/// `true` where listings cannot tell, and the root always does.
+fn may_hold_nodes(store: &dyn Store, paths: &[NodePath]) -> Result<Vec<bool>, Error> {
+    if !format::nodes_are_listed_by_directory(store)? {
+        return Ok(vec![true; paths.len()]);
+    }
+    let mut by_depth: BTreeMap<usize, Vec<NodePath>> = BTreeMap::new();
+    for parent in paths
+        .iter()
+        .filter_map(NodePath::parent)
+        .collect::<BTreeSet<_>>()
+    {
+        by_depth.entry(depth(&parent)).or_default().push(parent);
+    }
+    let mut listed: HashMap<NodePath, HashSet<String>> = HashMap::new();
+    for parents in by_depth.into_values() {
+        let to_list: Vec<NodePath> = parents
+            .into_iter()
+            .filter(|parent| {
+                let absent = parent
+                    .parent()
+                    .and_then(|grandparent| listed.get(&grandparent))
+                    .is_some_and(|names| !names.contains(parent.name()));
+                if absent {
+                    listed.insert(parent.clone(), HashSet::new());
+                }
+                !absent
+            })
+            .collect();
+        let list = |parent: &NodePath| -> Result<HashSet<String>, StoreError> {
+            let listing = store.list_dir(&parent.to_prefix())?;
+            Ok(listing
+                .prefixes
+                .iter()
+                .filter_map(|prefix| {
+                    let name = prefix.as_str().trim_end_matches('/').rsplit('/').next()?;
+                    Some(name.to_string())
+                })
+                .collect())
+        };
+        let listings: Vec<Result<HashSet<String>, StoreError>> =
+            match crate::array::remote_pool(store.concurrency()) {
+                Some(pool) if to_list.len() > 1 => {
+                    pool.install(|| to_list.par_iter().map(list).collect())
+                }
+                _ => to_list.iter().map(list).collect(),
+            };
+        for (parent, names) in to_list.into_iter().zip(listings) {
+            match names {
+                Ok(names) => listed.insert(parent, names),
+                Err(StoreError::Unsupported { .. }) => return Ok(vec![true; paths.len()]),
+                Err(err) => return Err(err.into()),
+            };
+        }
+    }
+    Ok(paths
+        .iter()
+        .map(|path| match path.parent() {
+            None => true,
+            Some(parent) => listed
+                .get(&parent)
+                .is_none_or(|names| names.contains(path.name())),
+        })
+        .collect())
+}
+
+/// The number of names in `path` (0 for the root).
+fn depth(path: &NodePath) -> usize {
+    path.as_str().matches('/').count() - usize::from(path.is_root())
+}
+
 /// Writes the documents of `planned` level by level (parents first), each
 /// level in parallel; the first error (in path order) of a level stops
 /// the batch once the level's writes in flight are done.
@@ -360,8 +436,7 @@ fn write_levels(
 ) -> Result<(), Error> {
     let mut levels: BTreeMap<usize, Vec<(&NodePath, &Planned)>> = BTreeMap::new();
     for (path, entry) in planned.iter().filter(|(_, entry)| entry.write) {
-        let depth = path.as_str().matches('/').count() - usize::from(path.is_root());
-        levels.entry(depth).or_default().push((path, entry));
+        levels.entry(depth(path)).or_default().push((path, entry));
     }
     let write = |(path, entry): &(&NodePath, &Planned)| -> Result<(), Error> {
         if overwrite && !entry.implicit {

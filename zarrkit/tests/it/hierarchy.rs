@@ -251,6 +251,43 @@ fn a_node_of_any_format_in_the_way_refuses_the_batch_and_writes_nothing() {
     }
 }
 
+/// The existence check lists each parent directory that exists once and
+/// probes only the names a listing shows (the root's too), however many
+/// nodes the batch holds: a directory its parent's listing lacks is not
+/// listed, and nodes that exist are not written again.
+#[test]
+fn the_check_lists_each_parent_once_and_probes_only_listed_names() {
+    use zarrkit::store::testing::{FaultOp, FaultStore};
+    let store = Arc::new(FaultStore::new(Arc::new(MemoryStore::new())));
+    let dyn_store: Arc<dyn Store> = store.clone();
+    Group::create(dyn_store.clone(), "/", JsonMap::new()).unwrap();
+    Group::create(dyn_store.clone(), "/g", JsonMap::new()).unwrap();
+    let array = || NewNode::from(Array::builder(&[4], DataType::UInt8, &[2]));
+    array_at(&dyn_store, "/g/x");
+    store.reset_counts();
+    let nodes = (0..100).map(|i| (format!("/n{i:03}"), array())).chain([
+        ("/g/y".to_string(), array()),
+        ("/deep/a/b/c".to_string(), array()),
+    ]);
+    let created = create_hierarchy(dyn_store.clone(), nodes, false).unwrap();
+    // 102 given, and `/deep`, `/deep/a`, `/deep/a/b` added; `/` and `/g`
+    // are there.
+    assert_eq!(created.len(), 105);
+    assert_eq!(store.calls(FaultOp::Set), 105);
+    // `/` and `/g`; not `/deep` and below, which the root's listing lacks.
+    assert_eq!(store.calls(FaultOp::List), 2);
+    // The documents of `/` and `/g` (and the root's, for the drafts), not
+    // 5 per node as probing each path would read.
+    let reads = store.calls(FaultOp::Get);
+    assert!(reads <= 12, "{reads} reads");
+}
+
+fn array_at(store: &Arc<dyn Store>, path: &str) {
+    Array::builder(&[4], DataType::UInt8, &[2])
+        .create(store.clone(), path)
+        .unwrap();
+}
+
 /// With `overwrite`, each node given replaces what is there, with
 /// everything below it (its chunks, its children), as zarr-python's
 /// `create_hierarchy(overwrite=True)` does; a parent group found under an
