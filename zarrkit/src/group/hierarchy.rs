@@ -162,21 +162,35 @@ pub fn create_hierarchy<P: AsRef<str>>(
     // Erasing a node erases what is below it, an implicit parent group
     // found there too: write that one after all.
     for (erased, _) in &erase {
-        for (path, entry) in planned.range_mut((*erased).clone()..) {
-            if !is_below_or_at(path, erased) {
-                break;
+        // The paths starting with `/g` follow it in order, `/g-x` (which
+        // is not below it) among them.
+        let starting_with = planned
+            .range_mut((*erased).clone()..)
+            .take_while(|(path, _)| path.as_str().starts_with(erased.as_str()));
+        for (path, entry) in starting_with {
+            if is_below_or_at(path, erased) {
+                entry.write = true;
             }
-            entry.write = true;
         }
     }
-    let mut erased: Vec<&NodePath> = Vec::new();
+    // A node below one erased goes with it (`erase` is sorted: parents
+    // come first).
+    let mut prefixes: Vec<(&NodePath, _)> = Vec::new();
     for (path, format) in erase {
-        // A node below one erased already went with it.
-        if erased.iter().any(|above| is_below_or_at(path, above)) {
-            continue;
+        if !prefixes
+            .iter()
+            .any(|(above, _)| is_below_or_at(path, above))
+        {
+            prefixes.push((path, format::node_prefix(format, path)));
         }
-        store.erase_prefix(&format::node_prefix(format, path))?;
-        erased.push(path);
+    }
+    let erase_one =
+        |(_, prefix): &(&NodePath, crate::store::StorePrefix)| store.erase_prefix(prefix);
+    match crate::array::remote_pool(store.concurrency()) {
+        Some(pool) if prefixes.len() > 1 => {
+            pool.install(|| prefixes.par_iter().try_for_each(erase_one))?;
+        }
+        _ => prefixes.iter().try_for_each(erase_one)?,
     }
     write_levels(store.as_ref(), &planned, overwrite)?;
     Ok(planned

@@ -305,6 +305,7 @@ fn overwrite_replaces_the_nodes_given() {
         .unwrap();
     Group::create(store.clone(), "/g", attributes(r#"{"v": 1}"#)).unwrap();
     Group::create(store.clone(), "/g/sub", JsonMap::new()).unwrap();
+    Group::create(store.clone(), "/g-x", JsonMap::new()).unwrap();
     Array::builder(&[1], DataType::UInt8, &[1])
         .create(store.clone(), "/g/sub/old")
         .unwrap();
@@ -324,12 +325,14 @@ fn overwrite_replaces_the_nodes_given() {
             ("/a", NewNode::group(attributes(r#"{"now": "group"}"#))),
             ("/g", NewNode::group(attributes(r#"{"v": 2}"#))),
             ("/g/sub/new", array()),
+            // `/g-x` sorts between `/g` and `/g/sub`; kept, not erased.
+            ("/g-x/k", array()),
         ],
         true,
     )
     .unwrap();
     let paths: Vec<_> = created.iter().map(|n| n.path().to_string()).collect();
-    assert_eq!(paths, ["/a", "/g", "/g/sub", "/g/sub/new"]);
+    assert_eq!(paths, ["/a", "/g", "/g-x/k", "/g/sub", "/g/sub/new"]);
     let a = Group::open(store.clone(), "/a").unwrap();
     assert_eq!(a.attributes()["now"], "group");
     assert_eq!(
@@ -346,6 +349,8 @@ fn overwrite_replaces_the_nodes_given() {
         keys,
         [
             "a/zarr.json",
+            "g-x/k/zarr.json",
+            "g-x/zarr.json",
             "g/sub/new/zarr.json",
             "g/sub/zarr.json",
             "g/zarr.json",
