@@ -140,11 +140,25 @@ pub fn create_hierarchy(imp: Imp, dir: &Path) -> Result<(), BoxError> {
     std::fs::create_dir_all(dir)?;
     match imp {
         Imp::Zarrkit => {
-            let store = zarrkit_store(dir)?;
-            zarrkit::Group::create(Arc::clone(&store), "/", zarrkit::metadata::JsonMap::new())?;
-            for i in 0..HIERARCHY_ARRAYS {
-                zarrkit::Array::builder(&[64, 64], zarrkit::metadata::DataType::UInt16, &[32, 32])
-                    .create(Arc::clone(&store), &format!("/a{i:04}"))?;
+            // zarrkit's batch API (zarr-python 3 has the same,
+            // `zarr.create_hierarchy`): one listing checks that no node is
+            // at any path, and the documents are written in parallel.
+            let root = ("/".to_string(), zarrkit::NewNode::group(Default::default()));
+            let arrays = (0..HIERARCHY_ARRAYS).map(|i| {
+                let array = zarrkit::Array::builder(
+                    &[64, 64],
+                    zarrkit::metadata::DataType::UInt16,
+                    &[32, 32],
+                );
+                (format!("/a{i:04}"), zarrkit::NewNode::from(array))
+            });
+            let created = zarrkit::create_hierarchy(
+                zarrkit_store(dir)?,
+                std::iter::once(root).chain(arrays),
+                false,
+            )?;
+            if created.len() != HIERARCHY_ARRAYS + 1 {
+                return Err(format!("created {} nodes", created.len()).into());
             }
         }
         Imp::Zarrs => {

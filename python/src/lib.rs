@@ -54,6 +54,7 @@ fn py_err(error: Error) -> PyErr {
         Error::Metadata { .. }
         | Error::InvalidMetadata { .. }
         | Error::Codecs { .. }
+        | Error::InvalidHierarchy { .. }
         | Error::NodePath(_)
         | Error::InvalidInput { .. }
         | Error::InvalidValue { .. }
@@ -936,6 +937,67 @@ fn consolidate_metadata(py: Python<'_>, store: &Bound<'_, Store_>, path: &str) -
         .map_err(py_err)
 }
 
+/// The node a metadata document describes (JSON text of a v3 `zarr.json`,
+/// or of a v2 `.zarray` or `.zgroup` with an optional `attributes` member,
+/// as zarr-python's `to_dict()` gives), for [`create_hierarchy`].
+fn node_of_document(path: &str, text: &str) -> PyResult<zarrkit::NewNode> {
+    let bad = |what: String| invalid(format!("invalid metadata for `{path}`: {what}"));
+    // Python's `json` writes bare `NaN` and `Infinity` in fill values.
+    let text = zarrkit::format::v2::quote_non_finite_tokens(text.as_bytes());
+    let mut value: serde_json::Value =
+        serde_json::from_slice(&text).map_err(|e| bad(e.to_string()))?;
+    let Some(document) = value.as_object_mut() else {
+        return Err(bad("the document is not a JSON object".into()));
+    };
+    let (format, metadata) = match document.get("zarr_format").and_then(|v| v.as_u64()) {
+        Some(3) => (
+            ZarrFormat::V3,
+            zarrkit::format::v3::parse_node(&text).map_err(|e| bad(message(&e)))?,
+        ),
+        Some(2) => {
+            let attributes = match document.remove("attributes") {
+                None => None,
+                Some(serde_json::Value::Object(attributes)) => Some(attributes),
+                Some(_) => return Err(bad("`attributes` is not a JSON object".into())),
+            };
+            let is_array = document.contains_key("shape");
+            let bytes = serde_json::to_vec(&value).map_err(|e| bad(e.to_string()))?;
+            let metadata = if is_array {
+                zarrkit::format::v2::parse_array(&bytes, attributes).map(NodeMetadata::Array)
+            } else {
+                zarrkit::format::v2::parse_group(&bytes, attributes).map(NodeMetadata::Group)
+            };
+            (ZarrFormat::V2, metadata.map_err(|e| bad(message(&e)))?)
+        }
+        _ => return Err(bad("`zarr_format` must be 2 or 3".into())),
+    };
+    Ok(zarrkit::NewNode::Metadata { format, metadata })
+}
+
+/// Creates the nodes `(path, document JSON)` in `store` at once (see the
+/// library's `create_hierarchy`); returns `(path, node)` for every node
+/// written, the added parent groups too, sorted by path.
+#[pyfunction]
+fn create_hierarchy(
+    py: Python<'_>,
+    store: &Bound<'_, Store_>,
+    nodes: Vec<(String, String)>,
+    overwrite: bool,
+) -> PyResult<Vec<(String, Py<PyAny>)>> {
+    let nodes = nodes
+        .iter()
+        .map(|(path, document)| Ok((path.as_str(), node_of_document(path, document)?)))
+        .collect::<PyResult<Vec<_>>>()?;
+    let store = Arc::clone(&store.get().store);
+    let created = py
+        .detach(|| zarrkit::create_hierarchy(store, nodes, overwrite))
+        .map_err(py_err)?;
+    created
+        .into_iter()
+        .map(|node| Ok((node.path().to_string(), node_to_py(py, node)?)))
+        .collect()
+}
+
 /// The native half of the `zarrkit` package.
 #[pymodule]
 fn _zarrkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -944,6 +1006,7 @@ fn _zarrkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Group_>()?;
     m.add_function(wrap_pyfunction!(set_group_attributes, m)?)?;
     m.add_function(wrap_pyfunction!(consolidate_metadata, m)?)?;
+    m.add_function(wrap_pyfunction!(create_hierarchy, m)?)?;
     m.add_function(wrap_pyfunction!(migrate::migrate, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -53,6 +53,7 @@ __all__ = [
     "open_group",
     "create_array",
     "create_group",
+    "create_hierarchy",
     "consolidate_metadata",
     "migrate",
     "Info",
@@ -1213,6 +1214,61 @@ def create_group(
         s.erase(node)
     native = s.create_group(node, int(zarr_format), json.dumps(attributes or {}, allow_nan=True))
     return Group(native, s, False)
+
+
+def create_hierarchy(
+    store: Any,
+    nodes: Mapping[str, Any],
+    overwrite: bool = False,
+    storage_options: dict[str, Any] | None = None,
+) -> dict[str, Array | Group]:
+    """Creates many arrays and groups at once, as zarr-python 3's
+    ``zarr.create_hierarchy(store=, nodes=, overwrite=)`` does, and returns
+    them as a dict from path to :class:`Array` or :class:`Group`.
+
+    `nodes` maps a path (``"a/b"``, ``"/a/b"``; ``""`` or ``"/"`` for the
+    root) to the node's metadata document: a v3 ``zarr.json`` as a dict
+    (what :attr:`Array.metadata` and :attr:`Group.metadata` give), a v2
+    ``.zarray`` or ``.zgroup`` dict with an optional ``"attributes"``
+    member, or an object with ``to_dict()`` (zarr-python's
+    ``ArrayV3Metadata``, ``GroupMetadata``...). All nodes have one format.
+    A group is added (empty attributes) at every parent path that no node
+    names and the store lacks; the root too.
+
+    Before writing anything it checks every document, and that no node of
+    any format is at any of the paths: one listing per parent directory,
+    not a probe per node. With `overwrite` off a node there raises
+    :class:`NodeExistsError` naming it and nothing is written; with
+    `overwrite` each node there is erased, with everything below it,
+    first. The documents are then written in parallel, parents before
+    children, each atomically. On an error part way the nodes already
+    written stay, each a whole document.
+
+    The returned dict is keyed by each node's :attr:`~Array.path`
+    (``"/"``, ``"/a/b"``) and holds every node written, the added parent
+    groups too (not parent groups that were there already).
+
+    ::
+
+        created = zarrkit.create_hierarchy(
+            "data.zarr",
+            {f"run/a{i}": array.metadata for i in range(1000)},
+        )
+        created["/run/a7"][:] = 1
+    """
+    s = _open_store(store, storage_options, create=True)
+    documents = []
+    for path, document in nodes.items():
+        if hasattr(document, "to_dict"):
+            document = document.to_dict()
+        if not isinstance(document, Mapping):
+            raise InvalidValueError(
+                f"the node at `{path}` must be a metadata document (a dict), "
+                f"not {type(document).__name__}"
+            )
+        documents.append((str(path), json.dumps(dict(document), allow_nan=True)))
+    created = _zarrkit.create_hierarchy(s, documents, bool(overwrite))
+    return {path: _wrap(native, s, False) for path, native in created}
 
 
 def _check_format(node: Array | Group, zarr_format: int | None) -> None:

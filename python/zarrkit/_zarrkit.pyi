@@ -98,6 +98,9 @@ class Group_:
 
 def set_group_attributes(store: Store_, path: str, attributes: str) -> None: ...
 def consolidate_metadata(store: Store_, path: str) -> None: ...
+def create_hierarchy(
+    store: Store_, nodes: list[tuple[str, str]], overwrite: bool
+) -> list[tuple[str, Array_ | Group_]]: ...
 def migrate(
     src: Store_,
     dst: str | None,

@@ -24,6 +24,43 @@ impl std::fmt::Display for NodeKind {
     }
 }
 
+/// Why the nodes given to [`create_hierarchy`](crate::create_hierarchy) do
+/// not form a hierarchy.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum HierarchyProblem {
+    /// The path is given twice (perhaps spelled differently: `a`, `/a/`).
+    Duplicate,
+    /// The path is an array, and another node given lies below it.
+    ArrayWithChildren {
+        /// A node below the array.
+        child: NodePath,
+    },
+    /// The node's format differs from the other nodes' (one batch writes
+    /// one format, as zarr-python's `create_hierarchy` does).
+    MixedFormats {
+        /// The node's format (as `ZarrFormat::name`).
+        format: &'static str,
+        /// The format of the first node.
+        first: &'static str,
+    },
+}
+
+impl std::fmt::Display for HierarchyProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Duplicate => f.write_str("it is given more than once"),
+            Self::ArrayWithChildren { child } => {
+                write!(f, "it is an array, and `{child}` would lie below it")
+            }
+            Self::MixedFormats { format, first } => write!(
+                f,
+                "it is {format} while the other nodes are {first} (one batch writes one format)"
+            ),
+        }
+    }
+}
+
 /// Errors from zarrkit. Every variant names the node path or store key.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -123,6 +160,16 @@ pub enum Error {
         path: NodePath,
         /// What is there.
         found: NodeKind,
+    },
+
+    /// The nodes given to [`create_hierarchy`](crate::create_hierarchy) do
+    /// not form a hierarchy; nothing was written.
+    #[error("cannot create `{path}` in one hierarchy: {problem}")]
+    InvalidHierarchy {
+        /// The node at fault.
+        path: NodePath,
+        /// Why.
+        problem: HierarchyProblem,
     },
 
     /// A region does not lie within the array.

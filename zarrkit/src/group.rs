@@ -9,6 +9,9 @@ use crate::node::NodePath;
 use crate::store::Store;
 use std::sync::Arc;
 
+mod hierarchy;
+pub use hierarchy::{NewNode, create_hierarchy};
+
 /// A group in a store.
 #[derive(Clone, Debug)]
 pub struct Group {

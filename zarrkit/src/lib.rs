@@ -86,6 +86,6 @@ pub use array::{
     Array, ArrayBuilder, DEFAULT_IN_FLIGHT_BYTES, DEFAULT_MEMORY_BUDGET, Element, Region,
     Selection, SelectionError, SelectionItem, SelectionMode, Slice,
 };
-pub use error::{Error, NodeKind};
-pub use group::{Group, Node};
+pub use error::{Error, HierarchyProblem, NodeKind};
+pub use group::{Group, NewNode, Node, create_hierarchy};
 pub use node::NodePath;

@@ -230,6 +230,28 @@ impl ArrayBuilder {
         Ok(metadata)
     }
 
+    /// The array the builder creates at `path`, checked without touching
+    /// the store: its metadata, its codecs (resolved), and that its format
+    /// can say everything in it; with the metadata to write.
+    /// [`ArrayBuilder::create`] and [`create_hierarchy`](crate::create_hierarchy)
+    /// write it.
+    pub(crate) fn prepare(
+        &self,
+        store: Arc<dyn Store>,
+        path: &NodePath,
+    ) -> Result<(Array, NodeMetadata), Error> {
+        let metadata = self.build_metadata(path)?;
+        // Resolve the codecs before touching the store, so invalid options
+        // leave whatever is stored untouched.
+        let mut array = Array::from_metadata(store, path.clone(), self.format, metadata)?;
+        array.set_write_empty_chunks(self.write_empty_chunks);
+        // A format that cannot say something (a codec v2 or the v3 drafts
+        // cannot name) fails here, before anything is erased.
+        let metadata = NodeMetadata::Array(array.metadata().clone());
+        format::check_representable(self.format, path, &metadata)?;
+        Ok((array, metadata))
+    }
+
     /// Writes the array's metadata at `path` and returns the array.
     ///
     /// With overwriting off (the default) the array's document is created
@@ -249,16 +271,7 @@ impl ArrayBuilder {
     /// or a store error.
     pub fn create(&self, store: Arc<dyn Store>, path: &str) -> Result<Array, Error> {
         let path = NodePath::new(path)?;
-        let metadata = self.build_metadata(&path)?;
-        // Resolve the codecs before touching the store, so invalid options
-        // leave whatever is stored untouched.
-        let mut array =
-            Array::from_metadata(Arc::clone(&store), path.clone(), self.format, metadata)?;
-        array.set_write_empty_chunks(self.write_empty_chunks);
-        // A format that cannot say something (a codec v2 or the v3 drafts
-        // cannot name) fails here, before anything is erased.
-        let metadata = NodeMetadata::Array(array.metadata().clone());
-        format::check_representable(self.format, &path, &metadata)?;
+        let (array, metadata) = self.prepare(Arc::clone(&store), &path)?;
         // A node whose documents do not read (half written by another
         // creator, or broken) is in the way as much as one that reads.
         if let Some(found) = format::node_in_the_way(store.as_ref(), &path, NodeKind::Array)? {

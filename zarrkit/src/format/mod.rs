@@ -917,6 +917,21 @@ pub(crate) fn node_in_the_way(
     }
 }
 
+/// Whether a listing of a directory of `store` shows every node below it:
+/// v3, v2 and v1 keep a node's documents in the node's own directory (v3
+/// core, "Storage keys"; v2 and v1, "Storage"), so a path other than the
+/// root whose directory its parent's listing lacks holds no node of
+/// theirs. The drafts keep documents under `meta/`, and have none
+/// anywhere unless the root `zarr.json` is their entry point (one read).
+/// `false` for a store that cannot list or whose root `zarr.json` may be
+/// a draft's entry point: each path must be probed there.
+///
+/// # Errors
+/// A store error.
+pub(crate) fn nodes_are_listed_by_directory(store: &dyn Store) -> Result<bool, Error> {
+    Ok(store.capabilities().list && !v3_draft::may_have_entry_point(store)?)
+}
+
 /// Checks that `metadata` can be written in `format`, before anything is
 /// written.
 ///

@@ -65,9 +65,12 @@ const ROOT_ITEMS: &[(&str, &str)] = &[
     ("SelectionMode", "grid"),
     ("Slice", "grid"),
     ("Error", "error"),
+    ("HierarchyProblem", "error"),
     ("NodeKind", "error"),
     ("Group", "group"),
+    ("NewNode", "group"),
     ("Node", "group"),
+    ("create_hierarchy", "group"),
     ("NodePath", "node"),
 ];
 

@@ -12,6 +12,8 @@ mod data_types;
 #[cfg(all(feature = "zstd", feature = "crc32c"))]
 mod faults;
 mod formats;
+// Creating many nodes at once.
+mod hierarchy;
 mod interop;
 #[cfg(all(feature = "zstd", feature = "crc32c"))]
 mod many_writers;
