@@ -139,9 +139,8 @@ pub fn create_hierarchy<P: AsRef<str>>(
     let kinds: Vec<NodeKind> = planned.values().map(|entry| entry.node.kind()).collect();
     let found = find_existing(store.as_ref(), &paths, &kinds)?;
     let mut erase: Vec<(&NodePath, ZarrFormat)> = Vec::new();
-    for (path, found) in paths.iter().zip(found) {
+    for ((path, entry), found) in paths.iter().zip(planned.values_mut()).zip(found) {
         let Some(found) = found else { continue };
-        let entry = planned.get_mut(path).unwrap_or_else(|| unreachable!());
         if entry.implicit {
             if found == NodeKind::Array {
                 return Err(Error::NodeExists {

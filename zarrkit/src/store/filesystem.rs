@@ -476,22 +476,9 @@ impl FilesystemStore {
             None
         };
         let read_group = |(key, indices): (&StoreKey, Vec<usize>)| {
-            let mut results: Vec<(usize, ReadResult)> = Vec::new();
-            match self.open_for_read(key, root.as_ref()) {
-                Err(err) => results.push((indices[0], Err(err))),
-                Ok(None) => results.extend(indices.into_iter().map(|i| (i, Ok(None)))),
-                Ok(Some((file, len))) => {
-                    for i in indices {
-                        let result = read_range(&file, key, len, requests[i].1);
-                        let failed = result.is_err();
-                        results.push((i, result.map(Some)));
-                        if failed {
-                            break;
-                        }
-                    }
-                }
-            }
-            results
+            // Reads that may wait always answer.
+            self.read_group(key, &indices, requests, root.as_ref(), false)
+                .unwrap_or_default()
         };
         // A small batch (a region's few chunks) first reads what the page
         // cache holds on the caller's thread; only files that would wait
@@ -501,7 +488,7 @@ impl FilesystemStore {
         let groups = if parallel && (2..=CACHED_FIRST_FILES).contains(&groups.len()) {
             let mut uncached = Vec::new();
             for (key, indices) in groups {
-                match self.read_group_cached(key, &indices, requests, root.as_ref()) {
+                match self.read_group(key, &indices, requests, root.as_ref(), true) {
                     Some(answers) => results.extend(answers),
                     None => uncached.push((key, indices)),
                 }
@@ -541,17 +528,18 @@ impl FilesystemStore {
         }
     }
 
-    /// Reads the ranges `indices` of `requests` (all of `key`) from the
-    /// page cache only, on the caller's thread: `None` when a read would
-    /// wait on the device (the caller then reads the whole group on the
-    /// I/O threads), else every answer, errors included.
-    #[cfg(target_os = "linux")]
-    fn read_group_cached(
+    /// Reads the ranges `indices` of `requests` (all of `key`): every
+    /// answer, errors included (a failed read ends the group). With
+    /// `cached_only`, from the page cache alone (Linux; elsewhere reads
+    /// wait), and `None` when a read would wait on the device: the caller
+    /// then reads the group again on the I/O threads.
+    fn read_group(
         &self,
         key: &StoreKey,
         indices: &[usize],
         requests: &[ReadRequest],
         root: Option<&RootDir>,
+        cached_only: bool,
     ) -> Option<Vec<(usize, ReadResult)>> {
         let (file, len) = match self.open_for_read(key, root) {
             Err(err) => return Some(vec![(indices[0], Err(err))]),
@@ -560,7 +548,19 @@ impl FilesystemStore {
         };
         let mut answers = Vec::with_capacity(indices.len());
         for &i in indices {
-            match read_range_cached(&file, key, len, requests[i].1) {
+            let range = requests[i].1;
+            #[cfg(target_os = "linux")]
+            let read = if cached_only {
+                read_range_cached(&file, key, len, range)
+            } else {
+                read_range(&file, key, len, range).map(Some)
+            };
+            #[cfg(not(target_os = "linux"))]
+            let read = {
+                let _ = cached_only;
+                read_range(&file, key, len, range).map(Some)
+            };
+            match read {
                 Ok(Some(bytes)) => answers.push((i, Ok(Some(bytes)))),
                 Ok(None) => {
                     BUFFERS.give(answers.into_iter().filter_map(|(_, a)| a.ok().flatten()));
