@@ -998,7 +998,7 @@ impl ChildBatch<'_> {
 /// for a format whose children are the candidates that hold a node of the
 /// format (v3: every directory below the group, a child where it holds a
 /// `zarr.json`): the candidates are listed, and their documents read in one
-/// [`Store::get_partial_values`] (concurrent on a remote store; on the
+/// [`Store::get_small_values`] (concurrent on a remote store; on the
 /// filesystem, one open each, where finding and then reading every child
 /// took several). `None` for the other formats: their children are found
 /// with [`list_children`], each then opened.
@@ -1018,10 +1018,17 @@ pub(crate) fn child_batch<'a>(
         .iter()
         .map(|child| version.metadata_key(child))
         .collect::<Result<Vec<_>, _>>()?;
+    // Documents: small values (a filesystem store then need not ask each
+    // file's length before reading it).
+    let values = store.get_small_values(&keys)?;
     Ok(Some(ChildBatch {
         format,
         candidates,
-        documents: Prefetched::of_keys(store, keys)?,
+        documents: Prefetched {
+            store,
+            values: keys.into_iter().zip(values).collect(),
+            read: None,
+        },
     }))
 }
 
