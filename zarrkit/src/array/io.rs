@@ -1304,8 +1304,17 @@ impl Array {
     /// chunks it must); otherwise each is read whole through one snapshot,
     /// updated, and stored unless it changed meanwhile (then read again).
     pub(super) fn write_planned(&self, region: &Region, data: &ChunkData<'_>) -> Result<(), Error> {
+        let written = self.write_planned_now(region, data);
+        // A write is done when its background work is: the filesystem
+        // store removes replaced values on its I/O threads meanwhile.
+        self.store.settle();
+        written
+    }
+
+    /// [`Self::write_planned`] but for settling the store.
+    fn write_planned_now(&self, region: &Region, data: &ChunkData<'_>) -> Result<(), Error> {
         if let Some(result) = on_pool(self.store.concurrency(), || {
-            self.write_planned(region, data)
+            self.write_planned_now(region, data)
         }) {
             return result;
         }

@@ -887,11 +887,19 @@ impl Array {
     /// The write engine of selections: `data` holds the selection's
     /// elements in C order of its shape.
     fn write_resolved(&self, resolved: &Resolved, data: &ChunkData<'_>) -> Result<(), Error> {
+        let written = self.write_resolved_now(resolved, data);
+        // As `write_planned`: done when the store's background work is.
+        self.store.settle();
+        written
+    }
+
+    /// [`Self::write_resolved`] but for settling the store.
+    fn write_resolved_now(&self, resolved: &Resolved, data: &ChunkData<'_>) -> Result<(), Error> {
         if resolved.num_elements() == 0 {
             return Ok(());
         }
         if let Some(result) = on_pool(self.store.concurrency(), || {
-            self.write_resolved(resolved, data)
+            self.write_resolved_now(resolved, data)
         }) {
             return result;
         }
@@ -1213,6 +1221,52 @@ impl Array {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An array write, of a region or a selection, returns once the
+    /// filesystem store has removed the values it replaced (on its I/O
+    /// threads; each removal made 50 ms slow here).
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_write_returns_with_the_values_it_replaced_removed() {
+        use crate::Region;
+        use crate::metadata::DataType;
+        use crate::store::{FilesystemStore, REMOVAL_DELAY_MS};
+        use std::sync::atomic::Ordering;
+        REMOVAL_DELAY_MS.store(50, Ordering::Relaxed);
+        let dir = tempfile::tempdir().unwrap();
+        let files = || {
+            let mut n = 0;
+            let mut dirs = vec![dir.path().join("a/c")];
+            while let Some(d) = dirs.pop() {
+                for entry in std::fs::read_dir(d).unwrap() {
+                    let entry = entry.unwrap();
+                    if entry.file_type().unwrap().is_dir() {
+                        dirs.push(entry.path());
+                    } else {
+                        n += 1;
+                    }
+                }
+            }
+            n
+        };
+        let store = std::sync::Arc::new(FilesystemStore::new(dir.path()).unwrap());
+        let shape = [32u64, 32, 16];
+        let whole = Region::whole(&shape);
+        let array = Array::builder(&shape, DataType::UInt16, &[16, 16, 16])
+            .create(store, "/a")
+            .unwrap();
+        let data: Vec<u16> = (0..32 * 32 * 16).map(|i| i as u16).collect();
+        for round in 0..3u16 {
+            let data: Vec<u16> = data.iter().map(|v| v.wrapping_add(round)).collect();
+            array.write_region(&whole, &data).unwrap();
+            assert_eq!(files(), 4, "round {round}");
+            let rows = Selection::parse("0:16, :, :").unwrap();
+            array.write_selection(&rows, &data[..16 * 32 * 16]).unwrap();
+            assert_eq!(files(), 4, "round {round}, selection");
+            assert_eq!(array.read_region::<u16>(&whole).unwrap(), data);
+        }
+        REMOVAL_DELAY_MS.store(0, Ordering::Relaxed);
+    }
 
     #[test]
     fn flipping_reverses_each_axis_in_place() {

@@ -20,6 +20,8 @@ pub mod testing;
 #[cfg(feature = "zip")]
 mod zip;
 
+#[cfg(all(test, target_os = "linux"))]
+pub(crate) use filesystem::REMOVAL_DELAY_MS;
 pub use filesystem::{FilesystemStore, SkipReason, SkippedLink};
 pub use key::{StoreKey, StorePrefix};
 pub use location::{StoreOptions, open, open_or_create};
@@ -658,6 +660,14 @@ pub trait Store: Send + Sync + Debug {
     fn finish(&self) -> Result<(), StoreError> {
         Ok(())
     }
+
+    /// Waits for the work earlier writes left to run in the background:
+    /// the filesystem store removes the files of replaced values on its
+    /// I/O threads (a replaced value's file sits under a temporary name no
+    /// listing shows until then). Array writes settle before they return,
+    /// and so does dropping the store; other stores have nothing to wait
+    /// for.
+    fn settle(&self) {}
 
     /// The size in bytes of the value under `key`, or `None` if it is missing.
     ///

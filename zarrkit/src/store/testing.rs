@@ -223,6 +223,10 @@ impl Store for LatencyStore {
         self.inner.set_partial_values(items)
     }
 
+    fn settle(&self) {
+        self.inner.settle();
+    }
+
     fn erase(&self, key: &StoreKey) -> Result<(), StoreError> {
         self.inner.erase(key)
     }
@@ -1211,6 +1215,10 @@ impl<S: Store> Store for CountingStore<S> {
 
     fn set_partial_values(&self, items: &[(StoreKey, u64, Vec<u8>)]) -> Result<(), StoreError> {
         self.inner.set_partial_values(items)
+    }
+
+    fn settle(&self) {
+        self.inner.settle();
     }
 
     fn erase(&self, key: &StoreKey) -> Result<(), StoreError> {

@@ -493,6 +493,10 @@ impl Store for FaultStore {
     fn finish(&self) -> Result<(), StoreError> {
         self.inner.finish()
     }
+
+    fn settle(&self) {
+        self.inner.settle();
+    }
 }
 
 #[cfg(test)]
