@@ -1328,7 +1328,14 @@ impl Array {
                 let value = threads::with_chunk_threads(threads, || {
                     self.build_piece(region, data, piece, None)
                 })?;
-                self.commit(&piece.key, value.as_deref(), None).map(|_| ())
+                let commit = || self.commit(&piece.key, value.as_deref(), None).map(|_| ());
+                // Many chunks: the store may finish each in the background
+                // (settled before this write returns).
+                if whole.len() > 1 {
+                    crate::store::deferring(commit)
+                } else {
+                    commit()
+                }
             })?,
         }
         if self.codecs.capabilities().partial_encode {

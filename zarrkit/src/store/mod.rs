@@ -444,6 +444,34 @@ pub enum StoreError {
     },
 }
 
+thread_local! {
+    /// Whether writes on this thread may leave work to the background ([`deferring`]).
+    static DEFERRING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f`, whose writes a store may finish in the background until
+/// [`Store::settle`]: the filesystem store then removes the files of the
+/// values `f` replaces on its I/O threads instead of before `set` returns
+/// (freeing a file's blocks can wait on the device). Worth it where a
+/// writer stores many values (an array write of several chunks); a write
+/// of one value gains nothing from it and would pay the hand-off, so
+/// writes outside `f` finish at once.
+pub fn deferring<R>(f: impl FnOnce() -> R) -> R {
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            DEFERRING.with(|d| d.set(self.0));
+        }
+    }
+    let _restore = Restore(DEFERRING.with(|d| d.replace(true)));
+    f()
+}
+
+/// Whether the current thread runs inside [`deferring`].
+pub(crate) fn is_deferring() -> bool {
+    DEFERRING.with(std::cell::Cell::get)
+}
+
 /// A key/value store, the storage layer under every Zarr format.
 ///
 /// All methods take `&self`: backends synchronise internally, so one store
@@ -661,7 +689,8 @@ pub trait Store: Send + Sync + Debug {
         Ok(())
     }
 
-    /// Waits for the work earlier writes left to run in the background:
+    /// Waits for the work earlier writes left to run in the background
+    /// (see [`deferring`]):
     /// the filesystem store removes the files of replaced values on its
     /// I/O threads (a replaced value's file sits under a temporary name no
     /// listing shows until then). Array writes settle before they return,
