@@ -886,20 +886,15 @@ impl Array {
 
     /// The write engine of selections: `data` holds the selection's
     /// elements in C order of its shape.
+    ///
+    /// A box goes through `write_region_bytes` (whose engine settles the
+    /// store before it returns); other selections store each chunk at once.
     fn write_resolved(&self, resolved: &Resolved, data: &ChunkData<'_>) -> Result<(), Error> {
-        let written = self.write_resolved_now(resolved, data);
-        // As `write_planned`: done when the store's background work is.
-        self.store.settle();
-        written
-    }
-
-    /// [`Self::write_resolved`] but for settling the store.
-    fn write_resolved_now(&self, resolved: &Resolved, data: &ChunkData<'_>) -> Result<(), Error> {
         if resolved.num_elements() == 0 {
             return Ok(());
         }
         if let Some(result) = on_pool(self.store.concurrency(), || {
-            self.write_resolved_now(resolved, data)
+            self.write_resolved(resolved, data)
         }) {
             return result;
         }

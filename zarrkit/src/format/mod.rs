@@ -674,11 +674,16 @@ impl<'a> Prefetched<'a> {
     fn of_keys(store: &'a dyn Store, keys: Vec<StoreKey>) -> Result<Self, Error> {
         let requests: Vec<_> = keys.iter().map(|k| (k.clone(), None)).collect();
         let values = store.get_partial_values(&requests)?;
-        Ok(Self {
+        Ok(Self::of_values(store, keys, values))
+    }
+
+    /// The values of `keys`, read already, and nothing read afterwards.
+    fn of_values(store: &'a dyn Store, keys: Vec<StoreKey>, values: Vec<Option<Vec<u8>>>) -> Self {
+        Self {
             store,
             values: keys.into_iter().zip(values).collect(),
             read: None,
-        })
+        }
     }
 
     /// Reads, in one batch, the documents the formats' probes of a path
@@ -1024,11 +1029,7 @@ pub(crate) fn child_batch<'a>(
     Ok(Some(ChildBatch {
         format,
         candidates,
-        documents: Prefetched {
-            store,
-            values: keys.into_iter().zip(values).collect(),
-            read: None,
-        },
+        documents: Prefetched::of_values(store, keys, values),
     }))
 }
 
