@@ -38,10 +38,10 @@ const REMOTE_THREADS: usize = 64;
 /// The pool that runs partial reads, the storing of whole written chunks
 /// (and the opening of a group's children) on a store with `concurrency`
 /// above 1: [`REMOTE_THREADS`] threads,
-/// made on first use, which mostly wait on the network (or, for a local
-/// store's partial reads of element runs, on the disk). `None` for
+/// made on first use, which mostly wait on the network. `None` for
 /// `concurrency` 1 (or if the pool cannot be made): the work stays on the
-/// global pool.
+/// global pool (a local store's partial reads of element runs go to the
+/// store's I/O threads instead, [`crate::store::io_pool`]).
 pub(crate) fn remote_pool(concurrency: usize) -> Option<&'static rayon::ThreadPool> {
     static POOL: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
     if concurrency <= 1 {
@@ -55,6 +55,20 @@ pub(crate) fn remote_pool(concurrency: usize) -> Option<&'static rayon::ThreadPo
             .ok()
     })
     .as_ref()
+}
+
+/// The threads a read's partial reads of chunks run on
+/// ([`Array::partial_read_threads`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PartialReadThreads {
+    /// The caller's (or its rayon pool's): no partial reads, or reads
+    /// whose work is decoding.
+    Caller,
+    /// [`remote_pool`]: a remote store's round trips.
+    Remote,
+    /// The filesystem store's I/O threads ([`crate::store::io_pool`]):
+    /// reads of element runs from a local store.
+    Io,
 }
 
 /// Runs `op` on rayon's global pool when called from outside every rayon
@@ -809,17 +823,24 @@ impl Array {
         // A partial read of a chunk reads through its own snapshot, from a
         // rayon task: on a remote store each task mostly waits on a round
         // trip, so there run as many tasks as the store keeps requests in
-        // flight, not one per core. So do the partial reads of a chain
-        // that reads element runs (`bytes` alone: reading is all their
-        // work; not blosc's block decoding, which is CPU work) on a local
-        // store, from outside a rayon task: a cold file waits on the disk,
-        // which serves many reads at once.
-        let runs = self.codecs.decodes_stored_bytes() && outside;
-        let concurrency = match self.store.concurrency() {
-            1 if runs => REMOTE_THREADS,
-            n => n,
+        // flight, not one per core. The partial reads of a chain that
+        // reads element runs (`bytes` alone: reading is all their work;
+        // not blosc's block decoding, which is CPU work) on a local store,
+        // from outside a rayon task, run on the store's I/O threads: a
+        // cold file waits on the disk, which serves several reads at once.
+        // Not on the 64 threads of the remote pool: on two cores their
+        // idle spinning cost more than the reads gained (bench-compare
+        // child, 64 32³ regions of 64³ raw chunks, 10 interleaved runs,
+        // medians: warm 9.3 ms on 64 threads, 7.4 ms on 16; cold 31.8 and
+        // 29.8 ms). Only a read with partial reads starts a pool: a whole
+        // read of an uncompressed array started the 64 threads for
+        // nothing, 20 ms of CPU as they went to sleep.
+        let pool = match self.partial_read_threads(partial.len(), outside) {
+            PartialReadThreads::Remote => remote_pool(self.store.concurrency()),
+            PartialReadThreads::Io => crate::store::io_pool(),
+            PartialReadThreads::Caller => None,
         };
-        match remote_pool(concurrency).filter(|_| !partial.is_empty()) {
+        match pool {
             Some(pool) => pool.install(|| read_partial(out))?,
             None => read_partial(out)?,
         }
@@ -881,6 +902,19 @@ impl Array {
         }
         let threads = rayon::current_num_threads();
         size.min(n.div_ceil(AHEAD_BATCHES).max(threads * 4))
+    }
+
+    /// Where a read's `partial` reads of chunks run (see `read_pieces`).
+    fn partial_read_threads(&self, partial: usize, outside: bool) -> PartialReadThreads {
+        if partial == 0 {
+            PartialReadThreads::Caller
+        } else if self.store.concurrency() > 1 {
+            PartialReadThreads::Remote
+        } else if self.codecs.decodes_stored_bytes() && outside {
+            PartialReadThreads::Io
+        } else {
+            PartialReadThreads::Caller
+        }
     }
 
     /// Decodes whole fixed-size chunks that do not fill a contiguous range
@@ -1739,6 +1773,68 @@ impl Array {
         match standard.as_slice() {
             Some(slice) => self.write_region(&region, slice),
             None => self.write_region(&region, &standard.iter().copied().collect::<Vec<_>>()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::testing::LatencyStore;
+    use crate::store::{MemoryStore, Store};
+    use std::time::Duration;
+
+    /// A 64 × 64 `uint16` array of 32 × 32 chunks, uncompressed (the
+    /// `bytes` codec alone) or zstd-compressed.
+    fn array(store: Arc<dyn Store>, zstd: bool) -> Array {
+        let mut codecs =
+            vec![serde_json::json!({"name": "bytes", "configuration": {"endian": "little"}})];
+        if zstd {
+            codecs.push(serde_json::json!({"name": "zstd", "configuration": {"level": 3, "checksum": false}}));
+        }
+        let codecs = codecs
+            .iter()
+            .map(|c| crate::metadata::json::extension_from_json(c, "codecs").unwrap())
+            .collect();
+        Array::builder(&[64, 64], crate::metadata::DataType::UInt16, &[32, 32])
+            .codecs_metadata(codecs)
+            .create(store, if zstd { "/zstd" } else { "/raw" })
+            .unwrap()
+    }
+
+    #[test]
+    fn partial_reads_run_where_they_wait() {
+        let local: Arc<dyn Store> = Arc::new(MemoryStore::new());
+        let remote: Arc<dyn Store> = Arc::new(LatencyStore::new(
+            Arc::new(MemoryStore::new()),
+            Duration::ZERO,
+            8,
+        ));
+        let raw = array(Arc::clone(&local), false);
+        // A read with no partial reads starts no pool: a whole read of an
+        // uncompressed array started the remote pool's 64 threads.
+        assert_eq!(
+            raw.partial_read_threads(0, true),
+            PartialReadThreads::Caller
+        );
+        // Element runs of a local store wait on the disk: the I/O threads,
+        // from the caller's thread; inside a rayon task, that task's pool.
+        assert_eq!(raw.partial_read_threads(3, true), PartialReadThreads::Io);
+        assert_eq!(
+            raw.partial_read_threads(3, false),
+            PartialReadThreads::Caller
+        );
+        // Decoding is CPU work: it stays on the caller's pool.
+        let zstd = array(Arc::clone(&local), true);
+        assert_eq!(
+            zstd.partial_read_threads(3, true),
+            PartialReadThreads::Caller
+        );
+        // A remote store's round trips wait on the network.
+        for compressed in [false, true] {
+            let a = array(Arc::clone(&remote), compressed);
+            assert_eq!(a.partial_read_threads(3, true), PartialReadThreads::Remote);
+            assert_eq!(a.partial_read_threads(0, true), PartialReadThreads::Caller);
         }
     }
 }

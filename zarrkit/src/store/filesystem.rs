@@ -1515,7 +1515,10 @@ const CACHED_FIRST_FILES: usize = 8;
 /// read from a cold page cache mostly waits on the device, which serves
 /// many reads at once (tensorstore's `file_io_concurrency` is the same
 /// idea). `None` if the pool cannot be made: the caller's thread reads.
-fn io_pool() -> Option<&'static rayon::ThreadPool> {
+///
+/// The array engine runs a local store's partial reads of element runs
+/// here too (each waits on the disk when the file is cold).
+pub(crate) fn io_pool() -> Option<&'static rayon::ThreadPool> {
     static POOL: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
     POOL.get_or_init(|| {
         rayon::ThreadPoolBuilder::new()

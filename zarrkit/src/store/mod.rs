@@ -22,6 +22,7 @@ mod zip;
 
 #[cfg(all(test, target_os = "linux"))]
 pub(crate) use filesystem::REMOVAL_DELAY_MS;
+pub(crate) use filesystem::io_pool;
 pub use filesystem::{FilesystemStore, SkipReason, SkippedLink};
 pub use key::{StoreKey, StorePrefix};
 pub use location::{StoreOptions, open, open_or_create};
