@@ -1340,7 +1340,7 @@ impl Array {
     pub(super) fn write_planned(&self, region: &Region, data: &ChunkData<'_>) -> Result<(), Error> {
         let written = self.write_planned_now(region, data);
         // A write is done when its background work is: the filesystem
-        // store removes replaced values on its I/O threads meanwhile.
+        // store removes replaced values on threads of its own meanwhile.
         self.store.settle();
         written
     }

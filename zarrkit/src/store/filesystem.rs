@@ -1479,15 +1479,16 @@ fn open_error(root: &Path, source: io::Error) -> StoreError {
 #[cfg(unix)]
 const SMALL_READ: usize = 16 << 10;
 
-/// The replaced values being removed on the I/O threads, and a signal
-/// for those who wait until there are none ([`settle_removals`]).
+/// The replaced values being removed on the removal threads, and a
+/// signal for those who wait until there are none ([`settle_removals`]).
 static REMOVALS: (Mutex<usize>, std::sync::Condvar) = (Mutex::new(0), std::sync::Condvar::new());
 
 /// Removes `name` in `dir` (a replaced value under a temporary name) on
-/// the I/O threads, so that the writer does not wait: freeing a file's
-/// blocks can wait on the device (a file system mounted with `discard`
-/// trims them before the removal returns, 0.1–0.4 ms a 512 KiB chunk on
-/// this repository's machine, a third of a 64-chunk write's time).
+/// the removal threads ([`removal_queue`]), so that the writer does not
+/// wait: freeing a file's blocks can wait on the device (a file system
+/// mounted with `discard` trims them before the removal returns, 0.1–0.4
+/// ms a 512 KiB chunk on this repository's machine, a third of a 64-chunk
+/// write's time).
 #[cfg(target_os = "linux")]
 fn remove_later(dir: rustix::fd::OwnedFd, name: String) {
     let remove = move || {
@@ -1498,12 +1499,12 @@ fn remove_later(dir: rustix::fd::OwnedFd, name: String) {
         // Best effort, as `TempFile` does: the name is this process's own.
         let _ = rustix::fs::unlinkat(&dir, name.as_str(), rustix::fs::AtFlags::empty());
     };
-    let Some(pool) = io_pool() else {
+    let Some(queue) = removal_queue() else {
         return remove();
     };
     let (pending, _) = &REMOVALS;
     *pending.lock().unwrap_or_else(PoisonError::into_inner) += 1;
-    pool.spawn(move || {
+    let removal: Removal = Box::new(move || {
         remove();
         let (pending, idle) = &REMOVALS;
         let mut pending = pending.lock().unwrap_or_else(PoisonError::into_inner);
@@ -1512,6 +1513,64 @@ fn remove_later(dir: rustix::fd::OwnedFd, name: String) {
             idle.notify_all();
         }
     });
+    // The threads never stop, so the queue is never closed; were it
+    // closed, the removal runs here.
+    if let Err(std::sync::mpsc::SendError(removal)) = queue.send(removal) {
+        removal();
+    }
+}
+
+/// One removal for [`removal_queue`]'s threads.
+#[cfg(target_os = "linux")]
+type Removal = Box<dyn FnOnce() + Send>;
+
+/// The threads of [`removal_queue`].
+#[cfg(target_os = "linux")]
+const REMOVAL_THREADS: usize = 4;
+
+/// The queue of [`remove_later`]: [`REMOVAL_THREADS`] threads, made on
+/// first use, that sleep until a removal arrives. Not [`io_pool`]:
+/// rayon's idle workers spin before they sleep, and up to 16 of them woken
+/// for a write's 64 removals took CPU from the threads encoding it
+/// (bench-compare child, fresh-process writes of the 256³ array, 12
+/// interleaved runs each, medians and worst: v2 blosc 11.9 ms and 15.9 ms
+/// on the I/O pool, 9.8 and 11.6 ms on 4 blocking threads; v2 zlib 23.0
+/// and 39.2, 22.6 and 25.3; zstd 10.1 and 14.4, 9.6 and 13.1). `None` if
+/// no thread can be started: the writer removes.
+#[cfg(target_os = "linux")]
+fn removal_queue() -> Option<&'static std::sync::mpsc::Sender<Removal>> {
+    static QUEUE: std::sync::OnceLock<Option<std::sync::mpsc::Sender<Removal>>> =
+        std::sync::OnceLock::new();
+    QUEUE
+        .get_or_init(|| {
+            let (sender, receiver) = std::sync::mpsc::channel::<Removal>();
+            let receiver = Arc::new(Mutex::new(receiver));
+            let started = (0..REMOVAL_THREADS)
+                .filter(|i| {
+                    let receiver = Arc::clone(&receiver);
+                    std::thread::Builder::new()
+                        .name(format!("zarrkit-remove-{i}"))
+                        .spawn(move || {
+                            loop {
+                                // The lock is held while waiting for the
+                                // next removal (the other threads wait for
+                                // the lock) and let go before running it.
+                                let next = receiver
+                                    .lock()
+                                    .unwrap_or_else(PoisonError::into_inner)
+                                    .recv();
+                                match next {
+                                    Ok(removal) => removal(),
+                                    Err(_) => return,
+                                }
+                            }
+                        })
+                        .is_ok()
+                })
+                .count();
+            (started > 0).then_some(sender)
+        })
+        .as_ref()
 }
 
 /// How long each background removal waits first, so that tests can see
@@ -2602,7 +2661,7 @@ mod tests {
         assert_eq!(store.leftover_files().unwrap(), Vec::<PathBuf>::new());
     }
 
-    /// Inside `deferring`, replaced values are removed on the I/O threads:
+    /// Inside `deferring`, replaced values are removed on the removal threads:
     /// listings never show them meanwhile, and `settle` and dropping the
     /// store wait until they are gone (each removal made 50 ms slow; array writes:
     /// `array::select`'s tests).

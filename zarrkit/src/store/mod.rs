@@ -452,7 +452,7 @@ thread_local! {
 
 /// Runs `f`, whose writes a store may finish in the background until
 /// [`Store::settle`]: the filesystem store then removes the files of the
-/// values `f` replaces on its I/O threads instead of before `set` returns
+/// values `f` replaces on threads of its own instead of before `set` returns
 /// (freeing a file's blocks can wait on the device). Worth it where a
 /// writer stores many values (an array write of several chunks); a write
 /// of one value gains nothing from it and would pay the hand-off, so
@@ -692,8 +692,8 @@ pub trait Store: Send + Sync + Debug {
 
     /// Waits for the work earlier writes left to run in the background
     /// (see [`deferring`]):
-    /// the filesystem store removes the files of replaced values on its
-    /// I/O threads (a replaced value's file sits under a temporary name no
+    /// the filesystem store removes the files of replaced values on
+    /// threads of its own (a replaced value's file sits under a temporary name no
     /// listing shows until then). Array writes settle before they return,
     /// and so does dropping the store; other stores have nothing to wait
     /// for.
