@@ -861,17 +861,12 @@ impl FilesystemStore {
             return Ok(None);
         };
         let mut first = [0u8; SMALL_READ];
-        let mut n = 0;
-        while n < SMALL_READ {
-            match rustix::io::pread(&file, &mut first[n..], n as u64) {
-                Ok(0) => break,
-                Ok(read) => n += read,
-                Err(rustix::io::Errno::INTR) => {}
-                // Opening a directory succeeds on Unix; a directory holds no value.
-                Err(rustix::io::Errno::ISDIR) => return Ok(None),
-                Err(err) => return Err(read_error(key, err.into())),
-            }
-        }
+        let n = match read_first(&mut first, |buf, at| rustix::io::pread(&file, buf, at)) {
+            Ok(n) => n,
+            // Opening a directory succeeds on Unix; a directory holds no value.
+            Err(rustix::io::Errno::ISDIR) => return Ok(None),
+            Err(err) => return Err(read_error(key, err.into())),
+        };
         if n < SMALL_READ {
             return Ok(Some(first[..n].to_vec()));
         }
@@ -908,19 +903,17 @@ impl FilesystemStore {
             Err(_) => return None,
         };
         let mut first = [0u8; SMALL_READ];
-        let mut n = 0;
-        while n < SMALL_READ {
-            let mut bufs = [std::io::IoSliceMut::new(&mut first[n..])];
-            match rustix::io::preadv2(&file, &mut bufs, n as u64, ReadWriteFlags::NOWAIT) {
-                Ok(0) => return Some(Ok(Some(first[..n].to_vec()))),
-                Ok(read) => n += read,
-                Err(Errno::INTR) => {}
-                // Not cached (EAGAIN), a directory (which has no
-                // `RWF_NOWAIT` reads), or any failure the usual read reports.
-                Err(_) => return None,
-            }
+        let nowait = |buf: &mut [u8], at| {
+            let mut bufs = [std::io::IoSliceMut::new(buf)];
+            rustix::io::preadv2(&file, &mut bufs, at, ReadWriteFlags::NOWAIT)
+        };
+        // Not cached (EAGAIN), a directory (which has no `RWF_NOWAIT`
+        // reads), any failure the usual read reports, or a value that
+        // fills the first read: `None`.
+        match read_first(&mut first, nowait) {
+            Ok(n) if n < SMALL_READ => Some(Ok(Some(first[..n].to_vec()))),
+            _ => None,
         }
-        None
     }
 
     /// Opens the file of `key` as a version for a snapshot; `None` if there is no such file.
@@ -1179,8 +1172,8 @@ impl FilesystemStore {
                 .is_ok()
         {
             // The old value now sits under the temporary name, which no
-            // listing shows; inside `deferring`, it is removed on the I/O
-            // threads.
+            // listing shows; inside `deferring`, it is removed on the
+            // removal threads.
             if super::is_deferring() {
                 remove_later(dir, temp);
             } else {
@@ -1478,6 +1471,27 @@ fn open_error(root: &Path, source: io::Error) -> StoreError {
 /// value's length: more than most metadata documents.
 #[cfg(unix)]
 const SMALL_READ: usize = 16 << 10;
+
+/// Reads a file from its start into `first` with `read` (`pread`, or a
+/// variant that must not wait) until `first` is full or the file ends, and
+/// returns how many bytes it read: fewer than `first` holds only at the
+/// end of the file (a read that returned nothing).
+#[cfg(unix)]
+fn read_first(
+    first: &mut [u8],
+    mut read: impl FnMut(&mut [u8], u64) -> rustix::io::Result<usize>,
+) -> rustix::io::Result<usize> {
+    let mut n = 0;
+    while n < first.len() {
+        match read(&mut first[n..], n as u64) {
+            Ok(0) => break,
+            Ok(read) => n += read,
+            Err(rustix::io::Errno::INTR) => {}
+            Err(err) => return Err(err),
+        }
+    }
+    Ok(n)
+}
 
 /// The replaced values being removed on the removal threads, and a
 /// signal for those who wait until there are none ([`settle_removals`]).
@@ -1912,16 +1926,14 @@ impl Store for FilesystemStore {
             // caches hold, on the caller's threads, then those that would
             // wait on the device, on the I/O threads.
             let root = self.batch_root();
+            let mut results: Vec<Option<ReadResult>> = keys.iter().map(|_| None).collect();
             #[cfg(target_os = "linux")]
-            let mut results: Vec<Option<ReadResult>> = match root.as_ref() {
-                Some(dir) => keys
+            if let Some(dir) = root.as_ref() {
+                results = keys
                     .par_iter()
                     .map(|key| self.read_small_cached(key, dir))
-                    .collect(),
-                None => keys.iter().map(|_| None).collect(),
-            };
-            #[cfg(not(target_os = "linux"))]
-            let mut results: Vec<Option<ReadResult>> = keys.iter().map(|_| None).collect();
+                    .collect();
+            }
             let waiting: Vec<usize> = (0..keys.len()).filter(|&i| results[i].is_none()).collect();
             let read = |&i: &usize| (i, self.read_small(&keys[i], root.as_ref()));
             let read_waiting: Vec<(usize, ReadResult)> =
@@ -2661,10 +2673,10 @@ mod tests {
         assert_eq!(store.leftover_files().unwrap(), Vec::<PathBuf>::new());
     }
 
-    /// Inside `deferring`, replaced values are removed on the removal threads:
-    /// listings never show them meanwhile, and `settle` and dropping the
-    /// store wait until they are gone (each removal made 50 ms slow; array writes:
-    /// `array::select`'s tests).
+    /// Inside `deferring`, replaced values are removed on the removal
+    /// threads: listings never show them meanwhile, and `settle` and
+    /// dropping the store wait until they are gone (each removal made 50 ms
+    /// slow; array writes: `array::select`'s tests).
     #[cfg(target_os = "linux")]
     #[test]
     fn replaced_values_are_removed_in_the_background_and_settled() {

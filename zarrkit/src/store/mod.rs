@@ -452,8 +452,8 @@ thread_local! {
 
 /// Runs `f`, whose writes a store may finish in the background until
 /// [`Store::settle`]: the filesystem store then removes the files of the
-/// values `f` replaces on threads of its own instead of before `set` returns
-/// (freeing a file's blocks can wait on the device). Worth it where a
+/// values `f` replaces on threads of its own instead of before `set`
+/// returns (freeing a file's blocks can wait on the device). Worth it where a
 /// writer stores many values (an array write of several chunks); a write
 /// of one value gains nothing from it and would pay the hand-off, so
 /// writes outside `f` finish at once.
@@ -691,12 +691,11 @@ pub trait Store: Send + Sync + Debug {
     }
 
     /// Waits for the work earlier writes left to run in the background
-    /// (see [`deferring`]):
-    /// the filesystem store removes the files of replaced values on
-    /// threads of its own (a replaced value's file sits under a temporary name no
-    /// listing shows until then). Array writes settle before they return,
-    /// and so does dropping the store; other stores have nothing to wait
-    /// for.
+    /// (see [`deferring`]): the filesystem store removes the files of
+    /// replaced values on threads of its own (a replaced value's file sits
+    /// under a temporary name no listing shows until then). Array writes
+    /// settle before they return, and so does dropping the store; other
+    /// stores have nothing to wait for.
     fn settle(&self) {}
 
     /// The size in bytes of the value under `key`, or `None` if it is missing.
