@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import pathlib
 import signal
 import sys
@@ -15,13 +16,29 @@ import pytest
 import zarrkit
 
 
+def _rows_for(seconds_per_row: float, minimum: int, multiple: int = 1) -> int:
+    """How many rows an array needs for a whole read or write of it to take
+    about 4 s on this machine (at least `minimum`, a multiple of
+    `multiple`): the interrupt tests need an operation far longer than the
+    0.3 s after which they press Ctrl-C, and machines differ tenfold in
+    how fast they create or look up small files."""
+    rows = max(minimum, math.ceil(4.0 / seconds_per_row))
+    return -(-rows // multiple) * multiple
+
+
 @pytest.fixture(scope="module")
 def sparse(tmp_path_factory: pytest.TempPathFactory) -> zarrkit.Array:
-    """A large array of which nothing is stored: 1.2 million chunks of 4
-    elements, each looked up in the store (and found missing) when read."""
+    """A large array of which nothing is stored: 1000 chunks of 4 elements
+    a row, each looked up in the store (and found missing) when read; at
+    least 1200 rows, more on a machine that looks them up fast."""
     path = tmp_path_factory.mktemp("interrupt") / "big.zarr"
     a = zarrkit.create_array(path, shape=(1200, 4000), dtype="float64", chunks=(1, 4), fill_value=1.5)
     a[0, :8] = np.arange(8)
+    t0 = time.perf_counter()
+    a[:60]
+    rows = _rows_for((time.perf_counter() - t0) / 60, 1200)
+    if rows > 1200:  # nothing more is stored: only the shape grows
+        a.resize((min(rows, 12_000), 4000))
     return a
 
 
@@ -49,33 +66,39 @@ def test_a_long_read_stops_soon_after_ctrl_c(sparse: zarrkit.Array, ctrl_c: None
     part = sparse[:60]
     per_row = (time.perf_counter() - t0) / 60
     assert part[0, :8].tolist() == list(range(8)) and float(part[5, 7]) == 1.5
-    assert per_row * 1200 > 1.5, "the whole read must be long for this test to mean anything"
+    n = sparse.shape[0]
+    assert per_row * n > 1.5, "the whole read must be long for this test to mean anything"
     timer = _interrupt_after(0.3)
     t0 = time.perf_counter()
     with pytest.raises(KeyboardInterrupt):
         sparse[...]
     elapsed = time.perf_counter() - t0
     timer.join()
-    assert elapsed < 0.3 + max(0.5, per_row * 1200 / 3), (elapsed, per_row * 1200)
+    assert elapsed < 0.3 + max(0.5, per_row * n / 3), (elapsed, per_row * n)
 
 
 def test_a_long_write_stops_soon_after_ctrl_c(tmp_path: pathlib.Path, ctrl_c: None) -> None:
-    a = zarrkit.create_array(tmp_path / "w.zarr", shape=(800, 1000), dtype="int16", chunks=(1, 8))
+    # Rows of 125 chunks; as many rows as this machine writes in about 4 s
+    # (measured on 4 rows of a first array), in whole pieces of 16 rows.
+    probe = zarrkit.create_array(tmp_path / "p.zarr", shape=(4, 1000), dtype="int16", chunks=(1, 8))
     t0 = time.perf_counter()
-    a[:4] = 3
+    probe[...] = 3
     per_row = (time.perf_counter() - t0) / 4
-    assert per_row * 800 > 1.5
+    assert probe.nchunks_initialized == 4 * 125 and int(probe[...].sum()) == 3 * 4000
+    n = _rows_for(per_row, 800, 16)
+    a = zarrkit.create_array(tmp_path / "w.zarr", shape=(n, 1000), dtype="int16", chunks=(1, 8))
+    assert per_row * n > 1.5
     timer = _interrupt_after(0.3)
     t0 = time.perf_counter()
     with pytest.raises(KeyboardInterrupt):
         a[...] = 7
     elapsed = time.perf_counter() - t0
     timer.join()
-    assert elapsed < 0.3 + max(0.5, per_row * 800 / 3), (elapsed, per_row * 800)
+    assert elapsed < 0.3 + max(0.5, per_row * n / 3), (elapsed, per_row * n)
     # What was written before the interrupt is whole pieces (of 16 rows:
     # 2048 chunks at most, 125 a row) of 7s; nothing after them.
     rows = int((a[:, 0] == 7).sum())
-    assert 0 < rows < 800 and rows % 16 == 0
+    assert 0 < rows < n and rows % 16 == 0
     np.testing.assert_array_equal(a[:rows], 7)
     assert a.nchunks_initialized == rows * 125
 
