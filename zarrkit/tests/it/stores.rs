@@ -501,7 +501,10 @@ fn partial_shard_reads_overlap_on_a_store_with_latency() {
         .unwrap();
     let data: Vec<u16> = (0..128 * 128).map(|i| (i % 977) as u16).collect();
     array.write_region(&Region::whole(&shape), &data).unwrap();
-    let slow = Arc::new(LatencyStore::new(memory, Duration::from_millis(20), 64));
+    // 100 ms a request: long enough that the 8 reads overlap even when
+    // the remote pool's 64 threads are still starting on a loaded
+    // machine (with 20 ms, one run under the whole suite saw fewer).
+    let slow = Arc::new(LatencyStore::new(memory, Duration::from_millis(100), 64));
     let array = Array::open(Arc::clone(&slow) as Arc<dyn Store>, "/s").unwrap();
     slow.reset_counts();
     // The 8 shards of the first column, each covered in part.
