@@ -523,6 +523,42 @@ pub trait Store: Send + Sync + Debug {
             .collect()
     }
 
+    /// Reads a batch of values or ranges as [`Store::get_partial_values`]
+    /// does, but hands each answer to `each`, with its request's index, as
+    /// soon as it is read: in any order and from any thread, so that a
+    /// reader decodes the first values while the rest still load. An
+    /// error is handed over as the answer of the request that failed.
+    /// When `each` returns `false` the store starts no further reads; the
+    /// reads already under way still end and hand their answers over.
+    ///
+    /// The default reads `batch` requests at a time with
+    /// [`Store::get_partial_values`] and hands their answers over in
+    /// order; a batch that fails is handed over as one error, at its
+    /// first request's index.
+    fn get_values_each(
+        &self,
+        requests: &[ReadRequest],
+        batch: usize,
+        each: &(dyn Fn(usize, Result<Option<Vec<u8>>, StoreError>) -> bool + Sync),
+    ) {
+        let batch = batch.max(1);
+        for (n, slice) in requests.chunks(batch).enumerate() {
+            match self.get_partial_values(slice) {
+                Ok(values) => {
+                    for (i, value) in values.into_iter().enumerate() {
+                        if !each(n * batch + i, Ok(value)) {
+                            return;
+                        }
+                    }
+                }
+                Err(err) => {
+                    each(n * batch, Err(err));
+                    return;
+                }
+            }
+        }
+    }
+
     /// Reads a few small whole values (such as the documents a node may
     /// have), answered in order, with `None` for missing keys: as
     /// [`Store::get_partial_values`], except that a local store may read

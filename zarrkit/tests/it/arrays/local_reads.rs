@@ -1,7 +1,7 @@
 //! Reads of a filesystem store through the batched data path: the store
 //! reads a batch's files on I/O threads of its own, and a read from
 //! outside the rayon pool fetches the next batch while it decodes this
-//! one. Every value lands where it belongs whatever the chunk layout and
+//! one (or, for uncompressed chunks, decodes each as soon as it is read). Every value lands where it belongs whatever the chunk layout and
 //! region, missing chunks read as the fill value, errors name the chunk,
 //! and reads from inside a rayon task (batches one after another) agree.
 
