@@ -434,18 +434,24 @@ def main() -> None:
         # every pass after a process's first counts. A process's first
         # parallel call after a while without one may wait on the
         # kernel's scheduler (see the README), in either language.
+        # The two alternate, process by process: this shared machine's
+        # speed moves in phases of seconds (the same Rust process's passes
+        # of the sharded regions went from 10 to 19 ms and back), and all
+        # of one language's processes before the other's compared phases,
+        # not languages.
         both = "zarrkit-py" in imps and "zarrkit-rs" in imps
         if both and args.steady > 1:
             for codecs in codecs_list:
                 for workload in workloads:
-                    for imp in ("zarrkit-py", "zarrkit-rs"):
-                        passes: list[float] = []
-                        for _ in range(args.reps):
+                    pair = ("zarrkit-py", "zarrkit-rs")
+                    for imp in pair:
+                        steady[(codecs, workload, imp)] = []
+                    for _ in range(args.reps):
+                        for imp in pair:
                             t, _ = runner.run(
                                 imp, workload, codecs, root / codecs / imp, args.steady
                             )
-                            passes.extend(t[1:])
-                        steady[(codecs, workload, imp)] = passes
+                            steady[(codecs, workload, imp)].extend(t[1:])
     finally:
         if not args.keep:
             shutil.rmtree(root, ignore_errors=True)
