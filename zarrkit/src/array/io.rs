@@ -948,7 +948,17 @@ impl Array {
         let (sender, receiver) = std::sync::mpsc::sync_channel(0);
         // Decodes waiting or running, and the signal that one ended.
         let running = (Mutex::new(0usize), std::sync::Condvar::new());
+        /// Counts a decode as ended when dropped, even by a panic, which
+        /// would otherwise leave this thread waiting for a free place.
+        struct Ended<'a>(&'a (Mutex<usize>, std::sync::Condvar));
+        impl Drop for Ended<'_> {
+            fn drop(&mut self) {
+                *lock(&self.0.0) -= 1;
+                self.0.1.notify_one();
+            }
+        }
         let decode = |i: usize, value: Result<Option<Vec<u8>>, StoreError>| {
+            let _ended = Ended(&running);
             if !stop.load(Ordering::Relaxed) {
                 let piece = &pieces[i];
                 let decoded = value.map_err(Error::from).and_then(|bytes| {
@@ -960,8 +970,6 @@ impl Array {
             } else if let Ok(Some(bytes)) = value {
                 BUFFERS.give(std::iter::once(bytes));
             }
-            *lock(&running.0) -= 1;
-            running.1.notify_one();
         };
         std::thread::scope(|scope| {
             let (stop, requests) = (&stop, &requests);
