@@ -946,6 +946,7 @@ impl Array {
         let limit = batch_size.max(1);
         // A value read waits in its I/O thread until this thread takes it.
         let (sender, receiver) = std::sync::mpsc::sync_channel(0);
+        let mut answered = vec![false; pieces.len()];
         // Decodes waiting or running, and the signal that one ended.
         let running = (Mutex::new(0usize), std::sync::Condvar::new());
         /// Counts a decode as ended when dropped, even by a panic, which
@@ -981,6 +982,15 @@ impl Array {
             rayon::in_place_scope(|tasks| {
                 let decode = &decode;
                 for (i, value) in receiver {
+                    // Each request once: a store that answered one twice,
+                    // or a request it was not asked, is not believed.
+                    if answered.get(i).is_none_or(|&a| a) {
+                        if let Ok(Some(bytes)) = value {
+                            BUFFERS.give(std::iter::once(bytes));
+                        }
+                        continue;
+                    }
+                    answered[i] = true;
                     let mut n = lock(&running.0);
                     while *n >= limit {
                         n = running.1.wait(n).unwrap_or_else(PoisonError::into_inner);
@@ -991,11 +1001,21 @@ impl Array {
                 }
             });
         });
-        match first_error
+        if let Some(err) = first_error
             .into_inner()
             .unwrap_or_else(PoisonError::into_inner)
         {
-            Some(err) => Err(err),
+            return Err(err);
+        }
+        // A request the store never answered would leave its box zeroed:
+        // an error naming its key, not values that were never read.
+        match answered.iter().position(|a| !a) {
+            Some(i) => Err(StoreError::Read {
+                store: self.store.name(),
+                key: pieces[i].key.clone(),
+                source: std::io::Error::other("the store handed over no answer for it"),
+            }
+            .into()),
             None => Ok(()),
         }
     }
@@ -2034,8 +2054,8 @@ mod tests {
             .iter()
             .map(|c| crate::metadata::json::extension_from_json(c, "codecs").unwrap())
             .collect();
-        // 16 × 16 chunks of 8 × 8: 256, enough for several batches on
-        // any number of cores.
+        // 16 × 16 chunks of 8 × 8: 256, several batches on up to 63
+        // threads.
         let a = Array::builder(&[128, 128], crate::metadata::DataType::UInt16, &[8, 8])
             .codecs_metadata(codecs)
             .create(Arc::clone(&store), "/raw")
@@ -2094,6 +2114,103 @@ mod tests {
             matches!(&err, Error::Decode { key, .. } if *key == bad),
             "{err}"
         );
+    }
+
+    /// A memory store whose `get_values_each` never hands over the
+    /// answer of request 5, hands every other one over twice, and hands
+    /// over an answer to a request it was not asked after request 7's.
+    #[derive(Debug)]
+    struct Forgetful(MemoryStore);
+
+    impl Store for Forgetful {
+        fn name(&self) -> &'static str {
+            "forgetful store"
+        }
+        fn capabilities(&self) -> crate::store::StoreCapabilities {
+            self.0.capabilities()
+        }
+        fn get(
+            &self,
+            key: &StoreKey,
+            range: Option<ByteRange>,
+        ) -> Result<Option<Vec<u8>>, StoreError> {
+            self.0.get(key, range)
+        }
+        fn get_values_each(
+            &self,
+            requests: &[ReadRequest],
+            batch: usize,
+            each: &(dyn Fn(usize, Result<Option<Vec<u8>>, StoreError>) -> bool + Sync),
+        ) {
+            self.0.get_values_each(requests, batch, &|i, value| {
+                let again = match &value {
+                    Ok(v) => Ok(v.clone()),
+                    Err(_) => Ok(None),
+                };
+                i == 5
+                    || (each(i, value)
+                        && each(i, again)
+                        && (i != 7 || each(usize::MAX, Ok(Some(vec![1; 3])))))
+            });
+        }
+        fn set(&self, key: &StoreKey, value: &[u8]) -> Result<(), StoreError> {
+            self.0.set(key, value)
+        }
+        fn set_partial_values(&self, items: &[(StoreKey, u64, Vec<u8>)]) -> Result<(), StoreError> {
+            self.0.set_partial_values(items)
+        }
+        fn erase(&self, key: &StoreKey) -> Result<(), StoreError> {
+            self.0.erase(key)
+        }
+        fn erase_prefix(&self, prefix: &crate::store::StorePrefix) -> Result<(), StoreError> {
+            self.0.erase_prefix(prefix)
+        }
+        fn list_prefix(
+            &self,
+            prefix: &crate::store::StorePrefix,
+        ) -> Result<Vec<StoreKey>, StoreError> {
+            self.0.list_prefix(prefix)
+        }
+        fn list_dir(
+            &self,
+            prefix: &crate::store::StorePrefix,
+        ) -> Result<crate::store::ListDir, StoreError> {
+            self.0.list_dir(prefix)
+        }
+    }
+
+    /// A streamed read believes each request's first answer only, and a
+    /// request left unanswered is an error naming its chunk, not a box of
+    /// zeros.
+    #[test]
+    fn a_streamed_read_refuses_a_store_that_leaves_a_request_unanswered() {
+        let store = Arc::new(Forgetful(MemoryStore::new()));
+        let codecs = [serde_json::json!({"name": "bytes", "configuration": {"endian": "little"}})]
+            .iter()
+            .map(|c| crate::metadata::json::extension_from_json(c, "codecs").unwrap())
+            .collect();
+        // 1024 chunks of 4 × 4: several batches on up to 255 threads.
+        let a = Array::builder(&[128, 128], crate::metadata::DataType::UInt16, &[4, 4])
+            .codecs_metadata(codecs)
+            .create(store.clone(), "/raw")
+            .unwrap();
+        let whole = Region::new(vec![0, 0], vec![128, 128]);
+        let values: Vec<u16> = (0..128 * 128).map(|i| (i % 65_521 + 1) as u16).collect();
+        a.write_region(&whole, &values).unwrap();
+        let err = a.read_region::<u16>(&whole).unwrap_err();
+        let Error::Store(StoreError::Read {
+            key,
+            store: name,
+            source,
+        }) = &err
+        else {
+            panic!("{err}");
+        };
+        assert_eq!(*name, "forgetful store");
+        assert!(source.to_string().contains("no answer"), "{source}");
+        // The key of request 5: a chunk of the array, which holds data.
+        assert!(key.as_str().starts_with("raw/c/"), "{key}");
+        assert!(store.get(key, None).unwrap().is_some());
     }
 
     #[test]
