@@ -530,6 +530,10 @@ pub trait Store: Send + Sync + Debug {
     /// error is handed over as the answer of the request that failed.
     /// When `each` returns `false` the store starts no further reads; the
     /// reads already under way still end and hand their answers over.
+    /// Otherwise every request must be answered exactly once: the array
+    /// engine believes a request's first answer only, ignores answers to
+    /// requests it did not make, and fails a read naming the key of a
+    /// request left unanswered.
     ///
     /// The default reads `batch` requests at a time with
     /// [`Store::get_partial_values`] and hands their answers over in
