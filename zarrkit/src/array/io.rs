@@ -2041,6 +2041,23 @@ mod tests {
         }
     }
 
+    /// A 128 × 128 `uint16` array at `/raw` of `chunk` × `chunk` chunks,
+    /// uncompressed (`bytes` in `endian` order alone).
+    fn raw_array(store: Arc<dyn Store>, endian: &str, chunk: u64) -> Array {
+        let codecs = [serde_json::json!({"name": "bytes", "configuration": {"endian": endian}})]
+            .iter()
+            .map(|c| crate::metadata::json::extension_from_json(c, "codecs").unwrap())
+            .collect();
+        Array::builder(
+            &[128, 128],
+            crate::metadata::DataType::UInt16,
+            &[chunk, chunk],
+        )
+        .codecs_metadata(codecs)
+        .create(store, "/raw")
+        .unwrap()
+    }
+
     /// Whole reads of uncompressed chunks of a filesystem store decode
     /// each chunk as it is read (`read_streamed`): the values, missing
     /// chunks and regions come out as a batch read's do, a bad chunk is an
@@ -2050,16 +2067,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store: Arc<dyn Store> =
             Arc::new(crate::store::FilesystemStore::new(dir.path()).unwrap());
-        let codecs = [serde_json::json!({"name": "bytes", "configuration": {"endian": "big"}})]
-            .iter()
-            .map(|c| crate::metadata::json::extension_from_json(c, "codecs").unwrap())
-            .collect();
         // 16 × 16 chunks of 8 × 8: 256, several batches on up to 63
         // threads.
-        let a = Array::builder(&[128, 128], crate::metadata::DataType::UInt16, &[8, 8])
-            .codecs_metadata(codecs)
-            .create(Arc::clone(&store), "/raw")
-            .unwrap();
+        let a = raw_array(Arc::clone(&store), "big", 8);
         let values: Vec<u16> = (0..128 * 128).map(|i| (i * 7 + 1) as u16).collect();
         a.write_region(&Region::new(vec![0, 0], vec![128, 128]), &values)
             .unwrap();
@@ -2185,15 +2195,8 @@ mod tests {
     #[test]
     fn a_streamed_read_refuses_a_store_that_leaves_a_request_unanswered() {
         let store = Arc::new(Forgetful(MemoryStore::new()));
-        let codecs = [serde_json::json!({"name": "bytes", "configuration": {"endian": "little"}})]
-            .iter()
-            .map(|c| crate::metadata::json::extension_from_json(c, "codecs").unwrap())
-            .collect();
         // 1024 chunks of 4 × 4: several batches on up to 255 threads.
-        let a = Array::builder(&[128, 128], crate::metadata::DataType::UInt16, &[4, 4])
-            .codecs_metadata(codecs)
-            .create(store.clone(), "/raw")
-            .unwrap();
+        let a = raw_array(store.clone(), "little", 4);
         let whole = Region::new(vec![0, 0], vec![128, 128]);
         let values: Vec<u16> = (0..128 * 128).map(|i| (i % 65_521 + 1) as u16).collect();
         a.write_region(&whole, &values).unwrap();
