@@ -23,7 +23,13 @@ concurrency limits), reads after an untimed warm-up pass, and checks the
 values it read. The table gives the median of the repetitions, the peak
 memory of the children (`ru_maxrss`), the ratio of zarrkit from Python to
 the best Python peer, and zarrkit from Python against zarrkit from Rust
-plus the cost of one copy of the result into a new NumPy array.
+plus the cost of one copy of the result into a new NumPy array (for the
+region reads, of each region into its own). Two more tables compare the
+two languages in a steady state: separate processes taking turns
+(`--steady` passes each), and pairs of passes in one process (`--paired`:
+each pass through the Python API followed by the same pass in Rust, the
+native module's `_rust_pass`), which leaves the machine's phases and the
+heap's state out of the difference.
 
 The implementations and their interpreters:
 
@@ -116,11 +122,16 @@ def metadata(codecs: str, side: int) -> str:
 
 
 def child(argv: list[str]) -> None:
-    """`child WORKLOAD DIR SIDE [PASSES]`: one repetition of zarrkit from
-    Python (PASSES timed passes of it in this one process, default 1),
-    printing `time_s` lines as peer.py does. `copy` times one copy of an
-    array-sized NumPy array into a new one (what handing a result to NumPy
-    costs: page faults included)."""
+    """`child WORKLOAD DIR SIDE [PASSES [paired]]`: one repetition of
+    zarrkit from Python (PASSES timed passes of it in this one process,
+    default 1), printing `time_s` lines as peer.py does. `copy` times one
+    copy of an array-sized NumPy array into a new one (what handing a
+    result to NumPy costs: page faults included).
+
+    `paired`: each pass through the Python API is followed by the same
+    pass done in Rust in this process (the native module's `_rust_pass`),
+    printed as `rust_time_s`: the two alternate pass by pass, on the same
+    heap and in the same phase of the machine's speed."""
     import numpy as np
 
     sys.path.insert(0, str(PEER_SCRIPT.parent))
@@ -130,6 +141,8 @@ def child(argv: list[str]) -> None:
 
     workload, path, side = argv[0], argv[1], int(argv[2])
     passes = int(argv[3]) if len(argv) > 3 else 1
+    paired = len(argv) > 4 and argv[4] == "paired"
+    rust_times = []
     whole = ((0, side), (0, side), (0, side))
     times = []
     if workload == "copy":
@@ -138,13 +151,34 @@ def child(argv: list[str]) -> None:
         out = np.empty_like(data)
         np.copyto(out, data)
         times.append(time.perf_counter() - start)
+    elif workload == "copy_regions":
+        # Each of the 64 regions' values copied into a new NumPy array, as
+        # a region read's results would be handed over: after a first
+        # pass whose results are freed, as the read passes are.
+        def copied(values: np.ndarray) -> np.ndarray:
+            out = np.empty_like(values)
+            np.copyto(out, values)
+            return out
+
+        datas = [peer.values(region, side) for region in peer.random_regions(side)]
+        outs = None
+        for _ in range(2):
+            outs = None
+            start = time.perf_counter()
+            outs = [copied(d) for d in datas]
+            times.append(time.perf_counter() - start)
+        del outs
+        times = times[1:]
     elif workload == "write":
         data = peer.values(whole, side)
         array = zarrkit.open_array(os.path.join(path, peer.ARRAY), mode="r+")
+        flat = data.reshape(-1).view(np.uint8)
         for _ in range(passes):
             start = time.perf_counter()
             array[...] = data
             times.append(time.perf_counter() - start)
+            if paired:
+                rust_times.append(array._native._rust_pass("write", [whole], flat))
     elif workload in ("read_all", "read_regions", "verify"):
         regions = peer.random_regions(side) if workload == "read_regions" else [whole]
         array = zarrkit.open_array(os.path.join(path, peer.ARRAY), mode="r")
@@ -156,6 +190,8 @@ def child(argv: list[str]) -> None:
             start = time.perf_counter()
             last = [array[peer.slices(region)] for region in regions]
             times.append(time.perf_counter() - start)
+            if paired:
+                rust_times.append(array._native._rust_pass("read", regions))
         for region, data in zip(regions, last):
             peer.check(region, data, side)
         if workload == "verify":
@@ -164,6 +200,8 @@ def child(argv: list[str]) -> None:
         raise SystemExit(f"unknown workload `{workload}`")
     for t in times:
         print(f"time_s {t}")
+    for t in rust_times:
+        print(f"rust_time_s {t}")
 
 
 # ----------------------------------------------------------------- parent ---
@@ -221,7 +259,7 @@ class Runner:
         self.rust = rust
 
     def command(
-        self, imp: str, workload: str, codecs: str, store: Path, passes: int = 1
+        self, imp: str, workload: str, codecs: str, store: Path, passes: int = 1, paired: bool = False
     ) -> list[str]:
         if imp == "zarrkit-py":
             assert self.zarrkit_python is not None
@@ -233,7 +271,7 @@ class Runner:
                 str(store),
                 str(self.side),
                 str(passes),
-            ]
+            ] + (["paired"] if paired else [])
         if imp == "zarrkit-rs":
             assert self.rust is not None
             return [
@@ -264,6 +302,20 @@ class Runner:
         self, imp: str, workload: str, codecs: str, store: Path, passes: int = 1
     ) -> tuple[list[float], int]:
         """One child (`passes` timed passes): its times and its peak RSS (ru_maxrss, KiB)."""
+        stdout, maxrss = self.spawn(self.command(imp, workload, codecs, store, passes), imp, workload, codecs)
+        return times_of(stdout, "time_s"), maxrss
+
+    def run_paired(
+        self, workload: str, codecs: str, store: Path, passes: int
+    ) -> tuple[list[float], list[float]]:
+        """One zarrkit-py child of `passes` paired passes (see `child`): the
+        times through the Python API, and those of the same passes in Rust."""
+        command = self.command("zarrkit-py", workload, codecs, store, passes, paired=True)
+        stdout, _ = self.spawn(command, "zarrkit-py", workload, codecs)
+        return times_of(stdout, "time_s"), times_of(stdout, "rust_time_s")
+
+    def spawn(self, command: list[str], imp: str, workload: str, codecs: str) -> tuple[str, int]:
+        """Runs one child: its standard output and its peak RSS (ru_maxrss, KiB)."""
         env = dict(os.environ)
         for var in THREAD_VARS:
             env[var] = str(self.threads)
@@ -272,9 +324,7 @@ class Runner:
         env["OPENBLAS_NUM_THREADS"] = env["MKL_NUM_THREADS"] = "1"
         env["BENCH_COMPARE_NOISE_BITS"] = str(self.noise)
         with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-            p = subprocess.Popen(
-                self.command(imp, workload, codecs, store, passes), stdout=out, stderr=err, env=env, cwd="/"
-            )
+            p = subprocess.Popen(command, stdout=out, stderr=err, env=env, cwd="/")
             _, status, usage = os.wait4(p.pid, 0)
             p.returncode = os.waitstatus_to_exitcode(status)
             out.seek(0)
@@ -283,10 +333,17 @@ class Runner:
         if p.returncode != 0:
             tail = " | ".join(stderr.strip().splitlines()[-4:])
             raise RuntimeError(f"{imp} {workload} [{codecs}] exited with {p.returncode}: {tail}")
-        times = [
-            float(line.split()[1]) for line in stdout.splitlines() if line.startswith("time_s ")
-        ]
-        return times, usage.ru_maxrss
+        return stdout, usage.ru_maxrss
+
+
+def times_of(stdout: str, name: str) -> list[float]:
+    """The values of a child's `NAME SECONDS` lines."""
+    return [float(line.split()[1]) for line in stdout.splitlines() if line.startswith(name + " ")]
+
+
+def signed(t: float) -> str:
+    """`t` with its sign (− when negative)."""
+    return ("−" if t < 0 else "+") + fmt_time(abs(t))
 
 
 def fmt_time(t: float | None) -> str:
@@ -332,6 +389,13 @@ def main() -> None:
         default=8,
         help="passes per process of the steady-state comparison of zarrkit from Python "
         "and from Rust (0: skip it; default 8)",
+    )
+    parser.add_argument(
+        "--paired",
+        type=int,
+        default=24,
+        help="passes per process of the paired comparison: each pass through the Python API "
+        "followed by the same pass in Rust in the same process (0: skip it; default 24)",
     )
     parser.add_argument(
         "--build", action="store_true", help="cargo build --release bench-compare first"
@@ -380,8 +444,10 @@ def main() -> None:
     started = time.perf_counter()
     results: dict[tuple[str, str, str], tuple[float, int]] = {}
     copy_time = None
+    region_copy_time = None
     # (codecs, workload, imp) -> the passes after each process's first.
     steady: dict[tuple[str, str, str], list[float]] = {}
+    paired: dict[tuple[str, str], list[tuple[float, float]]] = {}
     try:
         if "zarrkit-py" in imps:
             copies = [
@@ -391,6 +457,11 @@ def main() -> None:
             # the kernel compacting memory for huge pages) would only
             # loosen the allowance.
             copy_time = min(copies)
+            region_copies = [
+                runner.run("zarrkit-py", "copy_regions", "zstd", root)[0][0]
+                for _ in range(args.reps)
+            ]
+            region_copy_time = min(region_copies)
         for codecs in codecs_list:
             for imp in imps:
                 store = root / codecs / imp
@@ -452,6 +523,19 @@ def main() -> None:
                                 imp, workload, codecs, root / codecs / imp, args.steady
                             )
                             steady[(codecs, workload, imp)].extend(t[1:])
+        # The binding's cost alone: in one zarrkit-py process, each pass
+        # through the Python API is followed by the same pass in Rust
+        # (`child ... paired`); the passes after each process's first count,
+        # compared pair by pair.
+        if "zarrkit-py" in imps and args.paired > 1:
+            for codecs in codecs_list:
+                for workload in workloads:
+                    pairs = paired.setdefault((codecs, workload), [])
+                    for _ in range(args.reps):
+                        py_t, rs_t = runner.run_paired(
+                            workload, codecs, root / codecs / "zarrkit-py", args.paired
+                        )
+                        pairs.extend(list(zip(py_t, rs_t))[1:])
     finally:
         if not args.keep:
             shutil.rmtree(root, ignore_errors=True)
@@ -489,11 +573,7 @@ def main() -> None:
             if "zarrkit-py" in imps and "zarrkit-rs" in imps:
                 rs = results.get((codecs, workload, "zarrkit-rs"))
                 if mine and rs:
-                    copy = (
-                        copy_time
-                        if workload != "read_regions"
-                        else copy_time * 64 * 32**3 / args.side**3
-                    )
+                    copy = region_copy_time if workload == "read_regions" else copy_time
                     diff = mine[0] - rs[0]
                     sign = "−" if diff < 0 else "+"
                     verdict = "within" if diff <= copy else "over"
@@ -507,10 +587,14 @@ def main() -> None:
         "of the child process (ru_maxrss, the interpreter included). Ratio < 1: zarrkit from Python "
         "is faster than the fastest Python peer. Last column: how much slower zarrkit from Python is "
         "than from Rust (− when faster), against one copy of the result into a new NumPy array "
-        '(for read_regions, of the 64 regions\' bytes); "within" meets the goal.'
+        '(for read_regions, of each of the 64 regions into its own); "within" meets the goal.'
     )
     if copy_time is not None:
-        print(f"One copy of the whole array into a new NumPy array: {fmt_time(copy_time)}.")
+        print(
+            f"One copy of the whole array into a new NumPy array: {fmt_time(copy_time)}; of each of "
+            f"the 64 regions' values into its own new NumPy array: {fmt_time(region_copy_time)} in all "
+            f"({fmt_time(copy_time * 64 * 32**3 / args.side**3)} pro rata of the whole copy)."
+        )
     if steady and copy_time is not None:
         print(
             f"\nSteady state: {args.reps} processes each of zarrkit from Python and from Rust, "
@@ -523,15 +607,36 @@ def main() -> None:
             for workload in workloads:
                 py = statistics.median(steady[(codecs, workload, "zarrkit-py")])
                 rs = statistics.median(steady[(codecs, workload, "zarrkit-rs")])
-                copy = (
-                    copy_time if workload != "read_regions" else copy_time * 64 * 32**3 / args.side**3
-                )
+                copy = region_copy_time if workload == "read_regions" else copy_time
                 diff = py - rs
                 sign = "−" if diff < 0 else "+"
                 verdict = "within" if diff <= copy else "over"
                 print(
                     f"| {label} | {workload} | {fmt_time(py)} | {fmt_time(rs)} | "
                     f"{sign}{fmt_time(abs(diff))} vs {fmt_time(copy)}: {verdict} |"
+                )
+    if paired and copy_time is not None:
+        print(
+            f"\nPaired, in one process: {args.reps} zarrkit-py processes of {args.paired} passes, each "
+            "pass through the Python API followed by the same pass in Rust (`_rust_pass`); medians of "
+            "the passes after each process's first, and of the pairs' differences (in brackets their "
+            "quartiles).\n"
+        )
+        print("| chain | workload | from Python | from Rust, same process | Python − Rust (quartiles) vs one copy |")
+        print("| --- | --- | --- | --- | --- |")
+        for codecs in codecs_list:
+            label = LABELS[codecs].format(shard=min(256, args.side))
+            for workload in workloads:
+                pairs = paired[(codecs, workload)]
+                py = statistics.median(p for p, _ in pairs)
+                rs = statistics.median(r for _, r in pairs)
+                diffs = [p - r for p, r in pairs]
+                q1, diff, q3 = statistics.quantiles(diffs, n=4)
+                copy = region_copy_time if workload == "read_regions" else copy_time
+                verdict = "within" if diff <= copy else "over"
+                print(
+                    f"| {label} | {workload} | {fmt_time(py)} | {fmt_time(rs)} | "
+                    f"{signed(diff)} ({signed(q1)} to {signed(q3)}) vs {fmt_time(copy)}: {verdict} |"
                 )
     print(
         f"Load average before {' '.join(load_before)}, after {' '.join(load_after)}; the run took {elapsed:.0f} s."

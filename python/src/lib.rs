@@ -783,6 +783,66 @@ impl Array_ {
             .map_err(py_err)
     }
 
+    /// One pass of a benchmark workload done in Rust, the GIL released:
+    /// `"read"` reads each of `regions` (a list of `(start, stop)` per
+    /// axis) into a new vector, as `Array::read_region_bytes` does;
+    /// `"write"` writes `data` (element bytes, C order) into the one
+    /// region given. Returns the seconds it took, timed in Rust; read
+    /// results are freed after the timing.
+    ///
+    /// For `bench-compare/python/bench_python.py`, which alternates these
+    /// passes with the same workload through the Python API in one
+    /// process: the difference is the binding's cost alone, free of the
+    /// machine's phases and of the heap's state, which differ from one
+    /// process to the next.
+    #[pyo3(name = "_rust_pass", signature = (workload, regions, data=None))]
+    fn rust_pass(
+        &self,
+        py: Python<'_>,
+        workload: &str,
+        regions: Vec<Vec<(u64, u64)>>,
+        data: Option<PyReadonlyArray1<'_, u8>>,
+    ) -> PyResult<f64> {
+        let array = self.get();
+        let regions: Vec<zarrkit::Region> = regions
+            .iter()
+            .map(|r| {
+                let ranges: Vec<std::ops::Range<u64>> = r.iter().map(|&(a, b)| a..b).collect();
+                zarrkit::Region::from_ranges(&ranges)
+            })
+            .collect();
+        match (workload, &data, regions.as_slice()) {
+            ("read", None, _) => {
+                let (elapsed, results) = py
+                    .detach(|| -> Result<_, Error> {
+                        let start = std::time::Instant::now();
+                        let results = regions
+                            .iter()
+                            .map(|region| array.read_region_bytes(region))
+                            .collect::<Result<Vec<_>, Error>>()?;
+                        Ok((start.elapsed(), results))
+                    })
+                    .map_err(py_err)?;
+                drop(results);
+                Ok(elapsed.as_secs_f64())
+            }
+            ("write", Some(data), [region]) => {
+                let bytes = data
+                    .as_slice()
+                    .map_err(|_| invalid("the value must be C-contiguous"))?;
+                py.detach(|| -> Result<_, Error> {
+                    let start = std::time::Instant::now();
+                    array.write_region_bytes(region, bytes)?;
+                    Ok(start.elapsed().as_secs_f64())
+                })
+                .map_err(py_err)
+            }
+            _ => Err(invalid(
+                "expected (\"read\", regions) or (\"write\", [region], data)",
+            )),
+        }
+    }
+
     /// Reads `key` of a `string` or `bytes` array: `(shape, list)`.
     fn read_vlen(
         &self,

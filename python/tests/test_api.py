@@ -201,3 +201,23 @@ def test_string_arrays(tmp_path: pathlib.Path) -> None:
     assert got.tolist() == [["x", "mid", "x"], ["", "bb", "c"]]
     assert a[1, 1] == "bb"
     assert a.oindex[[1, 0], [2]].tolist() == [["c"], ["x"]]
+
+
+def test_the_benchmark_pass_in_rust_writes_and_reads_what_the_api_does(tmp_path: pathlib.Path) -> None:
+    # `_rust_pass` is bench_python.py's Rust side of its paired comparison:
+    # it must do the workload, not only time something.
+    a = zarrkit.create_array(tmp_path / "b.zarr", shape=(6, 10), dtype="<u2", chunks=(4, 4))
+    data = np.arange(60, dtype="<u2").reshape(6, 10)
+    seconds = a._native._rust_pass("write", [((0, 6), (0, 10))], data.reshape(-1).view(np.uint8))
+    assert seconds > 0
+    np.testing.assert_array_equal(a[...], data)
+    assert a._native._rust_pass("read", [((1, 5), (2, 9)), ((0, 6), (0, 10))]) > 0
+    # The reads decode the chunks: a damaged one fails, named.
+    (tmp_path / "b.zarr" / "c" / "1" / "2").write_bytes(b"not zstd")
+    with pytest.raises(zarrkit.errors.ZarrkitError, match="c/1/2"):
+        a._native._rust_pass("read", [((0, 6), (0, 10))])
+    assert a._native._rust_pass("read", [((0, 4), (0, 8))]) > 0
+    with pytest.raises(zarrkit.errors.SelectionError):
+        a._native._rust_pass("read", [((0, 7), (0, 10))])
+    with pytest.raises(zarrkit.errors.InvalidValueError, match="expected"):
+        a._native._rust_pass("write", [((0, 6), (0, 10))])

@@ -2,6 +2,7 @@
 
 Not a public API: use the names of the `zarrkit` package."""
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -79,6 +80,12 @@ class Array_:
     ) -> tuple[list[int], npt.NDArray[np.uint8]] | None: ...
     def read_into(self, mode: str, key: Any, out: npt.NDArray[np.uint8]) -> None: ...
     def read_vlen(self, mode: str, key: Any) -> tuple[list[int], list[Any]]: ...
+    def _rust_pass(
+        self,
+        workload: str,
+        regions: Sequence[Sequence[tuple[int, int]]],
+        data: npt.NDArray[np.uint8] | None = None,
+    ) -> float: ...
     def write(
         self, mode: str, key: Any, data: npt.NDArray[np.uint8], data_shape: list[int]
     ) -> None: ...

@@ -638,8 +638,9 @@ impl Array {
     /// or [`Error::OutOfMemory`] when the allocator cannot provide it.
     pub(super) fn zeroed_buffer(&self, n: usize, what: &str) -> Result<Vec<u8>, Error> {
         // A zeroed allocation (calloc: fresh pages are zero already), not
-        // a reservation filled with zeros, which writes every byte.
-        bytemuck::allocation::try_zeroed_vec(n).map_err(|()| Error::OutOfMemory {
+        // a reservation filled with zeros, which writes every byte; huge
+        // pages from 4 MiB up, as `read_region`'s vectors.
+        super::pages::try_result_bytes(n).ok_or_else(|| Error::OutOfMemory {
             path: self.path.clone(),
             what: what.to_string(),
             bytes: n as u64,

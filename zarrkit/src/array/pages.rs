@@ -27,6 +27,19 @@ pub(super) fn result_vec<T: Element>(n: usize) -> Vec<T> {
     out
 }
 
+/// [`result_vec`] for bytes, failing rather than aborting: `None` when
+/// the allocation fails. The buffer of [`Array::read_region_bytes`] and
+/// of the other byte reads, which faulted in a 32 MiB result 4 KiB at a
+/// time before.
+///
+/// [`Array::read_region_bytes`]: super::Array::read_region_bytes
+pub(super) fn try_result_bytes(n: usize) -> Option<Vec<u8>> {
+    let mut out = bytemuck::allocation::try_zeroed_vec(aligned_capacity::<u8>(n)).ok()?;
+    out.truncate(n);
+    advise_huge_pages(&mut out);
+    Some(out)
+}
+
 /// The huge page size of x86-64 and aarch64's 4 KiB-page kernels.
 const HUGE_PAGE: usize = 2 << 20;
 
@@ -131,6 +144,18 @@ mod tests {
             assert_eq!(v.len(), n);
             assert!(v.iter().all(|&x| x == 0));
         }
+    }
+
+    #[test]
+    fn byte_results_are_zeroed_and_large_ones_map_whole_huge_pages() {
+        for n in [0, 1, 4095, (4 << 20) + 3] {
+            let v = try_result_bytes(n).expect("a small allocation");
+            assert_eq!(v.len(), n);
+            assert!(v.iter().all(|&x| x == 0));
+        }
+        let large = try_result_bytes(32 << 20).expect("32 MiB");
+        assert_eq!(large.capacity(), (34 << 20) - MALLOC_OVERHEAD);
+        assert_eq!(try_result_bytes(100).map(|v| v.capacity()), Some(100));
     }
 
     #[test]
