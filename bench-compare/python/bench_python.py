@@ -20,15 +20,16 @@ Every (implementation, chain, workload) repetition runs in its own child
 process with the same thread budget (`--threads`, default 2: rayon's pool,
 OpenMP/BLAS, blosc, zarr-python's `threading.max_workers`, tensorstore's
 concurrency limits), reads after an untimed warm-up pass, and checks the
-values it read. The table gives the median of the repetitions, the peak
+values it read; the implementations take turns, repetition by repetition.
+The table gives the median of the repetitions, the peak
 memory of the children (`ru_maxrss`), the ratio of zarrkit from Python to
 the best Python peer, and zarrkit from Python against zarrkit from Rust
 plus the cost of one copy of the result into a new NumPy array (for the
 region reads, of each region into its own). Two more tables compare the
 two languages in a steady state: separate processes taking turns
 (`--steady` passes each), and pairs of passes in one process (`--paired`:
-each pass through the Python API followed by the same pass in Rust, the
-native module's `_rust_pass`), which leaves the machine's phases and the
+each pass through the Python API paired with the same pass in Rust, the
+native module's `_rust_pass`, the two taking turns to go first), which leaves the machine's phases and the
 heap's state out of the difference.
 
 The implementations and their interpreters:
@@ -128,10 +129,14 @@ def child(argv: list[str]) -> None:
     copy of an array-sized NumPy array into a new one (what handing a
     result to NumPy costs: page faults included).
 
-    `paired`: each pass through the Python API is followed by the same
+    `paired`: each pass through the Python API is paired with the same
     pass done in Rust in this process (the native module's `_rust_pass`),
     printed as `rust_time_s`: the two alternate pass by pass, on the same
-    heap and in the same phase of the machine's speed."""
+    heap and in the same phase of the machine's speed. Which of the two
+    goes first alternates from pair to pair: the second of a pair runs
+    with the first's results alive and its freed pages at hand, and it
+    right after the first's parallel work, which a fixed order would
+    charge to one language only."""
     import numpy as np
 
     sys.path.insert(0, str(PEER_SCRIPT.parent))
@@ -173,11 +178,13 @@ def child(argv: list[str]) -> None:
         data = peer.values(whole, side)
         array = zarrkit.open_array(os.path.join(path, peer.ARRAY), mode="r+")
         flat = data.reshape(-1).view(np.uint8)
-        for _ in range(passes):
+        for i in range(passes):
+            if paired and i % 2:
+                rust_times.append(array._native._rust_pass("write", [whole], flat))
             start = time.perf_counter()
             array[...] = data
             times.append(time.perf_counter() - start)
-            if paired:
+            if paired and not i % 2:
                 rust_times.append(array._native._rust_pass("write", [whole], flat))
     elif workload in ("read_all", "read_regions", "verify"):
         regions = peer.random_regions(side) if workload == "read_regions" else [whole]
@@ -185,12 +192,14 @@ def child(argv: list[str]) -> None:
         if workload != "verify":
             for region in regions:
                 array[peer.slices(region)]
-        for _ in range(passes if workload != "verify" else 1):
+        for i in range(passes if workload != "verify" else 1):
             last = None  # the previous pass's results are freed first, as in Rust
+            if paired and i % 2:
+                rust_times.append(array._native._rust_pass("read", regions))
             start = time.perf_counter()
             last = [array[peer.slices(region)] for region in regions]
             times.append(time.perf_counter() - start)
-            if paired:
+            if paired and not i % 2:
                 rust_times.append(array._native._rust_pass("read", regions))
         for region, data in zip(regions, last):
             peer.check(region, data, side)
@@ -395,7 +404,8 @@ def main() -> None:
         type=int,
         default=24,
         help="passes per process of the paired comparison: each pass through the Python API "
-        "followed by the same pass in Rust in the same process (0: skip it; default 24)",
+        "paired with the same pass in Rust in the same process, each going first in turn "
+        "(0: skip it; default 24)",
     )
     parser.add_argument(
         "--build", action="store_true", help="cargo build --release bench-compare first"
@@ -470,16 +480,23 @@ def main() -> None:
                 (store / "array" / "zarr.json").write_text(metadata(codecs, args.side))
                 if "write" not in workloads:
                     runner.run(imp, "write", codecs, store)  # the data the reads read
-                for workload in workloads:
-                    times, peaks = [], []
-                    try:
-                        for _ in range(args.reps):
-                            t, peak = runner.run(imp, workload, codecs, store)
-                            times.extend(t)
-                            peaks.append(peak)
-                    except RuntimeError as e:
-                        notes.append(f"FAILED: {e}")
-                        continue
+            for workload in workloads:
+                # The implementations take turns, repetition by repetition:
+                # this machine's speed moves in phases of seconds, and all
+                # of one implementation's repetitions before the next's
+                # would compare phases as much as implementations.
+                runs: dict[str, tuple[list[float], list[int]]] = {imp: ([], []) for imp in imps}
+                for _ in range(args.reps):
+                    for imp in list(runs):
+                        try:
+                            t, peak = runner.run(imp, workload, codecs, root / codecs / imp)
+                        except RuntimeError as e:
+                            notes.append(f"FAILED: {e}")
+                            del runs[imp]
+                            continue
+                        runs[imp][0].extend(t)
+                        runs[imp][1].append(peak)
+                for imp, (times, peaks) in runs.items():
                     results[(codecs, workload, imp)] = (statistics.median(times), max(peaks))
                     print(
                         f"{codecs:8} {workload:13} {imp:11} {fmt_time(results[(codecs, workload, imp)][0]):>9} "
@@ -524,8 +541,8 @@ def main() -> None:
                             )
                             steady[(codecs, workload, imp)].extend(t[1:])
         # The binding's cost alone: in one zarrkit-py process, each pass
-        # through the Python API is followed by the same pass in Rust
-        # (`child ... paired`); the passes after each process's first count,
+        # through the Python API is paired with the same pass in Rust, the
+        # two taking turns to go first (`child ... paired`); the passes after each process's first count,
         # compared pair by pair.
         if "zarrkit-py" in imps and args.paired > 1:
             for codecs in codecs_list:
@@ -618,7 +635,8 @@ def main() -> None:
     if paired and copy_time is not None:
         print(
             f"\nPaired, in one process: {args.reps} zarrkit-py processes of {args.paired} passes, each "
-            "pass through the Python API followed by the same pass in Rust (`_rust_pass`); medians of "
+            "pass through the Python API paired with the same pass in Rust (`_rust_pass`), each "
+            "going first in every other pair; medians of "
             "the passes after each process's first, and of the pairs' differences (in brackets their "
             "quartiles).\n"
         )

@@ -367,23 +367,26 @@ fn selection_item(py: Python<'_>, item: &Bound<'_, PyAny>) -> PyResult<Selection
         return Ok(SelectionItem::Ellipsis);
     }
     if let Ok(slice) = item.cast::<PySlice>() {
-        let bound = |name: &str| -> PyResult<Option<i64>> {
-            let value = slice.getattr(name)?;
+        // Interned names: a region read parses three slices a call, and a
+        // new string for each attribute lookup was most of the binding's
+        // cost of parsing them (callgrind).
+        let bound = |attr: &Bound<'_, pyo3::types::PyString>| -> PyResult<Option<i64>> {
+            let value = slice.getattr(attr)?;
             if value.is_none() {
                 Ok(None)
             } else {
                 value.extract().map(Some).map_err(|_| {
                     raise(
                         "SelectionTypeError",
-                        format!("slice {name} must be an integer or None"),
+                        format!("slice {attr} must be an integer or None"),
                     )
                 })
             }
         };
         return Ok(SelectionItem::slice(
-            bound("start")?,
-            bound("stop")?,
-            bound("step")?,
+            bound(pyo3::intern!(py, "start"))?,
+            bound(pyo3::intern!(py, "stop"))?,
+            bound(pyo3::intern!(py, "step"))?,
         ));
     }
     if item.is_instance_of::<PyBool>() {

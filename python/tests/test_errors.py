@@ -43,6 +43,10 @@ def test_bad_selections_raise_index_error(arr2d) -> None:
         a[1.5]
     with pytest.raises(TypeError):
         a["x"]
+    # A slice's bounds and step must be integers (as NumPy's), each named.
+    for key, name in [(np.s_[1.5:], "start"), (np.s_[:"x"], "stop"), (np.s_[::0.5], "step")]:
+        with pytest.raises(TypeError, match=f"slice {name} must be an integer or None"):
+            a[key]
 
 
 def test_values_that_do_not_broadcast(arr2d) -> None:
