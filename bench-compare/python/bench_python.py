@@ -21,16 +21,16 @@ process with the same thread budget (`--threads`, default 2: rayon's pool,
 OpenMP/BLAS, blosc, zarr-python's `threading.max_workers`, tensorstore's
 concurrency limits), reads after an untimed warm-up pass, and checks the
 values it read; the implementations take turns, repetition by repetition.
-The table gives the median of the repetitions, the peak
-memory of the children (`ru_maxrss`), the ratio of zarrkit from Python to
+The table gives the median of the repetitions, the peak memory of the
+children (`ru_maxrss`), the ratio of zarrkit from Python to
 the best Python peer, and zarrkit from Python against zarrkit from Rust
 plus the cost of one copy of the result into a new NumPy array (for the
 region reads, of each region into its own). Two more tables compare the
 two languages in a steady state: separate processes taking turns
 (`--steady` passes each), and pairs of passes in one process (`--paired`:
 each pass through the Python API paired with the same pass in Rust, the
-native module's `_rust_pass`, the two taking turns to go first), which leaves the machine's phases and the
-heap's state out of the difference.
+native module's `_rust_pass`, the two taking turns to go first), which
+leaves the machine's phases and the heap's state out of the difference.
 
 The implementations and their interpreters:
 
@@ -150,6 +150,19 @@ def child(argv: list[str]) -> None:
     rust_times = []
     whole = ((0, side), (0, side), (0, side))
     times = []
+
+    def timed(i: int, python_pass, rust_pass):
+        """Pass `i` through the Python API, timed; when `paired`, the same
+        pass in Rust after it (even `i`) or before it (odd `i`). Returns
+        what the Python pass returned."""
+        if paired and i % 2:
+            rust_times.append(rust_pass())
+        start = time.perf_counter()
+        result = python_pass()
+        times.append(time.perf_counter() - start)
+        if paired and not i % 2:
+            rust_times.append(rust_pass())
+        return result
     if workload == "copy":
         data = peer.values(whole, side)
         start = time.perf_counter()
@@ -178,14 +191,12 @@ def child(argv: list[str]) -> None:
         data = peer.values(whole, side)
         array = zarrkit.open_array(os.path.join(path, peer.ARRAY), mode="r+")
         flat = data.reshape(-1).view(np.uint8)
-        for i in range(passes):
-            if paired and i % 2:
-                rust_times.append(array._native._rust_pass("write", [whole], flat))
-            start = time.perf_counter()
+
+        def write() -> None:
             array[...] = data
-            times.append(time.perf_counter() - start)
-            if paired and not i % 2:
-                rust_times.append(array._native._rust_pass("write", [whole], flat))
+
+        for i in range(passes):
+            timed(i, write, lambda: array._native._rust_pass("write", [whole], flat))
     elif workload in ("read_all", "read_regions", "verify"):
         regions = peer.random_regions(side) if workload == "read_regions" else [whole]
         array = zarrkit.open_array(os.path.join(path, peer.ARRAY), mode="r")
@@ -194,13 +205,11 @@ def child(argv: list[str]) -> None:
                 array[peer.slices(region)]
         for i in range(passes if workload != "verify" else 1):
             last = None  # the previous pass's results are freed first, as in Rust
-            if paired and i % 2:
-                rust_times.append(array._native._rust_pass("read", regions))
-            start = time.perf_counter()
-            last = [array[peer.slices(region)] for region in regions]
-            times.append(time.perf_counter() - start)
-            if paired and not i % 2:
-                rust_times.append(array._native._rust_pass("read", regions))
+            last = timed(
+                i,
+                lambda: [array[peer.slices(region)] for region in regions],
+                lambda: array._native._rust_pass("read", regions),
+            )
         for region, data in zip(regions, last):
             peer.check(region, data, side)
         if workload == "verify":
@@ -542,8 +551,8 @@ def main() -> None:
                             steady[(codecs, workload, imp)].extend(t[1:])
         # The binding's cost alone: in one zarrkit-py process, each pass
         # through the Python API is paired with the same pass in Rust, the
-        # two taking turns to go first (`child ... paired`); the passes after each process's first count,
-        # compared pair by pair.
+        # two taking turns to go first (`child ... paired`); the passes
+        # after each process's first count, compared pair by pair.
         if "zarrkit-py" in imps and args.paired > 1:
             for codecs in codecs_list:
                 for workload in workloads:
@@ -560,6 +569,14 @@ def main() -> None:
     load_after = open("/proc/loadavg").read().split()[:3]
 
     peers = [i for i in imps if i in PYTHON_PEERS]
+
+    def against_copy(workload: str, diff: float, spread: str = "") -> str:
+        """zarrkit from Python minus from Rust (`diff`, then `spread`)
+        against the goal's allowance: one copy of the result into NumPy
+        (for the region reads, of each region into its own array)."""
+        copy = region_copy_time if workload == "read_regions" else copy_time
+        verdict = "within" if copy is not None and diff <= copy else "over"
+        return f"{signed(diff)}{spread} vs {fmt_time(copy)}: {verdict}"
     header = ["chain", "workload", *imps]
     if "zarrkit-py" in imps and peers:
         header.append("zarrkit-py / best Python peer")
@@ -590,11 +607,7 @@ def main() -> None:
             if "zarrkit-py" in imps and "zarrkit-rs" in imps:
                 rs = results.get((codecs, workload, "zarrkit-rs"))
                 if mine and rs:
-                    copy = region_copy_time if workload == "read_regions" else copy_time
-                    diff = mine[0] - rs[0]
-                    sign = "−" if diff < 0 else "+"
-                    verdict = "within" if diff <= copy else "over"
-                    row.append(f"{sign}{fmt_time(abs(diff))} vs {fmt_time(copy)}: {verdict}")
+                    row.append(against_copy(workload, mine[0] - rs[0]))
                 else:
                     row.append("–")
             print("| " + " | ".join(row) + " |")
@@ -624,13 +637,9 @@ def main() -> None:
             for workload in workloads:
                 py = statistics.median(steady[(codecs, workload, "zarrkit-py")])
                 rs = statistics.median(steady[(codecs, workload, "zarrkit-rs")])
-                copy = region_copy_time if workload == "read_regions" else copy_time
-                diff = py - rs
-                sign = "−" if diff < 0 else "+"
-                verdict = "within" if diff <= copy else "over"
                 print(
                     f"| {label} | {workload} | {fmt_time(py)} | {fmt_time(rs)} | "
-                    f"{sign}{fmt_time(abs(diff))} vs {fmt_time(copy)}: {verdict} |"
+                    f"{against_copy(workload, py - rs)} |"
                 )
     if paired and copy_time is not None:
         print(
@@ -650,11 +659,9 @@ def main() -> None:
                 rs = statistics.median(r for _, r in pairs)
                 diffs = [p - r for p, r in pairs]
                 q1, diff, q3 = statistics.quantiles(diffs, n=4)
-                copy = region_copy_time if workload == "read_regions" else copy_time
-                verdict = "within" if diff <= copy else "over"
                 print(
                     f"| {label} | {workload} | {fmt_time(py)} | {fmt_time(rs)} | "
-                    f"{signed(diff)} ({signed(q1)} to {signed(q3)}) vs {fmt_time(copy)}: {verdict} |"
+                    f"{against_copy(workload, diff, f' ({signed(q1)} to {signed(q3)})')} |"
                 )
     print(
         f"Load average before {' '.join(load_before)}, after {' '.join(load_after)}; the run took {elapsed:.0f} s."
