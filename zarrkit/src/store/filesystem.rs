@@ -146,6 +146,10 @@ impl ValueSnapshot for FileSnapshot {
         let Some(version) = &self.version else {
             return Ok(None);
         };
+        #[cfg(unix)]
+        if ranges.len() > 1 {
+            return read_ranges(&version.file, &self.key, version.len, ranges).map(Some);
+        }
         let _cursor = self.cursor.lock().unwrap_or_else(PoisonError::into_inner);
         ranges
             .iter()
@@ -1775,6 +1779,44 @@ fn read_range(
     Ok(bytes)
 }
 
+/// Reads `ranges` of the open file of `key` (`len` bytes long), as
+/// [`read_range`] each: first those the page cache holds, on the caller's
+/// thread (Linux), then those that would wait on the device in parallel on
+/// [`io_pool`], each `pread` of the one file waiting at once. A region of
+/// a shard reads its inner chunks so. Read one after another, each waited
+/// for the device in turn: 64 cold region reads of a 256³ blosc shard (4
+/// or 5 ranges each) took 59 ms, in parallel 52 ms (medians of 8
+/// alternating runs; tensorstore, which reads a shard's ranges in parallel
+/// too, 39–45 ms). The error reported is that of the earliest failing
+/// range.
+#[cfg(unix)]
+fn read_ranges(
+    file: &File,
+    key: &StoreKey,
+    len: u64,
+    ranges: &[Option<ByteRange>],
+) -> Result<Vec<Vec<u8>>, StoreError> {
+    #[cfg(target_os = "linux")]
+    let mut read: Vec<Option<Result<Vec<u8>, StoreError>>> = ranges
+        .iter()
+        .map(|range| read_range_cached(file, key, len, *range).transpose())
+        .collect();
+    #[cfg(not(target_os = "linux"))]
+    let mut read: Vec<Option<Result<Vec<u8>, StoreError>>> = ranges.iter().map(|_| None).collect();
+    let waiting: Vec<usize> = (0..ranges.len()).filter(|&i| read[i].is_none()).collect();
+    let read_one = |&i: &usize| (i, read_range(file, key, len, ranges[i]));
+    let waited: Vec<(usize, Result<Vec<u8>, StoreError>)> = match io_pool()
+        .filter(|_| waiting.len() > 1)
+    {
+        Some(pool) => pool.install(|| waiting.par_iter().with_max_len(1).map(read_one).collect()),
+        None => waiting.iter().map(read_one).collect(),
+    };
+    for (i, result) in waited {
+        read[i] = Some(result);
+    }
+    read.into_iter().flatten().collect()
+}
+
 /// [`read_range`] from the page cache only: `Ok(None)` when part of the
 /// range is not cached and reading it would wait on the device.
 #[cfg(target_os = "linux")]
@@ -3246,6 +3288,82 @@ mod tests {
             assert_eq!(answer.as_deref(), Some(&value(i)[..]), "value {i}");
         }
         assert_eq!(answers[n..], [None, None]);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_snapshot_reads_cached_and_evicted_ranges_of_one_file_each_in_its_place() {
+        let (_dir, store) = temp_store();
+        let k = key("shard/c/0");
+        let value: Vec<u8> = (0..2_000_000u32).map(|j| (j * 7 + j / 251) as u8).collect();
+        store.set(&k, &value).unwrap();
+        let file = File::open(store.root().join("shard/c/0")).unwrap();
+        file.sync_all().unwrap();
+        // Dropped from the page cache (on a disk file system; tmpfs,
+        // magic 0x01021994, keeps its pages), asked again while the kernel
+        // keeps a page; checked on a byte no range below reads (a read
+        // that must not wait brings the pages around it back).
+        if rustix::fs::statfs(store.root()).unwrap().f_type != 0x0102_1994 {
+            let probe = Some(ByteRange::new(1_000_000, 1));
+            let evicted = (0..20).any(|_| {
+                rustix::fs::fadvise(&file, 0, None, rustix::fs::Advice::DontNeed).unwrap();
+                let cached = read_range_cached(&file, &k, 2_000_000, probe).unwrap();
+                std::thread::sleep(std::time::Duration::from_millis(5));
+                cached.is_none()
+            });
+            assert!(
+                evicted,
+                "the value stayed in the page cache after 20 advices"
+            );
+            rustix::fs::fadvise(&file, 0, None, rustix::fs::Advice::DontNeed).unwrap();
+        }
+        // One range read back into the cache: the batch mixes both kinds.
+        let cached_range = ByteRange::new(600_000, 70_000);
+        read_range(&file, &k, 2_000_000, Some(cached_range)).unwrap();
+        let snapshot = store.snapshot(&k).unwrap();
+        let ranges = [
+            Some(ByteRange::new(1_500_000, 65_000)),
+            Some(cached_range),
+            Some(ByteRange::new(10, 100_000)),
+            Some(ByteRange::Suffix(8_196)),
+            None,
+            Some(ByteRange::new(1_999_999, 1)),
+        ];
+        let read = snapshot.read(&ranges).unwrap().unwrap();
+        let expected: Vec<&[u8]> = vec![
+            &value[1_500_000..1_565_000],
+            &value[600_000..670_000],
+            &value[10..100_010],
+            &value[2_000_000 - 8_196..],
+            &value[..],
+            &value[1_999_999..],
+        ];
+        assert_eq!(read.len(), expected.len());
+        for (i, (got, want)) in read.iter().zip(&expected).enumerate() {
+            assert!(
+                got == want,
+                "range {i}: {} bytes, expected {}",
+                got.len(),
+                want.len()
+            );
+        }
+        // Of two ranges past the end, the error names the first.
+        let first_bad = ByteRange::new(2_000_000, 10);
+        let error = snapshot
+            .read(&[
+                Some(ByteRange::new(0, 10)),
+                Some(first_bad),
+                Some(ByteRange::new(3_000_000, 10)),
+            ])
+            .unwrap_err();
+        match error {
+            StoreError::InvalidRange {
+                key, range, len, ..
+            } => {
+                assert_eq!((key, range, len), (k.clone(), first_bad, 2_000_000));
+            }
+            other => panic!("expected an invalid range, got {other}"),
+        }
     }
 
     #[cfg(target_os = "linux")]
