@@ -179,6 +179,57 @@ fn sharded_arrays_round_trip_with_edge_shards_and_missing_inner_chunks() {
 }
 
 #[test]
+fn region_reads_of_compressed_shards_on_disk_place_every_inner_chunk() {
+    // Regions of one to nine 4×4 inner chunks, some of them missing: the
+    // inner chunks a region needs are read as ranges of the shard file,
+    // adjacent ones coalesced into one range (each then copied out of it)
+    // and lone ones moved out whole, read through a filesystem store's
+    // snapshot of the shard file.
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(zarrkit::store::FilesystemStore::new(dir.path()).unwrap());
+    let array = Array::builder(&[16, 24], DataType::UInt16, &[16, 24])
+        .fill_value(9u16)
+        .codecs(vec![zstd_sharding(&[4, 4])])
+        .create(store, "/a")
+        .unwrap();
+    let data = noise(16 * 24, 7);
+    array
+        .write_region(&Region::whole(&[16, 24]), &data)
+        .unwrap();
+    // The inner chunk at (1, 2) and (2, 2) back to the fill value: not stored.
+    let fill = vec![9u16; 4 * 4];
+    for start in [[4, 8], [8, 8]] {
+        array
+            .write_region(&Region::new(start.to_vec(), vec![4, 4]), &fill)
+            .unwrap();
+    }
+    let expected = |i: u64, j: u64| {
+        if (4..12).contains(&i) && (8..12).contains(&j) {
+            9
+        } else {
+            data[(i * 24 + j) as usize]
+        }
+    };
+    for (start, shape) in [
+        ([1, 1], [2, 2]),
+        ([1, 1], [3, 9]),
+        ([3, 6], [6, 7]),
+        ([0, 0], [16, 24]),
+        ([5, 9], [6, 13]),
+        ([12, 20], [4, 4]),
+        ([2, 3], [11, 5]),
+    ] {
+        let region = Region::new(start.to_vec(), shape.to_vec());
+        let got: Vec<u16> = array.read_region(&region).unwrap();
+        let want: Vec<u16> = (start[0]..start[0] + shape[0])
+            .flat_map(|i| (start[1]..start[1] + shape[1]).map(move |j| (i, j)))
+            .map(|(i, j)| expected(i, j))
+            .collect();
+        assert_eq!(got, want, "region at {start:?} of {shape:?}");
+    }
+}
+
+#[test]
 fn whole_shards_inside_a_larger_region_encode_straight_from_it() {
     // Shards 4x8 in a 12x16 array; the region rows 2..11 covers shard row
     // 1 (rows 4..8) entirely, at a non-zero offset within the region, and

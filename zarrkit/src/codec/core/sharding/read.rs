@@ -313,13 +313,17 @@ impl ShardingCodec {
                     let mut buffer = BUFFERS.buffer(size).ok_or_else(|| CodecError::TooLarge {
                         shape: shard.inner_repr.shape.clone(),
                     })?;
-                    if let Err(error) =
-                        shard
-                            .inner
-                            .decode_into(bytes, &shard.inner_repr, &mut buffer)
+                    // The stored bytes' buffer, when the chain only read
+                    // it, goes back to the pool too.
+                    match shard
+                        .inner
+                        .decode_into_spent(bytes, &shard.inner_repr, &mut buffer)
                     {
-                        BUFFERS.give([buffer]);
-                        return Err(error);
+                        Ok(spent) => BUFFERS.give(spent),
+                        Err(error) => {
+                            BUFFERS.give([buffer]);
+                            return Err(error);
+                        }
                     }
                     return Ok((i, ChunkData::from(buffer)));
                 }
