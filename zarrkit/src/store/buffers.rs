@@ -20,6 +20,11 @@ use std::sync::{Mutex, PoisonError};
 /// The most memory [`BUFFERS`] keeps between reads.
 const POOL_BYTES: usize = 32 << 20;
 
+/// The most buffers [`BUFFERS`] keeps: each take looks through them all,
+/// and compressed chunks of a smooth field are a few hundred bytes each
+/// (32 MiB of those would be tens of thousands).
+const POOL_BUFFERS: usize = 1024;
+
 /// Kept buffers (see the module documentation).
 pub(crate) struct BufferPool {
     buffers: Mutex<Vec<Vec<u8>>>,
@@ -89,7 +94,10 @@ impl BufferPool {
         let mut buffers = self.buffers.lock().unwrap_or_else(PoisonError::into_inner);
         let mut kept: usize = buffers.iter().map(Vec::capacity).sum();
         for buffer in returned {
-            if buffer.capacity() > 0 && kept + buffer.capacity() <= POOL_BYTES {
+            if buffer.capacity() > 0
+                && kept + buffer.capacity() <= POOL_BYTES
+                && buffers.len() < POOL_BUFFERS
+            {
                 kept += buffer.capacity();
                 buffers.push(buffer);
             }
@@ -140,5 +148,9 @@ mod tests {
             (POOL_BYTES - (1 << 20)..=POOL_BYTES).contains(&kept),
             "{kept}"
         );
+        // Nor more than POOL_BUFFERS buffers, however small.
+        pool.buffers.lock().unwrap().clear();
+        pool.give((0..POOL_BUFFERS + 500).map(|_| vec![0u8; 300]));
+        assert_eq!(pool.buffers.lock().unwrap().len(), POOL_BUFFERS);
     }
 }
