@@ -1803,18 +1803,26 @@ fn read_ranges(
         .collect();
     #[cfg(not(target_os = "linux"))]
     let mut read: Vec<Option<Result<Vec<u8>, StoreError>>> = ranges.iter().map(|_| None).collect();
-    let waiting: Vec<usize> = (0..ranges.len()).filter(|&i| read[i].is_none()).collect();
-    let read_one = |&i: &usize| (i, read_range(file, key, len, ranges[i]));
-    let waited: Vec<(usize, Result<Vec<u8>, StoreError>)> = match io_pool()
-        .filter(|_| waiting.len() > 1)
-    {
-        Some(pool) => pool.install(|| waiting.par_iter().with_max_len(1).map(read_one).collect()),
+    read_waiting(&mut read, |i| read_range(file, key, len, ranges[i]));
+    read.into_iter().flatten().collect()
+}
+
+/// Fills the answers still `None` (those the caches did not hold) with
+/// `read` of their index: on [`io_pool`], in parallel, when there are
+/// several (each waits on the device), else on the caller's thread.
+#[cfg(unix)]
+fn read_waiting<T: Send>(answers: &mut [Option<T>], read: impl Fn(usize) -> T + Sync) {
+    let waiting: Vec<usize> = (0..answers.len())
+        .filter(|&i| answers[i].is_none())
+        .collect();
+    let read_one = |&i: &usize| (i, read(i));
+    let read: Vec<(usize, T)> = match io_pool().filter(|_| waiting.len() > 1) {
+        Some(pool) => pool.install(|| waiting.par_iter().map(read_one).collect()),
         None => waiting.iter().map(read_one).collect(),
     };
-    for (i, result) in waited {
-        read[i] = Some(result);
+    for (i, answer) in read {
+        answers[i] = Some(answer);
     }
-    read.into_iter().flatten().collect()
 }
 
 /// [`read_range`] from the page cache only: `Ok(None)` when part of the
@@ -2027,16 +2035,7 @@ impl Store for FilesystemStore {
                     .map(|key| self.read_small_cached(key, dir))
                     .collect();
             }
-            let waiting: Vec<usize> = (0..keys.len()).filter(|&i| results[i].is_none()).collect();
-            let read = |&i: &usize| (i, self.read_small(&keys[i], root.as_ref()));
-            let read_waiting: Vec<(usize, ReadResult)> =
-                match io_pool().filter(|_| waiting.len() > 1) {
-                    Some(pool) => pool.install(|| waiting.par_iter().map(read).collect()),
-                    None => waiting.iter().map(read).collect(),
-                };
-            for (i, result) in read_waiting {
-                results[i] = Some(result);
-            }
+            read_waiting(&mut results, |i| self.read_small(&keys[i], root.as_ref()));
             // The error to report is that of the earliest failing key.
             results.into_iter().flatten().collect()
         }

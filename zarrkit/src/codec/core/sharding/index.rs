@@ -277,7 +277,7 @@ impl ShardingCodec {
             .iter()
             .map(|&(offset, length)| ByteRange::new(offset, length))
             .collect();
-        let Some(values) = reader.read_ranges(&requests)? else {
+        let Some(mut values) = reader.read_ranges(&requests)? else {
             return Ok(None);
         };
         if values.len() != merged.len()
@@ -299,7 +299,6 @@ impl ShardingCodec {
         for &(m, _) in &placement {
             holders[m] += 1;
         }
-        let mut values = values;
         let mut out = BTreeMap::new();
         for ((i, (_, nbytes)), (m, within)) in present.into_iter().zip(placement) {
             // Lengths were checked against the requests, which contain each range.
