@@ -519,7 +519,8 @@ impl CodecChain {
     /// [`Self::decode_partial`] for a chain that decodes byte ranges
     /// ([`CodecCapabilities::decodes_ranges`]): reads the whole value, has
     /// its one bytes→bytes codec decode the element runs of the boxes (a
-    /// blosc chunk: only the blocks they touch), and puts each box's
+    /// blosc chunk: only the blocks they touch; a zstd chunk: only the
+    /// blocks up to the last run's end), and puts each box's
     /// elements in native byte order.
     fn decode_ranges(
         &self,

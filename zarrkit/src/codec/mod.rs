@@ -224,7 +224,8 @@ pub struct CodecCapabilities {
     /// only the parts of it that the boxes need: a chain of `bytes` (or
     /// `struct_bytes`) and one bytes→bytes codec that decodes byte ranges
     /// ([`BytesToBytesCodec::decodes_ranges`]: `blosc` decodes only the
-    /// blocks they touch).
+    /// blocks they touch, `zstd` only the blocks up to the last byte they
+    /// need).
     pub decodes_ranges: bool,
     /// The codec stores a chunk as inner chunks of their own
     /// (`sharding_indexed`); [`ArrayToBytesCodec::as_sharding`] gives
@@ -552,7 +553,8 @@ pub trait BytesToBytesCodec: Debug + Send + Sync {
     }
 
     /// Whether [`Self::decode_ranges`] decodes less than the whole value
-    /// (`blosc`: the blocks the ranges touch). The default is `false`.
+    /// (`blosc`: the blocks the ranges touch; `zstd`: the blocks up to the
+    /// end of the last range). The default is `false`.
     fn decodes_ranges(&self) -> bool {
         false
     }
