@@ -263,7 +263,10 @@ fn block_ends(data: &[u8]) -> Vec<usize> {
                 _ => break,
             }
         }
-        let Some(descriptor) = data.get(at + 4).copied().filter(|_| magic == 0xfd2f_b528) else {
+        if magic != 0xfd2f_b528 {
+            break;
+        }
+        let Some(&descriptor) = data.get(at + 4) else {
             break;
         };
         let single_segment = descriptor & 0b10_0000 != 0;
