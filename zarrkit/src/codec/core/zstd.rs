@@ -108,6 +108,14 @@ pub fn create(metadata: &ExtensionObject) -> Result<Codec, CodecError> {
     )?)))
 }
 
+/// The error for a value of no bytes: a zstd frame has at least a header.
+fn empty() -> CodecError {
+    CodecError::Corrupt {
+        codec: "zstd",
+        reason: "the data is empty (a zstd frame has at least a header)".to_string(),
+    }
+}
+
 fn library_error(source: std::io::Error) -> CodecError {
     CodecError::Library {
         codec: "zstd",
@@ -254,7 +262,8 @@ fn block_ends(data: &[u8]) -> Vec<usize> {
         let Some(magic) = le(at, 4) else { break };
         if magic & 0xffff_fff0 == 0x184d_2a50 {
             // A skippable frame: its size, then that many bytes.
-            match le(at + 4, 4).and_then(|n| at.checked_add(8 + usize::try_from(n).ok()?)) {
+            let size = le(at + 4, 4).and_then(|n| usize::try_from(n).ok()?.checked_add(8));
+            match size.and_then(|n| at.checked_add(n)) {
                 Some(end) if end <= data.len() => {
                     at = end;
                     ends.push(at);
@@ -378,10 +387,7 @@ impl BytesToBytesCodec for ZstdCodec {
 
     fn decode(&self, encoded: Vec<u8>, decoded_size: Option<usize>) -> Result<Vec<u8>, CodecError> {
         if encoded.is_empty() {
-            return Err(CodecError::Corrupt {
-                codec: "zstd",
-                reason: "the data is empty (a zstd frame has at least a header)".to_string(),
-            });
+            return Err(empty());
         }
         // The sizes recorded in the frame headers are untrusted: a total
         // beyond the chunk's bound is refused before anything is allocated,
@@ -456,11 +462,11 @@ impl BytesToBytesCodec for ZstdCodec {
     /// (the frames are given to the decoder a block at a time): a box of a
     /// C-order chunk ends at some index of the chunk's first dimension,
     /// and the blocks past it (a 64³ `uint16` chunk is at least four
-    /// blocks, of 128 KiB at most) are never decoded. The
-    /// content sizes the frames record must total the chunk's size; the
-    /// rest of the data and a content checksum are checked only by a whole
-    /// decode. A value the ranges need to its end, or whose frames do not
-    /// all record their size, is decoded whole.
+    /// blocks, of 128 KiB at most) are never decoded. The content sizes
+    /// the frames record must total the chunk's size; the rest of the data
+    /// and a content checksum are checked only by a whole decode. A value
+    /// the ranges need to its end, or whose frames do not all record their
+    /// size, is decoded whole.
     fn decode_ranges(
         &self,
         encoded: Vec<u8>,
@@ -469,10 +475,7 @@ impl BytesToBytesCodec for ZstdCodec {
     ) -> Result<Vec<u8>, CodecError> {
         partial::ranges_len(ranges, decoded_size)?;
         if encoded.is_empty() {
-            return Err(CodecError::Corrupt {
-                codec: "zstd",
-                reason: "the data is empty (a zstd frame has at least a header)".to_string(),
-            });
+            return Err(empty());
         }
         match total_content_size(&encoded)? {
             Some(recorded) if recorded != decoded_size as u64 => {
