@@ -54,6 +54,10 @@ impl Store for Prefetched {
         self.inner.concurrency()
     }
 
+    fn cold_size(&self, key: &StoreKey) -> Option<u64> {
+        self.inner.cold_size(key)
+    }
+
     fn get(&self, key: &StoreKey, range: Option<ByteRange>) -> Result<Option<Vec<u8>>, StoreError> {
         match self.known(key, range) {
             Some(value) => Ok(value),

@@ -41,6 +41,15 @@ const AHEAD_BATCHES: usize = 8;
 /// wait for its slowest read and its last decode.
 const AHEAD_BATCHES_COMPRESSED: usize = 2;
 
+/// The stored size from which a whole read of compressed chunks that wait
+/// on the disk decodes each as it arrives instead of in batches. Smaller
+/// files are read quickly even cold, and streaming them cost more than it
+/// gained: the hand-off of each value to the decoding threads outweighed
+/// the wait for a batch of them (bench-compare child, 256³ whole reads of
+/// 64³ zstd chunks, cold, medians: 6 KiB chunks, smooth field, 15.3 →
+/// 17.0 ms streamed; 208 KiB chunks, 4 bits of noise, 72.0 → 67.6 ms).
+const STREAM_COLD_BYTES: u64 = 64 << 10;
+
 /// The threads of [`remote_pool`].
 const REMOTE_THREADS: usize = 64;
 
@@ -879,15 +888,19 @@ impl Array {
         }
         // Uncompressed chunks are large and cost little to decode: a read
         // of them waits on the disk, so each is placed as soon as it is read
-        // (`read_streamed`). Compressed ones stay in batches: streamed, the
-        // hand-off of each small value cost more than the batches' waits
-        // (bench-compare child, 256³ whole reads of 64³ chunks, 10
-        // interleaved runs, medians, batches → streamed: zstd warm 9.9 →
-        // 11.0 ms, cold 16.9 → 17.1; v2 blosc warm 12.0 → 13.1, cold 17.4 →
-        // 17.8).
+        // (`read_streamed`). Compressed ones the page cache holds stay in
+        // batches: streamed, the hand-off of each value cost more than the
+        // batches' waits (bench-compare child, 256³ whole reads of 64³
+        // chunks, 4 bits of noise, medians, batches → streamed, warm: zstd
+        // 52.5 → 55.0 ms, v2 blosc 17.3 → 18.8, v2 zlib 47.5 → 54.3).
+        // Compressed ones of `STREAM_COLD_BYTES` or more that wait on the
+        // disk are streamed too: decoding starts with the first file read,
+        // not once the first batch of 32 is in (cold, batches →
+        // streamed, medians of 12–16 interleaved runs: zstd 72.0 → 67.6
+        // ms, v2 blosc 40.2 → 37.3, v2 zlib 71.9 → 68.0).
         if let ReadOut::Fixed(buf) = out
             && outside
-            && self.codecs.decodes_stored_bytes()
+            && (self.codecs.decodes_stored_bytes() || self.chunks_wait(pieces))
         {
             return self.read_streamed(region, pieces, buf, batch_size);
         }
@@ -911,6 +924,22 @@ impl Array {
             }
             Ok(())
         })
+    }
+
+    /// Whether reading `pieces` would wait on the device for files of
+    /// [`STREAM_COLD_BYTES`] or more: the store says so of the first or
+    /// the last (a cold read of a whole array waits for them all; a warm
+    /// one for none).
+    fn chunks_wait(&self, pieces: &[ChunkPiece]) -> bool {
+        self.store.concurrency() == 1
+            && [pieces.first(), pieces.last()]
+                .into_iter()
+                .flatten()
+                .any(|piece| {
+                    self.store
+                        .cold_size(&piece.key)
+                        .is_some_and(|size| size >= STREAM_COLD_BYTES)
+                })
     }
 
     /// Fetches whole `pieces` and decodes each into `out` (a C-order buffer

@@ -733,6 +733,10 @@ impl Store for Prefetched<'_> {
         self.store.concurrency()
     }
 
+    fn cold_size(&self, key: &StoreKey) -> Option<u64> {
+        self.store.cold_size(key)
+    }
+
     fn get(
         &self,
         key: &StoreKey,

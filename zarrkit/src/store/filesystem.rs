@@ -1987,6 +1987,25 @@ impl Store for FilesystemStore {
         }
     }
 
+    /// On Linux: the file's length (one `statx`) when a read of its first
+    /// byte that may not wait (`RWF_NOWAIT`) fails with `EAGAIN`.
+    /// Elsewhere, and on file systems without such reads, `None`.
+    fn cold_size(&self, key: &StoreKey) -> Option<u64> {
+        #[cfg(target_os = "linux")]
+        {
+            let (file, len) = self.open_for_read(key, None).ok()??;
+            let mut first = [0u8; 1];
+            let mut bufs = [std::io::IoSliceMut::new(&mut first)];
+            let read = rustix::io::preadv2(&file, &mut bufs, 0, rustix::io::ReadWriteFlags::NOWAIT);
+            matches!(read, Err(rustix::io::Errno::AGAIN)).then_some(len)
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            let _ = key;
+            None
+        }
+    }
+
     fn get(&self, key: &StoreKey, range: Option<ByteRange>) -> Result<Option<Vec<u8>>, StoreError> {
         let Some((file, len)) = self.open_for_read(key, None)? else {
             return Ok(None);
@@ -3203,6 +3222,39 @@ mod tests {
             Some(b"b".to_vec()),
         ];
         assert_eq!(answers, expected);
+    }
+
+    /// `cold_size` answers a file's length only while its bytes are out
+    /// of the page cache, and nothing for missing keys and directories.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn cold_size_is_the_length_of_a_file_the_page_cache_does_not_hold() {
+        let (_dir, store) = temp_store();
+        let value: Vec<u8> = (0..200_000u32).map(|i| (i * 13 % 251) as u8).collect();
+        store.set(&key("c/0"), &value).unwrap();
+        store.set(&key("c/1"), &value[..10]).unwrap();
+        // Just written: cached.
+        assert_eq!(store.cold_size(&key("c/0")), None);
+        assert_eq!(store.cold_size(&key("c/404")), None);
+        assert_eq!(store.cold_size(&key("c")), None);
+        // Dropped from the page cache, on a disk file system (tmpfs,
+        // magic 0x01021994, keeps its pages): asked again a few times, as
+        // in `small_values_come_from_the_caches_first_and_the_rest_from_the_device`.
+        if rustix::fs::statfs(store.root()).unwrap().f_type != 0x0102_1994 {
+            let file = File::open(store.root().join("c/0")).unwrap();
+            file.sync_all().unwrap();
+            let evicted = (0..20).any(|_| {
+                rustix::fs::fadvise(&file, 0, None, rustix::fs::Advice::DontNeed).unwrap();
+                let size = store.cold_size(&key("c/0"));
+                std::thread::sleep(std::time::Duration::from_millis(5));
+                size == Some(200_000)
+            });
+            assert!(evicted, "`c/0` stayed in the page cache after 20 advices");
+            assert_eq!(store.cold_size(&key("c/1")), None);
+            // Read back whole: cached again.
+            assert_eq!(store.get(&key("c/0"), None).unwrap(), Some(value));
+            assert_eq!(store.cold_size(&key("c/0")), None);
+        }
     }
 
     #[cfg(target_os = "linux")]

@@ -498,6 +498,22 @@ pub trait Store: Send + Sync + Debug {
         1
     }
 
+    /// The size of the value under `key` when reading it now would wait
+    /// on a device (a local file whose bytes the operating system's page
+    /// cache does not hold), as far as the store can tell without reading
+    /// it. The array read engine asks before a whole read of many
+    /// compressed chunks: large values that wait on the disk are decoded
+    /// one by one as they arrive, values the cache holds in batches.
+    ///
+    /// `None` (the default) where the store cannot tell, when the cache
+    /// holds the value, or when it is missing; a remote store's reads are
+    /// fetched ahead by its [`Store::concurrency`] instead. A store that
+    /// wraps another answers what the inner one does.
+    fn cold_size(&self, key: &StoreKey) -> Option<u64> {
+        let _ = key;
+        None
+    }
+
     /// Reads the value under `key`, or the given byte range of it.
     ///
     /// # Errors

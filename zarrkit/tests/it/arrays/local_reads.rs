@@ -1,7 +1,9 @@
 //! Reads of a filesystem store through the batched data path: the store
 //! reads a batch's files on I/O threads of its own, and a read from
 //! outside the rayon pool fetches the next batch while it decodes this
-//! one (or, for uncompressed chunks, decodes each as soon as it is read). Every value lands where it belongs whatever the chunk layout and
+//! one (or, for uncompressed chunks and large compressed ones that wait
+//! on the disk, decodes each as soon as it is read). Every value lands
+//! where it belongs whatever the chunk layout and
 //! region, missing chunks read as the fill value, errors name the chunk,
 //! and reads from inside a rayon task (batches one after another) agree.
 
@@ -197,11 +199,25 @@ fn a_bad_chunk_late_in_a_read_fetched_ahead_is_an_error_naming_it() {
 }
 
 /// A filesystem store that records the batches it is asked for and the
-/// threads that ask.
+/// threads that ask, and the streamed reads (their request counts); it
+/// answers `cold` as every value's size when the disk is waited for.
 #[derive(Debug)]
 struct Recording {
     inner: FilesystemStore,
     batches: Mutex<Vec<(usize, std::thread::ThreadId)>>,
+    streamed: Mutex<Vec<usize>>,
+    cold: Option<u64>,
+}
+
+impl Recording {
+    fn new(root: &std::path::Path, cold: Option<u64>) -> Self {
+        Recording {
+            inner: FilesystemStore::new(root).unwrap(),
+            batches: Mutex::new(Vec::new()),
+            streamed: Mutex::new(Vec::new()),
+            cold,
+        }
+    }
 }
 
 impl Store for Recording {
@@ -223,6 +239,18 @@ impl Store for Recording {
             .unwrap()
             .push((requests.len(), std::thread::current().id()));
         self.inner.get_partial_values(requests)
+    }
+    fn get_values_each(
+        &self,
+        requests: &[ReadRequest],
+        batch: usize,
+        each: &(dyn Fn(usize, Result<Option<Vec<u8>>, StoreError>) -> bool + Sync),
+    ) {
+        self.streamed.lock().unwrap().push(requests.len());
+        self.inner.get_values_each(requests, batch, each);
+    }
+    fn cold_size(&self, _key: &StoreKey) -> Option<u64> {
+        self.cold
     }
     fn set(&self, key: &StoreKey, value: &[u8]) -> Result<(), StoreError> {
         self.inner.set(key, value)
@@ -247,10 +275,7 @@ impl Store for Recording {
 #[test]
 fn a_large_local_read_is_fetched_ahead_in_bounded_batches() {
     let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(Recording {
-        inner: FilesystemStore::new(dir.path()).unwrap(),
-        batches: Mutex::new(Vec::new()),
-    });
+    let store = Arc::new(Recording::new(dir.path(), None));
     let shape = [64u64, 64, 64];
     // 512 chunks of 8³.
     let array = Array::builder(&shape, DataType::UInt16, &[8, 8, 8])
@@ -279,4 +304,43 @@ fn a_large_local_read_is_fetched_ahead_in_bounded_batches() {
             .all(|&(_, id)| id == batches[0].1 && id != me),
         "{batches:?}"
     );
+}
+
+/// A whole read of compressed chunks is decoded in batches while the page
+/// cache holds them, and one by one as they arrive when large ones wait on
+/// the disk (the store's `cold_size`); small cold ones stay in batches.
+#[test]
+fn a_whole_read_streams_compressed_chunks_only_when_large_ones_wait_on_the_disk() {
+    let shape = [64u64, 64, 64];
+    let data = values(64 * 64 * 64);
+    // (the size the store answers for waiting values, streamed?)
+    for (cold, streamed) in [(None, false), (Some(1 << 10), false), (Some(1 << 20), true)] {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Arc::new(Recording::new(dir.path(), cold));
+        // 64 chunks of 16³, compressed.
+        let array = Array::builder(&shape, DataType::UInt16, &[16, 16, 16])
+            .codecs_metadata(codecs(CHAINS[0]))
+            .create(store.clone(), "/a")
+            .unwrap();
+        array.write_region(&Region::whole(&shape), &data).unwrap();
+        store.batches.lock().unwrap().clear();
+        let got: Vec<u16> = array.read_region(&Region::whole(&shape)).unwrap();
+        assert!(got == data, "the read differs ({cold:?})");
+        let batches = store.batches.lock().unwrap().clone();
+        let streams = store.streamed.lock().unwrap().clone();
+        if streamed {
+            assert_eq!(streams, [64], "{cold:?}");
+            assert!(batches.is_empty(), "{cold:?}: {batches:?}");
+        } else {
+            assert!(streams.is_empty(), "{cold:?}: {streams:?}");
+            assert_eq!(batches.iter().map(|(n, _)| n).sum::<usize>(), 64);
+            assert!(batches.len() >= 2, "{cold:?}: {batches:?}");
+        }
+        // A region inside one chunk reads it alone either way.
+        store.streamed.lock().unwrap().clear();
+        let region = Region::new(vec![16, 16, 16], vec![16, 16, 16]);
+        let got: Vec<u16> = array.read_region(&region).unwrap();
+        assert!(got == cut(&data, &shape, &region), "{cold:?}");
+        assert!(store.streamed.lock().unwrap().is_empty(), "{cold:?}");
+    }
 }
