@@ -309,38 +309,69 @@ fn a_large_local_read_is_fetched_ahead_in_bounded_batches() {
 /// A whole read of compressed chunks is decoded in batches while the page
 /// cache holds them, and one by one as they arrive when large ones wait on
 /// the disk (the store's `cold_size`); small cold ones stay in batches.
+/// Either way every value lands in place, for chunks whose elements are
+/// contiguous in the result (decoded straight into it) and chunks that are
+/// not (decoded into a buffer, then copied), through every kind of chain,
+/// and a missing chunk reads as the fill value.
 #[test]
 fn a_whole_read_streams_compressed_chunks_only_when_large_ones_wait_on_the_disk() {
     let shape = [64u64, 64, 64];
-    let data = values(64 * 64 * 64);
-    // (the size the store answers for waiting values, streamed?)
-    for (cold, streamed) in [(None, false), (Some(1 << 10), false), (Some(1 << 20), true)] {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Arc::new(Recording::new(dir.path(), cold));
-        // 64 chunks of 16³, compressed.
-        let array = Array::builder(&shape, DataType::UInt16, &[16, 16, 16])
-            .codecs_metadata(codecs(CHAINS[0]))
-            .create(store.clone(), "/a")
-            .unwrap();
-        array.write_region(&Region::whole(&shape), &data).unwrap();
-        store.batches.lock().unwrap().clear();
-        let got: Vec<u16> = array.read_region(&Region::whole(&shape)).unwrap();
-        assert!(got == data, "the read differs ({cold:?})");
-        let batches = store.batches.lock().unwrap().clone();
-        let streams = store.streamed.lock().unwrap().clone();
-        if streamed {
-            assert_eq!(streams, [64], "{cold:?}");
-            assert!(batches.is_empty(), "{cold:?}: {batches:?}");
-        } else {
-            assert!(streams.is_empty(), "{cold:?}: {streams:?}");
-            assert_eq!(batches.iter().map(|(n, _)| n).sum::<usize>(), 64);
-            assert!(batches.len() >= 2, "{cold:?}: {batches:?}");
+    let bytes = r#"{"name":"bytes","configuration":{"endian":"little"}}"#;
+    let zstd = r#"{"name":"zstd","configuration":{"level":3,"checksum":false}}"#;
+    let blosc = r#"{"name":"blosc","configuration":{"cname":"lz4","clevel":5,"shuffle":"shuffle","typesize":2,"blocksize":0}}"#;
+    // 64 chunks either way: cubes of 16 (not contiguous in the result)
+    // and planes of 1 × 64 × 64 (contiguous).
+    for chunk in [[16u64, 16, 16], [1, 64, 64]] {
+        let inner = [chunk[0].div_ceil(2), chunk[1] / 2, chunk[2] / 2];
+        let sharded = format!(
+            r#"[{{"name":"sharding_indexed","configuration":{{"chunk_shape":{inner:?},"codecs":[{bytes},{zstd}],"index_codecs":[{bytes},{{"name":"crc32c"}}],"index_location":"end"}}}}]"#
+        );
+        let chains = [
+            CHAINS[0].to_string(),
+            format!("[{bytes},{zstd}]"),
+            format!("[{bytes},{blosc}]"),
+            sharded,
+        ];
+        for chain in &chains {
+            // (the size the store answers for waiting values, streamed?)
+            for (cold, streamed) in [(None, false), (Some(1 << 10), false), (Some(1 << 20), true)] {
+                let case = format!("{chunk:?} {chain} {cold:?}");
+                let dir = tempfile::tempdir().unwrap();
+                let store = Arc::new(Recording::new(dir.path(), cold));
+                let array = Array::builder(&shape, DataType::UInt16, &chunk)
+                    .codecs_metadata(codecs(chain))
+                    .create(store.clone(), "/a")
+                    .unwrap();
+                let mut data = values(64 * 64 * 64);
+                array.write_region(&Region::whole(&shape), &data).unwrap();
+                // Chunk (1, 0, 0) erased: its box reads as the fill value, 0.
+                store.erase(&StoreKey::new("a/c/1/0/0").unwrap()).unwrap();
+                for z in chunk[0]..2 * chunk[0] {
+                    for y in 0..chunk[1] {
+                        let row = ((z * 64 + y) * 64) as usize;
+                        data[row..row + chunk[2] as usize].fill(0);
+                    }
+                }
+                store.batches.lock().unwrap().clear();
+                let got: Vec<u16> = array.read_region(&Region::whole(&shape)).unwrap();
+                assert!(got == data, "the read differs: {case}");
+                let batches = store.batches.lock().unwrap().clone();
+                let streams = store.streamed.lock().unwrap().clone();
+                if streamed {
+                    assert_eq!(streams, [64], "{case}");
+                    assert!(batches.is_empty(), "{case}: {batches:?}");
+                } else {
+                    assert!(streams.is_empty(), "{case}: {streams:?}");
+                    assert_eq!(batches.iter().map(|(n, _)| n).sum::<usize>(), 64);
+                    assert!(batches.len() >= 2, "{case}: {batches:?}");
+                }
+                // A region inside one chunk reads it alone either way.
+                store.streamed.lock().unwrap().clear();
+                let region = Region::new(vec![2, 16, 16], vec![1, 16, 16]);
+                let got: Vec<u16> = array.read_region(&region).unwrap();
+                assert!(got == cut(&data, &shape, &region), "{case}");
+                assert!(store.streamed.lock().unwrap().is_empty(), "{case}");
+            }
         }
-        // A region inside one chunk reads it alone either way.
-        store.streamed.lock().unwrap().clear();
-        let region = Region::new(vec![16, 16, 16], vec![16, 16, 16]);
-        let got: Vec<u16> = array.read_region(&region).unwrap();
-        assert!(got == cut(&data, &shape, &region), "{cold:?}");
-        assert!(store.streamed.lock().unwrap().is_empty(), "{cold:?}");
     }
 }
