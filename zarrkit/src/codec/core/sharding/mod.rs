@@ -458,7 +458,7 @@ mod tests {
         let encoded = codec.encode(data.clone().into(), &r).unwrap();
         // A capacity no other buffer of this process has.
         let stored = |extra: usize| {
-            let mut stored = Vec::with_capacity((1 << 20) + extra);
+            let mut stored = Vec::with_capacity((3 << 20) + extra);
             stored.extend_from_slice(&encoded);
             let key = (stored.as_ptr() as usize, stored.capacity());
             (stored, key)
