@@ -218,6 +218,10 @@ impl BytesRangeReader for SnapshotReader<'_> {
         let ranges: Vec<Option<ByteRange>> = ranges.iter().copied().map(Some).collect();
         Ok(self.0.read(&ranges)?)
     }
+
+    fn will_read(&self, range: ByteRange) {
+        self.0.will_read(range);
+    }
 }
 
 /// A whole chunk that decodes straight into `range` of the output, with its
@@ -765,6 +769,15 @@ impl Array {
     /// into it. `region` is non-empty and checked.
     pub(super) fn read_planned(&self, region: &Region, out: &mut ReadOut<'_>) -> Result<(), Error> {
         let pieces = self.plan(region)?;
+        let remote = self.store.concurrency() > 1;
+        // Whole shards of fixed-size elements on a local store are read
+        // through the partial decoder too: it reads the index, then each
+        // slab of inner chunks while the slabs read before decode
+        // (`decode_shard_streamed`), not the whole file before any decode.
+        let shards_in_slabs = self.codecs.places_inner_chunks()
+            && !remote
+            && self.ndim() > 0
+            && matches!(out, ReadOut::Fixed(_));
         // Chunks the region covers in part are read through the chain's
         // partial decoder when it has one (a shard's index and the inner
         // chunks needed, or the element runs of an uncompressed chunk).
@@ -775,15 +788,14 @@ impl Array {
                 // So are chunks that reach past the array's edge: decoding
                 // one whole would allocate its declared shape, which an
                 // edited document can make 10^11 elements for an array of 10.
-                pieces
-                    .into_iter()
-                    .partition(|p| !p.covers_chunk || p.shape != self.piece_repr(p).shape)
+                pieces.into_iter().partition(|p| {
+                    shards_in_slabs || !p.covers_chunk || p.shape != self.piece_repr(p).shape
+                })
             } else {
                 (Vec::new(), pieces)
             };
         // Called from the caller's own thread (outside every rayon pool).
         let outside = rayon::current_thread_index().is_none();
-        let remote = self.store.concurrency() > 1;
         // Partial reads of element runs (`bytes` alone) on a local store
         // wait on the disk and run many at once on their own threads (below).
         let runs = self.codecs.decodes_stored_bytes() && outside && !partial.is_empty();

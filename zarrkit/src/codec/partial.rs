@@ -37,6 +37,13 @@ pub trait BytesRangeReader: Sync {
     /// [`CodecError::Store`] if the store fails or a range does not lie
     /// within the value.
     fn read_ranges(&self, ranges: &[ByteRange]) -> Result<Option<Vec<Vec<u8>>>, CodecError>;
+
+    /// Says that `range` of the value will be read soon, so that a store
+    /// on a device can start reading it ahead of the requests. A hint: it
+    /// does nothing by default, and nothing waits for it.
+    fn will_read(&self, range: ByteRange) {
+        let _ = range;
+    }
 }
 
 impl<F> BytesRangeReader for F
@@ -61,38 +68,49 @@ pub struct WindowReader<'a> {
     pub length: u64,
 }
 
+impl WindowReader<'_> {
+    /// `range` of the window as a range of the whole value.
+    fn map(&self, range: &ByteRange) -> Result<ByteRange, CodecError> {
+        let (start, length) = match *range {
+            ByteRange::FromStart { offset, length } => {
+                let length = length.unwrap_or(self.length.saturating_sub(offset));
+                (offset, length)
+            }
+            ByteRange::Suffix(n) => {
+                let n = n.min(self.length);
+                (self.length - n, n)
+            }
+        };
+        if start
+            .checked_add(length)
+            .is_none_or(|end| end > self.length)
+        {
+            return Err(CodecError::Corrupt {
+                codec: "sharding_indexed",
+                reason: format!(
+                    "a read of {range:?} does not lie within an inner chunk of {} bytes",
+                    self.length
+                ),
+            });
+        }
+        Ok(ByteRange::new(self.offset + start, length))
+    }
+}
+
 impl BytesRangeReader for WindowReader<'_> {
     fn read_ranges(&self, ranges: &[ByteRange]) -> Result<Option<Vec<Vec<u8>>>, CodecError> {
-        let outside = |range: &ByteRange| CodecError::Corrupt {
-            codec: "sharding_indexed",
-            reason: format!(
-                "a read of {range:?} does not lie within an inner chunk of {} bytes",
-                self.length
-            ),
-        };
         let mapped = ranges
             .iter()
-            .map(|range| {
-                let (start, length) = match *range {
-                    ByteRange::FromStart { offset, length } => {
-                        let length = length.unwrap_or(self.length.saturating_sub(offset));
-                        (offset, length)
-                    }
-                    ByteRange::Suffix(n) => {
-                        let n = n.min(self.length);
-                        (self.length - n, n)
-                    }
-                };
-                if start
-                    .checked_add(length)
-                    .is_none_or(|end| end > self.length)
-                {
-                    return Err(outside(range));
-                }
-                Ok(ByteRange::new(self.offset + start, length))
-            })
+            .map(|range| self.map(range))
             .collect::<Result<Vec<_>, _>>()?;
         self.reader.read_ranges(&mapped)
+    }
+
+    fn will_read(&self, range: ByteRange) {
+        // A range outside the window is an error when read, not here.
+        if let Ok(range) = self.map(&range) {
+            self.reader.will_read(range);
+        }
     }
 }
 

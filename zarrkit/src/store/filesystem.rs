@@ -136,8 +136,9 @@ impl FileIdentity {
 struct FileSnapshot {
     key: StoreKey,
     version: Option<Arc<FileVersion>>,
-    /// Serialises reads where they move the shared file cursor (off Unix,
-    /// which has `pread`).
+    /// Serialises reads, which move the shared file cursor off Unix (Unix
+    /// has `pread`).
+    #[cfg(not(unix))]
     cursor: Mutex<()>,
 }
 
@@ -150,12 +151,33 @@ impl ValueSnapshot for FileSnapshot {
         if ranges.len() > 1 {
             return read_ranges(&version.file, &self.key, version.len, ranges).map(Some);
         }
+        // `pread` leaves the cursor alone: reads of one snapshot on
+        // several threads (a shard's slabs) need not wait for each other.
+        #[cfg(not(unix))]
         let _cursor = self.cursor.lock().unwrap_or_else(PoisonError::into_inner);
         ranges
             .iter()
             .map(|range| read_range(&version.file, &self.key, version.len, *range))
             .collect::<Result<Vec<_>, _>>()
             .map(Some)
+    }
+
+    /// `POSIX_FADV_WILLNEED` on Linux: the kernel queues reads of the
+    /// range's pages not in the page cache and returns, so the device
+    /// reads a shard ahead of the decoding of its slabs.
+    fn will_read(&self, range: ByteRange) {
+        #[cfg(target_os = "linux")]
+        if let (Some(version), ByteRange::FromStart { offset, length }) = (&self.version, range) {
+            // Only a hint: a failure changes nothing that reads rely on.
+            let _ = rustix::fs::fadvise(
+                &version.file,
+                offset,
+                length.and_then(std::num::NonZeroU64::new),
+                rustix::fs::Advice::WillNeed,
+            );
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = range;
     }
 
     fn version(&self) -> Option<ValueVersion> {
@@ -2096,6 +2118,7 @@ impl Store for FilesystemStore {
         Ok(Box::new(FileSnapshot {
             key: key.clone(),
             version: self.open_version(key)?.map(Arc::new),
+            #[cfg(not(unix))]
             cursor: Mutex::new(()),
         }))
     }
@@ -3255,6 +3278,83 @@ mod tests {
             assert_eq!(store.get(&key("c/0"), None).unwrap(), Some(value));
             assert_eq!(store.cold_size(&key("c/0")), None);
         }
+    }
+
+    /// Whether every page of bytes `offset..offset + len` of `file` is in
+    /// the page cache (`mincore` of a mapping, which reads nothing; a
+    /// `RWF_NOWAIT` probe, as `cold_size` makes, starts a read ahead).
+    #[cfg(target_os = "linux")]
+    #[allow(unsafe_code)]
+    fn resident(file: &File, offset: usize, len: usize) -> bool {
+        use std::os::fd::AsRawFd;
+        let page = 4096;
+        let (start, end) = (offset / page * page, (offset + len).div_ceil(page) * page);
+        let size = end - start;
+        // SAFETY: a read-only shared mapping of the file's pages within its
+        // length, unmapped before returning; `mincore` writes one byte per
+        // page into `pages`, which holds that many.
+        unsafe {
+            let addr = libc::mmap(
+                std::ptr::null_mut(),
+                size,
+                libc::PROT_READ,
+                libc::MAP_SHARED,
+                file.as_raw_fd(),
+                start as libc::off_t,
+            );
+            assert_ne!(addr, libc::MAP_FAILED);
+            let mut pages = vec![0u8; size / page];
+            let answered = libc::mincore(addr, size, pages.as_mut_ptr());
+            libc::munmap(addr, size);
+            assert_eq!(answered, 0);
+            pages.iter().all(|p| p & 1 == 1)
+        }
+    }
+
+    /// A snapshot's `will_read` has the kernel read the range into the
+    /// page cache in the background, and only that range.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn will_read_brings_the_range_into_the_page_cache() {
+        let (_dir, store) = temp_store();
+        let value: Vec<u8> = (0..2_000_000u32).map(|i| (i * 13 % 251) as u8).collect();
+        store.set(&key("c/0"), &value).unwrap();
+        // tmpfs (magic 0x01021994) keeps its pages: nothing to read ahead.
+        if rustix::fs::statfs(store.root()).unwrap().f_type == 0x0102_1994 {
+            return;
+        }
+        let file = File::open(store.root().join("c/0")).unwrap();
+        file.sync_all().unwrap();
+        let evict = || {
+            let evicted = (0..20).any(|_| {
+                rustix::fs::fadvise(&file, 0, None, rustix::fs::Advice::DontNeed).unwrap();
+                std::thread::sleep(std::time::Duration::from_millis(5));
+                !resident(&file, 0, 4096) && !resident(&file, 1 << 20, 4096)
+            });
+            assert!(evicted, "`c/0` stayed in the page cache after 20 advices");
+        };
+        // Cached within 2 s of the advice (which does not wait for reads).
+        let cached_soon = |offset, len| {
+            (0..400).any(|_| {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+                resident(&file, offset, len)
+            })
+        };
+        evict();
+        let snapshot = store.snapshot(&key("c/0")).unwrap();
+        snapshot.will_read(ByteRange::new(1 << 20, 500_000));
+        assert!(
+            cached_soon(1 << 20, 500_000),
+            "the range was not read ahead"
+        );
+        assert!(!resident(&file, 0, 4096), "the first page was read too");
+        evict();
+        snapshot.will_read(ByteRange::new(0, 500_000));
+        assert!(cached_soon(0, 500_000), "the range was not read ahead");
+        assert_eq!(
+            snapshot.read(&[Some(ByteRange::new(0, 500_000))]).unwrap(),
+            Some(vec![value[..500_000].to_vec()])
+        );
     }
 
     #[cfg(target_os = "linux")]

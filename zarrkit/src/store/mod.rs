@@ -210,6 +210,13 @@ pub trait ValueSnapshot: Send + Sync {
     /// object storage pins the version of its first read, so it answers
     /// `None` until it has read.
     fn version(&self) -> Option<ValueVersion>;
+
+    /// Says that `range` of this version will be read soon: a store on a
+    /// device starts reading it into memory and returns at once. A hint:
+    /// it does nothing by default.
+    fn will_read(&self, range: ByteRange) {
+        let _ = range;
+    }
 }
 
 /// The snapshot of stores that cannot pin a version: each read goes to

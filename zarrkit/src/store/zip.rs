@@ -565,6 +565,44 @@ fn read_only(operation: &'static str) -> StoreError {
 }
 
 /// Inflates a deflated member, checking its declared size and CRC-32.
+/// The snapshot of a deflated member: its inflated bytes (`None` had it
+/// vanished). An archive opened for reading does not change, so it pins
+/// no version.
+struct InflatedSnapshot {
+    key: StoreKey,
+    value: Option<Vec<u8>>,
+}
+
+impl super::ValueSnapshot for InflatedSnapshot {
+    fn read(&self, ranges: &[Option<ByteRange>]) -> Result<Option<Vec<Vec<u8>>>, StoreError> {
+        let Some(value) = &self.value else {
+            return Ok(None);
+        };
+        let len = value.len() as u64;
+        ranges
+            .iter()
+            .map(|range| {
+                let (start, end) = match range {
+                    None => (0, len),
+                    Some(range) => range.bounds(len).ok_or_else(|| StoreError::InvalidRange {
+                        store: NAME,
+                        key: self.key.clone(),
+                        range: *range,
+                        len,
+                    })?,
+                };
+                // Both bounds are at most `value.len()`, a usize.
+                Ok(value[start as usize..end as usize].to_vec())
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(Some)
+    }
+
+    fn version(&self) -> Option<super::ValueVersion> {
+        None
+    }
+}
+
 fn inflate(key: &StoreKey, info: &MemberInfo, compressed: &[u8]) -> Result<Vec<u8>, StoreError> {
     let too_large = || {
         let message = format!(
@@ -763,6 +801,30 @@ impl Store for ZipStore {
                 }
             })
             .collect()
+    }
+
+    /// A deflated member is inflated once and held for the snapshot's
+    /// reads: a partial read of a shard (its index, then its inner chunks
+    /// slab by slab) would otherwise inflate the whole member for each
+    /// range. A stored member's ranges are read from the archive as asked.
+    fn snapshot<'a>(
+        &'a self,
+        key: &StoreKey,
+    ) -> Result<Box<dyn super::ValueSnapshot + 'a>, StoreError> {
+        let deflated = match self.members.get(key) {
+            Some(&index) => self.info(key, index)?.deflated,
+            None => false,
+        };
+        if deflated {
+            return Ok(Box::new(InflatedSnapshot {
+                key: key.clone(),
+                value: self.get(key, None)?,
+            }));
+        }
+        Ok(Box::new(super::UnpinnedSnapshot {
+            store: self,
+            key: key.clone(),
+        }))
     }
 
     fn set(&self, _key: &StoreKey, _value: &[u8]) -> Result<(), StoreError> {
@@ -1449,6 +1511,44 @@ mod tests {
     fn zip_reads_pass_the_conformance_suite_stored_and_deflated() {
         crate::store::testing::run_all(&RezipStore::new(false));
         crate::store::testing::run_all(&RezipStore::new(true));
+    }
+
+    #[test]
+    fn a_deflated_members_snapshot_inflates_it_once_for_all_its_ranges() {
+        let values = MemoryStore::new();
+        let value: Vec<u8> = (0..100_000u32).map(|i| (i * 7 % 13) as u8).collect();
+        values.set(&key("a/c/0"), &value).unwrap();
+        let counting = Arc::new(CountingStore::new(MemoryStore::new()));
+        let zipped = crate_zip_of(&values, CompressionMethod::Deflated, false);
+        counting.set(&key("data.zip"), &zipped).unwrap();
+        let zip = ZipStore::open(counting.clone(), key("data.zip")).unwrap();
+        let snapshot = zip.snapshot(&key("a/c/0")).unwrap();
+        let before = counting.requests();
+        for (range, want) in [
+            (ByteRange::Suffix(16), &value[100_000 - 16..]),
+            (ByteRange::new(0, 1000), &value[..1000]),
+            (ByteRange::new(50_000, 20_000), &value[50_000..70_000]),
+        ] {
+            let got = snapshot.read(&[Some(range)]).unwrap();
+            assert_eq!(got, Some(vec![want.to_vec()]), "{range}");
+        }
+        assert_eq!(
+            counting.requests(),
+            before,
+            "a range read the archive again"
+        );
+        let err = snapshot
+            .read(&[Some(ByteRange::new(99_999, 2))])
+            .unwrap_err();
+        assert!(
+            matches!(&err, StoreError::InvalidRange { len: 100_000, .. }),
+            "{err}"
+        );
+        assert!(err.to_string().contains("`a/c/0`"), "{err}");
+        assert_eq!(
+            zip.snapshot(&key("a/c/1")).unwrap().read(&[None]).unwrap(),
+            None
+        );
     }
 
     #[test]

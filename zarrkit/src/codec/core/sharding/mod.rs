@@ -565,6 +565,110 @@ mod tests {
         assert_eq!(requests[1], vec![ByteRange::new(6 * 8, 16)]);
     }
 
+    /// A reader of a value in memory that records the ranges read and
+    /// those announced through `will_read`.
+    struct Recorder<'a> {
+        value: Option<&'a [u8]>,
+        reads: Mutex<Vec<Vec<ByteRange>>>,
+        announced: Mutex<Vec<ByteRange>>,
+    }
+
+    impl BytesRangeReader for Recorder<'_> {
+        fn read_ranges(&self, ranges: &[ByteRange]) -> Result<Option<Vec<Vec<u8>>>, CodecError> {
+            self.reads.lock().unwrap().push(ranges.to_vec());
+            SliceReader(self.value).read_ranges(ranges)
+        }
+
+        fn will_read(&self, range: ByteRange) {
+            self.announced.lock().unwrap().push(range);
+        }
+    }
+
+    #[test]
+    fn a_whole_shard_read_in_ranges_decodes_slab_by_slab_into_place() {
+        // A 16 × 4 shard of 2 × 2 inner chunks: 8 slabs of 2. Inner chunk
+        // (3, 1), rows 6..8 and columns 2..4, is all fill value: not stored.
+        let codec = sharding(IndexLocation::End, true);
+        let r = repr(&[16, 4]);
+        let mut values: Vec<u16> = (100..164).collect();
+        for (row, col) in [(6, 2), (6, 3), (7, 2), (7, 3)] {
+            values[row * 4 + col] = 7;
+        }
+        let encoded = codec.encode(u16s(values.clone()).into(), &r).unwrap();
+        // The whole shard through `reader`, into `out` of `shape` at `start`.
+        let whole_into = |reader: &dyn BytesRangeReader, out: &mut [u8], shape, start| {
+            let out = BoxOut {
+                buf: out,
+                shape,
+                start,
+            };
+            codec.decode_partial_into(reader, &r, &ChunkBox::whole(&[16, 4]), out)
+        };
+        // 15 stored inner chunks of 8 bytes, in order from the start.
+        let data_bytes = 15 * 8;
+        // Into an 18 × 6 buffer, the shard's box at (1, 2); the rest keeps
+        // its sentinel.
+        let mut expected = vec![0xabcdu16; 18 * 6];
+        for row in 0..16 {
+            for col in 0..4 {
+                expected[(row + 1) * 6 + col + 2] = values[row * 4 + col];
+            }
+        }
+        // On 2 threads, 8 slabs are read one by one (each worker taking
+        // the next); on 8 threads, all in one range.
+        for (threads, slab_reads) in [(2, 8), (8, 1)] {
+            let reader = Recorder {
+                value: Some(&encoded),
+                reads: Mutex::new(Vec::new()),
+                announced: Mutex::new(Vec::new()),
+            };
+            let mut out = u16s(vec![0xabcd; 18 * 6]);
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            let stored = pool
+                .install(|| whole_into(&reader, &mut out, &[18, 6], &[1, 2]))
+                .unwrap();
+            assert!(stored);
+            assert_eq!(out, u16s(expected.clone()), "{threads} threads");
+            let mut reads = reader.reads.into_inner().unwrap();
+            // The index first, alone.
+            assert_eq!(reads.remove(0), vec![ByteRange::Suffix(16 * 16 + 4)]);
+            reads.sort_by_key(|r| match r[0] {
+                ByteRange::FromStart { offset, .. } => offset,
+                ByteRange::Suffix(_) => u64::MAX,
+            });
+            let expected_reads: Vec<Vec<ByteRange>> = if slab_reads == 1 {
+                vec![vec![ByteRange::new(0, data_bytes)]]
+            } else {
+                // Slab 3 holds one stored inner chunk, the others two.
+                let mut at = 0;
+                (0..8)
+                    .map(|g| {
+                        let len = if g == 3 { 8 } else { 16 };
+                        at += len;
+                        vec![ByteRange::new(at - len, len)]
+                    })
+                    .collect()
+            };
+            assert_eq!(reads, expected_reads, "{threads} threads");
+            assert_eq!(
+                reader.announced.into_inner().unwrap(),
+                vec![ByteRange::new(0, data_bytes)]
+            );
+        }
+        // A shard not stored: nothing written, `false`.
+        let mut out = u16s(vec![0xabcd; 16 * 4]);
+        let missing = SliceReader(None);
+        let stored = whole_into(&missing, &mut out, &[16, 4], &[0, 0]).unwrap();
+        assert!(!stored);
+        assert_eq!(out, u16s(vec![0xabcd; 16 * 4]));
+        // An inner chunk past the shard's end is an error naming it
+        // (`shard_index_pointing_past_the_end_is_refused_unallocated`, on
+        // a store that reports the shard's length).
+    }
+
     #[test]
     fn partial_encode_copies_untouched_chunks_and_keeps_missing_ones_missing() {
         let codec = sharding(IndexLocation::Start, true);

@@ -12,15 +12,18 @@
 //! chunks.
 
 use super::ShardingCodec;
-use super::index::Shard;
+use super::index::{Shard, corrupt};
 use crate::codec::copy::{self, BoxCopy};
 use crate::codec::data::Assembler;
 use crate::codec::partial::{self, BoxOut, BytesRangeReader, ChunkBox};
 use crate::codec::{ChunkData, ChunkRepr, CodecError};
 use crate::grid::plan::Piece;
 use crate::store::buffers::BUFFERS;
+use crate::store::{ByteRange, StoreError};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Mutex, PoisonError};
 
 impl ShardingCodec {
     /// Decodes the inner chunks of a whole shard held in memory into the
@@ -47,13 +50,6 @@ impl ShardingCodec {
         encoded: &[u8],
         out: BoxOut<'_>,
     ) -> Result<(), CodecError> {
-        let BoxOut {
-            buf,
-            shape: out_shape,
-            start: out_start,
-        } = out;
-        let elem = shard.elem;
-        let fill = &shard.inner_repr.fill_value;
         // Decodes inner chunk `i` into `dst` (one inner chunk's bytes):
         // `false`, writing nothing, when it is not stored.
         let decode_into = |i: usize, dst: &mut [u8]| -> Result<bool, CodecError> {
@@ -65,95 +61,123 @@ impl ShardingCodec {
             shard.inner.decode_into(bytes, &shard.inner_repr, dst)?;
             Ok(true)
         };
-        if shard.shape.is_empty() {
-            // A 0-d shard holds exactly one inner chunk.
-            if !decode_into(0, buf)? {
-                fill.fill(buf);
-            }
+        let Some((layout, rows)) = SlabLayout::new(shard, out, &decode_into)? else {
             return Ok(());
-        }
-        if buf.is_empty() || shard.n == 0 {
-            return Ok(());
-        }
-        // Inner chunks sharing their first grid coordinate fill one slab
-        // of the planes of `out` the shard spans (planes of its first
-        // dimension are contiguous): slabs are filled in parallel.
-        let plane = buf.len() / out_shape[0] as usize;
-        let rows = &mut buf
-            [out_start[0] as usize * plane..(out_start[0] + shard.shape[0]) as usize * plane];
-        let slabs = shard.grid[0] as usize;
-        let per_slab = shard.n / slabs;
-        let slab_bytes = shard.inner_shape[0] as usize * plane;
-        let slab_shape: Vec<u64> = std::iter::once(shard.inner_shape[0])
-            .chain(out_shape[1..].iter().copied())
-            .collect();
-        let inner_bytes = shard.inner_len() as usize * elem;
-        let zeros = vec![0u64; shard.shape.len()];
-        // Where inner chunk `i` starts in its slab.
-        let place = |i: usize| {
-            let mut start = shard.start(i);
-            start[0] = 0;
-            for (s, o) in start.iter_mut().zip(out_start).skip(1) {
-                *s += o;
-            }
-            start
-        };
-        let copy_to = |dst_start: &[u64], src: Option<&[u8]>, slab: &mut [u8]| {
-            let copy = BoxCopy {
-                src_shape: &shard.inner_shape,
-                src_start: &zeros,
-                dst_shape: &slab_shape,
-                dst_start,
-                shape: &shard.inner_shape,
-                elem,
-            };
-            match src {
-                Some(src) => copy.run(src, slab),
-                None => copy.for_each_run(|_, d, len| fill.fill(&mut slab[d..d + len])),
-            }
         };
         // With a slab for every thread and more, each slab decodes its
-        // inner chunks in turn into one reused buffer (or straight into
-        // place where an inner chunk is contiguous there); with fewer, the
-        // inner chunks of a slab decode in parallel.
-        let sequential = slabs >= 2 * rayon::current_num_threads();
-        rows.par_chunks_mut(slab_bytes)
+        // inner chunks in turn; with fewer, the inner chunks of a slab
+        // decode in parallel.
+        let sequential = layout.slabs >= 2 * rayon::current_num_threads();
+        rows.par_chunks_mut(layout.slab_bytes)
             .enumerate()
-            .try_for_each(|(g, slab)| {
-                let first = g * per_slab;
-                if sequential {
-                    let mut scratch = Vec::new();
-                    for i in first..first + per_slab {
-                        let dst_start = place(i);
-                        if let Some(range) = copy::contiguous_range(
-                            &slab_shape,
-                            &dst_start,
-                            &shard.inner_shape,
-                            elem,
-                        ) {
-                            if !decode_into(i, &mut slab[range.clone()])? {
-                                fill.fill(&mut slab[range]);
-                            }
-                            continue;
-                        }
-                        scratch.resize(inner_bytes, 0);
-                        let stored = decode_into(i, &mut scratch)?;
-                        copy_to(&dst_start, stored.then_some(&scratch[..]), slab);
-                    }
+            .try_for_each(|(g, slab)| layout.decode(g, slab, sequential, &decode_into))
+    }
+
+    /// Decodes a whole shard of fixed-size elements read through `reader`
+    /// into the box of `out` it fills, the index already read: the stored
+    /// bytes of each slab of inner chunks (those sharing their first grid
+    /// coordinate) are read in turn, and each slab decodes as soon as it is
+    /// read, while the next is read. Read whole first, a 256³ shard of 32³
+    /// zstd inner chunks kept one core busy reading its 13 MiB and the
+    /// other idle; cold, both waited for the whole file. A shard with
+    /// fewer slabs than twice the threads is read in one range and its
+    /// slabs decode in parallel. `false` when the shard vanished after its
+    /// index was read (nothing is then known of its elements).
+    pub(super) fn decode_shard_streamed(
+        &self,
+        reader: &dyn BytesRangeReader,
+        shard: &Shard,
+        index: &[u64],
+        out: BoxOut<'_>,
+    ) -> Result<bool, CodecError> {
+        // Only the layout is built here: its `decode_into` argument fills
+        // a 0-d shard, which this path never sees (the caller reads those
+        // through the other paths).
+        let none = |_: usize, _: &mut [u8]| Ok(false);
+        let Some((layout, rows)) = SlabLayout::new(shard, out, &none)? else {
+            return Ok(true);
+        };
+        let threads = rayon::current_num_threads();
+        let per_read = if layout.slabs >= 2 * threads {
+            1
+        } else {
+            layout.slabs
+        };
+        let reads: Vec<SlabRead> = (0..layout.slabs)
+            .step_by(per_read)
+            .map(|g| SlabRead::new(index, g * layout.per_slab..(g + per_read) * layout.per_slab))
+            .collect();
+        // Tell the store everything the reads will ask for, so that a
+        // device reads ahead of the decoding.
+        let first = reads
+            .iter()
+            .filter_map(|r| r.merged.first())
+            .map(|m| m.0)
+            .min();
+        let end = reads
+            .iter()
+            .filter_map(|r| r.merged.last())
+            .map(|m| m.0.saturating_add(m.1))
+            .max();
+        if let (Some(first), Some(end)) = (first, end) {
+            reader.will_read(ByteRange::new(first, end - first));
+        }
+        let slots: Vec<Mutex<Option<&mut [u8]>>> = rows
+            .chunks_mut(layout.slab_bytes * per_read)
+            .map(|group| Mutex::new(Some(group)))
+            .collect();
+        let next = AtomicUsize::new(0);
+        // Set when a read or decode failed or the shard vanished: the
+        // other workers take no more reads.
+        let (stop, vanished) = (AtomicBool::new(false), AtomicBool::new(false));
+        let fail = |error: CodecError| {
+            stop.store(true, Ordering::Relaxed);
+            error
+        };
+        // Each worker takes the next read in order (as a device reads
+        // ahead), reads it and decodes its slabs.
+        let work = |_| -> Result<(), CodecError> {
+            loop {
+                let r = next.fetch_add(1, Ordering::Relaxed);
+                let (Some(read), Some(slot)) = (reads.get(r), slots.get(r)) else {
+                    return Ok(());
+                };
+                if stop.load(Ordering::Relaxed) {
                     return Ok(());
                 }
-                let decoded = (first..first + per_slab)
-                    .into_par_iter()
-                    .map(|i| {
-                        let mut chunk = vec![0u8; inner_bytes];
-                        Ok(decode_into(i, &mut chunk)?.then_some(chunk))
-                    })
-                    .collect::<Result<Vec<_>, CodecError>>()?;
-                for (j, chunk) in decoded.into_iter().enumerate() {
-                    copy_to(&place(first + j), chunk.as_deref(), slab);
-                }
-                Ok(())
-            })
+                let Some(rows) = slot.lock().unwrap_or_else(PoisonError::into_inner).take() else {
+                    continue;
+                };
+                let Some(values) = read.read(reader).map_err(fail)? else {
+                    vanished.store(true, Ordering::Relaxed);
+                    stop.store(true, Ordering::Relaxed);
+                    return Ok(());
+                };
+                let decode_into = |i: usize, dst: &mut [u8]| -> Result<bool, CodecError> {
+                    let Some(bytes) = read.bytes(&values, i)? else {
+                        return Ok(false);
+                    };
+                    shard
+                        .inner
+                        .decode_into(bytes.to_vec(), &shard.inner_repr, dst)?;
+                    Ok(true)
+                };
+                let g0 = r * per_read;
+                let decoded = if per_read == 1 {
+                    layout.decode(g0, rows, true, &decode_into)
+                } else {
+                    rows.par_chunks_mut(layout.slab_bytes)
+                        .enumerate()
+                        .try_for_each(|(j, slab)| layout.decode(g0 + j, slab, false, &decode_into))
+                };
+                BUFFERS.give(values);
+                decoded.map_err(fail)?;
+            }
+        };
+        (0..threads.min(reads.len()))
+            .into_par_iter()
+            .try_for_each(work)?;
+        Ok(!vanished.into_inner())
     }
 
     /// Decodes a whole shard: fixed-size data into a zeroed buffer that
@@ -420,6 +444,20 @@ impl ShardingCodec {
         let Some(index) = self.read_index(&shard, reader)? else {
             return Ok(false);
         };
+        // A box of the whole shard (an array read covering the shard, on a
+        // local store) reads and decodes it slab by slab.
+        if !shard.shape.is_empty()
+            && b.shape() == shard.shape.as_slice()
+            && b.start().iter().all(|&s| s == 0)
+        {
+            let out = BoxOut {
+                buf: out,
+                shape: out_shape,
+                start: out_start,
+            };
+            out.check(&shard.shape, elem)?;
+            return self.decode_shard_streamed(reader, &shard, &index, out);
+        }
         let plan = shard.plan(b)?;
         let mut dst_start = vec![0; out_start.len()];
         let mut direct: Vec<(usize, std::ops::Range<usize>)> = plan
@@ -483,6 +521,253 @@ impl ShardingCodec {
         });
         fetched.recycle();
         result.map(|()| true)
+    }
+}
+
+/// Decodes inner chunk `i` into `dst` (one inner chunk's bytes): `false`,
+/// writing nothing, when it is not stored.
+type DecodeInner<'d> = dyn Fn(usize, &mut [u8]) -> Result<bool, CodecError> + Sync + 'd;
+
+/// Where a whole shard's inner chunks go in the buffer its box fills:
+/// inner chunks sharing their first grid coordinate fill one slab of the
+/// planes of the buffer the shard spans (planes of its first dimension
+/// are contiguous), so slabs are filled independently.
+struct SlabLayout<'a> {
+    shard: &'a Shard,
+    /// The shard's first element in the buffer.
+    out_start: &'a [u64],
+    /// The number of slabs, inner chunks per slab, and bytes per slab.
+    slabs: usize,
+    per_slab: usize,
+    slab_bytes: usize,
+    /// The shape of a slab: one inner chunk deep, the buffer's elsewhere.
+    slab_shape: Vec<u64>,
+    inner_bytes: usize,
+}
+
+impl<'a> SlabLayout<'a> {
+    /// The layout of `shard`'s box in `out`, and the rows of `out` its
+    /// slabs fill; `None` when there is nothing to fill, or for a 0-d
+    /// shard, which holds one inner chunk: decoded here with
+    /// `decode_into`, or the fill value.
+    fn new(
+        shard: &'a Shard,
+        out: BoxOut<'a>,
+        decode_into: &DecodeInner<'_>,
+    ) -> Result<Option<(Self, &'a mut [u8])>, CodecError> {
+        let BoxOut {
+            buf,
+            shape: out_shape,
+            start: out_start,
+        } = out;
+        if shard.shape.is_empty() {
+            if !decode_into(0, buf)? {
+                shard.inner_repr.fill_value.fill(buf);
+            }
+            return Ok(None);
+        }
+        if buf.is_empty() || shard.n == 0 {
+            return Ok(None);
+        }
+        let plane = buf.len() / out_shape[0] as usize;
+        let rows = &mut buf
+            [out_start[0] as usize * plane..(out_start[0] + shard.shape[0]) as usize * plane];
+        let slabs = shard.grid[0] as usize;
+        let layout = Self {
+            shard,
+            out_start,
+            slabs,
+            per_slab: shard.n / slabs,
+            slab_bytes: shard.inner_shape[0] as usize * plane,
+            slab_shape: std::iter::once(shard.inner_shape[0])
+                .chain(out_shape[1..].iter().copied())
+                .collect(),
+            inner_bytes: shard.inner_len() as usize * shard.elem,
+        };
+        Ok(Some((layout, rows)))
+    }
+
+    /// Where inner chunk `i` starts in its slab.
+    fn place(&self, i: usize) -> Vec<u64> {
+        let mut start = self.shard.start(i);
+        start[0] = 0;
+        for (s, o) in start.iter_mut().zip(self.out_start).skip(1) {
+            *s += o;
+        }
+        start
+    }
+
+    /// Copies a decoded inner chunk (`None`: the fill value) to
+    /// `dst_start` of `slab`.
+    fn copy_to(&self, dst_start: &[u64], src: Option<&[u8]>, slab: &mut [u8]) {
+        let zeros = vec![0u64; self.shard.shape.len()];
+        let copy = BoxCopy {
+            src_shape: &self.shard.inner_shape,
+            src_start: &zeros,
+            dst_shape: &self.slab_shape,
+            dst_start,
+            shape: &self.shard.inner_shape,
+            elem: self.shard.elem,
+        };
+        match src {
+            Some(src) => copy.run(src, slab),
+            None => copy.for_each_run(|_, d, len| {
+                self.shard.inner_repr.fill_value.fill(&mut slab[d..d + len]);
+            }),
+        }
+    }
+
+    /// Decodes the inner chunks of slab `g` into `slab`: in turn
+    /// (`sequential`), into one reused buffer or straight into place where
+    /// an inner chunk is contiguous there, or else in parallel.
+    fn decode(
+        &self,
+        g: usize,
+        slab: &mut [u8],
+        sequential: bool,
+        decode_into: &DecodeInner<'_>,
+    ) -> Result<(), CodecError> {
+        let (shard, first) = (self.shard, g * self.per_slab);
+        let fill = &shard.inner_repr.fill_value;
+        if sequential {
+            let mut scratch = Vec::new();
+            for i in first..first + self.per_slab {
+                let dst_start = self.place(i);
+                if let Some(range) = copy::contiguous_range(
+                    &self.slab_shape,
+                    &dst_start,
+                    &shard.inner_shape,
+                    shard.elem,
+                ) {
+                    if !decode_into(i, &mut slab[range.clone()])? {
+                        fill.fill(&mut slab[range]);
+                    }
+                    continue;
+                }
+                scratch.resize(self.inner_bytes, 0);
+                let stored = decode_into(i, &mut scratch)?;
+                self.copy_to(&dst_start, stored.then_some(&scratch[..]), slab);
+            }
+            return Ok(());
+        }
+        let decoded = (first..first + self.per_slab)
+            .into_par_iter()
+            .map(|i| {
+                let mut chunk = vec![0u8; self.inner_bytes];
+                Ok(decode_into(i, &mut chunk)?.then_some(chunk))
+            })
+            .collect::<Result<Vec<_>, CodecError>>()?;
+        for (j, chunk) in decoded.into_iter().enumerate() {
+            self.copy_to(&self.place(first + j), chunk.as_deref(), slab);
+        }
+        Ok(())
+    }
+}
+
+/// One read of [`ShardingCodec::decode_shard_streamed`]: the stored bytes
+/// of a run of inner chunks, as ranges of the shard (nearby ones merged).
+struct SlabRead {
+    /// The first inner chunk of the run.
+    first: usize,
+    /// Per inner chunk of the run: the merged range holding it, where it
+    /// starts there and its length; `None` when it is not stored.
+    at: Vec<Option<(usize, u64, u64)>>,
+    /// The ranges to read, `(offset, length)`.
+    merged: Vec<(u64, u64)>,
+}
+
+impl SlabRead {
+    fn new(index: &[u64], run: std::ops::Range<usize>) -> Self {
+        let present: Vec<(usize, (u64, u64))> = run
+            .clone()
+            .filter_map(|i| ShardingCodec::entry(index, i).map(|e| (i, e)))
+            .collect();
+        let ranges: Vec<(u64, u64)> = present.iter().map(|(_, e)| *e).collect();
+        let (merged, placement) = partial::coalesce(&ranges);
+        let mut at = vec![None; run.len()];
+        for ((i, (_, nbytes)), (m, within)) in present.into_iter().zip(placement) {
+            at[i - run.start] = Some((m, within, nbytes));
+        }
+        Self {
+            first: run.start,
+            at,
+            merged,
+        }
+    }
+
+    /// Reads the ranges: `None` when the shard has vanished.
+    fn read(&self, reader: &dyn BytesRangeReader) -> Result<Option<Vec<Vec<u8>>>, CodecError> {
+        if self.merged.is_empty() {
+            return Ok(Some(Vec::new()));
+        }
+        let requests: Vec<ByteRange> = self
+            .merged
+            .iter()
+            .map(|&(offset, length)| ByteRange::new(offset, length))
+            .collect();
+        let values = match reader.read_ranges(&requests) {
+            Ok(Some(values)) => values,
+            Ok(None) => return Ok(None),
+            // The index was read alone, not checked against the shard's
+            // length: an entry past the end is named as a whole shard's
+            // check names it.
+            Err(CodecError::Store(StoreError::InvalidRange { len, .. })) => {
+                return Err(self.past_the_end(len).unwrap_or_else(|| {
+                    corrupt(format!(
+                        "a range read of the shard ({len} bytes) is out of bounds"
+                    ))
+                }));
+            }
+            Err(error) => return Err(error),
+        };
+        if values.len() != self.merged.len()
+            || values
+                .iter()
+                .zip(&self.merged)
+                .any(|(v, &(_, length))| v.len() as u64 != length)
+        {
+            return Err(corrupt(
+                "a ranged read returned the wrong number of bytes".to_string(),
+            ));
+        }
+        Ok(Some(values))
+    }
+
+    /// The error for the first inner chunk of the run that ends past
+    /// `len`, the shard's length.
+    fn past_the_end(&self, len: u64) -> Option<CodecError> {
+        self.at.iter().enumerate().find_map(|(k, at)| {
+            let (m, within, nbytes) = (*at)?;
+            let offset = self.merged[m].0 + within;
+            let end = offset.saturating_add(nbytes);
+            (end > len).then(|| {
+                corrupt(format!(
+                    "inner chunk {} at bytes {offset}..{end} runs past the end of the shard ({len} bytes)",
+                    self.first + k
+                ))
+            })
+        })
+    }
+
+    /// The stored bytes of inner chunk `i` among `values` (what
+    /// [`Self::read`] returned): `None` when it is not stored.
+    fn bytes<'v>(&self, values: &'v [Vec<u8>], i: usize) -> Result<Option<&'v [u8]>, CodecError> {
+        let Some(&Some((m, within, nbytes))) =
+            i.checked_sub(self.first).and_then(|k| self.at.get(k))
+        else {
+            return Ok(None);
+        };
+        let range = within
+            .checked_add(nbytes)
+            .and_then(|end| Some(usize::try_from(within).ok()?..usize::try_from(end).ok()?));
+        range
+            .and_then(|range| values.get(m)?.get(range))
+            .map(Some)
+            .ok_or_else(|| {
+                corrupt(format!(
+                    "inner chunk {i} lies outside the bytes read for it"
+                ))
+            })
     }
 }
 
