@@ -9,7 +9,11 @@
 //! each inner chunk is copied once from its decoded form, and inner chunks
 //! the box covers whose elements are contiguous there decode into it
 //! directly: the nested use of the planner an array read makes of its own
-//! chunks.
+//! chunks. A box of the whole shard read through a reader (an array read
+//! covering the shard, on a local store) is read and decoded slab by slab
+//! instead (`decode_shard_streamed`), each slab decoding while the next
+//! ones are read; both whole paths place inner chunks through one
+//! `SlabLayout`.
 
 use super::ShardingCodec;
 use super::index::{Shard, corrupt};
