@@ -3247,6 +3247,17 @@ mod tests {
         assert_eq!(answers, expected);
     }
 
+    /// Drops `file`'s pages from the page cache: advises it up to 20 times
+    /// (pages under writeback stay) until `evicted` says so; whether it did.
+    #[cfg(target_os = "linux")]
+    fn evict(file: &File, evicted: impl Fn() -> bool) -> bool {
+        (0..20).any(|_| {
+            rustix::fs::fadvise(file, 0, None, rustix::fs::Advice::DontNeed).unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(5));
+            evicted()
+        })
+    }
+
     /// `cold_size` answers a file's length only while its bytes are out
     /// of the page cache, and nothing for missing keys and directories.
     #[cfg(target_os = "linux")]
@@ -3266,12 +3277,7 @@ mod tests {
         if rustix::fs::statfs(store.root()).unwrap().f_type != 0x0102_1994 {
             let file = File::open(store.root().join("c/0")).unwrap();
             file.sync_all().unwrap();
-            let evicted = (0..20).any(|_| {
-                rustix::fs::fadvise(&file, 0, None, rustix::fs::Advice::DontNeed).unwrap();
-                let size = store.cold_size(&key("c/0"));
-                std::thread::sleep(std::time::Duration::from_millis(5));
-                size == Some(200_000)
-            });
+            let evicted = evict(&file, || store.cold_size(&key("c/0")) == Some(200_000));
             assert!(evicted, "`c/0` stayed in the page cache after 20 advices");
             assert_eq!(store.cold_size(&key("c/1")), None);
             // Read back whole: cached again.
@@ -3326,9 +3332,7 @@ mod tests {
         let file = File::open(store.root().join("c/0")).unwrap();
         file.sync_all().unwrap();
         let evict = || {
-            let evicted = (0..20).any(|_| {
-                rustix::fs::fadvise(&file, 0, None, rustix::fs::Advice::DontNeed).unwrap();
-                std::thread::sleep(std::time::Duration::from_millis(5));
+            let evicted = evict(&file, || {
                 !resident(&file, 0, 4096) && !resident(&file, 1 << 20, 4096)
             });
             assert!(evicted, "`c/0` stayed in the page cache after 20 advices");

@@ -92,8 +92,11 @@ pub(super) fn list_dir_of<V>(
     Ok(ListDir { keys, prefixes })
 }
 
-/// Slices `value` to `range`, or reports the range as out of bounds.
-fn slice_range(
+/// Slices `value`, held in memory, to `range` (`None`: all of it), or
+/// reports the range as out of bounds for `store` (the memory store's
+/// values, a zip member held inflated).
+pub(super) fn slice_value(
+    store: &'static str,
     key: &StoreKey,
     value: &[u8],
     range: Option<ByteRange>,
@@ -103,7 +106,7 @@ fn slice_range(
     };
     let len = value.len() as u64;
     let (start, end) = range.bounds(len).ok_or_else(|| StoreError::InvalidRange {
-        store: NAME,
+        store,
         key: key.clone(),
         range,
         len,
@@ -125,7 +128,7 @@ impl ValueSnapshot for HeldSnapshot {
         };
         ranges
             .iter()
-            .map(|range| slice_range(&self.key, value, *range))
+            .map(|range| slice_value(NAME, &self.key, value, *range))
             .collect::<Result<Vec<_>, _>>()
             .map(Some)
     }
@@ -158,7 +161,7 @@ impl Store for MemoryStore {
         let values = self.read();
         values
             .get(key)
-            .map(|value| slice_range(key, value, range))
+            .map(|value| slice_value(NAME, key, value, range))
             .transpose()
     }
 
@@ -173,7 +176,7 @@ impl Store for MemoryStore {
             .map(|(key, range)| {
                 values
                     .get(key)
-                    .map(|value| slice_range(key, value, *range))
+                    .map(|value| slice_value(NAME, key, value, *range))
                     .transpose()
             })
             .collect()

@@ -22,7 +22,7 @@
 //! `zip` crate's; this module maps members to keys and bytes.
 
 use super::StorePrefix;
-use super::memory::{keys_with_prefix, list_dir_of};
+use super::memory::{keys_with_prefix, list_dir_of, slice_value};
 use super::{ByteRange, ListDir, ReadRequest, Store, StoreCapabilities, StoreError, StoreKey};
 use ::zip::{CompressionMethod, ZipArchive, ZipWriter};
 use std::collections::hash_map::Entry;
@@ -578,22 +578,9 @@ impl super::ValueSnapshot for InflatedSnapshot {
         let Some(value) = &self.value else {
             return Ok(None);
         };
-        let len = value.len() as u64;
         ranges
             .iter()
-            .map(|range| {
-                let (start, end) = match range {
-                    None => (0, len),
-                    Some(range) => range.bounds(len).ok_or_else(|| StoreError::InvalidRange {
-                        store: NAME,
-                        key: self.key.clone(),
-                        range: *range,
-                        len,
-                    })?,
-                };
-                // Both bounds are at most `value.len()`, a usize.
-                Ok(value[start as usize..end as usize].to_vec())
-            })
+            .map(|range| slice_value(NAME, &self.key, value, *range))
             .collect::<Result<Vec<_>, _>>()
             .map(Some)
     }

@@ -65,7 +65,14 @@ impl ShardingCodec {
             shard.inner.decode_into(bytes, &shard.inner_repr, dst)?;
             Ok(true)
         };
-        let Some((layout, rows)) = SlabLayout::new(shard, out, &decode_into)? else {
+        if shard.shape.is_empty() {
+            // A 0-d shard holds exactly one inner chunk.
+            if !decode_into(0, out.buf)? {
+                shard.inner_repr.fill_value.fill(out.buf);
+            }
+            return Ok(());
+        }
+        let Some((layout, rows)) = SlabLayout::new(shard, out) else {
             return Ok(());
         };
         // With a slab for every thread and more, each slab decodes its
@@ -94,11 +101,9 @@ impl ShardingCodec {
         index: &[u64],
         out: BoxOut<'_>,
     ) -> Result<bool, CodecError> {
-        // Only the layout is built here: its `decode_into` argument fills
-        // a 0-d shard, which this path never sees (the caller reads those
-        // through the other paths).
-        let none = |_: usize, _: &mut [u8]| Ok(false);
-        let Some((layout, rows)) = SlabLayout::new(shard, out, &none)? else {
+        // A 0-d shard never comes here: the caller reads it through the
+        // other paths.
+        let Some((layout, rows)) = SlabLayout::new(shard, out) else {
             return Ok(true);
         };
         let threads = rayon::current_num_threads();
@@ -551,27 +556,16 @@ struct SlabLayout<'a> {
 
 impl<'a> SlabLayout<'a> {
     /// The layout of `shard`'s box in `out`, and the rows of `out` its
-    /// slabs fill; `None` when there is nothing to fill, or for a 0-d
-    /// shard, which holds one inner chunk: decoded here with
-    /// `decode_into`, or the fill value.
-    fn new(
-        shard: &'a Shard,
-        out: BoxOut<'a>,
-        decode_into: &DecodeInner<'_>,
-    ) -> Result<Option<(Self, &'a mut [u8])>, CodecError> {
+    /// slabs fill; `None` when there is nothing to fill or the shard is
+    /// 0-d (one inner chunk, no slabs: the caller decodes it).
+    fn new(shard: &'a Shard, out: BoxOut<'a>) -> Option<(Self, &'a mut [u8])> {
         let BoxOut {
             buf,
             shape: out_shape,
             start: out_start,
         } = out;
-        if shard.shape.is_empty() {
-            if !decode_into(0, buf)? {
-                shard.inner_repr.fill_value.fill(buf);
-            }
-            return Ok(None);
-        }
-        if buf.is_empty() || shard.n == 0 {
-            return Ok(None);
+        if shard.shape.is_empty() || buf.is_empty() || shard.n == 0 {
+            return None;
         }
         let plane = buf.len() / out_shape[0] as usize;
         let rows = &mut buf
@@ -588,7 +582,7 @@ impl<'a> SlabLayout<'a> {
                 .collect(),
             inner_bytes: shard.inner_len() as usize * shard.elem,
         };
-        Ok(Some((layout, rows)))
+        Some((layout, rows))
     }
 
     /// Where inner chunk `i` starts in its slab.
