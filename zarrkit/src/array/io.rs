@@ -653,7 +653,7 @@ impl Array {
         // A zeroed allocation (calloc: fresh pages are zero already), not
         // a reservation filled with zeros, which writes every byte; huge
         // pages from 4 MiB up, as `read_region`'s vectors.
-        super::pages::try_result_bytes(n).ok_or_else(|| Error::OutOfMemory {
+        crate::store::pages::try_result_bytes(n).ok_or_else(|| Error::OutOfMemory {
             path: self.path.clone(),
             what: what.to_string(),
             bytes: n as u64,
@@ -1478,7 +1478,7 @@ impl Array {
     pub fn read_region<T: Element>(&self, region: &Region) -> Result<Vec<T>, Error> {
         self.check_element::<T>()?;
         let n = self.check_region(region)? / self.data_type().size().max(1);
-        let mut out = super::pages::result_vec(n);
+        let mut out = crate::store::pages::result_vec(n, T::zero());
         self.read_region_into(region, &mut out)?;
         Ok(out)
     }

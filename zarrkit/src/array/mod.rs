@@ -18,8 +18,6 @@ mod element;
 mod io;
 pub(crate) use io::remote_pool;
 mod object;
-#[allow(unsafe_code)]
-mod pages;
 mod plan;
 mod select;
 mod stored;

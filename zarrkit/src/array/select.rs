@@ -226,7 +226,7 @@ impl Array {
         let elem = self.fixed_only()?;
         let resolved = self.resolve(selection)?;
         let n = self.selection_len(&resolved, elem as u64)?;
-        let mut out = super::pages::result_vec(n);
+        let mut out = crate::store::pages::result_vec(n, T::zero());
         match T::as_bytes_mut(&mut out) {
             Some(bytes) => self.read_resolved(&resolved, bytes)?,
             None => {

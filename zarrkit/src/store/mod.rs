@@ -16,6 +16,8 @@ mod location;
 mod memory;
 #[cfg(feature = "remote")]
 mod object;
+#[allow(unsafe_code)]
+pub(crate) mod pages;
 pub mod testing;
 #[cfg(feature = "zip")]
 mod zip;

@@ -10,9 +10,16 @@ use crate::grid::plan::{Piece, PlanError, plan_region};
 use crate::metadata::{DataType, FillValue};
 use crate::store::ByteRange;
 use crate::store::buffers::BUFFERS;
+use crate::store::pages;
+use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::sync::Arc;
+
+/// The stored bytes from which [`ShardingCodec::assemble`] copies the
+/// inner chunks into the shard in parallel; below, one thread copies
+/// them (a few hundred kilobytes take less than handing them out).
+pub(super) const PARALLEL_ASSEMBLY: usize = 1 << 20;
 
 /// A shard's layout for one chunk representation: the inner chunk grid and
 /// the resolved inner and index chains.
@@ -340,6 +347,13 @@ impl ShardingCodec {
 
     /// Builds a shard from its encoded inner chunks (`None` for those not
     /// stored), in inner-chunk order, with the index where configured.
+    ///
+    /// The shard is one fresh buffer ([`pages::try_result_bytes`]: zeroed
+    /// pages the copies fault in, huge pages from 4 MiB up) and, from
+    /// [`PARALLEL_ASSEMBLY`] bytes up, the inner chunks are copied into it
+    /// in parallel, each to its own slice. Assembled on one thread in
+    /// 4 KiB pages, a 17 MB shard of blosc inner chunks took a third of
+    /// the first write of the 256³ array in a process.
     pub(super) fn assemble(
         &self,
         shard: &Shard,
@@ -364,19 +378,35 @@ impl ShardingCodec {
             index.extend_from_slice(&n.to_ne_bytes());
         }
         let index = shard.index.encode(index, &shard.index_repr)?;
-        let total =
-            usize::try_from(data_len + index.len() as u64).map_err(|_| CodecError::TooLarge {
-                shape: shard.shape.clone(),
-            })?;
-        let mut out = Vec::with_capacity(total);
-        if self.index_location == IndexLocation::Start {
-            out.extend_from_slice(&index);
-        }
+        let too_large = || CodecError::TooLarge {
+            shape: shard.shape.clone(),
+        };
+        let data_len = usize::try_from(data_len).map_err(|_| too_large())?;
+        let total = data_len.checked_add(index.len()).ok_or_else(too_large)?;
+        let mut out = pages::try_result_bytes(total).ok_or_else(too_large)?;
+        let (data, index_place) = match self.index_location {
+            IndexLocation::Start => {
+                let (head, data) = out.split_at_mut(index.len());
+                (data, head)
+            }
+            IndexLocation::End => out.split_at_mut(data_len),
+        };
+        index_place.copy_from_slice(&index);
+        let mut places = Vec::with_capacity(chunks.len());
+        let mut rest = data;
         for chunk in chunks.iter().flatten() {
-            out.extend_from_slice(chunk);
+            let (place, tail) = std::mem::take(&mut rest).split_at_mut(chunk.len());
+            places.push((place, *chunk));
+            rest = tail;
         }
-        if self.index_location == IndexLocation::End {
-            out.extend_from_slice(&index);
+        if data_len >= PARALLEL_ASSEMBLY {
+            places
+                .into_par_iter()
+                .for_each(|(place, chunk)| place.copy_from_slice(chunk));
+        } else {
+            for (place, chunk) in places {
+                place.copy_from_slice(chunk);
+            }
         }
         Ok(out)
     }

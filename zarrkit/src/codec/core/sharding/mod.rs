@@ -427,6 +427,74 @@ mod tests {
         assert_eq!(codec.decode(encoded, &r).unwrap(), data);
     }
 
+    /// A shard of more than `PARALLEL_ASSEMBLY` stored bytes, whose inner
+    /// chunks are copied into it in parallel, is laid out byte for byte
+    /// as the spec says, with the index at either end.
+    #[test]
+    fn a_large_shard_assembled_in_parallel_matches_the_spec_byte_for_byte() {
+        // A 512 x 1536 shard of 256 x 512 inner chunks (256 KiB each); the
+        // fifth is all fill value and not stored: 1.25 MiB of data.
+        let (rows, cols, inner_rows, inner_cols) = (512usize, 1536usize, 256usize, 512usize);
+        let r = repr(&[rows as u64, cols as u64]);
+        let value = |y: usize, x: usize| -> u16 {
+            if y >= inner_rows && (inner_cols..2 * inner_cols).contains(&x) {
+                7
+            } else {
+                (y * 31 + x * 17 % 65521) as u16 | 1 << 15
+            }
+        };
+        let data = u16s((0..rows * cols).map(|i| value(i / cols, i % cols)));
+        let mut stored = Vec::new();
+        let mut entries = Vec::new();
+        for (cy, cx) in [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2)] {
+            if (cy, cx) == (1, 1) {
+                entries.push((EMPTY, EMPTY));
+                continue;
+            }
+            let chunk: Vec<u8> = (0..inner_rows * inner_cols)
+                .flat_map(|i| {
+                    value(
+                        cy * inner_rows + i / inner_cols,
+                        cx * inner_cols + i % inner_cols,
+                    )
+                    .to_le_bytes()
+                })
+                .collect();
+            entries.push((stored.len() as u64, chunk.len() as u64));
+            stored.extend_from_slice(&chunk);
+        }
+        assert!(stored.len() >= super::index::PARALLEL_ASSEMBLY);
+        for location in [IndexLocation::Start, IndexLocation::End] {
+            let codec =
+                ShardingCodec::new(&[inner_rows as u64, inner_cols as u64], vec![bytes_codec()])
+                    .with_index_location(location)
+                    .with_index_checksum(false)
+                    .unwrap();
+            let encoded = codec.encode(data.clone().into(), &r).unwrap();
+            let shift = match location {
+                IndexLocation::Start => 6 * 16,
+                IndexLocation::End => 0,
+            };
+            let mut index = Vec::new();
+            for &(offset, len) in &entries {
+                let offset = if offset == EMPTY {
+                    EMPTY
+                } else {
+                    offset + shift
+                };
+                index.extend_from_slice(&offset.to_le_bytes());
+                index.extend_from_slice(&len.to_le_bytes());
+            }
+            let expected = match location {
+                IndexLocation::Start => [index.as_slice(), &stored].concat(),
+                IndexLocation::End => [stored.as_slice(), &index].concat(),
+            };
+            assert_eq!(encoded.len(), expected.len(), "{location:?}");
+            assert!(encoded == expected, "{location:?}: the bytes differ");
+            assert_eq!(codec.decode(encoded, &r).unwrap(), data);
+        }
+    }
+
     #[test]
     fn every_index_location_and_checksum_round_trips() {
         let r = repr(&[4, 6]);

@@ -1,5 +1,6 @@
-//! Result buffers backed by huge pages: the one place array reads need
-//! `unsafe` besides [`disjoint`](super::disjoint).
+//! Buffers written whole, backed by huge pages: read results and
+//! assembled shards. The store layer's one module with `unsafe` code, here
+//! so that both the codecs and the arrays above it can use it.
 //!
 //! A whole read writes every byte of a buffer the allocator has just
 //! mapped, and on Linux each 4 KiB page of it faults in on first touch: a
@@ -8,9 +9,8 @@
 //! fresh memory at 2.5 GB/s on small pages and 9 GB/s on huge ones).
 //! NumPy asks for transparent huge pages on every allocation of 4 MiB and
 //! up; the vectors `Array::read_region` and `Array::read_selection` return
-//! do the same, so a large read faults in 2 MiB at a time.
-
-use super::Element;
+//! do the same, so a large read faults in 2 MiB at a time. The sharding
+//! codec assembles a shard in such a buffer too.
 
 /// Results from this size up are advised to use huge pages (NumPy's
 /// threshold, `HUGEPAGE_THRESHOLD` in its allocator).
@@ -20,8 +20,8 @@ const HUGE_PAGE_THRESHOLD: usize = 4 << 20;
 /// large one is fresh mapped pages, never written) and, from
 /// [`HUGE_PAGE_THRESHOLD`] bytes up, advised to use huge pages before
 /// anything touches it.
-pub(super) fn result_vec<T: Element>(n: usize) -> Vec<T> {
-    let mut out = vec![T::zero(); aligned_capacity::<T>(n)];
+pub(crate) fn result_vec<T: Clone>(n: usize, zero: T) -> Vec<T> {
+    let mut out = vec![zero; aligned_capacity::<T>(n)];
     out.truncate(n);
     advise_huge_pages(&mut out);
     out
@@ -30,10 +30,10 @@ pub(super) fn result_vec<T: Element>(n: usize) -> Vec<T> {
 /// [`result_vec`] for bytes, failing rather than aborting: `None` when
 /// the allocation fails. The buffer of [`Array::read_region_bytes`] and
 /// of the other byte reads, which faulted in a 32 MiB result 4 KiB at a
-/// time before.
+/// time before, and of a shard the sharding codec assembles.
 ///
-/// [`Array::read_region_bytes`]: super::Array::read_region_bytes
-pub(super) fn try_result_bytes(n: usize) -> Option<Vec<u8>> {
+/// [`Array::read_region_bytes`]: crate::array::Array::read_region_bytes
+pub(crate) fn try_result_bytes(n: usize) -> Option<Vec<u8>> {
     let mut out = bytemuck::allocation::try_zeroed_vec(aligned_capacity::<u8>(n)).ok()?;
     out.truncate(n);
     advise_huge_pages(&mut out);
@@ -140,7 +140,7 @@ mod tests {
     #[test]
     fn result_vectors_are_zeroed_at_every_size() {
         for n in [0, 1, 4095, (4 << 20) / 2 + 3, (8 << 20) / 2] {
-            let v: Vec<u16> = result_vec(n);
+            let v: Vec<u16> = result_vec(n, 0);
             assert_eq!(v.len(), n);
             assert!(v.iter().all(|&x| x == 0));
         }
@@ -170,7 +170,7 @@ mod tests {
         assert_eq!(aligned_capacity::<[u8; 3]>(3 << 20), 3 << 20);
         assert_eq!(aligned_capacity::<u64>(1000), 1000);
         assert_eq!(aligned_capacity::<u64>(usize::MAX / 4), usize::MAX / 4);
-        let v: Vec<u16> = result_vec(n + 5);
+        let v: Vec<u16> = result_vec(n + 5, 0);
         assert_eq!(
             (v.len(), v.capacity()),
             (n + 5, aligned_capacity::<u16>(n + 5))
@@ -183,7 +183,7 @@ mod tests {
     fn large_results_are_advised_to_use_huge_pages() {
         // /proc/self/smaps lists the mapping holding the vector with the
         // `hg` (huge page advised) flag in its VmFlags.
-        let v: Vec<u64> = result_vec(1 << 20); // 8 MiB
+        let v: Vec<u64> = result_vec(1 << 20, 0); // 8 MiB
         let addr = v.as_ptr() as usize + v.len() * 4;
         let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
         let mut in_mapping = false;
