@@ -352,7 +352,7 @@ impl ShardingCodec {
     /// pages the copies fault in, huge pages from 4 MiB up) and, from
     /// [`PARALLEL_ASSEMBLY`] bytes up, the inner chunks are copied into it
     /// in parallel, each to its own slice. Assembled on one thread in
-    /// 4 KiB pages, a 17 MB shard of blosc inner chunks took a third of
+    /// 4 KiB pages, a 17 MB shard of blosc inner chunks took a quarter of
     /// the first write of the 256³ array in a process.
     pub(super) fn assemble(
         &self,
