@@ -17,8 +17,8 @@ use std::convert::Infallible;
 use std::sync::Arc;
 
 /// The stored bytes from which [`ShardingCodec::assemble`] copies the
-/// inner chunks into the shard in parallel; below, one thread copies
-/// them (a few hundred kilobytes take less than handing them out).
+/// inner chunks into a fresh shard buffer in parallel; below, one thread
+/// appends them (a few hundred kilobytes take less than handing them out).
 pub(super) const PARALLEL_ASSEMBLY: usize = 1 << 20;
 
 /// A shard's layout for one chunk representation: the inner chunk grid and
@@ -348,9 +348,10 @@ impl ShardingCodec {
     /// Builds a shard from its encoded inner chunks (`None` for those not
     /// stored), in inner-chunk order, with the index where configured.
     ///
-    /// The shard is one fresh buffer ([`pages::try_result_bytes`]: zeroed
-    /// pages the copies fault in, huge pages from 4 MiB up) and, from
-    /// [`PARALLEL_ASSEMBLY`] bytes up, the inner chunks are copied into it
+    /// Below [`PARALLEL_ASSEMBLY`] stored bytes, the parts are appended in
+    /// order. From there up, the shard is one fresh buffer
+    /// ([`pages::try_result_bytes`]: zeroed pages the copies fault in,
+    /// huge pages from 4 MiB up) and the inner chunks are copied into it
     /// in parallel, each to its own slice. Assembled on one thread in
     /// 4 KiB pages, a 17 MB shard of blosc inner chunks took a quarter of
     /// the first write of the 256³ array in a process.
@@ -383,6 +384,21 @@ impl ShardingCodec {
         };
         let data_len = usize::try_from(data_len).map_err(|_| too_large())?;
         let total = data_len.checked_add(index.len()).ok_or_else(too_large)?;
+        if data_len < PARALLEL_ASSEMBLY {
+            // Appended in order: no zeroed buffer, whose zeroing (calloc
+            // of memory the allocator reuses) would be a pass of its own.
+            let mut out = Vec::with_capacity(total);
+            if self.index_location == IndexLocation::Start {
+                out.extend_from_slice(&index);
+            }
+            for chunk in chunks.iter().flatten() {
+                out.extend_from_slice(chunk);
+            }
+            if self.index_location == IndexLocation::End {
+                out.extend_from_slice(&index);
+            }
+            return Ok(out);
+        }
         let mut out = pages::try_result_bytes(total).ok_or_else(too_large)?;
         let (data, index_place) = match self.index_location {
             IndexLocation::Start => {
@@ -399,15 +415,9 @@ impl ShardingCodec {
             places.push((place, *chunk));
             rest = tail;
         }
-        if data_len >= PARALLEL_ASSEMBLY {
-            places
-                .into_par_iter()
-                .for_each(|(place, chunk)| place.copy_from_slice(chunk));
-        } else {
-            for (place, chunk) in places {
-                place.copy_from_slice(chunk);
-            }
-        }
+        places
+            .into_par_iter()
+            .for_each(|(place, chunk)| place.copy_from_slice(chunk));
         Ok(out)
     }
 }
