@@ -14,12 +14,14 @@ pub(super) use super::plan::ChunkPiece;
 use super::{Array, Element, Region};
 use crate::codec::copy::{self, BoxCopy};
 use crate::codec::vlen::VlenChunk;
-use crate::codec::{BoxOut, BytesRangeReader, ChunkBox, ChunkData, ChunkRepr, CodecError, threads};
+use crate::codec::{
+    BoxOut, BytesRangeReader, BytesSink, ChunkBox, ChunkData, ChunkRepr, CodecError, threads,
+};
 use crate::error::Error;
 use crate::grid::GridWalk;
 use crate::store::buffers::{BUFFERS, BufferPool};
 use crate::store::{
-    ByteRange, ReadRequest, Store, StoreError, StoreKey, ValueSnapshot, ValueVersion,
+    ByteRange, PendingValue, ReadRequest, Store, StoreError, StoreKey, ValueSnapshot, ValueVersion,
 };
 use rayon::prelude::*;
 use std::hash::{Hash, Hasher};
@@ -178,6 +180,15 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     // Every guarded value here (a counter, an error slot) is set in one
     // step and never left half-updated.
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// A store's pending value as the sink of a streamed encode.
+struct PendingSink<'a, 'p>(&'a mut (dyn PendingValue + 'p));
+
+impl BytesSink for PendingSink<'_, '_> {
+    fn append(&mut self, parts: &[&[u8]]) -> Result<(), CodecError> {
+        self.0.append(parts).map_err(CodecError::Store)
+    }
 }
 
 /// Whether a read through a snapshot failed because another writer
@@ -1604,6 +1615,12 @@ impl Array {
             Some(pool) => self.write_whole_pipelined(region, data, &whole, pool)?,
             None => whole.par_iter().try_for_each(|piece| {
                 let threads = self.codecs.threads_per_chunk(whole.len());
+                let streamed = threads::with_chunk_threads(threads, || {
+                    self.write_piece_streamed(region, data, piece, whole.len() > 1)
+                })?;
+                if streamed {
+                    return Ok(());
+                }
                 let value = threads::with_chunk_threads(threads, || {
                     self.build_piece(region, data, piece, None)
                 })?;
@@ -1757,6 +1774,93 @@ impl Array {
         }
     }
 
+    /// The copy of `piece`'s elements from `region`'s buffer into its chunk.
+    fn piece_copy<'p>(&'p self, region: &'p Region, piece: &'p ChunkPiece) -> BoxCopy<'p> {
+        BoxCopy {
+            src_shape: region.shape(),
+            src_start: &piece.in_region,
+            dst_shape: &self.piece_repr(piece).shape,
+            dst_start: &piece.in_chunk,
+            shape: &piece.shape,
+            elem: self.data_type().size(),
+        }
+    }
+
+    /// Whether every element `copy` takes from `bytes` equals the fill value.
+    fn all_fill(&self, bytes: &[u8], copy: &BoxCopy<'_>) -> bool {
+        let fill = self.fill_value();
+        let mut all_fill = true;
+        copy.for_each_run(|s, _, len| {
+            all_fill = all_fill && fill.equals_all(&bytes[s..s + len]);
+        });
+        all_fill
+    }
+
+    /// Writes the whole chunk `piece` of `data` to the store as it is
+    /// encoded ([`CodecChain::encode_from_streamed`]: a shard with its
+    /// index at the end goes to its file inner chunk by inner chunk, and is
+    /// never assembled in memory) where the chain and the store both can
+    /// ([`Store::begin_set`]). `Ok(false)`, with nothing stored, where
+    /// either cannot, and for a chunk that is the fill value everywhere
+    /// (which [`Self::build_piece`] leaves unstored): the caller then
+    /// builds the value whole. Inside [`crate::store::deferring`] when
+    /// `deferred` (one of several chunks), as [`Self::commit`] is.
+    ///
+    /// [`CodecChain::encode_from_streamed`]: crate::codec::CodecChain::encode_from_streamed
+    fn write_piece_streamed(
+        &self,
+        region: &Region,
+        data: &ChunkData<'_>,
+        piece: &ChunkPiece,
+        deferred: bool,
+    ) -> Result<bool, Error> {
+        let repr = self.piece_repr(piece);
+        let ChunkData::Fixed(bytes) = data else {
+            return Ok(false);
+        };
+        if piece.shape != repr.shape || !self.codecs.encodes_streamed() {
+            return Ok(false);
+        }
+        let copy = self.piece_copy(region, piece);
+        if !self.write_empty_chunks && self.all_fill(bytes, &copy) {
+            return Ok(false);
+        }
+        let Some(mut pending) = self.store.begin_set(&piece.key)? else {
+            return Ok(false);
+        };
+        let streamed = self
+            .codecs
+            .encode_from_streamed(
+                bytes,
+                region.shape(),
+                &piece.in_region,
+                repr,
+                &mut PendingSink(&mut *pending),
+            )
+            .map_err(|source| match source {
+                CodecError::Store(source) => Error::Store(source),
+                source => Error::Encode {
+                    key: piece.key.clone(),
+                    source,
+                },
+            })?;
+        if !streamed {
+            // Dropped uncommitted: nothing is left behind.
+            return Ok(false);
+        }
+        let commit = || {
+            let mut generation = lock(stripe(&self.store, &piece.key));
+            pending.commit()?;
+            *generation = generation.wrapping_add(1);
+            Ok::<_, Error>(())
+        };
+        match deferred {
+            true => crate::store::deferring(commit)?,
+            false => commit()?,
+        }
+        Ok(true)
+    }
+
     /// Builds one chunk from its stored bytes (`old`, `None` if missing or
     /// not read) and the region's `data`, and encodes it; `None` when it
     /// equals the fill value everywhere and is to be erased.
@@ -1772,14 +1876,7 @@ impl Array {
             key: piece.key.clone(),
             source,
         };
-        let copy = BoxCopy {
-            src_shape: region.shape(),
-            src_start: &piece.in_region,
-            dst_shape: &repr.shape,
-            dst_start: &piece.in_chunk,
-            shape: &piece.shape,
-            elem: self.data_type().size(),
-        };
+        let copy = self.piece_copy(region, piece);
         if let ChunkData::Fixed(bytes) = data
             && old.is_none()
             && piece.shape == repr.shape
@@ -1791,15 +1888,8 @@ impl Array {
             // gathered (a write of 32 MiB shards holds no 32 MiB buffer
             // per thread); `bytes` + `blosc` compresses a chunk that is
             // contiguous in `data` straight from it.
-            if !self.write_empty_chunks {
-                let fill = self.fill_value();
-                let mut all_fill = true;
-                copy.for_each_run(|s, _, len| {
-                    all_fill = all_fill && fill.equals_all(&bytes[s..s + len]);
-                });
-                if all_fill {
-                    return Ok(None);
-                }
+            if !self.write_empty_chunks && self.all_fill(bytes, &copy) {
+                return Ok(None);
             }
             return self
                 .codecs
@@ -2028,6 +2118,92 @@ mod tests {
     use crate::store::testing::LatencyStore;
     use crate::store::{MemoryStore, Store};
     use std::time::Duration;
+
+    /// A write of whole shards to a filesystem store streams each to its
+    /// file as its inner chunks are encoded, never assembled in memory:
+    /// the files hold exactly the bytes of the shards a memory store
+    /// (which takes whole values only) holds, a shard of fill value
+    /// everywhere is not stored, and the shards the array's edge cuts take
+    /// the assembled way.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn whole_shards_stream_to_files_with_the_bytes_of_assembled_shards() {
+        let codecs: Vec<_> = [serde_json::json!({
+            "name": "sharding_indexed",
+            "configuration": {
+                "chunk_shape": [32, 32],
+                "codecs": [
+                    {"name": "bytes", "configuration": {"endian": "little"}},
+                    {"name": "zstd", "configuration": {"level": 1, "checksum": false}}
+                ],
+                "index_codecs": [
+                    {"name": "bytes", "configuration": {"endian": "little"}},
+                    {"name": "crc32c"}
+                ],
+                "index_location": "end"
+            }
+        })]
+        .iter()
+        .map(|c| crate::metadata::json::extension_from_json(c, "codecs").unwrap())
+        .collect();
+        let create = |store: Arc<dyn Store>| {
+            Array::builder(&[200, 384], crate::metadata::DataType::UInt16, &[128, 128])
+                .codecs_metadata(codecs.clone())
+                .create(store, "/a")
+                .unwrap()
+        };
+        // Shard (0, 1) is all fill value (0); the others hold noise.
+        let data: Vec<u16> = (0..200 * 384)
+            .map(|i| {
+                let (y, x) = (i / 384, i % 384);
+                if y < 128 && (128..256).contains(&x) {
+                    0
+                } else {
+                    ((y * 7919 + x * 104_729 + (x * y) % 251) % 65_521) as u16 | 1
+                }
+            })
+            .collect();
+        let region = Region::new(vec![0, 0], vec![200, 384]);
+        let dir = tempfile::tempdir().unwrap();
+        let files: Arc<dyn Store> =
+            Arc::new(crate::store::FilesystemStore::new(dir.path().join("s")).unwrap());
+        let memory: Arc<dyn Store> = Arc::new(MemoryStore::new());
+        let before = crate::store::PARTS_COMMITTED.load(Ordering::Relaxed);
+        create(Arc::clone(&files))
+            .write_region(&region, &data)
+            .unwrap();
+        let streamed = crate::store::PARTS_COMMITTED.load(Ordering::Relaxed) - before;
+        assert!(streamed >= 2, "{streamed} shards streamed");
+        create(Arc::clone(&memory))
+            .write_region(&region, &data)
+            .unwrap();
+        let keys = |store: &Arc<dyn Store>| {
+            let mut keys = store
+                .list_prefix(&crate::store::StorePrefix::new("a/c/").unwrap())
+                .unwrap();
+            keys.sort();
+            keys
+        };
+        let stored = keys(&files);
+        assert_eq!(stored, keys(&memory));
+        let names: Vec<&str> = stored.iter().map(StoreKey::as_str).collect();
+        assert_eq!(
+            names,
+            ["a/c/0/0", "a/c/0/2", "a/c/1/0", "a/c/1/1", "a/c/1/2"]
+        );
+        for key in &stored {
+            let (file, assembled) = (
+                files.get(key, None).unwrap(),
+                memory.get(key, None).unwrap(),
+            );
+            assert!(
+                file.is_some() && file == assembled,
+                "{key}: the shards differ"
+            );
+        }
+        let again = Array::open(files, "/a").unwrap();
+        assert_eq!(again.read_region::<u16>(&region).unwrap(), data);
+    }
 
     /// A 64 × 64 `uint16` array of 32 × 32 chunks, uncompressed (the
     /// `bytes` codec alone) or zstd-compressed.

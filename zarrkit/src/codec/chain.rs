@@ -1,10 +1,12 @@
 //! The codec chain: resolved and validated once, then applied to every chunk.
 
 use super::{
-    ArrayToArrayCodec, ArrayToBytesCodec, BoxOut, BytesRangeReader, BytesToBytesCodec, ChunkBox,
-    ChunkData, ChunkRepr, Codec, CodecCapabilities, CodecError, codec_from_metadata, partial,
+    ArrayToArrayCodec, ArrayToBytesCodec, BoxOut, BytesRangeReader, BytesSink, BytesToBytesCodec,
+    ChunkBox, ChunkData, ChunkRepr, Codec, CodecCapabilities, CodecError, codec_from_metadata,
+    partial,
 };
 use crate::metadata::ExtensionObject;
+use crate::store::buffers::BUFFERS;
 use std::borrow::Cow;
 use std::sync::Arc;
 
@@ -402,8 +404,8 @@ impl CodecChain {
 
     /// Encodes the fixed-size chunk of `repr` at `src_start` in `src`, a
     /// C-order buffer of `src_shape` elements, without first gathering it
-    /// into a chunk buffer when the chain is its array→bytes codec alone
-    /// and that codec can ([`ArrayToBytesCodec::encode_from`]).
+    /// into a chunk buffer of its own when the chain is its array→bytes
+    /// codec alone and that codec can ([`ArrayToBytesCodec::encode_from`]).
     ///
     /// # Errors
     /// As [`Self::encode`].
@@ -419,37 +421,125 @@ impl CodecChain {
                 .array_to_bytes
                 .encode_from(src, src_shape, src_start, repr);
         }
-        // `bytes` leaving the elements as they are, then one bytes→bytes
-        // codec, and the chunk one contiguous run of `src` (a chunk that
-        // spans the region's trailing dimensions): the codec compresses
-        // straight from `src`, with no chunk-sized buffer (whose fresh
-        // pages cost a 32 MiB blosc write more than compressing on two
-        // threads saves).
-        if let [codec] = self.bytes_to_bytes.as_slice()
-            && self.capabilities.decodes_ranges
-            && self.array_to_bytes.encodes_as_is(repr)
-            && let Some(range) = super::copy::contiguous_range(
-                src_shape,
-                src_start,
-                &repr.shape,
-                repr.data_type.size(),
-            )
-            && range.len() == repr.size_bytes()?
-            && let Some(chunk) = src.get(range)
-        {
-            return codec.encode_slice(chunk);
+        self.encode_gathered(src, src_shape, src_start, repr, false)
+            .map(Option::unwrap_or_default)
+    }
+
+    /// [`Self::encode_from`], appending the encoded value to `sink` in
+    /// parts as they are ready, for a chain that can: a bare
+    /// `sharding_indexed` with its index at the end, which appends each
+    /// inner chunk once it and those before it are encoded, and the index
+    /// last. `Ok(false)`, with nothing appended, for any other chain.
+    ///
+    /// # Errors
+    /// As [`Self::encode`], and [`CodecError::Store`] when the sink fails.
+    pub(crate) fn encode_from_streamed(
+        &self,
+        src: &[u8],
+        src_shape: &[u64],
+        src_start: &[u64],
+        repr: &ChunkRepr,
+        sink: &mut dyn BytesSink,
+    ) -> Result<bool, CodecError> {
+        match self.sharding() {
+            Some(sharding) if self.is_bare() => {
+                sharding.encode_shard_from_streamed(src, src_shape, src_start, repr, sink)
+            }
+            _ => Ok(false),
         }
-        let mut chunk = vec![0u8; repr.size_bytes()?];
-        super::copy::BoxCopy {
+    }
+
+    /// Whether [`Self::encode_from_streamed`] can stream chunks of this
+    /// chain (nothing is encoded to tell).
+    pub(crate) fn encodes_streamed(&self) -> bool {
+        self.is_bare()
+            && self
+                .sharding()
+                .is_some_and(super::sharding::ShardingCodec::streams)
+    }
+
+    /// [`Self::encode_from`] for a chain that is not its array→bytes codec
+    /// alone, or `None`, with nothing encoded, when `skip_fill` and every
+    /// element of the chunk equals the fill value (a shard does not store
+    /// such inner chunks). `Some` whenever `skip_fill` is false.
+    ///
+    /// `bytes` leaving the elements as they are, then one bytes→bytes
+    /// codec that compresses from a borrowed slice (zstd, blosc): a chunk
+    /// that is one contiguous run of `src` (it spans the region's trailing
+    /// dimensions) is compressed straight from `src`, with no chunk-sized
+    /// buffer, whose fresh pages cost a 32 MiB blosc write more than
+    /// compressing on two threads saves; any other chunk is gathered into
+    /// a buffer the store's pool keeps ([`BUFFERS`]), which the next chunk
+    /// this thread encodes reuses while it is still in the cache. A fresh
+    /// zeroed buffer per chunk was cleared before each gather and, in a
+    /// process's first write, faulted in page by page.
+    ///
+    /// # Errors
+    /// As [`Self::encode`].
+    pub(crate) fn encode_gathered(
+        &self,
+        src: &[u8],
+        src_shape: &[u64],
+        src_start: &[u64],
+        repr: &ChunkRepr,
+        skip_fill: bool,
+    ) -> Result<Option<Vec<u8>>, CodecError> {
+        let size = repr.size_bytes()?;
+        let gather = super::copy::BoxCopy {
             src_shape,
             src_start,
             dst_shape: &repr.shape,
             dst_start: &vec![0; repr.shape.len()],
             shape: &repr.shape,
             elem: repr.data_type.size(),
+        };
+        let fill = |chunk: &[u8]| skip_fill && repr.fill_value.equals_all(chunk);
+        let [codec] = self.bytes_to_bytes.as_slice() else {
+            return self.encode_gathered_owned(src, size, &gather, repr, skip_fill);
+        };
+        if !self.capabilities.decodes_ranges || !self.array_to_bytes.encodes_as_is(repr) {
+            return self.encode_gathered_owned(src, size, &gather, repr, skip_fill);
         }
-        .run(src, &mut chunk);
-        self.encode(chunk, repr)
+        if let Some(range) =
+            super::copy::contiguous_range(src_shape, src_start, &repr.shape, repr.data_type.size())
+            && range.len() == size
+            && let Some(chunk) = src.get(range)
+        {
+            return match fill(chunk) {
+                true => Ok(None),
+                false => codec.encode_slice(chunk).map(Some),
+            };
+        }
+        let Some(mut chunk) = BUFFERS.buffer(size) else {
+            return Err(CodecError::TooLarge {
+                shape: repr.shape.clone(),
+            });
+        };
+        gather.run(src, &mut chunk);
+        let encoded = match fill(&chunk) {
+            true => Ok(None),
+            false => codec.encode_slice(&chunk).map(Some),
+        };
+        BUFFERS.give(std::iter::once(chunk));
+        encoded
+    }
+
+    /// [`Self::encode_gathered`] through a chunk buffer of its own, which
+    /// the chain's codecs take over.
+    fn encode_gathered_owned(
+        &self,
+        src: &[u8],
+        size: usize,
+        gather: &super::copy::BoxCopy<'_>,
+        repr: &ChunkRepr,
+        skip_fill: bool,
+    ) -> Result<Option<Vec<u8>>, CodecError> {
+        let mut chunk = vec![0u8; size];
+        gather.run(src, &mut chunk);
+        if skip_fill && repr.fill_value.equals_all(&chunk) {
+            return Ok(None);
+        }
+        self.encode(chunk, repr).map(Some)
     }
 
     /// Whether [`Self::decode_into_box`] copies the chunk's inner chunks

@@ -68,6 +68,7 @@ pub use object::{json2, pickle, vlen_array};
 
 pub use chain::CodecChain;
 pub use data::ChunkData;
+pub(crate) use partial::BytesSink;
 pub use partial::{BoxOut, BytesRangeReader, ChunkBox};
 pub use registry::codec_from_metadata;
 

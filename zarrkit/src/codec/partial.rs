@@ -46,6 +46,27 @@ pub trait BytesRangeReader: Sync {
     }
 }
 
+/// Where an encoder that writes its value in parts ([`CodecChain::encode_from_streamed`])
+/// appends them, in order: a store's pending value, or a buffer.
+///
+/// [`CodecChain::encode_from_streamed`]: crate::codec::CodecChain::encode_from_streamed
+pub(crate) trait BytesSink: Send {
+    /// Appends `parts`, one after another.
+    ///
+    /// # Errors
+    /// [`CodecError::Store`] if the store cannot take them.
+    fn append(&mut self, parts: &[&[u8]]) -> Result<(), CodecError>;
+}
+
+impl BytesSink for Vec<u8> {
+    fn append(&mut self, parts: &[&[u8]]) -> Result<(), CodecError> {
+        for part in parts {
+            self.extend_from_slice(part);
+        }
+        Ok(())
+    }
+}
+
 impl<F> BytesRangeReader for F
 where
     F: Fn(&[ByteRange]) -> Result<Option<Vec<Vec<u8>>>, CodecError> + Sync,

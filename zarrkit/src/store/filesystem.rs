@@ -354,6 +354,11 @@ static LINKED: AtomicU64 = AtomicU64::new(0);
 #[cfg(all(test, target_os = "linux"))]
 static SET_BENEATH: AtomicU64 = AtomicU64::new(0);
 
+/// How many values written in parts ([`Store::begin_set`]) were put in
+/// place, for the tests to see that a write took that way.
+#[cfg(all(test, target_os = "linux"))]
+pub(crate) static PARTS_COMMITTED: AtomicU64 = AtomicU64::new(0);
+
 /// How often [`Store::set`] tries to create its temporary file. It retries
 /// when a concurrent erase removes a freshly created (so still empty)
 /// directory, or when a stale file of a crashed process holds the name;
@@ -1180,7 +1185,22 @@ impl FilesystemStore {
     /// named way then reports the error as it always has).
     #[cfg(target_os = "linux")]
     fn set_beneath(&self, key: &StoreKey, value: &[u8]) -> Option<Result<(), StoreError>> {
-        use rustix::fs::{AtFlags, FileType, Mode, OFlags, RenameFlags, ResolveFlags};
+        let mut temp = self.create_beneath(key)?;
+        if let Err(err) = temp.file()?.write_all(value) {
+            return Some(Err(write_error(key, err)));
+        }
+        temp.put_in_place().ok()?;
+        #[cfg(test)]
+        SET_BENEATH.fetch_add(1, Ordering::Relaxed);
+        Some(Ok(()))
+    }
+
+    /// The first half of [`Self::set_beneath`]: the temporary file beside
+    /// `key`, created relative to the descriptor of the key's directory,
+    /// for the caller to write. `None` where that way is not taken.
+    #[cfg(target_os = "linux")]
+    fn create_beneath(&self, key: &StoreKey) -> Option<BeneathTemp> {
+        use rustix::fs::{Mode, OFlags, ResolveFlags};
         if self.follow_links_outside_root {
             return None;
         }
@@ -1207,37 +1227,13 @@ impl FilesystemStore {
             Mode::from_raw_mode(0o666),
         )
         .ok()?;
-        let remove_temp = || {
-            // Best effort, as `TempFile` does: the name is this process's own.
-            let _ = rustix::fs::unlinkat(&dir, temp.as_str(), AtFlags::empty());
-        };
-        if let Err(err) = File::from(file).write_all(value) {
-            remove_temp();
-            return Some(Err(write_error(key, err)));
-        }
-        // As `replace_by_exchange`: only a regular file is exchanged (an
-        // exchange would swap a directory away, where a rename refuses).
-        let replaces_a_file = rustix::fs::statat(&dir, name, AtFlags::SYMLINK_NOFOLLOW)
-            .is_ok_and(|stat| FileType::from_raw_mode(stat.st_mode) == FileType::RegularFile);
-        if replaces_a_file
-            && rustix::fs::renameat_with(&dir, temp.as_str(), &dir, name, RenameFlags::EXCHANGE)
-                .is_ok()
-        {
-            // The old value now sits under the temporary name, which no
-            // listing shows; inside `deferring`, it is removed on the
-            // removal threads.
-            if super::is_deferring() {
-                remove_later(dir, temp);
-            } else {
-                remove_temp();
-            }
-        } else if rustix::fs::renameat(&dir, temp.as_str(), &dir, name).is_err() {
-            remove_temp();
-            return None;
-        }
-        #[cfg(test)]
-        SET_BENEATH.fetch_add(1, Ordering::Relaxed);
-        Some(Ok(()))
+        Some(BeneathTemp {
+            dir: Some(dir),
+            name: name.to_owned(),
+            temp,
+            file: Some(File::from(file)),
+            placed: false,
+        })
     }
 
     /// Removes the now-empty directories from `dir` up to, not including, the root.
@@ -1493,6 +1489,141 @@ impl Drop for TempFile {
             // Best effort: the write already failed, and that error is the one to report.
             let _ = fs::remove_file(&self.path);
         }
+    }
+}
+
+/// A temporary file beside a key, named relative to the descriptor of
+/// the key's directory ([`FilesystemStore::create_beneath`]), removed when
+/// dropped unless it was put in place.
+#[cfg(target_os = "linux")]
+struct BeneathTemp {
+    /// The key's directory; `None` once handed to the removal threads.
+    dir: Option<rustix::fd::OwnedFd>,
+    /// The key's name in `dir`.
+    name: String,
+    /// The temporary file's name in `dir`.
+    temp: String,
+    /// The temporary file, open for writing until it is put in place.
+    file: Option<File>,
+    placed: bool,
+}
+
+#[cfg(target_os = "linux")]
+impl BeneathTemp {
+    /// The second half of [`FilesystemStore::set_beneath`]: closes the
+    /// file and puts it in place under the key's name, by an exchange with
+    /// the old value or a rename, so readers see the old value or the new
+    /// one. The old value, then under the temporary name (which no listing
+    /// shows), is removed; inside [`deferring`], on the removal threads.
+    ///
+    /// [`deferring`]: super::deferring
+    fn put_in_place(mut self) -> io::Result<()> {
+        use rustix::fs::{AtFlags, FileType, RenameFlags};
+        // Closed first, as `set` always closed its file before renaming.
+        drop(self.file.take());
+        let dir = self.dir_fd()?;
+        // As `replace_by_exchange`: only a regular file is exchanged (an
+        // exchange would swap a directory away, where a rename refuses).
+        let replaces_a_file =
+            rustix::fs::statat(dir, self.name.as_str(), AtFlags::SYMLINK_NOFOLLOW)
+                .is_ok_and(|stat| FileType::from_raw_mode(stat.st_mode) == FileType::RegularFile);
+        if replaces_a_file
+            && rustix::fs::renameat_with(
+                dir,
+                self.temp.as_str(),
+                dir,
+                self.name.as_str(),
+                RenameFlags::EXCHANGE,
+            )
+            .is_ok()
+        {
+            // The old value now sits under the temporary name.
+            self.placed = true;
+            if super::is_deferring()
+                && let Some(dir) = self.dir.take()
+            {
+                remove_later(dir, std::mem::take(&mut self.temp));
+            } else {
+                self.remove_temp();
+            }
+            return Ok(());
+        }
+        rustix::fs::renameat(dir, self.temp.as_str(), dir, self.name.as_str())?;
+        self.placed = true;
+        Ok(())
+    }
+
+    /// The temporary file, while it is open for writing.
+    fn file(&mut self) -> Option<&mut File> {
+        self.file.as_mut()
+    }
+
+    fn dir_fd(&self) -> io::Result<&rustix::fd::OwnedFd> {
+        self.dir
+            .as_ref()
+            .ok_or_else(|| io::Error::other("the directory was handed over"))
+    }
+
+    /// Removes the temporary name, best effort, as `TempFile` does: the
+    /// name is this process's own.
+    fn remove_temp(&self) {
+        if let Some(dir) = &self.dir {
+            let _ = rustix::fs::unlinkat(dir, self.temp.as_str(), rustix::fs::AtFlags::empty());
+        }
+    }
+}
+
+#[cfg(target_os = "linux")]
+impl Drop for BeneathTemp {
+    fn drop(&mut self) {
+        if !self.placed {
+            self.remove_temp();
+        }
+    }
+}
+
+/// A value [`Store::begin_set`] writes in parts: a temporary file beside
+/// its key, put in place on commit.
+#[cfg(target_os = "linux")]
+struct PendingFile {
+    key: StoreKey,
+    temp: BeneathTemp,
+}
+
+#[cfg(target_os = "linux")]
+impl super::PendingValue for PendingFile {
+    fn append(&mut self, parts: &[&[u8]]) -> Result<(), StoreError> {
+        let mut slices: Vec<io::IoSlice<'_>> = parts.iter().map(|p| io::IoSlice::new(p)).collect();
+        let mut rest = slices.as_mut_slice();
+        // `writev` of every part at once; the kernel takes what it will.
+        while !rest.is_empty() {
+            let file = self.temp.file().ok_or_else(|| {
+                write_error(
+                    &self.key,
+                    io::Error::other("the value was already put in place"),
+                )
+            })?;
+            match file.write_vectored(rest) {
+                Ok(0) => {
+                    return Err(write_error(
+                        &self.key,
+                        io::Error::new(ErrorKind::WriteZero, "the file took no more bytes"),
+                    ));
+                }
+                Ok(n) => io::IoSlice::advance_slices(&mut rest, n),
+                Err(err) if err.kind() == ErrorKind::Interrupted => {}
+                Err(err) => return Err(write_error(&self.key, err)),
+            }
+        }
+        Ok(())
+    }
+
+    fn commit(self: Box<Self>) -> Result<(), StoreError> {
+        let Self { key, temp } = *self;
+        temp.put_in_place().map_err(|err| write_error(&key, err))?;
+        #[cfg(test)]
+        PARTS_COMMITTED.fetch_add(1, Ordering::Relaxed);
+        Ok(())
     }
 }
 
@@ -2100,6 +2231,49 @@ impl Store for FilesystemStore {
         // partly written value.
         let temp = self.write_temp(key, &path, value)?;
         Self::persist(key, temp, &path)
+    }
+
+    /// On Linux, a temporary file beside the key, created relative to the
+    /// descriptor of the key's directory as [`Store::set`] creates it (the
+    /// directory is made first where it is missing), and exchanged with
+    /// the old value or renamed into place on commit; `Ok(None)` elsewhere,
+    /// and where `set` would take its named way (links out of the root
+    /// are followed).
+    fn begin_set(
+        &self,
+        key: &StoreKey,
+    ) -> Result<Option<Box<dyn super::PendingValue + '_>>, StoreError> {
+        #[cfg(target_os = "linux")]
+        {
+            if self.follow_links_outside_root {
+                return Ok(None);
+            }
+            let temp = match self.create_beneath(key) {
+                Some(temp) => Some(temp),
+                None => {
+                    // The key's directory may be missing: made as `set`
+                    // makes it, inside the root, then tried once more.
+                    let path = self.key_path(key);
+                    let dir = path.parent().unwrap_or(&self.root);
+                    self.check_dir_inside(key.as_str(), dir, |err| write_error(key, err))?;
+                    match fs::create_dir_all(dir) {
+                        Ok(()) => self.create_beneath(key),
+                        Err(_) => None,
+                    }
+                }
+            };
+            Ok(temp.map(|temp| {
+                Box::new(PendingFile {
+                    key: key.clone(),
+                    temp,
+                }) as Box<dyn super::PendingValue>
+            }))
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            let _ = key;
+            Ok(None)
+        }
     }
 
     fn set_if_absent(&self, key: &StoreKey, value: &[u8]) -> Result<bool, StoreError> {
@@ -2899,6 +3073,69 @@ mod tests {
             }
         });
         assert_eq!(store.get(&k, None).unwrap().unwrap(), values[1]);
+        assert_eq!(store.leftover_files().unwrap(), Vec::<PathBuf>::new());
+    }
+
+    /// A value written in parts (`begin_set`) shows under its key only
+    /// once committed, and then whole: until then readers see the value it
+    /// replaces. A missing directory is made; one dropped uncommitted
+    /// leaves nothing behind; a directory in the way and a link out of the
+    /// root are refused as `set` refuses them.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn values_written_in_parts_appear_whole_on_commit_and_vanish_when_dropped() {
+        let (dir, store) = temp_store();
+        let get = |k: &str| store.get(&key(k), None).unwrap();
+        store.set(&key("c/0"), b"old value").unwrap();
+        let mut pending = store
+            .begin_set(&key("c/0"))
+            .unwrap()
+            .expect("the filesystem store writes values in parts");
+        pending.append(&[b"new ", b"value"]).unwrap();
+        pending.append(&[b" in parts"]).unwrap();
+        assert_eq!(get("c/0").unwrap(), b"old value");
+        let listed: Vec<String> = store
+            .list_prefix(&prefix("c/"))
+            .unwrap()
+            .iter()
+            .map(|k| k.as_str().to_owned())
+            .collect();
+        assert_eq!(listed, ["c/0"]);
+        pending.commit().unwrap();
+        assert_eq!(get("c/0").unwrap(), b"new value in parts");
+        // A key whose directories are missing.
+        let mut deep = store.begin_set(&key("d/e/f")).unwrap().unwrap();
+        deep.append(&[b"deep"]).unwrap();
+        deep.commit().unwrap();
+        assert_eq!(get("d/e/f").unwrap(), b"deep");
+        // Dropped uncommitted: the old value stays, and so does nothing else.
+        let mut dropped = store.begin_set(&key("c/0")).unwrap().unwrap();
+        dropped.append(&[b"never stored"]).unwrap();
+        drop(dropped);
+        let mut never = store.begin_set(&key("c/1")).unwrap().unwrap();
+        never.append(&[b"never stored"]).unwrap();
+        drop(never);
+        assert_eq!(get("c/0").unwrap(), b"new value in parts");
+        assert_eq!(get("c/1"), None);
+        // A directory where the value would go.
+        fs::create_dir_all(store.root().join("c/2/inner")).unwrap();
+        let mut blocked = store.begin_set(&key("c/2")).unwrap().unwrap();
+        blocked.append(&[b"x"]).unwrap();
+        let err = blocked.commit().unwrap_err();
+        assert!(err.to_string().contains("`c/2`"), "{err}");
+        // A link out of the root, to an existing or a missing directory.
+        let outside = dir.path().join("outside");
+        fs::create_dir(&outside).unwrap();
+        std::os::unix::fs::symlink(&outside, store.root().join("out")).unwrap();
+        for k in ["out/zarr.json", "out/new/zarr.json"] {
+            let err = store.begin_set(&key(k)).err().unwrap();
+            assert!(
+                matches!(err, StoreError::LinkOutsideRoot { .. }),
+                "{k}: {err:?}"
+            );
+        }
+        assert_eq!(fs::read_dir(&outside).unwrap().count(), 0);
+        store.settle();
         assert_eq!(store.leftover_files().unwrap(), Vec::<PathBuf>::new());
     }
 

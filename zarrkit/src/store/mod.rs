@@ -23,6 +23,8 @@ pub mod testing;
 mod zip;
 
 #[cfg(all(test, target_os = "linux"))]
+pub(crate) use filesystem::PARTS_COMMITTED;
+#[cfg(all(test, target_os = "linux"))]
 pub(crate) use filesystem::REMOVAL_DELAY_MS;
 pub(crate) use filesystem::io_pool;
 pub use filesystem::{FilesystemStore, SkipReason, SkippedLink};
@@ -482,6 +484,22 @@ pub(crate) fn is_deferring() -> bool {
     DEFERRING.with(std::cell::Cell::get)
 }
 
+/// A value a store is writing in parts ([`Store::begin_set`]).
+pub trait PendingValue: Send {
+    /// Appends `parts`, one after another, to the value.
+    ///
+    /// # Errors
+    /// A backend error naming the key; the value is then not stored.
+    fn append(&mut self, parts: &[&[u8]]) -> Result<(), StoreError>;
+
+    /// Puts the value in place under its key, replacing any previous value
+    /// atomically: a reader sees the old value or the whole new one.
+    ///
+    /// # Errors
+    /// A backend error naming the key; the previous value then stays.
+    fn commit(self: Box<Self>) -> Result<(), StoreError>;
+}
+
 /// A key/value store, the storage layer under every Zarr format.
 ///
 /// All methods take `&self`: backends synchronise internally, so one store
@@ -607,6 +625,23 @@ pub trait Store: Send + Sync + Debug {
     /// # Errors
     /// [`StoreError::Unsupported`] on a read-only store, or a backend error.
     fn set(&self, key: &StoreKey, value: &[u8]) -> Result<(), StoreError>;
+
+    /// Starts storing a value under `key` that the caller writes in parts,
+    /// in order ([`PendingValue`]), so that a large value (a shard) goes
+    /// to its file as it is encoded instead of being assembled in memory
+    /// first. Nothing shows under `key` until [`PendingValue::commit`],
+    /// which replaces any previous value as atomically as [`Store::set`];
+    /// a pending value dropped uncommitted leaves nothing behind.
+    ///
+    /// `Ok(None)` where the store writes whole values only (the default):
+    /// the caller then assembles the value and calls [`Store::set`].
+    ///
+    /// # Errors
+    /// As [`Store::set`].
+    fn begin_set(&self, key: &StoreKey) -> Result<Option<Box<dyn PendingValue + '_>>, StoreError> {
+        let _ = key;
+        Ok(None)
+    }
 
     /// Writes each `(key, offset, bytes)` into the existing value, extending
     /// it when the bytes run past its end.

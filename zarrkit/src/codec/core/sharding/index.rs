@@ -345,6 +345,31 @@ impl ShardingCodec {
         self.decode_index(shard, index_bytes.to_vec(), Some(len))
     }
 
+    /// The encoded index of a shard whose inner chunks have the stored
+    /// `lengths` (`None`: not stored), in inner-chunk order, stored one
+    /// after another from byte `first` of the shard.
+    pub(super) fn encode_index(
+        shard: &Shard,
+        first: u64,
+        lengths: impl Iterator<Item = Option<usize>>,
+    ) -> Result<Vec<u8>, CodecError> {
+        let mut offset = first;
+        let mut index = Vec::with_capacity(shard.n * 16);
+        for length in lengths {
+            let (o, n) = match length {
+                Some(len) => {
+                    let entry = (offset, len as u64);
+                    offset += len as u64;
+                    entry
+                }
+                None => (EMPTY, EMPTY),
+            };
+            index.extend_from_slice(&o.to_ne_bytes());
+            index.extend_from_slice(&n.to_ne_bytes());
+        }
+        shard.index.encode(index, &shard.index_repr)
+    }
+
     /// Builds a shard from its encoded inner chunks (`None` for those not
     /// stored), in inner-chunk order, with the index where configured.
     ///
@@ -361,24 +386,11 @@ impl ShardingCodec {
         chunks: &[Option<&[u8]>],
     ) -> Result<Vec<u8>, CodecError> {
         let data_len: u64 = chunks.iter().flatten().map(|c| c.len() as u64).sum();
-        let mut offset = match self.index_location {
+        let first = match self.index_location {
             IndexLocation::Start => shard.index_size,
             IndexLocation::End => 0,
         };
-        let mut index = Vec::with_capacity(shard.n * 16);
-        for chunk in chunks {
-            let (o, n) = match chunk {
-                Some(c) => {
-                    let entry = (offset, c.len() as u64);
-                    offset += c.len() as u64;
-                    entry
-                }
-                None => (EMPTY, EMPTY),
-            };
-            index.extend_from_slice(&o.to_ne_bytes());
-            index.extend_from_slice(&n.to_ne_bytes());
-        }
-        let index = shard.index.encode(index, &shard.index_repr)?;
+        let index = Self::encode_index(shard, first, chunks.iter().map(|c| c.map(<[u8]>::len)))?;
         let too_large = || CodecError::TooLarge {
             shape: shard.shape.clone(),
         };

@@ -495,6 +495,112 @@ mod tests {
         }
     }
 
+    /// A sink that records each append, and fails from append `fail_at` on.
+    struct SinkLog {
+        appends: Vec<Vec<u8>>,
+        fail_at: Option<usize>,
+    }
+
+    impl crate::codec::BytesSink for SinkLog {
+        fn append(&mut self, parts: &[&[u8]]) -> Result<(), CodecError> {
+            if self.fail_at == Some(self.appends.len()) {
+                return Err(CodecError::Store(crate::store::StoreError::Unsupported {
+                    store: "recording sink",
+                    operation: "append",
+                }));
+            }
+            self.appends.push(parts.concat());
+            Ok(())
+        }
+    }
+
+    /// A shard streamed to a sink as its inner chunks are encoded holds
+    /// exactly the bytes of the assembled shard, appended in several
+    /// parts with the index last; inner chunks equal to the fill value are
+    /// not stored. The shard is a box of a larger source (each inner chunk
+    /// is gathered from rows of it) with zstd inner chunks.
+    #[test]
+    fn a_shard_streamed_in_parts_matches_the_assembled_shard() {
+        let (rows, cols) = (384usize, 1152usize);
+        let (shard_rows, shard_cols, inner) = (256u64, 1024u64, 32u64);
+        let src_start = [64u64, 96];
+        let value = |y: usize, x: usize| -> u16 {
+            // The shard's inner chunk (1, 2), rows 96..128 and columns
+            // 160..192 of the source, is all fill value.
+            if (96..128).contains(&y) && (160..192).contains(&x) {
+                7
+            } else {
+                ((y * 7919 + x * 104_729 + (x * y) % 251) % 65_521) as u16
+            }
+        };
+        let src = u16s((0..rows * cols).map(|i| value(i / cols, i % cols)));
+        let r = repr(&[shard_rows, shard_cols]);
+        let zstd = Codec::BytesToBytes(Arc::new(
+            crate::codec::core::zstd::ZstdCodec::new(1, false).unwrap(),
+        ));
+        let codec = ShardingCodec::new(&[inner, inner], vec![bytes_codec(), zstd])
+            .with_index_checksum(true)
+            .unwrap();
+        let src_shape = [rows as u64, cols as u64];
+        let assembled = codec
+            .encode_shard_from(&src, &src_shape, &src_start, &r)
+            .unwrap();
+        let mut sink = SinkLog {
+            appends: Vec::new(),
+            fail_at: None,
+        };
+        assert!(
+            codec
+                .encode_shard_from_streamed(&src, &src_shape, &src_start, &r, &mut sink)
+                .unwrap()
+        );
+        let streamed = sink.appends.concat();
+        assert!(streamed == assembled, "the streamed shard's bytes differ");
+        // More than `MIN_APPEND` of inner chunks: appended while encoding,
+        // then the rest, then the index (256 entries and a crc32c) alone.
+        assert!(assembled.len() > 2 * (128 << 10), "{}", assembled.len());
+        assert!(sink.appends.len() >= 3, "{} appends", sink.appends.len());
+        assert_eq!(sink.appends.last().map(Vec::len), Some(256 * 16 + 4));
+        // The shard decodes to the source's box, and the fill inner chunk
+        // (number 1 * 32 + 2) was not stored.
+        let index = codec
+            .whole_index(&codec.shard(&r).unwrap(), &streamed)
+            .unwrap();
+        assert_eq!(index[2 * 34..2 * 35], [EMPTY, EMPTY]);
+        assert_ne!(index[2 * 33..2 * 34], [EMPTY, EMPTY]);
+        let expected = u16s((0..(shard_rows * shard_cols) as usize).map(|i| {
+            let (y, x) = (i / shard_cols as usize, i % shard_cols as usize);
+            value(y + src_start[0] as usize, x + src_start[1] as usize)
+        }));
+        assert_eq!(codec.decode(streamed, &r).unwrap(), expected);
+        // A sink that fails on its second append fails the encode with
+        // its error, and nothing more is appended.
+        let mut failing = SinkLog {
+            appends: Vec::new(),
+            fail_at: Some(1),
+        };
+        let err = codec
+            .encode_shard_from_streamed(&src, &src_shape, &src_start, &r, &mut failing)
+            .unwrap_err();
+        assert!(matches!(err, CodecError::Store(_)), "{err}");
+        assert_eq!(failing.appends.len(), 1);
+        // An index at the start cannot be streamed: nothing is appended.
+        let start = ShardingCodec::new(&[inner, inner], vec![bytes_codec()])
+            .with_index_checksum(false)
+            .unwrap()
+            .with_index_location(IndexLocation::Start);
+        let mut untouched = SinkLog {
+            appends: Vec::new(),
+            fail_at: None,
+        };
+        assert!(
+            !start
+                .encode_shard_from_streamed(&src, &src_shape, &src_start, &r, &mut untouched)
+                .unwrap()
+        );
+        assert!(untouched.appends.is_empty());
+    }
+
     #[test]
     fn every_index_location_and_checksum_round_trips() {
         let r = repr(&[4, 6]);
