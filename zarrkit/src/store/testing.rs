@@ -361,6 +361,7 @@ fn run_suite(suite: Suite<'_>) {
         return;
     }
     suite.values_round_trip();
+    suite.values_in_parts();
     suite.byte_ranges();
     suite.batched_reads();
     if caps.partial_write {
@@ -549,6 +550,49 @@ impl Suite<'_> {
             "round_trip/bytes",
             "round_trip/deep/er/large",
         ]);
+    }
+
+    /// Values written in parts ([`Store::begin_set`]), where the store
+    /// writes values so: the parts one after another, under the key only
+    /// once committed (the old value until then), and nothing at all from
+    /// one dropped uncommitted.
+    fn values_in_parts(&self) {
+        let begin = |k: &str| {
+            self.store
+                .begin_set(&key(k))
+                .unwrap_or_else(|err| self.fail(&format!("begin_set `{k}`"), &err))
+        };
+        self.set("parts/v", b"old");
+        let Some(mut pending) = begin("parts/v") else {
+            // Whole values only: callers assemble them and call `set`.
+            self.erase_all(&["parts/v"]);
+            return;
+        };
+        let large: Vec<u8> = (0..300_000u32).map(|i| (i * 13 % 251) as u8).collect();
+        let (head, tail) = large.split_at(100_000);
+        for parts in [&[&b"new "[..], head][..], &[tail, b"", b" end"]] {
+            pending
+                .append(parts)
+                .unwrap_or_else(|err| self.fail("append to `parts/v`", &err));
+        }
+        self.check_get("parts/v", None, Some(b"old"));
+        pending
+            .commit()
+            .unwrap_or_else(|err| self.fail("commit `parts/v`", &err));
+        let expected = [&b"new "[..], &large, b" end"].concat();
+        self.check_get("parts/v", None, Some(&expected));
+        let Some(mut dropped) = begin("parts/w") else {
+            panic!(
+                "{}: begin_set wrote one value in parts, then refused another",
+                self.store.name()
+            );
+        };
+        dropped
+            .append(&[b"never stored"])
+            .unwrap_or_else(|err| self.fail("append to `parts/w`", &err));
+        drop(dropped);
+        self.check_get("parts/w", None, None);
+        self.erase_all(&["parts/v"]);
     }
 
     fn byte_ranges(&self) {
