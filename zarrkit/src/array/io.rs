@@ -403,14 +403,26 @@ impl Array {
         value: Option<&[u8]>,
         seen: Option<u64>,
     ) -> Result<bool, Error> {
+        self.commit_with(key, seen, || match value {
+            Some(value) => self.store.set(key, value),
+            None => self.store.erase(key),
+        })
+    }
+
+    /// [`Self::commit`], storing by `store` (a `set`, an `erase`, or a
+    /// value written in parts put in place) under the lock of `key`'s
+    /// stripe, which counts one more write of `key` once it succeeds.
+    fn commit_with(
+        &self,
+        key: &StoreKey,
+        seen: Option<u64>,
+        store: impl FnOnce() -> Result<(), StoreError>,
+    ) -> Result<bool, Error> {
         let mut generation = lock(stripe(&self.store, key));
         if seen.is_some_and(|seen| seen != *generation) {
             return Ok(false);
         }
-        match value {
-            Some(value) => self.store.set(key, value)?,
-            None => self.store.erase(key)?,
-        }
+        store()?;
         *generation = generation.wrapping_add(1);
         Ok(true)
     }
@@ -1848,17 +1860,12 @@ impl Array {
             // Dropped uncommitted: nothing is left behind.
             return Ok(false);
         }
-        let commit = || {
-            let mut generation = lock(stripe(&self.store, &piece.key));
-            pending.commit()?;
-            *generation = generation.wrapping_add(1);
-            Ok::<_, Error>(())
-        };
+        // With nothing seen to compare, the commit always stores (`true`).
+        let commit = || self.commit_with(&piece.key, None, || pending.commit());
         match deferred {
-            true => crate::store::deferring(commit)?,
-            false => commit()?,
+            true => crate::store::deferring(commit),
+            false => commit(),
         }
-        Ok(true)
     }
 
     /// Builds one chunk from its stored bytes (`old`, `None` if missing or

@@ -493,22 +493,24 @@ impl CodecChain {
             shape: &repr.shape,
             elem: repr.data_type.size(),
         };
-        let fill = |chunk: &[u8]| skip_fill && repr.fill_value.equals_all(chunk);
-        let [codec] = self.bytes_to_bytes.as_slice() else {
-            return self.encode_gathered_owned(src, size, &gather, repr, skip_fill);
+        let codec = match self.bytes_to_bytes.as_slice() {
+            [codec]
+                if self.capabilities.decodes_ranges && self.array_to_bytes.encodes_as_is(repr) =>
+            {
+                codec
+            }
+            _ => return self.encode_gathered_owned(src, size, &gather, repr, skip_fill),
         };
-        if !self.capabilities.decodes_ranges || !self.array_to_bytes.encodes_as_is(repr) {
-            return self.encode_gathered_owned(src, size, &gather, repr, skip_fill);
-        }
+        let encode = |chunk: &[u8]| match skip_fill && repr.fill_value.equals_all(chunk) {
+            true => Ok(None),
+            false => codec.encode_slice(chunk).map(Some),
+        };
         if let Some(range) =
             super::copy::contiguous_range(src_shape, src_start, &repr.shape, repr.data_type.size())
             && range.len() == size
             && let Some(chunk) = src.get(range)
         {
-            return match fill(chunk) {
-                true => Ok(None),
-                false => codec.encode_slice(chunk).map(Some),
-            };
+            return encode(chunk);
         }
         let Some(mut chunk) = BUFFERS.buffer(size) else {
             return Err(CodecError::TooLarge {
@@ -516,10 +518,7 @@ impl CodecChain {
             });
         };
         gather.run(src, &mut chunk);
-        let encoded = match fill(&chunk) {
-            true => Ok(None),
-            false => codec.encode_slice(&chunk).map(Some),
-        };
+        let encoded = encode(&chunk);
         BUFFERS.give(std::iter::once(chunk));
         encoded
     }

@@ -47,7 +47,7 @@ pub trait BytesRangeReader: Sync {
 }
 
 /// Where an encoder that writes its value in parts ([`CodecChain::encode_from_streamed`])
-/// appends them, in order: a store's pending value, or a buffer.
+/// appends them, in order: a store's pending value.
 ///
 /// [`CodecChain::encode_from_streamed`]: crate::codec::CodecChain::encode_from_streamed
 pub(crate) trait BytesSink: Send {
@@ -56,15 +56,6 @@ pub(crate) trait BytesSink: Send {
     /// # Errors
     /// [`CodecError::Store`] if the store cannot take them.
     fn append(&mut self, parts: &[&[u8]]) -> Result<(), CodecError>;
-}
-
-impl BytesSink for Vec<u8> {
-    fn append(&mut self, parts: &[&[u8]]) -> Result<(), CodecError> {
-        for part in parts {
-            self.extend_from_slice(part);
-        }
-        Ok(())
-    }
 }
 
 impl<F> BytesRangeReader for F
